@@ -1,0 +1,148 @@
+/**
+ * @module The actor system of a runtime: the registry by id, the injected clock and ids,
+ * and inspection through one choke point.
+ */
+import type { AnyActorRef, InspectionEvent as XStateInspectionEvent, Subscription } from 'xstate';
+import { systemClock, type Clock } from '../context/clock.js';
+import { randomIdSource, type IdSource } from '../context/id-source.js';
+
+/** What kind of actor an entry is. */
+export type ActorKind = 'agent' | 'step';
+
+/** A registered actor: its XState ref plus what the registry knows of it. */
+export interface ActorEntry {
+  readonly id: string;
+  readonly kind: ActorKind;
+  /** The agent, tool or engine name. */
+  readonly name: string;
+  readonly ref: AnyActorRef;
+}
+
+/** What an inspection observer sees. */
+export type InspectionEvent =
+  | { readonly type: 'actor.registered'; readonly actorId: string; readonly kind: ActorKind; readonly name: string }
+  | { readonly type: 'actor.unregistered'; readonly actorId: string; readonly kind: ActorKind; readonly name: string }
+  | { readonly type: 'actor.event'; readonly actorId: string; readonly event: { readonly type: string } }
+  | { readonly type: 'actor.snapshot'; readonly actorId: string; readonly value: unknown; readonly status: string }
+  | { readonly type: 'actor.failed'; readonly actorId: string; readonly error: unknown };
+
+/** Receives inspection events; exceptions it throws are swallowed and counted. */
+export type InspectionObserver = (event: InspectionEvent) => void;
+
+/** Options of {@link ActorSystem}. */
+export interface ActorSystemOptions {
+  readonly clock?: Clock;
+  readonly ids?: IdSource;
+}
+
+/**
+ * The registry and inspection point of one runtime. Callers hold ids or refs, never the
+ * actor objects behind them.
+ *
+ * Inspection is free while nobody observes: XState's own inspection is attached to live
+ * actors only while at least one observer is subscribed.
+ */
+export class ActorSystem {
+  readonly clock: Clock;
+  readonly ids: IdSource;
+  readonly #actors = new Map<string, ActorEntry>();
+  readonly #observers = new Set<InspectionObserver>();
+  readonly #attached = new Map<string, Subscription>();
+  #observerFailures = 0;
+
+  constructor(options: ActorSystemOptions = {}) {
+    this.clock = options.clock ?? systemClock;
+    this.ids = options.ids ?? randomIdSource;
+  }
+
+  /** Number of live registered actors. */
+  get size(): number {
+    return this.#actors.size;
+  }
+
+  /** Exceptions thrown by inspection observers so far (they never reach the actors). */
+  get observerFailures(): number {
+    return this.#observerFailures;
+  }
+
+  /** Registers a started actor under its id. */
+  register(entry: ActorEntry): void {
+    this.#actors.set(entry.id, entry);
+    if (this.#observers.size > 0) {
+      this.#attach(entry);
+      this.#notify({ type: 'actor.registered', actorId: entry.id, kind: entry.kind, name: entry.name });
+    }
+  }
+
+  /** Removes an actor from the registry (it is not stopped). */
+  unregister(id: string): void {
+    const entry = this.#actors.get(id);
+    if (!entry) return;
+    this.#actors.delete(id);
+    this.#attached.get(id)?.unsubscribe();
+    this.#attached.delete(id);
+    if (this.#observers.size > 0) {
+      this.#notify({ type: 'actor.unregistered', actorId: id, kind: entry.kind, name: entry.name });
+    }
+  }
+
+  /** The actor with that id, if registered. */
+  get(id: string): ActorEntry | undefined {
+    return this.#actors.get(id);
+  }
+
+  /** Registered actors, optionally of one kind. */
+  list(kind?: ActorKind): ActorEntry[] {
+    const all = [...this.#actors.values()];
+    return kind ? all.filter((e) => e.kind === kind) : all;
+  }
+
+  /** Reports an actor failure to the observers. */
+  reportFailure(actorId: string, error: unknown): void {
+    if (this.#observers.size > 0) this.#notify({ type: 'actor.failed', actorId, error });
+  }
+
+  /**
+   * Subscribes to every registration, message, state change and failure of every actor of
+   * this system. Returns the unsubscribe function.
+   *
+   * @example
+   * const stop = runtime.system.inspect((e) => { if (e.type === 'actor.event') console.log(e.actorId, e.event.type); });
+   */
+  inspect(observer: InspectionObserver): () => void {
+    const first = this.#observers.size === 0;
+    this.#observers.add(observer);
+    if (first) for (const entry of this.#actors.values()) this.#attach(entry);
+    return () => {
+      this.#observers.delete(observer);
+      if (this.#observers.size === 0) {
+        for (const sub of this.#attached.values()) sub.unsubscribe();
+        this.#attached.clear();
+      }
+    };
+  }
+
+  #attach(entry: ActorEntry): void {
+    if (this.#attached.has(entry.id)) return;
+    const sub = entry.ref.system.inspect((ev: XStateInspectionEvent) => {
+      if (ev.actorRef !== entry.ref) return;
+      if (ev.type === '@xstate.event') {
+        this.#notify({ type: 'actor.event', actorId: entry.id, event: ev.event });
+      } else if (ev.type === '@xstate.snapshot') {
+        const snap = ev.snapshot as { value?: unknown; status: string };
+        this.#notify({ type: 'actor.snapshot', actorId: entry.id, value: snap.value, status: snap.status });
+      }
+    });
+    this.#attached.set(entry.id, sub);
+  }
+
+  #notify(event: InspectionEvent): void {
+    for (const observer of this.#observers) {
+      try {
+        observer(event);
+      } catch {
+        this.#observerFailures++;
+      }
+    }
+  }
+}

@@ -1,0 +1,478 @@
+/**
+ * @module The runtime facade: registries, contexts, and the invoke / delegate / stream /
+ * callTool entry points. It composes the actor system, the step runner, placement and the
+ * store; it does not do their work.
+ */
+import type { Tracer } from '@opentelemetry/api';
+import { createActor, type Actor } from 'xstate';
+import type { Clock } from '../context/clock.js';
+import {
+  createContext,
+  type ContextNarrowing,
+  type CreateContextOptions,
+  type ExecContext,
+  type TokenUsage,
+} from '../context/exec-context.js';
+import type { IdSource } from '../context/id-source.js';
+import type { StreamTap } from '../context/stream-sink.js';
+import { CancelledError } from '../errors/cancelled-error.js';
+import { ConflictError } from '../errors/conflict-error.js';
+import { InvalidParamsError } from '../errors/invalid-params-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import { PermissionDeniedError } from '../errors/permission-denied-error.js';
+import { TimeoutError } from '../errors/timeout-error.js';
+import { InternalError } from '../errors/internal-error.js';
+import { createLogger, type Logger } from '../observability/logger.js';
+import { defaultTracer } from '../observability/tracer.js';
+import { memoryStore } from '../store/memory-store.js';
+import type { RunRecord, RunStatus } from '../store/records.js';
+import type { RunStore } from '../store/run-store.js';
+import type { ToolDefinition } from '../tools/define-tool.js';
+import { ToolRegistry, type ToolInfo } from '../tools/tool-registry.js';
+import type { ToolResult } from '../tools/tool-result.js';
+import { validateToolArgs } from '../tools/validate-args.js';
+import { assertDepth, DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
+import { ActorSystem } from './actor-system.js';
+import { agentMachine, type AgentStats } from './agent-machine.js';
+import type { AgentDefinition, AgentRuntime, AgentTarget } from './agent-runtime.js';
+import {
+  isAgentOutcome,
+  toAgentInput,
+  type AgentInput,
+  type AgentOutcome,
+  type AgentResult,
+  type AgentStatus,
+} from './agent-result.js';
+import { executeInline } from './inline-placement.js';
+import { RunStream } from './run-stream.js';
+import { runStep, type StepOutcome, type StepRunnerDeps } from './step-runner.js';
+
+/** Options of {@link createRuntime}. */
+export interface RuntimeOptions {
+  /** Where runs, steps and event logs go; default an in-memory store. */
+  readonly store?: RunStore;
+  readonly clock?: Clock;
+  readonly ids?: IdSource;
+  /** Default: the global OpenTelemetry tracer provider's `axon` tracer. */
+  readonly tracer?: Tracer;
+  /** Default: a pino logger on stderr at `AXON_LOG_LEVEL` (or `warn`), secrets redacted. */
+  readonly logger?: Logger;
+  readonly agents?: readonly AgentDefinition[];
+  readonly tools?: readonly ToolDefinition[];
+  /** Maximum delegation depth (the root step is depth 1); default 5. */
+  readonly maxDepth?: number;
+  /** The pool id inline steps report; default `local`. */
+  readonly poolId?: string;
+}
+
+/** An agent actor of the registry. */
+export type AgentActor = Actor<typeof agentMachine>;
+
+interface RunHandle {
+  readonly runId: string;
+  /** True when this call created the run, and so closes it. */
+  readonly owned: boolean;
+}
+
+const RUN_STATUS: Record<StepOutcome['status'], RunStatus> = {
+  succeeded: 'completed',
+  failed: 'failed',
+  cancelled: 'cancelled',
+};
+
+/**
+ * An axon runtime: agents and tools, run as step actors under supervision, with every event
+ * in the store's log.
+ */
+export class Runtime implements AgentRuntime {
+  readonly system: ActorSystem;
+  readonly store: RunStore;
+  readonly logger: Logger;
+  readonly maxDepth: number;
+  readonly #deps: StepRunnerDeps;
+  readonly #agents = new Map<string, { readonly def: AgentDefinition; readonly actor: AgentActor }>();
+  readonly #tools = new ToolRegistry();
+  #closed = false;
+
+  /** @internal Use {@link createRuntime}. */
+  constructor(options: RuntimeOptions = {}) {
+    const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    if (!(Number.isInteger(maxDepth) && maxDepth >= 1)) {
+      throw new RangeError(`createRuntime: maxDepth must be an integer >= 1, got ${maxDepth}`);
+    }
+    this.maxDepth = maxDepth;
+    this.system = new ActorSystem({
+      ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.ids ? { ids: options.ids } : {}),
+    });
+    this.store = options.store ?? memoryStore();
+    this.logger = options.logger ?? createLogger();
+    this.#deps = {
+      store: this.store,
+      system: this.system,
+      tracer: options.tracer ?? defaultTracer(),
+      logger: this.logger,
+      poolId: options.poolId ?? 'local',
+    };
+    for (const agent of options.agents ?? []) this.registerAgent(agent);
+    for (const tool of options.tools ?? []) this.registerTool(tool);
+  }
+
+  /** Registers an agent and starts its actor; a duplicate name is refused with `ConflictError`. */
+  registerAgent(agent: AgentDefinition): this {
+    if (this.#agents.has(agent.name)) throw new ConflictError(`an agent named "${agent.name}" is already registered`);
+    const actor = this.spawnAgent(agent.name, `agent:${agent.name}`);
+    this.#agents.set(agent.name, { def: agent, actor });
+    return this;
+  }
+
+  /** Registers a function tool; a duplicate name is refused with `ConflictError`. */
+  registerTool(tool: ToolDefinition): this {
+    this.#tools.register(tool as ToolDefinition);
+    return this;
+  }
+
+  /** Registered agents' names and descriptions. */
+  listAgents(): { readonly name: string; readonly description: string }[] {
+    return [...this.#agents.values()].map(({ def }) => ({ name: def.name, description: def.description }));
+  }
+
+  /** The tools `ctx` may call, with their JSON Schemas. */
+  discoverTools(ctx: ExecContext = this.createContext()): ToolInfo[] {
+    return this.#tools.discover(ctx);
+  }
+
+  /** Call statistics of a registered agent, from its actor. */
+  agentStats(name: string): AgentStats & { readonly state: 'idle' | 'busy'; readonly active: number } {
+    const entry = this.#agents.get(name);
+    if (!entry) throw new NotFoundError('agent', name);
+    const snap = entry.actor.getSnapshot();
+    const { totalCalls, successes, failures, lastInvokedAt, avgDurationMs, active } = snap.context;
+    return { state: snap.value, active, totalCalls, successes, failures, lastInvokedAt, avgDurationMs };
+  }
+
+  /**
+   * Spawns an idle agent actor, registered in the actor system under `id` (default a new
+   * actor id). Registered agents each have one; services may spawn more (per session, say).
+   */
+  spawnAgent(name: string, id: string = this.system.ids.id('actor')): AgentActor {
+    const actor = createActor(agentMachine, { id, input: { name } });
+    actor.subscribe({ error: (err) => this.system.reportFailure(id, err) });
+    actor.start();
+    this.system.register({ id, kind: 'agent', name, ref: actor });
+    return actor;
+  }
+
+  /** A root context using this runtime's clock and ids. */
+  createContext(options: Omit<CreateContextOptions, 'clock' | 'ids'> = {}): ExecContext {
+    return createContext({ ...options, clock: this.system.clock, ids: this.system.ids });
+  }
+
+  /**
+   * Invokes an agent. With a context outside any run, a run is created for the invocation
+   * and completed (or failed) with it.
+   *
+   * @example
+   * const result = await runtime.invoke('planner', 'Plan a trip to Berlin');
+   * if (result.status === 'success') console.log(result.output);
+   */
+  async invoke<TOutput = unknown>(
+    agent: AgentTarget,
+    input: string | AgentInput,
+    ctx: ExecContext = this.createContext(),
+  ): Promise<AgentResult<TOutput>> {
+    return this.#invokeTree<TOutput>(agent, input, ctx, undefined, null);
+  }
+
+  /** {@inheritDoc AgentRuntime.delegate} */
+  async delegate<TOutput = unknown>(
+    agent: AgentTarget,
+    input: string | AgentInput,
+    parentCtx: ExecContext,
+    narrowing?: ContextNarrowing,
+  ): Promise<AgentResult<TOutput>> {
+    if (!(parentCtx as ExecContext | undefined)) {
+      throw new InvalidParamsError('delegate: parentCtx is required', { param: 'parentCtx' });
+    }
+    return this.#invokeTree<TOutput>(agent, input, parentCtx, narrowing, null);
+  }
+
+  /**
+   * Invokes agents in order within one run; each output becomes the next agent's message
+   * (strings as they are, anything else as JSON). Stops at the first result that is not a
+   * success and returns it; otherwise returns the last.
+   */
+  async invokeChain<TOutput = unknown>(
+    agents: readonly AgentTarget[],
+    input: string | AgentInput,
+    ctx: ExecContext = this.createContext(),
+  ): Promise<AgentResult<TOutput>> {
+    if (agents.length === 0) throw new InvalidParamsError('invokeChain: agents must not be empty', { param: 'agents' });
+    const defs = agents.map((a) => this.#resolveAgent(a));
+    const run = await this.#ensureRun(ctx, defs.map((d) => d.name).join(' > '));
+    let message = toAgentInput(input);
+    let result: AgentResult<TOutput> | null = null;
+    const usages: TokenUsage[] = [];
+    try {
+      for (const def of defs) {
+        result = await this.#runAgent<TOutput>(def, message, ctx, undefined, run.runId, null);
+        usages.push(result.usage);
+        if (result.status !== 'success') break;
+        const out: unknown = result.output;
+        message = { message: typeof out === 'string' ? out : JSON.stringify(out) };
+      }
+    } finally {
+      if (run.owned) {
+        await this.#closeRun(run.runId, result?.status === 'success' ? 'completed' : 'failed', sumUsage(usages));
+      }
+    }
+    return result as AgentResult<TOutput>;
+  }
+
+  /**
+   * Streams an invocation: the typed events of the agent's step and, nested by actor path,
+   * of every step below it. See {@link RunStream}.
+   */
+  stream<TOutput = unknown>(
+    agent: AgentTarget,
+    input: string | AgentInput,
+    ctx: ExecContext = this.createContext(),
+  ): RunStream<TOutput> {
+    return new RunStream<TOutput>(
+      (tap) => this.#invokeTree<TOutput>(agent, input, ctx, undefined, tap),
+      () => {
+        ctx.cancel(new CancelledError('stream cancelled'));
+      },
+    );
+  }
+
+  /** {@inheritDoc AgentRuntime.callTool} */
+  async callTool<TOutput = unknown>(name: string, args: unknown, ctx: ExecContext): Promise<ToolResult<TOutput>> {
+    const startedAt = this.system.clock.now();
+    const refuse = (status: 'not_found' | 'permission_denied', error: NotFoundError | PermissionDeniedError): ToolResult<TOutput> => ({
+      status,
+      tool: name,
+      output: null,
+      error,
+      durationMs: 0,
+      stepId: null,
+    });
+    const tool = this.#tools.get(name);
+    if (!tool) return refuse('not_found', new NotFoundError('tool', name));
+    const refusal = this.#tools.refusal(tool, ctx);
+    if (refusal === 'context') return refuse('permission_denied', new PermissionDeniedError('tool', name));
+    if (refusal === 'required_roles') {
+      return refuse('permission_denied', new PermissionDeniedError('role', tool.requiredRoles.join(','), { details: { tool: name } }));
+    }
+    let run: RunHandle;
+    try {
+      run = await this.#ensureRun(ctx, `tool ${name}`);
+    } catch (err) {
+      return { status: 'error', tool: name, output: null, error: new InternalError('run could not be created', { cause: err }), durationMs: 0, stepId: null };
+    }
+    let outcome: StepOutcome;
+    try {
+      outcome = await runStep(this.#deps, {
+        type: 'tool_call',
+        name,
+        input: { tool: name, args },
+        runId: run.runId,
+        parentCtx: ctx,
+        timeoutMs: tool.timeoutMs,
+        operation: 'execute_tool',
+        execute: async (stepCtx) => tool.handler(validateToolArgs(tool, args), stepCtx),
+      });
+    } catch (err) {
+      if (run.owned) await this.#closeRun(run.runId, 'failed', null);
+      return { status: 'error', tool: name, output: null, error: err instanceof Error ? new InternalError(err.message, { cause: err }) : null, durationMs: this.system.clock.now() - startedAt, stepId: null };
+    }
+    if (run.owned) await this.#closeRun(run.runId, RUN_STATUS[outcome.status], outcome.ctx.tokenUsage);
+    const status = outcome.status === 'succeeded' ? 'success' : outcome.error instanceof TimeoutError ? 'timeout' : 'error';
+    return {
+      status,
+      tool: name,
+      output: status === 'success' ? (outcome.output as TOutput) : null,
+      error: outcome.error,
+      durationMs: outcome.durationMs,
+      stepId: outcome.stepId,
+    };
+  }
+
+  /** The run record, or `null`. */
+  getRun(runId: string): Promise<RunRecord | null> {
+    return this.store.getRun(runId);
+  }
+
+  /** Stops every agent actor and closes the store. Further invocations are refused. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const { actor } of this.#agents.values()) actor.stop();
+    for (const entry of this.system.list('agent')) {
+      entry.ref.stop();
+      this.system.unregister(entry.id);
+    }
+    await this.store.close();
+  }
+
+  #resolveAgent(agent: AgentTarget): AgentDefinition {
+    if (typeof agent === 'string') {
+      const entry = this.#agents.get(agent);
+      if (!entry) throw new NotFoundError('agent', agent);
+      return entry.def;
+    }
+    if (typeof agent !== 'object' || (agent as { kind?: unknown }).kind !== 'agent') {
+      throw new InvalidParamsError('agent must be a registered name or a definition from defineAgent', { param: 'agent' });
+    }
+    return agent;
+  }
+
+  async #invokeTree<TOutput>(
+    agent: AgentTarget,
+    input: string | AgentInput,
+    ctx: ExecContext,
+    narrowing: ContextNarrowing | undefined,
+    tap: StreamTap | null,
+  ): Promise<AgentResult<TOutput>> {
+    if (this.#closed) throw new InvalidParamsError('the runtime is closed');
+    const def = this.#resolveAgent(agent);
+    const agentInput = toAgentInput(input);
+    const run = await this.#ensureRun(ctx, def.name);
+    let result: AgentResult<TOutput> | null = null;
+    try {
+      result = await this.#runAgent<TOutput>(def, agentInput, ctx, narrowing, run.runId, tap);
+      return result;
+    } finally {
+      if (run.owned) {
+        const status: RunStatus =
+          result === null ? 'failed' : result.status === 'success' ? 'completed' : result.error instanceof CancelledError ? 'cancelled' : 'failed';
+        await this.#closeRun(run.runId, status, result?.usage ?? null);
+      }
+    }
+  }
+
+  async #runAgent<TOutput>(
+    def: AgentDefinition,
+    input: AgentInput,
+    parentCtx: ExecContext,
+    narrowing: ContextNarrowing | undefined,
+    runId: string,
+    tap: StreamTap | null,
+  ): Promise<AgentResult<TOutput>> {
+    if (!parentCtx.canUseAgent(def.name)) throw new PermissionDeniedError('agent', def.name);
+    assertDepth(parentCtx, def.name, this.maxDepth);
+    const actor = this.#agents.get(def.name)?.actor;
+    actor?.send({ type: 'INVOCATION_STARTED', at: this.system.clock.now() });
+    let outcome: StepOutcome | null = null;
+    let special: AgentOutcome | null = null;
+    try {
+      outcome = await runStep(this.#deps, {
+        type: 'agent',
+        name: def.name,
+        input,
+        runId,
+        parentCtx,
+        narrowing,
+        timeoutMs: def.timeoutMs,
+        operation: 'invoke_agent',
+        ...(tap ? { tap } : {}),
+        execute: async (ctx, step) => {
+          const out = await executeInline(def, input, ctx, step, this);
+          if (!isAgentOutcome(out)) return out;
+          special = out;
+          return { status: out.status, message: out.message, data: out.data };
+        },
+      });
+    } finally {
+      actor?.send({
+        type: 'INVOCATION_FINISHED',
+        ok: outcome?.status === 'succeeded',
+        durationMs: outcome?.durationMs ?? 0,
+      });
+    }
+    return toAgentResult<TOutput>(def.name, outcome, special);
+  }
+
+  async #ensureRun(ctx: ExecContext, entry: string): Promise<RunHandle> {
+    if (ctx.runId !== null && (await this.store.getRun(ctx.runId))) return { runId: ctx.runId, owned: false };
+    const runId = ctx.runId ?? this.system.ids.id('run');
+    await this.store.createRun({
+      run_id: runId,
+      flow_id: null,
+      mode: 'record',
+      seed: null,
+      budgets: {},
+      status: 'running',
+      budget_usage: { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 },
+      provenance: null,
+      entry,
+      trace_id: ctx.traceId,
+      user_id: ctx.userId,
+      created_at: new Date(this.system.clock.now()).toISOString(),
+      ended_at: null,
+    });
+    return { runId, owned: true };
+  }
+
+  async #closeRun(runId: string, status: RunStatus, used: TokenUsage | null): Promise<void> {
+    const now = this.system.clock.now();
+    try {
+      const run = await this.store.getRun(runId);
+      if (!run) return;
+      await this.store.updateRun(runId, {
+        status,
+        ended_at: new Date(now).toISOString(),
+        budget_usage: {
+          tokens_in: used?.promptTokens ?? 0,
+          tokens_out: used?.completionTokens ?? 0,
+          cost_usd: used?.costUsd ?? 0,
+          wall_ms: now - Date.parse(run.created_at),
+        },
+      });
+    } catch (err) {
+      this.logger.error({ err, run_id: runId }, 'run end could not be stored');
+    }
+  }
+}
+
+function toAgentResult<TOutput>(
+  handler: string,
+  outcome: StepOutcome | null,
+  special: AgentOutcome | null,
+): AgentResult<TOutput> {
+  if (!outcome) throw new InternalError(`agent "${handler}" ended without an outcome`);
+  const usage = outcome.ctx.tokenUsage;
+  const base = { handler, runId: outcome.runId, stepId: outcome.stepId, usage, durationMs: outcome.durationMs };
+  if (outcome.status !== 'succeeded') {
+    const status: AgentStatus = outcome.error instanceof TimeoutError ? 'timeout' : 'error';
+    return { ...base, status, output: null, data: null, error: outcome.error };
+  }
+  if (special) {
+    return { ...base, status: special.status, output: special.message as TOutput, data: special.data, error: null };
+  }
+  return { ...base, status: 'success', output: outcome.output as TOutput, data: null, error: null };
+}
+
+function sumUsage(usages: readonly TokenUsage[]): TokenUsage {
+  return usages.reduce(
+    (a, u) => ({
+      promptTokens: a.promptTokens + u.promptTokens,
+      completionTokens: a.completionTokens + u.completionTokens,
+      totalTokens: a.totalTokens + u.totalTokens,
+      costUsd: a.costUsd + u.costUsd,
+    }),
+    { promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0 },
+  );
+}
+
+/**
+ * Creates a runtime. Every option has an embedded default: an in-memory store, the system
+ * clock, random ids, the global tracer, a redacting logger on stderr.
+ *
+ * @example
+ * const runtime = createRuntime({ agents: [echo], tools: [add] });
+ * const result = await runtime.invoke('echo', 'hello');
+ */
+export function createRuntime(options: RuntimeOptions = {}): Runtime {
+  return new Runtime(options);
+}

@@ -1,0 +1,185 @@
+/**
+ * @module A step as an actor: the step machine decides, this executes — it stamps accepted
+ * events, appends them to the log, then publishes them, so anything a subscriber has seen
+ * is already in the log.
+ */
+import { createActor, type Actor } from 'xstate';
+import type { Clock } from '../context/clock.js';
+import type { SinkEvent, StreamSink, StreamTap } from '../context/stream-sink.js';
+import { SchemaViolationError } from '../errors/schema-violation-error.js';
+import { StreamClosedError } from '../errors/stream-closed-error.js';
+import type { ErrorPayload } from '../errors/to-error-payload.js';
+import type { RunStore } from '../store/run-store.js';
+import { emittableEventSchema, type StepEvent } from '../streams/events.js';
+import {
+  stepMachine,
+  type EndFields,
+  type StartedFields,
+  type StepLifecycleState,
+  type StepMachineEvent,
+} from './step-machine.js';
+
+/** What a step actor needs from its runtime. */
+export interface StepActorOptions {
+  readonly stepId: string;
+  readonly path: readonly string[];
+  readonly store: RunStore;
+  readonly clock: Clock;
+  /** Observer of the whole step tree (for `runtime.stream`), or `null`. */
+  readonly tap: StreamTap | null;
+  /** Called when the log refuses an append; the step is then failed by its runner. */
+  readonly onLogFailure?: (err: unknown) => void;
+}
+
+/**
+ * One step's lifecycle actor. Every emit method throws {@link StreamClosedError} when the
+ * lifecycle does not allow the event now: before `started`, after `end` / `error`, or after
+ * a cancel (STREAM-2001).
+ */
+export class StepActor {
+  readonly stepId: string;
+  readonly path: readonly string[];
+  readonly actor: Actor<typeof stepMachine>;
+  /** The sink handed to the step's handler as `ctx.stream`. */
+  readonly sink: StreamSink;
+
+  readonly #opts: StepActorOptions;
+  #buffer: StepEvent[] = [];
+  #flushing: Promise<void> | null = null;
+  #logError: unknown = null;
+  #sinkClosed = false;
+
+  constructor(options: StepActorOptions) {
+    this.#opts = options;
+    this.stepId = options.stepId;
+    this.path = options.path;
+    this.actor = createActor(stepMachine, { id: options.stepId });
+    // XState rethrows errors of root actors that have no error observer; this one has.
+    this.actor.subscribe({ error: (err) => options.onLogFailure?.(err) });
+    this.actor.start();
+    const self = this;
+    this.sink = {
+      push(text: string): void {
+        if (self.#sinkClosed) throw new StreamClosedError(self.stepId, 'token', 'sink closed');
+        self.tokens([text]);
+      },
+      emit(event: SinkEvent): void {
+        if (self.#sinkClosed) throw new StreamClosedError(self.stepId, event.type, 'sink closed');
+        self.emit(event);
+      },
+      close(): void {
+        self.#sinkClosed = true;
+      },
+      get closed(): boolean {
+        return self.#sinkClosed || !self.isOpen;
+      },
+    };
+  }
+
+  /** The lifecycle state. */
+  get state(): StepLifecycleState {
+    return this.actor.getSnapshot().value;
+  }
+
+  /** True while tokens and events are accepted. */
+  get isOpen(): boolean {
+    return this.state === 'running';
+  }
+
+  /** True once the step has ended, failed or been cancelled. */
+  get isFinal(): boolean {
+    return this.actor.getSnapshot().status === 'done';
+  }
+
+  start(fields: StartedFields): void {
+    this.#send({ type: 'START', fields }, 'started');
+  }
+
+  /** Emits tokens, in order. */
+  tokens(texts: readonly string[]): void {
+    if (texts.length > 0) this.#send({ type: 'TOKENS', texts }, 'token');
+  }
+
+  /** Emits a `tool_suggest`, `fact`, `metrics` or `narration` event, validated first. */
+  emit(event: SinkEvent): void {
+    const parsed = emittableEventSchema.safeParse(event);
+    if (!parsed.success) {
+      throw new SchemaViolationError(
+        `event "${String(event.type)}" of step ${this.stepId}`,
+        parsed.error.issues.map((i) => ({ path: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), message: i.message })),
+      );
+    }
+    this.#send({ type: 'EMIT', body: parsed.data }, parsed.data.type);
+  }
+
+  checkpoint(checkpointId: string): void {
+    this.#send({ type: 'CHECKPOINT', checkpointId }, 'checkpoint');
+  }
+
+  end(fields: EndFields): void {
+    this.#send({ type: 'END', fields }, 'end');
+  }
+
+  fail(error: ErrorPayload): void {
+    this.#send({ type: 'FAIL', error }, 'error');
+  }
+
+  cancel(error: ErrorPayload): void {
+    this.#send({ type: 'CANCEL', error }, 'error');
+  }
+
+  /** Events accepted but not yet logged and published. */
+  get backlog(): number {
+    return this.#buffer.length;
+  }
+
+  /**
+   * Resolves once every accepted event is in the log and published; rejects if the log
+   * refused an append.
+   */
+  async drain(): Promise<void> {
+    while (this.#flushing) await this.#flushing;
+    if (this.#logError !== null) throw this.#logError;
+  }
+
+  #send(event: StepMachineEvent, eventType: string): void {
+    const before = this.actor.getSnapshot();
+    if (before.status !== 'active') throw new StreamClosedError(this.stepId, eventType, before.value);
+    this.actor.send(event);
+    const accepted = this.actor.getSnapshot().context.accepted;
+    if (accepted.length === 0) throw new StreamClosedError(this.stepId, eventType, before.value);
+    const ts = this.#opts.clock.now();
+    for (const body of accepted) this.#buffer.push({ ...body, step_id: this.stepId, ts } as StepEvent);
+    this.#flushing ??= this.#flush();
+  }
+
+  async #flush(): Promise<void> {
+    // Let the current synchronous burst of events join one append.
+    await Promise.resolve();
+    try {
+      while (this.#buffer.length > 0) {
+        const batch = this.#buffer;
+        this.#buffer = [];
+        try {
+          await this.#opts.store.appendEvents(batch);
+        } catch (err) {
+          this.#logError ??= err;
+          this.#opts.onLogFailure?.(err);
+          return;
+        }
+        const tap = this.#opts.tap;
+        if (tap) {
+          for (const ev of batch) {
+            try {
+              tap.onEvent(this.path, ev);
+            } catch {
+              // A subscriber's failure never reaches the producer (it is isolated by the tap).
+            }
+          }
+        }
+      }
+    } finally {
+      this.#flushing = null;
+    }
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * @module The step lifecycle as an XState machine that enforces STREAM-2001:
+ * `started → (token | tool_suggest | fact | metrics | narration)* → checkpoint? → end | error`.
+ *
+ * The machine only decides: it numbers the events it accepts (`seq`, token index) and
+ * ignores what its state does not allow. The step actor executes (logs and publishes).
+ */
+import { assign, setup } from 'xstate';
+import type { ErrorPayload } from '../errors/to-error-payload.js';
+import type { EmittableEvent, Provenance, StepEventBody } from '../streams/events.js';
+
+/** An accepted event body with the `seq` the machine gave it. */
+export type NumberedEventBody = StepEventBody & { readonly seq: number };
+
+/** Machine context: the numbering of accepted events. */
+export interface StepMachineContext {
+  /** `seq` of the last accepted event; 0 before `started`. */
+  readonly seq: number;
+  /** Index the next token gets. */
+  readonly tokenIndex: number;
+  /** The events accepted by the last transition, numbered; empty if it accepted none. */
+  readonly accepted: readonly NumberedEventBody[];
+}
+
+/** The fields of a `started` event besides its stamp. */
+export interface StartedFields {
+  readonly provenance: Provenance;
+  readonly pool_id?: string;
+  readonly replica_id?: string;
+  readonly queue_position?: number;
+}
+
+/** The fields of an `end` event besides its stamp. */
+export type EndFields = Omit<Extract<StepEventBody, { type: 'end' }>, 'type'>;
+
+/** Messages a step actor understands. */
+export type StepMachineEvent =
+  | { readonly type: 'START'; readonly fields: StartedFields }
+  | { readonly type: 'TOKENS'; readonly texts: readonly string[] }
+  | { readonly type: 'EMIT'; readonly body: EmittableEvent }
+  | { readonly type: 'CHECKPOINT'; readonly checkpointId: string }
+  | { readonly type: 'END'; readonly fields: EndFields }
+  | { readonly type: 'FAIL'; readonly error: ErrorPayload }
+  | { readonly type: 'CANCEL'; readonly error: ErrorPayload };
+
+function one(context: StepMachineContext, body: StepEventBody): Partial<StepMachineContext> {
+  const seq = context.seq + 1;
+  return { seq, accepted: [{ ...body, seq }] };
+}
+
+/**
+ * The step lifecycle. States: `pending` (before `started`), `running`, `checkpointed`
+ * (only `end` / `error` may follow), and the final `succeeded`, `failed`, `cancelled`.
+ * A refused event leaves `accepted` empty, which is how the step actor knows.
+ */
+export const stepMachine = setup({
+  types: {
+    context: {} as StepMachineContext,
+    events: {} as StepMachineEvent,
+  },
+  actions: {
+    refuse: assign({ accepted: [] }),
+    acceptStarted: assign(({ context, event }) =>
+      event.type === 'START' ? one(context, { type: 'started', ...event.fields }) : {},
+    ),
+    acceptTokens: assign(({ context, event }) => {
+      if (event.type !== 'TOKENS') return {};
+      const accepted: NumberedEventBody[] = [];
+      let seq = context.seq;
+      let i = context.tokenIndex;
+      for (const t of event.texts) accepted.push({ type: 'token', t, i: i++, seq: ++seq });
+      return { seq, tokenIndex: i, accepted };
+    }),
+    acceptEmit: assign(({ context, event }) => (event.type === 'EMIT' ? one(context, event.body) : {})),
+    acceptCheckpoint: assign(({ context, event }) =>
+      event.type === 'CHECKPOINT' ? one(context, { type: 'checkpoint', checkpoint_id: event.checkpointId }) : {},
+    ),
+    acceptEnd: assign(({ context, event }) => (event.type === 'END' ? one(context, { type: 'end', ...event.fields }) : {})),
+    acceptError: assign(({ context, event }) =>
+      event.type === 'FAIL' || event.type === 'CANCEL' ? one(context, { type: 'error', ...event.error }) : {},
+    ),
+  },
+}).createMachine({
+  id: 'step',
+  context: { seq: 0, tokenIndex: 0, accepted: [] },
+  initial: 'pending',
+  // Anything a state does not handle itself is refused here.
+  on: { '*': { actions: 'refuse' } },
+  states: {
+    pending: {
+      on: {
+        START: { target: 'running', actions: 'acceptStarted' },
+        // A step can fail or be cancelled before it starts (e.g. while queued).
+        FAIL: { target: 'failed', actions: 'acceptError' },
+        CANCEL: { target: 'cancelled', actions: 'acceptError' },
+      },
+    },
+    running: {
+      on: {
+        TOKENS: { actions: 'acceptTokens' },
+        EMIT: { actions: 'acceptEmit' },
+        CHECKPOINT: { target: 'checkpointed', actions: 'acceptCheckpoint' },
+        END: { target: 'succeeded', actions: 'acceptEnd' },
+        FAIL: { target: 'failed', actions: 'acceptError' },
+        CANCEL: { target: 'cancelled', actions: 'acceptError' },
+      },
+    },
+    checkpointed: {
+      on: {
+        END: { target: 'succeeded', actions: 'acceptEnd' },
+        FAIL: { target: 'failed', actions: 'acceptError' },
+        CANCEL: { target: 'cancelled', actions: 'acceptError' },
+      },
+    },
+    succeeded: { type: 'final' },
+    failed: { type: 'final' },
+    cancelled: { type: 'final' },
+  },
+});
+
+/** The lifecycle states of a step. */
+export type StepLifecycleState = 'pending' | 'running' | 'checkpointed' | 'succeeded' | 'failed' | 'cancelled';

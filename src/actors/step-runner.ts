@@ -1,0 +1,223 @@
+/**
+ * @module Runs one step under supervision: child context, step record, lifecycle actor,
+ * span, deadline, and the end / error / cancel that closes it. Behaviour-agnostic: the
+ * placement decides how `execute` runs.
+ */
+import type { Tracer } from '@opentelemetry/api';
+import type { ContextNarrowing, ExecContext } from '../context/exec-context.js';
+import type { StreamTap } from '../context/stream-sink.js';
+import type { AxonError } from '../errors/axon-error.js';
+import { CancelledError } from '../errors/cancelled-error.js';
+import { TimeoutError } from '../errors/timeout-error.js';
+import { toAxonError, toErrorPayload } from '../errors/to-error-payload.js';
+import type { Logger } from '../observability/logger.js';
+import { endOperationSpan, startOperationSpan, type GenAiOperation } from '../observability/tracer.js';
+import type { StepStatus, StepType } from '../store/records.js';
+import type { RunStore } from '../store/run-store.js';
+import { emptyProvenance, type BudgetUsage } from '../streams/events.js';
+import { armStepDeadline } from '../supervisors/step-deadline.js';
+import type { ActorSystem } from './actor-system.js';
+import { StepActor } from './step-actor.js';
+
+/** What the runner needs from its runtime. */
+export interface StepRunnerDeps {
+  readonly store: RunStore;
+  readonly system: ActorSystem;
+  readonly tracer: Tracer;
+  readonly logger: Logger;
+  /** The pool that inline placement reports (`local` when embedded). */
+  readonly poolId: string;
+}
+
+/** One step to run. */
+export interface StepRequest {
+  readonly type: StepType;
+  /** The agent, tool or engine name; also the actor name in the path. */
+  readonly name: string;
+  readonly input: unknown;
+  readonly runId: string;
+  readonly parentCtx: ExecContext;
+  readonly narrowing?: ContextNarrowing | undefined;
+  /** The step's own timeout; the context's deadline applies as well. */
+  readonly timeoutMs: number | null;
+  readonly operation: GenAiOperation;
+  /** Observer of this step's tree; default the parent context's. */
+  readonly tap?: StreamTap | null;
+  /** Does the work. Its resolved value is the step's output. */
+  readonly execute: (ctx: ExecContext, step: StepActor) => Promise<unknown>;
+}
+
+/** How a step ended. */
+export interface StepOutcome {
+  readonly stepId: string;
+  readonly runId: string;
+  readonly status: Extract<StepStatus, 'succeeded' | 'failed' | 'cancelled'>;
+  readonly output: unknown;
+  readonly error: AxonError | null;
+  readonly usage: BudgetUsage;
+  readonly ctx: ExecContext;
+  readonly durationMs: number;
+}
+
+type Settled = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/**
+ * Runs `req` to its end. Rejects only when the step could not begin (the narrowing
+ * widened, the store refused the step); every outcome after `started` resolves.
+ *
+ * A handler that ignores its signal does not hold the step: on timeout or cancel the step
+ * ends at once and whatever the handler emits later is refused.
+ */
+export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<StepOutcome> {
+  const { parentCtx } = req;
+  const { system } = deps;
+  const stepId = system.ids.id('step');
+  const path = [...parentCtx.path, req.name];
+  const span = startOperationSpan(deps.tracer, req.operation, req.name, parentCtx.span, {
+    'axon.step_id': stepId,
+    'axon.run_id': req.runId,
+    'axon.trace_id': parentCtx.traceId,
+  });
+  let logFailure: unknown = null;
+  const step = new StepActor({
+    stepId,
+    path,
+    store: deps.store,
+    clock: system.clock,
+    tap: req.tap === undefined ? parentCtx.tap : req.tap,
+    onLogFailure: (err) => {
+      logFailure ??= err;
+      ctx?.cancel(err);
+    },
+  });
+  let ctx: ExecContext | undefined;
+  try {
+    ctx = parentCtx.child(req.name, req.narrowing, {
+      stream: step.sink,
+      span,
+      runId: req.runId,
+      stepId,
+      ...(req.tap === undefined ? {} : { tap: req.tap }),
+    });
+    const startedAt = system.clock.now();
+    await deps.store.createStep({
+      step_id: stepId,
+      run_id: req.runId,
+      type: req.type,
+      name: req.name,
+      parent_step_id: parentCtx.stepId,
+      actor_path: path,
+      client_token: null,
+      input: req.input,
+      placement: 'inline',
+      status: 'running',
+      budget_usage: { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 },
+      provenance: null,
+      output: null,
+      error: null,
+      created_at: iso(startedAt),
+      started_at: iso(startedAt),
+      ended_at: null,
+    });
+  } catch (err) {
+    step.actor.stop();
+    ctx?.dispose();
+    endOperationSpan(span, { error: toErrorPayload(err) });
+    throw err;
+  }
+  const stepCtx = ctx;
+  system.register({ id: stepId, kind: 'step', name: req.name, ref: step.actor });
+  const startedAt = stepCtx.createdAt;
+  step.start({ provenance: emptyProvenance(), pool_id: deps.poolId });
+  const disarm = armStepDeadline(stepCtx, req.timeoutMs);
+
+  let onAbort: (() => void) | undefined;
+  const aborted = new Promise<void>((resolve) => {
+    onAbort = () => {
+      resolve();
+    };
+    if (stepCtx.signal.aborted) resolve();
+    else stepCtx.signal.addEventListener('abort', onAbort, { once: true });
+  });
+  let settled: Settled | null = null;
+  try {
+    const work = Promise.resolve()
+      .then(() => req.execute(stepCtx, step))
+      .then(
+        (value): Settled => ({ ok: true, value }),
+        (error: unknown): Settled => ({ ok: false, error }),
+      );
+    settled = await Promise.race([work, aborted.then(() => null)]);
+  } finally {
+    disarm();
+    if (onAbort) stepCtx.signal.removeEventListener('abort', onAbort);
+  }
+
+  // Decide the outcome. A cancel or timeout wins over whatever the handler did after it.
+  let status: StepOutcome['status'];
+  let error: AxonError | null = null;
+  let output: unknown = null;
+  if (stepCtx.signal.aborted) {
+    error = toAxonError(stepCtx.signal.reason);
+    status = error instanceof TimeoutError || !(error instanceof CancelledError) ? 'failed' : 'cancelled';
+  } else if (settled && !settled.ok) {
+    error = toAxonError(settled.error);
+    status = 'failed';
+  } else {
+    output = settled?.value ?? null;
+    status = 'succeeded';
+  }
+  if (logFailure !== null) {
+    error = toAxonError(logFailure);
+    status = 'failed';
+  }
+  const endedAt = system.clock.now();
+  const committed = stepCtx.ledger.committed;
+  const usage: BudgetUsage = {
+    tokens_in: committed.tokensIn,
+    tokens_out: committed.tokensOut,
+    cost_usd: committed.costUsd,
+    wall_ms: endedAt - startedAt,
+  };
+  const provenance = { ...emptyProvenance(), tokens_in: usage.tokens_in, tokens_out: usage.tokens_out, cost_usd: usage.cost_usd };
+  const payload = error ? toErrorPayload(error) : null;
+  try {
+    if (status === 'succeeded') step.end({ output, budget_usage: usage, provenance });
+    else if (status === 'cancelled') step.cancel(payload ?? toErrorPayload(new CancelledError()));
+    else step.fail(payload ?? toErrorPayload(error));
+  } catch (err) {
+    deps.logger.error({ err, step_id: stepId }, 'step could not record its end');
+  }
+  // Children never outlive their step: cancel whatever the handler left running.
+  stepCtx.cancel(new CancelledError(`step ${stepId} (${req.name}) ended`));
+  stepCtx.dispose();
+  try {
+    await step.drain();
+  } catch (err) {
+    if (status === 'succeeded') {
+      status = 'failed';
+      error = toAxonError(err);
+    }
+  }
+  try {
+    await deps.store.updateStep(stepId, {
+      status,
+      output,
+      error: error ? toErrorPayload(error) : null,
+      budget_usage: usage,
+      provenance,
+      ended_at: iso(endedAt),
+    });
+  } catch (err) {
+    deps.logger.error({ err, step_id: stepId }, 'step end could not be stored');
+  }
+  system.unregister(stepId);
+  endOperationSpan(span, {
+    error: error ? toErrorPayload(error) : undefined,
+    tokensIn: usage.tokens_in,
+    tokensOut: usage.tokens_out,
+  });
+  return { stepId, runId: req.runId, status, output, error, usage, ctx: stepCtx, durationMs: endedAt - startedAt };
+}

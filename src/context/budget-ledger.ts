@@ -1,0 +1,203 @@
+/** @module The hierarchical budget ledger: reserve before a call, commit after, release on failure. */
+import { BudgetExceededError, type BudgetLimit } from '../errors/budget-exceeded-error.js';
+import { WideningError } from '../errors/widening-error.js';
+
+/** Spendable amounts a ledger tracks. */
+export interface BudgetAmounts {
+  readonly tokensIn: number;
+  readonly tokensOut: number;
+  readonly costUsd: number;
+}
+
+/** Limits of one ledger; an omitted dimension is limited only by the ancestors. */
+export interface BudgetLimits {
+  readonly maxTokensIn?: number;
+  readonly maxTokensOut?: number;
+  readonly maxCostUsd?: number;
+}
+
+/** What is left at a ledger, taking every ancestor into account; `null` = unlimited. */
+export interface BudgetRemaining {
+  readonly tokensIn: number | null;
+  readonly tokensOut: number | null;
+  readonly costUsd: number | null;
+}
+
+const DIMENSIONS = [
+  ['tokensIn', 'maxTokensIn', 'max_tokens_in'],
+  ['tokensOut', 'maxTokensOut', 'max_tokens_out'],
+  ['costUsd', 'maxCostUsd', 'max_cost_usd'],
+] as const satisfies readonly (readonly [keyof BudgetAmounts, keyof BudgetLimits, BudgetLimit])[];
+
+/** The amounts of nothing at all. */
+export const ZERO_AMOUNTS: BudgetAmounts = Object.freeze({ tokensIn: 0, tokensOut: 0, costUsd: 0 });
+
+function validateAmounts(where: string, a: BudgetAmounts): void {
+  for (const [dim] of DIMENSIONS) {
+    const v = a[dim];
+    if (!(Number.isFinite(v) && v >= 0)) throw new RangeError(`${where}: ${dim} must be a finite number >= 0, got ${v}`);
+  }
+}
+
+/**
+ * A reservation held against a ledger and all its ancestors. Settle it exactly once with
+ * {@link Reservation.commit} (actual use) or {@link Reservation.release} (the call failed
+ * or was never made); settling twice is ignored.
+ */
+export class Reservation {
+  #settled = false;
+
+  /** @internal Created by {@link BudgetLedger.reserve}. */
+  constructor(
+    readonly ledger: BudgetLedger,
+    readonly amounts: BudgetAmounts,
+  ) {}
+
+  /** True once committed or released. */
+  get settled(): boolean {
+    return this.#settled;
+  }
+
+  /**
+   * Replaces the reservation with the actual use, at this ledger and every ancestor.
+   * Actual use may exceed the reservation: it is recorded as it was, and later reservations
+   * see the overrun.
+   */
+  commit(actual: BudgetAmounts): void {
+    if (this.#settled) return;
+    validateAmounts('Reservation.commit', actual);
+    this.#settled = true;
+    for (let l: BudgetLedger | null = this.ledger; l; l = l.parent) l.settle(this.amounts, actual);
+  }
+
+  /** Gives the reserved amounts back, at this ledger and every ancestor. */
+  release(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    for (let l: BudgetLedger | null = this.ledger; l; l = l.parent) l.settle(this.amounts, ZERO_AMOUNTS);
+  }
+}
+
+/**
+ * A budget ledger per context. A child ledger draws on its parent's: every reservation is
+ * checked against this ledger and every ancestor, all at once, so any number of concurrent
+ * children can never together spend more than an ancestor allows.
+ *
+ * @example
+ * const run = new BudgetLedger('run', { maxTokensOut: 1000 });
+ * const step = run.child('step');
+ * const r = step.reserve({ tokensIn: 20, tokensOut: 200, costUsd: 0 }); // throws if it does not fit
+ * r.commit({ tokensIn: 18, tokensOut: 150, costUsd: 0 });
+ */
+export class BudgetLedger {
+  readonly #limits: BudgetLimits;
+  #reserved: { tokensIn: number; tokensOut: number; costUsd: number } = { tokensIn: 0, tokensOut: 0, costUsd: 0 };
+  #committed: { tokensIn: number; tokensOut: number; costUsd: number } = { tokensIn: 0, tokensOut: 0, costUsd: 0 };
+
+  constructor(
+    /** A name for errors, usually the context's actor name. */
+    readonly name: string,
+    limits: BudgetLimits = {},
+    readonly parent: BudgetLedger | null = null,
+  ) {
+    for (const [, key] of DIMENSIONS) {
+      const v = limits[key];
+      if (v !== undefined && !(v >= 0)) throw new RangeError(`BudgetLedger: ${key} must be >= 0, got ${v}`);
+    }
+    this.#limits = limits;
+  }
+
+  /** This ledger's own limits (not the ancestors'). */
+  get limits(): BudgetLimits {
+    return this.#limits;
+  }
+
+  /** Committed use at this ledger, including everything its descendants committed. */
+  get committed(): BudgetAmounts {
+    return { ...this.#committed };
+  }
+
+  /** Reserved and not yet settled, at this ledger and below. */
+  get reserved(): BudgetAmounts {
+    return { ...this.#reserved };
+  }
+
+  /** What can still be reserved here: the tightest of this ledger and its ancestors. */
+  remaining(): BudgetRemaining {
+    const out: { tokensIn: number | null; tokensOut: number | null; costUsd: number | null } = {
+      tokensIn: null,
+      tokensOut: null,
+      costUsd: null,
+    };
+    for (let l: BudgetLedger | null = this; l; l = l.parent) {
+      for (const [dim] of DIMENSIONS) {
+        const left = l.ownRemaining(dim);
+        if (left !== null) {
+          const current = out[dim];
+          out[dim] = current === null ? left : Math.min(current, left);
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Reserves `amounts` here and at every ancestor, or throws {@link BudgetExceededError}
+   * naming the first limit and ledger that would be passed. Nothing is reserved on failure.
+   */
+  reserve(amounts: BudgetAmounts): Reservation {
+    validateAmounts('BudgetLedger.reserve', amounts);
+    for (let l: BudgetLedger | null = this; l; l = l.parent) {
+      for (const [dim, , limitName] of DIMENSIONS) {
+        const left = l.ownRemaining(dim);
+        if (left !== null && amounts[dim] > left) {
+          throw new BudgetExceededError(limitName, l.name, amounts[dim], Math.max(0, left));
+        }
+      }
+    }
+    for (let l: BudgetLedger | null = this; l; l = l.parent) {
+      l.#reserved.tokensIn += amounts.tokensIn;
+      l.#reserved.tokensOut += amounts.tokensOut;
+      l.#reserved.costUsd += amounts.costUsd;
+    }
+    return new Reservation(this, amounts);
+  }
+
+  /** Records use that was not reserved first (for example usage reported after the fact). */
+  record(actual: BudgetAmounts): void {
+    this.reserve(ZERO_AMOUNTS).commit(actual);
+  }
+
+  /**
+   * A child ledger. Each requested limit must fit what this ledger has left, or
+   * {@link WideningError} is thrown; omitted limits are bounded by the ancestors anyway.
+   */
+  child(name: string, limits: BudgetLimits = {}): BudgetLedger {
+    const left = this.remaining();
+    for (const [dim, key] of DIMENSIONS) {
+      const want = limits[key];
+      const have = left[dim];
+      if (want !== undefined && have !== null && want > have) {
+        throw new WideningError(`budgets.${key}`, want, have);
+      }
+    }
+    return new BudgetLedger(name, limits, this);
+  }
+
+  /** @internal Moves `reserved` out of the reservations and `actual` into committed use. */
+  settle(reserved: BudgetAmounts, actual: BudgetAmounts): void {
+    this.#reserved.tokensIn -= reserved.tokensIn;
+    this.#reserved.tokensOut -= reserved.tokensOut;
+    this.#reserved.costUsd -= reserved.costUsd;
+    this.#committed.tokensIn += actual.tokensIn;
+    this.#committed.tokensOut += actual.tokensOut;
+    this.#committed.costUsd += actual.costUsd;
+  }
+
+  private ownRemaining(dim: keyof BudgetAmounts): number | null {
+    const key = dim === 'tokensIn' ? 'maxTokensIn' : dim === 'tokensOut' ? 'maxTokensOut' : 'maxCostUsd';
+    const limit = this.#limits[key];
+    if (limit === undefined) return null;
+    return limit - this.#committed[dim] - this.#reserved[dim];
+  }
+}

@@ -1,0 +1,460 @@
+/** @module ExecContext: the one value threaded through every call. */
+import { trace, TraceFlags, type Span } from '@opentelemetry/api';
+import { CancelledError } from '../errors/cancelled-error.js';
+import { InvalidParamsError } from '../errors/invalid-params-error.js';
+import { InvalidWireContextError } from '../errors/invalid-wire-context-error.js';
+import { WideningError } from '../errors/widening-error.js';
+import { BudgetLedger, type BudgetLimits, type BudgetRemaining } from './budget-ledger.js';
+import { systemClock, type Clock } from './clock.js';
+import { randomIdSource, type IdSource } from './id-source.js';
+import {
+  canUseAgent,
+  canUseTool,
+  createPermissions,
+  hasRole,
+  narrowPermissions,
+  type Permissions,
+  type PermissionsNarrowing,
+} from './permissions.js';
+import { DETACHED_SINK, type StreamSink, type StreamTap } from './stream-sink.js';
+import { formatTraceparent, parseTraceparent } from './traceparent.js';
+import { wireContextSchema, type WireContext } from './wire-context.js';
+
+/** Whose memories a context reads and writes (seed 002). */
+export type MemoryScope = 'user' | 'session' | 'agent' | 'global';
+
+/** Run and step budgets (POLICY-3000). `maxWallMs` becomes a deadline. */
+export interface Budgets extends BudgetLimits {
+  readonly maxWallMs?: number;
+}
+
+/** Nerva's token usage: this context plus everything its descendants used. */
+export interface TokenUsage {
+  readonly promptTokens: number;
+  readonly completionTokens: number;
+  readonly totalTokens: number;
+  readonly costUsd: number;
+}
+
+/** Options of {@link createContext}. */
+export interface CreateContextOptions {
+  readonly name?: string;
+  readonly userId?: string | null;
+  readonly sessionId?: string | null;
+  readonly runId?: string | null;
+  readonly traceId?: string;
+  readonly permissions?: PermissionsNarrowing;
+  readonly memoryScope?: MemoryScope;
+  readonly budgets?: Budgets;
+  /** Relative deadline; combined with `budgets.maxWallMs`, the earlier wins. */
+  readonly timeoutMs?: number;
+  /** An outside signal (e.g. an HTTP request's); aborting it cancels the context. */
+  readonly signal?: AbortSignal;
+  readonly metadata?: Readonly<Record<string, unknown>>;
+  readonly clock?: Clock;
+  readonly ids?: IdSource;
+  /** A sink that receives every event of the step tree run under this context. */
+  readonly tap?: StreamTap;
+}
+
+/** What a child may narrow. Everything not named is inherited. */
+export interface ContextNarrowing {
+  readonly permissions?: PermissionsNarrowing;
+  readonly budgets?: Budgets;
+  /** The child's own timeout; its deadline is still no later than the parent's. */
+  readonly timeoutMs?: number;
+  /** Merged over the parent's metadata. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/** @internal Slots the runtime sets on a child; not part of the narrowing contract. */
+export interface ContextInternals {
+  readonly stream?: StreamSink;
+  readonly span?: Span;
+  readonly runId?: string;
+  readonly stepId?: string;
+  readonly tap?: StreamTap | null;
+  readonly ledger?: BudgetLedger;
+}
+
+interface ContextFields {
+  readonly name: string;
+  readonly requestId: string;
+  readonly traceId: string;
+  readonly userId: string | null;
+  readonly sessionId: string | null;
+  readonly runId: string | null;
+  readonly stepId: string | null;
+  readonly permissions: Permissions;
+  readonly memoryScope: MemoryScope;
+  readonly ledger: BudgetLedger;
+  readonly deadline: number | null;
+  readonly depth: number;
+  readonly path: readonly string[];
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly parent: ExecContext | null;
+  readonly clock: Clock;
+  readonly ids: IdSource;
+  readonly stream: StreamSink;
+  readonly span: Span | undefined;
+  readonly tap: StreamTap | null;
+}
+
+function checkTimeout(where: string, ms: number | undefined): void {
+  if (ms !== undefined && !(Number.isFinite(ms) && ms >= 0)) {
+    throw new RangeError(`${where}: timeoutMs must be a finite number >= 0, got ${ms}`);
+  }
+}
+
+/**
+ * The execution context: identity, permissions, memory scope, budgets, deadline, cancel
+ * signal, stream sink, depth, metadata and token usage — one explicit value threaded
+ * through every call (no globals).
+ *
+ * A child made with {@link ExecContext.child} keeps the trace id, gets a new request id and
+ * depth + 1, a deadline no later than its parent's and a signal that aborts when the
+ * parent's does. Permissions and budgets only narrow.
+ *
+ * @example
+ * const ctx = createContext({ userId: 'u1', permissions: { allowedTools: ['add'] }, timeoutMs: 30_000 });
+ * const child = ctx.child('calendar', { budgets: { maxTokensOut: 500 } });
+ */
+export class ExecContext {
+  readonly name: string;
+  readonly requestId: string;
+  readonly traceId: string;
+  readonly userId: string | null;
+  readonly sessionId: string | null;
+  /** The run this context works for, once a step has started under one. */
+  readonly runId: string | null;
+  /** The step this context runs in, or `null` outside any step. */
+  readonly stepId: string | null;
+  readonly permissions: Permissions;
+  readonly memoryScope: MemoryScope;
+  /** This context's budget ledger; reservations are checked against every ancestor too. */
+  readonly ledger: BudgetLedger;
+  /** Absolute deadline in clock milliseconds, or `null` for none. */
+  readonly deadline: number | null;
+  readonly depth: number;
+  /** Actor names from the root down to this context. */
+  readonly path: readonly string[];
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly parent: ExecContext | null;
+  readonly clock: Clock;
+  readonly ids: IdSource;
+  /** Where the running step's tokens and events go; detached outside a step. */
+  readonly stream: StreamSink;
+  /** @internal The OpenTelemetry span of the running step, parent of spans made under it. */
+  readonly span: Span | undefined;
+  /** @internal Observer of the whole step tree, inherited by children. */
+  readonly tap: StreamTap | null;
+  readonly createdAt: number;
+
+  readonly #controller = new AbortController();
+  readonly #children = new Set<ExecContext>();
+  #detachOuter: (() => void) | null = null;
+
+  /** @internal Use {@link createContext}, {@link ExecContext.child} or `fromWire`. */
+  constructor(fields: ContextFields) {
+    this.name = fields.name;
+    this.requestId = fields.requestId;
+    this.traceId = fields.traceId;
+    this.userId = fields.userId;
+    this.sessionId = fields.sessionId;
+    this.runId = fields.runId;
+    this.stepId = fields.stepId;
+    this.permissions = fields.permissions;
+    this.memoryScope = fields.memoryScope;
+    this.ledger = fields.ledger;
+    this.deadline = fields.deadline;
+    this.depth = fields.depth;
+    this.path = fields.path;
+    this.metadata = fields.metadata;
+    this.parent = fields.parent;
+    this.clock = fields.clock;
+    this.ids = fields.ids;
+    this.stream = fields.stream;
+    this.span = fields.span;
+    this.tap = fields.tap;
+    this.createdAt = fields.clock.now();
+  }
+
+  /** Aborts when this context or any ancestor is cancelled (or a step times out). */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** Token usage of this context and all its descendants. */
+  get tokenUsage(): TokenUsage {
+    const c = this.ledger.committed;
+    return {
+      promptTokens: c.tokensIn,
+      completionTokens: c.tokensOut,
+      totalTokens: c.tokensIn + c.tokensOut,
+      costUsd: c.costUsd,
+    };
+  }
+
+  /** What may still be spent, the tightest of this ledger and its ancestors. */
+  budgetRemaining(): BudgetRemaining {
+    return this.ledger.remaining();
+  }
+
+  canUseTool(name: string): boolean {
+    return canUseTool(this.permissions, name);
+  }
+
+  canUseAgent(name: string): boolean {
+    return canUseAgent(this.permissions, name);
+  }
+
+  hasRole(role: string): boolean {
+    return hasRole(this.permissions, role);
+  }
+
+  isCancelled(): boolean {
+    return this.#controller.signal.aborted;
+  }
+
+  isTimedOut(): boolean {
+    return this.deadline !== null && this.clock.now() >= this.deadline;
+  }
+
+  /** Milliseconds until the deadline (never negative), or `null` without one. */
+  remainingMs(): number | null {
+    return this.deadline === null ? null : Math.max(0, this.deadline - this.clock.now());
+  }
+
+  /**
+   * Cancels this context and every descendant: their signals abort with `reason`
+   * (a {@link CancelledError} by default). The parent is not affected. Idempotent.
+   */
+  cancel(reason: unknown = new CancelledError(`context "${this.name}" cancelled`)): void {
+    if (this.#controller.signal.aborted) return;
+    this.#controller.abort(reason);
+    for (const child of [...this.#children]) child.cancel(reason);
+  }
+
+  /**
+   * Detaches this context from its parent (and from an outside signal), so a long-lived
+   * parent does not keep finished children. The runtime calls it when a step ends.
+   */
+  dispose(): void {
+    const parent = this.parent;
+    if (parent) parent.#children.delete(this);
+    this.#detachOuter?.();
+    this.#detachOuter = null;
+  }
+
+  /**
+   * A child context for the actor `name`. Throws {@link WideningError} if the narrowing
+   * asks for a permission or budget the parent does not have.
+   */
+  child(name: string, narrowing?: ContextNarrowing, internals?: ContextInternals): ExecContext {
+    if (typeof name !== 'string' || name.length === 0) {
+      throw new InvalidParamsError('ExecContext.child: name must be a non-empty string', { param: 'name' });
+    }
+    const budgets = narrowing?.budgets;
+    checkTimeout('ExecContext.child', narrowing?.timeoutMs);
+    const now = this.clock.now();
+    let deadline = this.deadline;
+    if (budgets?.maxWallMs !== undefined) {
+      const left = this.remainingMs();
+      if (left !== null && budgets.maxWallMs > left) {
+        throw new WideningError('budgets.maxWallMs', budgets.maxWallMs, left);
+      }
+      deadline = minDeadline(deadline, now + budgets.maxWallMs);
+    }
+    if (narrowing?.timeoutMs !== undefined) deadline = minDeadline(deadline, now + narrowing.timeoutMs);
+    const child = new ExecContext({
+      name,
+      requestId: this.ids.id('request'),
+      traceId: this.traceId,
+      userId: this.userId,
+      sessionId: this.sessionId,
+      runId: internals?.runId ?? this.runId,
+      stepId: internals?.stepId ?? this.stepId,
+      permissions: narrowPermissions(this.permissions, narrowing?.permissions),
+      memoryScope: this.memoryScope,
+      ledger: internals?.ledger ?? (budgets ? this.ledger.child(name, budgets) : new BudgetLedger(name, {}, this.ledger)),
+      deadline,
+      depth: this.depth + 1,
+      path: [...this.path, name],
+      metadata: narrowing?.metadata ? { ...this.metadata, ...narrowing.metadata } : this.metadata,
+      parent: this,
+      clock: this.clock,
+      ids: this.ids,
+      stream: internals?.stream ?? DETACHED_SINK,
+      span: internals?.span ?? this.span,
+      tap: internals?.tap === undefined ? this.tap : internals.tap,
+    });
+    if (this.isCancelled()) child.cancel(this.signal.reason);
+    else this.#children.add(child);
+    return child;
+  }
+
+  /**
+   * The wire form of this context. Budgets travel as what is left (the far side cannot reach
+   * this ledger), the deadline as an absolute time, the span as a W3C `traceparent`.
+   */
+  toWire(): WireContext {
+    const left = this.ledger.remaining();
+    const sc = this.span?.spanContext();
+    const traceparent =
+      sc && trace.isSpanContextValid(sc)
+        ? formatTraceparent({
+            traceId: sc.traceId,
+            spanId: sc.spanId,
+            sampled: (sc.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED,
+          })
+        : null;
+    const p = this.permissions;
+    return {
+      v: 1,
+      name: this.name,
+      request_id: this.requestId,
+      trace_id: this.traceId,
+      traceparent,
+      user_id: this.userId,
+      session_id: this.sessionId,
+      run_id: this.runId,
+      step_id: this.stepId,
+      permissions: {
+        roles: [...p.roles],
+        allowed_tools: p.allowedTools ? [...p.allowedTools] : null,
+        allowed_agents: p.allowedAgents ? [...p.allowedAgents] : null,
+      },
+      memory_scope: this.memoryScope,
+      budget_remaining: { tokens_in: left.tokensIn, tokens_out: left.tokensOut, cost_usd: left.costUsd },
+      deadline: this.deadline,
+      depth: this.depth,
+      path: [...this.path],
+      metadata: this.metadata as WireContext['metadata'],
+    };
+  }
+
+  /**
+   * Rebuilds a context on the far side of a thread or host: same ids, trace, permissions,
+   * scope, deadline, depth and path; a ledger limited to the budget that was left; a fresh
+   * signal (wire your cancel message to `ctx.cancel()`).
+   *
+   * Throws {@link InvalidWireContextError} listing every problem when `wire` is malformed.
+   */
+  static fromWire(wire: unknown, options: { readonly clock?: Clock; readonly ids?: IdSource } = {}): ExecContext {
+    const parsed = wireContextSchema.safeParse(wire);
+    if (!parsed.success) {
+      throw new InvalidWireContextError(
+        parsed.error.issues.map((i) => ({
+          path: i.path.map((seg) => (typeof seg === 'symbol' ? String(seg) : seg)),
+          message: i.message,
+        })),
+      );
+    }
+    const w = parsed.data;
+    const tp = w.traceparent === null ? null : parseTraceparent(w.traceparent);
+    const span = tp
+      ? trace.wrapSpanContext({
+          traceId: tp.traceId,
+          spanId: tp.spanId,
+          traceFlags: tp.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+          isRemote: true,
+        })
+      : undefined;
+    const b = w.budget_remaining;
+    return new ExecContext({
+      name: w.name,
+      requestId: w.request_id,
+      traceId: w.trace_id,
+      userId: w.user_id,
+      sessionId: w.session_id,
+      runId: w.run_id,
+      stepId: w.step_id,
+      permissions: createPermissions({
+        roles: w.permissions.roles,
+        allowedTools: w.permissions.allowed_tools,
+        allowedAgents: w.permissions.allowed_agents,
+      }),
+      memoryScope: w.memory_scope,
+      ledger: new BudgetLedger(w.name, {
+        ...(b.tokens_in === null ? {} : { maxTokensIn: b.tokens_in }),
+        ...(b.tokens_out === null ? {} : { maxTokensOut: b.tokens_out }),
+        ...(b.cost_usd === null ? {} : { maxCostUsd: b.cost_usd }),
+      }),
+      deadline: w.deadline,
+      depth: w.depth,
+      path: w.path,
+      metadata: w.metadata,
+      parent: null,
+      clock: options.clock ?? systemClock,
+      ids: options.ids ?? randomIdSource,
+      stream: DETACHED_SINK,
+      span,
+      tap: null,
+    });
+  }
+
+  /** @internal Links an outside signal: aborting it cancels this context. */
+  linkSignal(signal: AbortSignal): void {
+    if (signal.aborted) {
+      this.cancel(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      this.cancel(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    this.#detachOuter = () => {
+      signal.removeEventListener('abort', onAbort);
+    };
+  }
+}
+
+function minDeadline(a: number | null, b: number): number {
+  return a === null ? b : Math.min(a, b);
+}
+
+/**
+ * A root context. Every option is optional: an anonymous user, open permissions,
+ * `session` memory scope, no budgets and no deadline.
+ *
+ * @example
+ * const ctx = createContext({ userId: 'u1', sessionId: 's1', timeoutMs: 30_000 });
+ */
+export function createContext(options: CreateContextOptions = {}): ExecContext {
+  checkTimeout('createContext', options.timeoutMs);
+  const clock = options.clock ?? systemClock;
+  const ids = options.ids ?? randomIdSource;
+  const name = options.name ?? 'root';
+  const now = clock.now();
+  let deadline: number | null = null;
+  if (options.timeoutMs !== undefined) deadline = now + options.timeoutMs;
+  const wall = options.budgets?.maxWallMs;
+  if (wall !== undefined) {
+    if (!(wall >= 0)) throw new RangeError(`createContext: budgets.maxWallMs must be >= 0, got ${wall}`);
+    deadline = minDeadline(deadline, now + wall);
+  }
+  const ctx = new ExecContext({
+    name,
+    requestId: ids.id('request'),
+    traceId: options.traceId ?? ids.traceId(),
+    userId: options.userId ?? null,
+    sessionId: options.sessionId ?? null,
+    runId: options.runId ?? null,
+    stepId: null,
+    permissions: createPermissions(options.permissions),
+    memoryScope: options.memoryScope ?? 'session',
+    ledger: new BudgetLedger(name, options.budgets ?? {}),
+    deadline,
+    depth: 0,
+    path: [],
+    metadata: options.metadata ?? {},
+    parent: null,
+    clock,
+    ids,
+    stream: DETACHED_SINK,
+    span: undefined,
+    tap: options.tap ?? null,
+  });
+  if (options.signal) ctx.linkSignal(options.signal);
+  return ctx;
+}

@@ -1,0 +1,43 @@
+/** @module Where a running step's handler sends tokens and events. */
+import { StreamClosedError } from '../errors/stream-closed-error.js';
+
+/** An event a handler may emit besides tokens; validated by the step that receives it. */
+export interface SinkEvent {
+  readonly type: string;
+  readonly [field: string]: unknown;
+}
+
+/**
+ * The stream sink of a context. Inside a step it feeds the step's event stream; a push
+ * after the step ended, or after a cancel, throws {@link StreamClosedError}.
+ */
+export interface StreamSink {
+  /** Emits one token of text. */
+  push(text: string): void;
+  /** Emits a `narration`, `metrics`, `fact` or `tool_suggest` event. */
+  emit(event: SinkEvent): void;
+  /** Closes the sink; later pushes throw. */
+  close(): void;
+  /** True once no more events are accepted. */
+  readonly closed: boolean;
+}
+
+/** The sink of a context that is not running a step: every push throws. */
+export const DETACHED_SINK: StreamSink = Object.freeze({
+  push(): void {
+    throw new StreamClosedError('(none)', 'token', 'not in a step');
+  },
+  emit(event: SinkEvent): void {
+    throw new StreamClosedError('(none)', event.type, 'not in a step');
+  },
+  close(): void {
+    /* nothing to close */
+  },
+  closed: true,
+});
+
+/** Receives every event of a step tree, with the emitting actor's path; see `runtime.stream`. */
+export interface StreamTap {
+  /** Called once per event, in emission order; must not throw. */
+  onEvent(path: readonly string[], event: SinkEvent): void;
+}

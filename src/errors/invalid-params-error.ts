@@ -1,0 +1,17 @@
+/** @module An argument or option that is not acceptable. */
+import { AxonError, type AxonErrorOptions } from './axon-error.js';
+
+/** An argument, option or request field is missing or malformed. Code `INVALID_PARAMS`. */
+export class InvalidParamsError extends AxonError {
+  readonly code = 'INVALID_PARAMS' as const;
+  /** The offending parameter, when one is to blame. */
+  readonly param: string | undefined;
+
+  constructor(message: string, options: AxonErrorOptions & { readonly param?: string } = {}) {
+    super(message, {
+      ...options,
+      details: { ...options.details, ...(options.param ? { param: options.param } : {}) },
+    });
+    this.param = options.param;
+  }
+}

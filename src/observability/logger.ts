@@ -1,0 +1,74 @@
+/** @module pino logging with secrets redacted at any depth. */
+import { pino, type Logger, type LoggerOptions } from 'pino';
+
+export type { Logger } from 'pino';
+
+/** Keys whose values never reach a log line (compared case-insensitively). */
+export const DEFAULT_REDACT_KEYS: readonly string[] = [
+  'api_key',
+  'apikey',
+  'x-api-key',
+  'authorization',
+  'proxy-authorization',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'password',
+  'passwd',
+  'secret',
+  'client_secret',
+  'cookie',
+  'set-cookie',
+];
+
+/** What a redacted value is replaced with. */
+export const REDACTED = '[REDACTED]';
+
+/**
+ * A copy of `value` in which every property named in `keys` (lower-case) is replaced by
+ * {@link REDACTED}, at any depth. Cycles are cut, not followed.
+ */
+export function redactSecrets(value: unknown, keys: ReadonlySet<string>, seen = new WeakSet<object>()): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (seen.has(value)) return '[Circular]';
+  seen.add(value);
+  if (Array.isArray(value)) return value.map((v) => redactSecrets(v, keys, seen));
+  if (value instanceof Error) return { type: value.name, message: value.message, stack: value.stack };
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = keys.has(k.toLowerCase()) ? REDACTED : redactSecrets(v, keys, seen);
+  }
+  return out;
+}
+
+/** Options of {@link createLogger}. */
+export interface CreateLoggerOptions {
+  /** Minimum level; default `AXON_LOG_LEVEL` or `warn`. */
+  readonly level?: string;
+  /** Keys to redact in addition to {@link DEFAULT_REDACT_KEYS}. */
+  readonly redactKeys?: readonly string[];
+  /** Where lines go; default standard error, so logs never mix with streamed output. */
+  readonly destination?: pino.DestinationStream;
+}
+
+/**
+ * A pino logger whose structured fields (and child bindings) have secrets redacted at any
+ * depth. Message strings are not inspected: keep secrets out of them.
+ *
+ * @example
+ * const log = createLogger({ level: 'info' });
+ * log.info({ request: { headers: { authorization: 'Bearer x' } } }, 'calling'); // authorization: "[REDACTED]"
+ */
+export function createLogger(options: CreateLoggerOptions = {}): Logger {
+  const keys = new Set([...DEFAULT_REDACT_KEYS, ...(options.redactKeys ?? [])].map((k) => k.toLowerCase()));
+  const pinoOptions: LoggerOptions = {
+    name: 'axon',
+    level: options.level ?? process.env['AXON_LOG_LEVEL'] ?? 'warn',
+    formatters: {
+      log: (obj) => redactSecrets(obj, keys) as Record<string, unknown>,
+      bindings: (b) => redactSecrets(b, keys) as Record<string, unknown>,
+    },
+  };
+  return pino(pinoOptions, options.destination ?? pino.destination({ dest: 2, sync: true }));
+}

@@ -1,0 +1,113 @@
+/** @module The in-memory RunStore: fast and ephemeral, the default of an embedded runtime. */
+import { ConflictError } from '../errors/conflict-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import type { StepEvent } from '../streams/events.js';
+import type { RunPatch, RunRecord, StepPatch, StepRecord } from './records.js';
+import type { RunStore } from './run-store.js';
+
+interface RunEntry {
+  run: RunRecord;
+  readonly stepIds: string[];
+}
+
+/**
+ * A {@link RunStore} in the process heap. Nothing survives the process; use the SQLite or
+ * Redis store for that. Records are copied in and out, so callers cannot change what is
+ * stored by mutating a returned object.
+ *
+ * @example
+ * const runtime = createRuntime({ store: memoryStore() });
+ */
+export class MemoryRunStore implements RunStore {
+  readonly #runs = new Map<string, RunEntry>();
+  readonly #steps = new Map<string, StepRecord>();
+  readonly #logs = new Map<string, StepEvent[]>();
+
+  createRun(run: RunRecord): Promise<void> {
+    if (this.#runs.has(run.run_id)) return Promise.reject(new ConflictError(`run ${run.run_id} exists`));
+    this.#runs.set(run.run_id, { run: { ...run }, stepIds: [] });
+    return Promise.resolve();
+  }
+
+  getRun(runId: string): Promise<RunRecord | null> {
+    const entry = this.#runs.get(runId);
+    return Promise.resolve(entry ? { ...entry.run } : null);
+  }
+
+  updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
+    const entry = this.#runs.get(runId);
+    if (!entry) return Promise.reject(new NotFoundError('run', runId));
+    entry.run = { ...entry.run, ...patch };
+    return Promise.resolve({ ...entry.run });
+  }
+
+  createStep(step: StepRecord): Promise<void> {
+    const entry = this.#runs.get(step.run_id);
+    if (!entry) return Promise.reject(new NotFoundError('run', step.run_id));
+    if (this.#steps.has(step.step_id)) return Promise.reject(new ConflictError(`step ${step.step_id} exists`));
+    this.#steps.set(step.step_id, { ...step });
+    entry.stepIds.push(step.step_id);
+    return Promise.resolve();
+  }
+
+  getStep(stepId: string): Promise<StepRecord | null> {
+    const step = this.#steps.get(stepId);
+    return Promise.resolve(step ? { ...step } : null);
+  }
+
+  updateStep(stepId: string, patch: StepPatch): Promise<StepRecord> {
+    const step = this.#steps.get(stepId);
+    if (!step) return Promise.reject(new NotFoundError('step', stepId));
+    const next = { ...step, ...patch };
+    this.#steps.set(stepId, next);
+    return Promise.resolve({ ...next });
+  }
+
+  listSteps(runId: string): Promise<StepRecord[]> {
+    const entry = this.#runs.get(runId);
+    if (!entry) return Promise.resolve([]);
+    const out: StepRecord[] = [];
+    for (const id of entry.stepIds) {
+      const step = this.#steps.get(id);
+      if (step) out.push({ ...step });
+    }
+    return Promise.resolve(out);
+  }
+
+  appendEvents(events: readonly StepEvent[]): Promise<void> {
+    // Check the whole batch before writing any of it, so a refused batch leaves no trace.
+    const next = new Map<string, number>();
+    for (const ev of events) {
+      if (!this.#steps.has(ev.step_id)) return Promise.reject(new NotFoundError('step', ev.step_id));
+      const expected = (next.get(ev.step_id) ?? this.#logs.get(ev.step_id)?.length ?? 0) + 1;
+      if (ev.seq !== expected) {
+        return Promise.reject(
+          new ConflictError(`step ${ev.step_id}: expected seq ${expected}, got ${ev.seq}`, {
+            details: { step_id: ev.step_id, expected, got: ev.seq },
+          }),
+        );
+      }
+      next.set(ev.step_id, ev.seq);
+    }
+    for (const ev of events) {
+      let log = this.#logs.get(ev.step_id);
+      if (!log) this.#logs.set(ev.step_id, (log = []));
+      log.push(ev);
+    }
+    return Promise.resolve();
+  }
+
+  readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
+    const log = this.#logs.get(stepId) ?? [];
+    return Promise.resolve(log.slice(Math.max(0, afterSeq)));
+  }
+
+  close(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** A new, empty {@link MemoryRunStore}. */
+export function memoryStore(): MemoryRunStore {
+  return new MemoryRunStore();
+}

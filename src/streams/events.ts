@@ -1,0 +1,205 @@
+/**
+ * @module Every step event of API.md as one zod discriminated union; the TypeScript types
+ * are inferred from these schemas, never written twice.
+ */
+import { z } from 'zod';
+import { errorCodeSchema } from '../errors/error-code.js';
+
+const count = z.number().int().nonnegative();
+const nullableString = z.string().nullable();
+
+/** Determinism and cost facts of a step or call (NERVE-4020). */
+export const provenanceSchema = z.object({
+  seed: z.number().int().nullable(),
+  prompt_hash: nullableString,
+  params_hash: nullableString,
+  engine: nullableString,
+  model_hash: nullableString,
+  pool_id: nullableString,
+  replica_id: nullableString,
+  tokens_in: count,
+  tokens_out: count,
+  cost_usd: z.number().nonnegative(),
+  decode_time_ms: z.number().nonnegative().nullable(),
+});
+export type Provenance = z.infer<typeof provenanceSchema>;
+
+/** What a step or run has used of its budgets. */
+export const budgetUsageSchema = z.object({
+  tokens_in: count,
+  tokens_out: count,
+  cost_usd: z.number().nonnegative(),
+  wall_ms: z.number().nonnegative(),
+});
+export type BudgetUsage = z.infer<typeof budgetUsageSchema>;
+
+/** A typed, append-only fact (NERVE-4004). */
+export const factSchema = z.object({
+  fact_id: z.string(),
+  run_id: z.string(),
+  type: z.string().min(1),
+  schema_uri: nullableString,
+  data: z.unknown(),
+  emitted_by_step: nullableString,
+  ts: z.number(),
+});
+export type Fact = z.infer<typeof factSchema>;
+
+/** The `error` payload of API.md. */
+export const errorPayloadSchema = z.object({
+  code: errorCodeSchema,
+  message: z.string(),
+  retriable: z.boolean(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+const base = {
+  step_id: z.string(),
+  /** Position in the step's log: 1, 2, 3, … */
+  seq: z.number().int().positive(),
+  /** Milliseconds since the epoch, from the runtime's clock. */
+  ts: z.number(),
+};
+
+export const startedEventSchema = z.object({
+  type: z.literal('started'),
+  ...base,
+  queue_position: count.optional(),
+  pool_id: z.string().optional(),
+  replica_id: z.string().optional(),
+  provenance: provenanceSchema,
+});
+
+export const tokenEventSchema = z.object({
+  type: z.literal('token'),
+  ...base,
+  /** The token's text. */
+  t: z.string(),
+  /** Index of the token in the step, from 0. */
+  i: count,
+});
+
+export const toolSuggestEventSchema = z.object({
+  type: z.literal('tool_suggest'),
+  ...base,
+  tool: z.string(),
+  args: z.record(z.string(), z.unknown()),
+  reason: z.string().optional(),
+});
+
+/**
+ * A fact emitted by the step. On the wire (SSE) `data` is the Fact itself plus `step_id`,
+ * `seq`, `ts`; here the Fact is nested because its own `type` field would collide with the
+ * event tag.
+ */
+export const factEventSchema = z.object({
+  type: z.literal('fact'),
+  ...base,
+  fact: factSchema,
+});
+
+export const metricsEventSchema = z.object({
+  type: z.literal('metrics'),
+  ...base,
+  tokens_in: count,
+  tokens_out: count,
+  cost_usd: z.number().nonnegative(),
+  queue_depth: count.optional(),
+  budget_remaining: z.record(z.string(), z.number().nullable()).optional(),
+});
+
+export const narrationEventSchema = z.object({
+  type: z.literal('narration'),
+  ...base,
+  text: z.string(),
+});
+
+export const checkpointEventSchema = z.object({
+  type: z.literal('checkpoint'),
+  ...base,
+  checkpoint_id: z.string(),
+});
+
+export const endEventSchema = z.object({
+  type: z.literal('end'),
+  ...base,
+  output: z.unknown(),
+  budget_usage: budgetUsageSchema,
+  provenance: provenanceSchema,
+});
+
+export const errorEventSchema = z.object({
+  type: z.literal('error'),
+  ...base,
+  ...errorPayloadSchema.shape,
+});
+
+/** May come outside the step order (POLICY-3002). */
+export const escalationEventSchema = z.object({
+  type: z.literal('escalation'),
+  ...base,
+  reason: z.string(),
+  target: z.string(),
+  breaker_state: z.enum(['closed', 'open', 'half_open']).optional(),
+});
+
+/** Every event a step can log or stream, tagged by `type`. */
+export const stepEventSchema = z.discriminatedUnion('type', [
+  startedEventSchema,
+  tokenEventSchema,
+  toolSuggestEventSchema,
+  factEventSchema,
+  metricsEventSchema,
+  narrationEventSchema,
+  checkpointEventSchema,
+  endEventSchema,
+  errorEventSchema,
+  escalationEventSchema,
+]);
+
+/** A step event (API.md's table), discriminated by `type`. */
+export type StepEvent = z.infer<typeof stepEventSchema>;
+/** One of the event tags. */
+export type StepEventType = StepEvent['type'];
+/** The event of a given tag. */
+export type StepEventOf<TType extends StepEventType> = Extract<StepEvent, { type: TType }>;
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An event before the step has stamped it with `step_id`, `seq` and `ts`. */
+export type StepEventBody = DistributiveOmit<StepEvent, 'step_id' | 'seq' | 'ts'>;
+
+/** The events a handler may emit itself through `ctx.stream.emit`. */
+export const EMITTABLE_TYPES = ['tool_suggest', 'fact', 'metrics', 'narration'] as const;
+
+/** Schema of an event a handler emits: the body of one of {@link EMITTABLE_TYPES}. */
+export const emittableEventSchema = z.discriminatedUnion('type', [
+  toolSuggestEventSchema.omit({ step_id: true, seq: true, ts: true }),
+  factEventSchema.omit({ step_id: true, seq: true, ts: true }),
+  metricsEventSchema.omit({ step_id: true, seq: true, ts: true }),
+  narrationEventSchema.omit({ step_id: true, seq: true, ts: true }),
+]);
+export type EmittableEvent = z.infer<typeof emittableEventSchema>;
+
+/** An event of a step tree, as `runtime.stream` yields it: who emitted it, and the event. */
+export interface StreamItem {
+  /** Actor names from the root step down to the emitting one, e.g. `['planner', 'flights']`. */
+  readonly path: readonly string[];
+  readonly event: StepEvent;
+}
+
+/** Provenance of a step that made no engine call. */
+export function emptyProvenance(seed: number | null = null): Provenance {
+  return {
+    seed,
+    prompt_hash: null,
+    params_hash: null,
+    engine: null,
+    model_hash: null,
+    pool_id: null,
+    replica_id: null,
+    tokens_in: 0,
+    tokens_out: 0,
+    cost_usd: 0,
+    decode_time_ms: null,
+  };
+}
