@@ -1,12 +1,7 @@
 /** @module Agent inputs and results, with Nerva's statuses. */
 import type { TokenUsage } from '../context/exec-context.js';
+import type { ChatMessage } from '../engines/chat-request.js';
 import type { AxonError } from '../errors/axon-error.js';
-
-/** A chat message of an agent's history. */
-export interface ChatMessage {
-  readonly role: 'system' | 'user' | 'assistant' | 'tool';
-  readonly content: string;
-}
 
 /** What an agent is asked to do (Nerva's `AgentInput`). */
 export interface AgentInput {

@@ -128,7 +128,7 @@ export class Runtime implements AgentRuntime {
 
   /** Registers a function tool; a duplicate name is refused with `ConflictError`. */
   registerTool(tool: ToolDefinition): this {
-    this.#tools.register(tool as ToolDefinition);
+    this.#tools.register(tool);
     return this;
   }
 

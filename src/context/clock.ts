@@ -10,20 +10,19 @@ export type TimerHandle = { readonly __timer: unique symbol } | object;
 export interface Clock {
   /** Milliseconds since the epoch. */
   now(): number;
-  /** Calls `fn` after `ms` milliseconds. The timer does not keep the process alive. */
+  /** Calls `fn` after `ms` milliseconds. */
   setTimeout(fn: () => void, ms: number): TimerHandle;
   /** Cancels a timer; a handle that already fired or was cleared is ignored. */
   clearTimeout(handle: TimerHandle): void;
 }
 
-/** The wall clock. Its timers are `unref`'d so they never hold a process open. */
+/**
+ * The wall clock. Its timers keep the process alive like any Node timer; the runtime clears
+ * each step's timers when the step ends.
+ */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  setTimeout(fn, ms) {
-    const t = setTimeout(fn, ms);
-    t.unref();
-    return t;
-  },
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout(handle) {
     clearTimeout(handle as NodeJS.Timeout);
   },

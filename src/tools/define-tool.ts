@@ -30,7 +30,8 @@ export interface ToolDefinition<TArgs = unknown, TOutput = unknown> {
   readonly input: z.ZodType<TArgs>;
   /** JSON Schema draft 2020-12 of the arguments, generated from `input`. */
   readonly parameters: JsonSchema;
-  readonly handler: ToolHandler<TArgs, TOutput>;
+  /** Runs the tool on validated arguments. (A method, so any tool fits `ToolDefinition`.) */
+  handler(args: TArgs, ctx: ExecContext): Promise<TOutput> | TOutput;
   readonly requiredRoles: readonly string[];
   readonly timeoutMs: number;
 }

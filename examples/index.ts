@@ -1,0 +1,15 @@
+/** @module The examples `axon run` knows, and the tools every runtime of the CLI registers. */
+import type { ToolDefinition } from '../src/tools/define-tool.js';
+import type { Example, ExampleOptions } from './example.js';
+import { addTool } from './tools/add.js';
+import { tripPlanner } from './trip-planner/index.js';
+
+export type { Example, ExampleOptions } from './example.js';
+
+/** Example builders by name. */
+export const EXAMPLES: Readonly<Record<string, (options?: ExampleOptions) => Example>> = {
+  'trip-planner': tripPlanner,
+};
+
+/** Tools registered with the examples (API.md's embedded defaults). */
+export const EXAMPLE_TOOLS: readonly ToolDefinition[] = [addTool];

@@ -1,0 +1,123 @@
+/** @module The scripted engine: seeded, deterministic, with a configurable delay per token. */
+import { createHash } from 'node:crypto';
+import { systemClock, type Clock } from '../context/clock.js';
+import { estimateTokens, type ChatRequest, type Engine, type EngineCallOptions, type EngineUsage } from './chat-request.js';
+
+/** Options of {@link createScriptedEngine}. */
+export interface ScriptedEngineOptions {
+  /** The engine's name; default `scripted`. */
+  readonly name?: string;
+  /** Delay before each token; default `AXON_SCRIPTED_TOKEN_MS` or 5. 0 streams without waiting. */
+  readonly tokenDelayMs?: number;
+  readonly clock?: Clock;
+  /**
+   * Returns the answer text for a request, or `null` for the seeded default text. The text
+   * is split into word tokens and cut at `max_tokens`.
+   */
+  readonly script?: (request: ChatRequest) => string | null;
+}
+
+/** Default `max_tokens` of the scripted engine (API.md). */
+export const SCRIPTED_DEFAULT_MAX_TOKENS = 64;
+
+const WORDS = (
+  'the a of to and in for on with at by from as is are was be this that it agent step plan run ' +
+  'token stream actor context budget trace tool call result fact memory policy seed replay ' +
+  'route delegate flight calendar berlin tuesday morning evening window seat hotel train ' +
+  'quick steady careful bright clear simple narrow shared typed bounded durable local remote ' +
+  'answer question request response check confirm book search find choose compare price time'
+).split(' ');
+
+/** mulberry32: a small, fast, well-distributed 32-bit PRNG. */
+function mulberry32(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function seedOf(request: ChatRequest): number {
+  const digest = createHash('sha256')
+    .update(JSON.stringify({ seed: request.seed ?? 0, messages: request.messages }))
+    .digest();
+  return digest.readUInt32BE(0);
+}
+
+/** The seeded default text: `n` word tokens, the first without a leading space. */
+export function scriptedTokens(request: ChatRequest, n: number): string[] {
+  const rand = mulberry32(seedOf(request));
+  const out: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const word = WORDS[Math.floor(rand() * WORDS.length)] ?? 'token';
+    const end = i === n - 1 || rand() < 0.08 ? '.' : '';
+    out.push((i === 0 ? '' : ' ') + word + end);
+  }
+  return out;
+}
+
+/** Splits text into word tokens that join back to it exactly. */
+export function splitWords(text: string): string[] {
+  return text.match(/\s*\S+/g) ?? [];
+}
+
+function sleep(clock: Clock, ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const onAbort = (): void => {
+      clock.clearTimeout(handle);
+      reject(signal?.reason as Error);
+    };
+    const handle = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/**
+ * The scripted engine of API.md's embedded defaults: streams a deterministic text of
+ * `params.max_tokens` tokens (default 64) derived from the seed and the messages, one token
+ * every `tokenDelayMs`. Same seed and messages, the same text, byte for byte. Costs nothing.
+ *
+ * @example
+ * const engine = createScriptedEngine({ tokenDelayMs: 0 });
+ * for await (const t of engine.stream({ messages: [{ role: 'user', content: 'hi' }], seed: 42 })) process.stdout.write(t);
+ */
+export function createScriptedEngine(options: ScriptedEngineOptions = {}): Engine {
+  const envDelay = Number(process.env['AXON_SCRIPTED_TOKEN_MS'] ?? '5');
+  const tokenDelayMs = options.tokenDelayMs ?? (Number.isFinite(envDelay) && envDelay >= 0 ? envDelay : 5);
+  if (!(Number.isFinite(tokenDelayMs) && tokenDelayMs >= 0)) {
+    throw new RangeError(`createScriptedEngine: tokenDelayMs must be >= 0, got ${tokenDelayMs}`);
+  }
+  const clock = options.clock ?? systemClock;
+  const name = options.name ?? 'scripted';
+  const estimateTokensIn = (request: ChatRequest): number =>
+    request.messages.reduce((n, m) => n + estimateTokens(m.content), 0);
+  return {
+    name,
+    defaultMaxTokens: SCRIPTED_DEFAULT_MAX_TOKENS,
+    estimateTokensIn,
+    async *stream(request: ChatRequest, call: EngineCallOptions = {}): AsyncGenerator<string, EngineUsage, undefined> {
+      const max = request.params?.max_tokens ?? SCRIPTED_DEFAULT_MAX_TOKENS;
+      if (!(Number.isInteger(max) && max >= 0)) throw new RangeError(`max_tokens must be an integer >= 0, got ${max}`);
+      const scripted = options.script?.(request) ?? null;
+      const tokens = scripted === null ? scriptedTokens(request, max) : splitWords(scripted).slice(0, max);
+      let produced = 0;
+      for (const token of tokens) {
+        if (tokenDelayMs > 0) await sleep(clock, tokenDelayMs, call.signal);
+        else if (call.signal?.aborted) throw call.signal.reason as Error;
+        produced++;
+        yield token;
+      }
+      return { tokensIn: estimateTokensIn(request), tokensOut: produced, costUsd: 0 };
+    },
+  };
+}

@@ -1,0 +1,101 @@
+/**
+ * @module axon's public API. Everything a service embeds is re-exported here by name;
+ * nothing inside `src/` imports this file.
+ */
+export { createRuntime, Runtime, type RuntimeOptions, type AgentActor } from './actors/runtime.js';
+export { defineAgent, DEFAULT_AGENT_TIMEOUT_MS, type AgentSpec } from './actors/define-agent.js';
+export type {
+  AgentDefinition,
+  AgentHandler,
+  AgentFunctionHandler,
+  AgentGeneratorHandler,
+  AgentRuntime,
+  AgentTarget,
+} from './actors/agent-runtime.js';
+export {
+  needsData,
+  needsCredentials,
+  wrongHandler,
+  isAgentOutcome,
+  type AgentInput,
+  type AgentResult,
+  type AgentStatus,
+  type AgentOutcome,
+} from './actors/agent-result.js';
+export type { AgentStats } from './actors/agent-machine.js';
+export { RunStream } from './actors/run-stream.js';
+export {
+  ActorSystem,
+  type ActorEntry,
+  type ActorKind,
+  type InspectionEvent,
+  type InspectionObserver,
+} from './actors/actor-system.js';
+export { stepMachine, type StepLifecycleState } from './actors/step-machine.js';
+export { StepActor } from './actors/step-actor.js';
+
+export {
+  createContext,
+  ExecContext,
+  type Budgets,
+  type ContextNarrowing,
+  type CreateContextOptions,
+  type MemoryScope,
+  type TokenUsage,
+} from './context/exec-context.js';
+export { wireContextSchema, type WireContext } from './context/wire-context.js';
+export {
+  BudgetLedger,
+  Reservation,
+  type BudgetAmounts,
+  type BudgetLimits,
+  type BudgetRemaining,
+} from './context/budget-ledger.js';
+export { systemClock, SimulatedClock, type Clock, type TimerHandle } from './context/clock.js';
+export { randomIdSource, createSequentialIdSource, type IdSource, type IdKind } from './context/id-source.js';
+export {
+  canUseAgent,
+  canUseTool,
+  hasRole,
+  createPermissions,
+  narrowPermissions,
+  type Permissions,
+  type PermissionsNarrowing,
+} from './context/permissions.js';
+export type { StreamSink, SinkEvent, StreamTap } from './context/stream-sink.js';
+export { parseTraceparent, formatTraceparent, type TraceParent } from './context/traceparent.js';
+
+export { AxonError, isAxonError, type AxonErrorOptions } from './errors/axon-error.js';
+export { ERROR_CODES, type ErrorCode } from './errors/error-code.js';
+export { BudgetExceededError, type BudgetLimit } from './errors/budget-exceeded-error.js';
+export { CancelledError } from './errors/cancelled-error.js';
+export { ConflictError } from './errors/conflict-error.js';
+export { DepthLimitError } from './errors/depth-limit-error.js';
+export { InternalError } from './errors/internal-error.js';
+export { InvalidParamsError } from './errors/invalid-params-error.js';
+export { InvalidWireContextError } from './errors/invalid-wire-context-error.js';
+export { NotFoundError } from './errors/not-found-error.js';
+export { PermissionDeniedError, type PermissionSubject } from './errors/permission-denied-error.js';
+export { SchemaViolationError, type SchemaIssue } from './errors/schema-violation-error.js';
+export { StreamClosedError } from './errors/stream-closed-error.js';
+export { TimeoutError } from './errors/timeout-error.js';
+export { WideningError } from './errors/widening-error.js';
+export { toAxonError, toErrorPayload, type ErrorPayload } from './errors/to-error-payload.js';
+
+export * from './streams/events.js';
+
+export { defineTool, DEFAULT_TOOL_TIMEOUT_MS, type ToolDefinition, type ToolSpec, type JsonSchema } from './tools/define-tool.js';
+export type { ToolResult, ToolStatus } from './tools/tool-result.js';
+export type { ToolInfo } from './tools/tool-registry.js';
+
+export { createScriptedEngine, SCRIPTED_DEFAULT_MAX_TOKENS, type ScriptedEngineOptions } from './engines/scripted-engine.js';
+export { chatTokens } from './engines/chat-tokens.js';
+export type { Engine, ChatMessage, ChatParams, ChatRequest, EngineUsage } from './engines/chat-request.js';
+
+export { memoryStore, MemoryRunStore } from './store/memory-store.js';
+export type { RunStore } from './store/run-store.js';
+export type * from './store/records.js';
+export { buildTraceTree } from './store/step-tree.js';
+
+export { renderTraceTree, type TraceNode } from './observability/trace-tree.js';
+export { createLogger, redactSecrets, DEFAULT_REDACT_KEYS, type CreateLoggerOptions, type Logger } from './observability/logger.js';
