@@ -4,7 +4,9 @@ import { existsSync } from 'node:fs';
 
 const entry = new URL('../dist/src/cli/main.js', import.meta.url);
 if (!existsSync(entry)) {
-  process.stderr.write('axon: the build is missing; run `npm run build` (npm install runs it for you)\n');
+  process.stderr.write(
+    'axon: the build is missing; run `npm run build` (npm install runs it for you)\n',
+  );
   process.exit(1);
 }
 await import(entry.href);

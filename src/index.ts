@@ -52,7 +52,12 @@ export {
   type BudgetRemaining,
 } from './context/budget-ledger.js';
 export { systemClock, SimulatedClock, type Clock, type TimerHandle } from './context/clock.js';
-export { randomIdSource, createSequentialIdSource, type IdSource, type IdKind } from './context/id-source.js';
+export {
+  randomIdSource,
+  createSequentialIdSource,
+  type IdSource,
+  type IdKind,
+} from './context/id-source.js';
 export {
   canUseAgent,
   canUseTool,
@@ -84,13 +89,29 @@ export { toAxonError, toErrorPayload, type ErrorPayload } from './errors/to-erro
 
 export * from './streams/events.js';
 
-export { defineTool, DEFAULT_TOOL_TIMEOUT_MS, type ToolDefinition, type ToolSpec, type JsonSchema } from './tools/define-tool.js';
+export {
+  defineTool,
+  DEFAULT_TOOL_TIMEOUT_MS,
+  type ToolDefinition,
+  type ToolSpec,
+  type JsonSchema,
+} from './tools/define-tool.js';
 export type { ToolResult, ToolStatus } from './tools/tool-result.js';
 export type { ToolInfo } from './tools/tool-registry.js';
 
-export { createScriptedEngine, SCRIPTED_DEFAULT_MAX_TOKENS, type ScriptedEngineOptions } from './engines/scripted-engine.js';
+export {
+  createScriptedEngine,
+  SCRIPTED_DEFAULT_MAX_TOKENS,
+  type ScriptedEngineOptions,
+} from './engines/scripted-engine.js';
 export { chatTokens } from './engines/chat-tokens.js';
-export type { Engine, ChatMessage, ChatParams, ChatRequest, EngineUsage } from './engines/chat-request.js';
+export type {
+  Engine,
+  ChatMessage,
+  ChatParams,
+  ChatRequest,
+  EngineUsage,
+} from './engines/chat-request.js';
 
 export { memoryStore, MemoryRunStore } from './store/memory-store.js';
 export type { RunStore } from './store/run-store.js';
@@ -98,4 +119,10 @@ export type * from './store/records.js';
 export { buildTraceTree } from './store/step-tree.js';
 
 export { renderTraceTree, type TraceNode } from './observability/trace-tree.js';
-export { createLogger, redactSecrets, DEFAULT_REDACT_KEYS, type CreateLoggerOptions, type Logger } from './observability/logger.js';
+export {
+  createLogger,
+  redactSecrets,
+  DEFAULT_REDACT_KEYS,
+  type CreateLoggerOptions,
+  type Logger,
+} from './observability/logger.js';

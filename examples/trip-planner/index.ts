@@ -42,8 +42,10 @@ function destinationOf(message: string): { readonly code: string; readonly name:
 /** The date (UTC, `YYYY-MM-DD`) of the next given weekday strictly after `now`. */
 export function nextWeekday(now: number, weekday: number): string {
   const d = new Date(now);
-  const ahead = ((weekday - d.getUTCDay() + 7) % 7) || 7;
-  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + ahead)).toISOString().slice(0, 10);
+  const ahead = (weekday - d.getUTCDay() + 7) % 7 || 7;
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + ahead))
+    .toISOString()
+    .slice(0, 10);
 }
 
 const pad = (n: number): string => String(n).padStart(2, '0');
@@ -93,9 +95,13 @@ export function tripPlanner(options: ExampleOptions = {}): Example {
     input: z.strictObject({
       to: z.string().regex(/^[A-Z]{3}$/, 'an IATA airport code such as BER'),
       date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD'),
-      from: z.string().regex(/^[A-Z]{3}$/).default('LHR'),
+      from: z
+        .string()
+        .regex(/^[A-Z]{3}$/)
+        .default('LHR'),
     }),
-    handler: ({ to, date, from }) => offersFor(from, to, date).sort((a, b) => a.priceEur - b.priceEur),
+    handler: ({ to, date, from }) =>
+      offersFor(from, to, date).sort((a, b) => a.priceEur - b.priceEur),
   });
 
   const calendar = defineAgent({
@@ -114,7 +120,8 @@ export function tripPlanner(options: ExampleOptions = {}): Example {
     description: 'Finds the cheapest flight for a destination and date.',
     handler: async (input, ctx, runtime) => {
       const result = await runtime.callTool<FlightOffer[]>('search_flights', input.args ?? {}, ctx);
-      if (result.status !== 'success' || !result.output) throw result.error ?? new Error('no flights found');
+      if (result.status !== 'success' || !result.output)
+        throw result.error ?? new Error('no flights found');
       const cheapest = result.output[0];
       if (!cheapest) return needsData('No flights on that date; try another day.');
       return cheapest;
@@ -133,14 +140,22 @@ export function tripPlanner(options: ExampleOptions = {}): Example {
       if (cal.status !== 'success' || !cal.output) return needsData('I could not find a free day.');
       const date = cal.output.date;
       yield { type: 'narration', text: `Searching flights to ${city.code} on ${date}` };
-      const offer = await runtime.delegate<FlightOffer>('flights', { message: city.name, args: { to: city.code, date } }, ctx);
-      if (offer.status !== 'success' || !offer.output) return needsData(`No flight to ${city.name} found.`);
+      const offer = await runtime.delegate<FlightOffer>(
+        'flights',
+        { message: city.name, args: { to: city.code, date } },
+        ctx,
+      );
+      if (offer.status !== 'success' || !offer.output)
+        return needsData(`No flight to ${city.name} found.`);
       const facts = JSON.stringify({ city: city.name, date, offer: offer.output });
       return yield* chatTokens(
         engine,
         {
           messages: [
-            { role: 'system', content: 'You are a travel planner. Summarise the plan in two sentences.' },
+            {
+              role: 'system',
+              content: 'You are a travel planner. Summarise the plan in two sentences.',
+            },
             { role: 'user', content: facts },
           ],
           params: { max_tokens: 96 },

@@ -20,10 +20,29 @@ export interface ActorEntry {
 
 /** What an inspection observer sees. */
 export type InspectionEvent =
-  | { readonly type: 'actor.registered'; readonly actorId: string; readonly kind: ActorKind; readonly name: string }
-  | { readonly type: 'actor.unregistered'; readonly actorId: string; readonly kind: ActorKind; readonly name: string }
-  | { readonly type: 'actor.event'; readonly actorId: string; readonly event: { readonly type: string } }
-  | { readonly type: 'actor.snapshot'; readonly actorId: string; readonly value: unknown; readonly status: string }
+  | {
+      readonly type: 'actor.registered';
+      readonly actorId: string;
+      readonly kind: ActorKind;
+      readonly name: string;
+    }
+  | {
+      readonly type: 'actor.unregistered';
+      readonly actorId: string;
+      readonly kind: ActorKind;
+      readonly name: string;
+    }
+  | {
+      readonly type: 'actor.event';
+      readonly actorId: string;
+      readonly event: { readonly type: string };
+    }
+  | {
+      readonly type: 'actor.snapshot';
+      readonly actorId: string;
+      readonly value: unknown;
+      readonly status: string;
+    }
   | { readonly type: 'actor.failed'; readonly actorId: string; readonly error: unknown };
 
 /** Receives inspection events; exceptions it throws are swallowed and counted. */
@@ -70,7 +89,12 @@ export class ActorSystem {
     this.#actors.set(entry.id, entry);
     if (this.#observers.size > 0) {
       this.#attach(entry);
-      this.#notify({ type: 'actor.registered', actorId: entry.id, kind: entry.kind, name: entry.name });
+      this.#notify({
+        type: 'actor.registered',
+        actorId: entry.id,
+        kind: entry.kind,
+        name: entry.name,
+      });
     }
   }
 
@@ -130,7 +154,12 @@ export class ActorSystem {
         this.#notify({ type: 'actor.event', actorId: entry.id, event: ev.event });
       } else if (ev.type === '@xstate.snapshot') {
         const snap = ev.snapshot as { value?: unknown; status: string };
-        this.#notify({ type: 'actor.snapshot', actorId: entry.id, value: snap.value, status: snap.status });
+        this.#notify({
+          type: 'actor.snapshot',
+          actorId: entry.id,
+          value: snap.value,
+          status: snap.status,
+        });
       }
     });
     this.#attached.set(entry.id, sub);

@@ -38,7 +38,11 @@ export const agentMachine = setup({
   actions: {
     started: assign(({ context, event }) =>
       event.type === 'INVOCATION_STARTED'
-        ? { active: context.active + 1, totalCalls: context.totalCalls + 1, lastInvokedAt: event.at }
+        ? {
+            active: context.active + 1,
+            totalCalls: context.totalCalls + 1,
+            lastInvokedAt: event.at,
+          }
         : {},
     ),
     finished: assign(({ context, event }) => {

@@ -13,7 +13,8 @@ export interface AgentInput {
 }
 
 /** How an invocation ended. */
-export type AgentStatus = 'success' | 'error' | 'timeout' | 'wrong_handler' | 'needs_data' | 'needs_credentials';
+export type AgentStatus =
+  'success' | 'error' | 'timeout' | 'wrong_handler' | 'needs_data' | 'needs_credentials';
 
 /** The result of `invoke`, `delegate` and `invokeChain`. */
 export interface AgentResult<TOutput = unknown> {
@@ -43,7 +44,11 @@ export interface AgentOutcome {
   readonly data: Readonly<Record<string, unknown>> | null;
 }
 
-function outcome(status: AgentOutcome['status'], message: string, data?: Readonly<Record<string, unknown>>): AgentOutcome {
+function outcome(
+  status: AgentOutcome['status'],
+  message: string,
+  data?: Readonly<Record<string, unknown>>,
+): AgentOutcome {
   return { [OUTCOME]: true, status, message, data: data ?? null };
 }
 
@@ -53,18 +58,28 @@ export function needsData(message: string, data?: Readonly<Record<string, unknow
 }
 
 /** Return from a handler when credentials are missing. */
-export function needsCredentials(message: string, data?: Readonly<Record<string, unknown>>): AgentOutcome {
+export function needsCredentials(
+  message: string,
+  data?: Readonly<Record<string, unknown>>,
+): AgentOutcome {
   return outcome('needs_credentials', message, data);
 }
 
 /** Return from a handler when the request is not for this agent. */
-export function wrongHandler(message = 'not handled by this agent', data?: Readonly<Record<string, unknown>>): AgentOutcome {
+export function wrongHandler(
+  message = 'not handled by this agent',
+  data?: Readonly<Record<string, unknown>>,
+): AgentOutcome {
   return outcome('wrong_handler', message, data);
 }
 
 /** True when a handler's return value is an {@link AgentOutcome}. */
 export function isAgentOutcome(value: unknown): value is AgentOutcome {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[OUTCOME] === true;
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    (value as Record<symbol, unknown>)[OUTCOME] === true
+  );
 }
 
 /** Normalises a string or {@link AgentInput} to an {@link AgentInput}. */

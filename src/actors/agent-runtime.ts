@@ -26,7 +26,8 @@ export type AgentGeneratorHandler<TOutput = unknown> = (
 ) => AsyncGenerator<string | SinkEvent, TOutput | AgentOutcome | undefined, undefined>;
 
 /** Either kind of handler. */
-export type AgentHandler<TOutput = unknown> = AgentFunctionHandler<TOutput> | AgentGeneratorHandler<TOutput>;
+export type AgentHandler<TOutput = unknown> =
+  AgentFunctionHandler<TOutput> | AgentGeneratorHandler<TOutput>;
 
 /** A declared agent, ready to register with a runtime. */
 export interface AgentDefinition<TOutput = unknown> {
@@ -37,7 +38,6 @@ export interface AgentDefinition<TOutput = unknown> {
   readonly timeoutMs: number;
   readonly placement: 'inline';
 }
-
 
 /** An agent, by registered name or by definition. */
 export type AgentTarget = string | AgentDefinition;
@@ -66,5 +66,9 @@ export interface AgentRuntime {
    * Calls a registered tool as a `tool_call` child step. Never rejects: unknown tools,
    * refused permissions, schema violations, failures and timeouts are statuses.
    */
-  callTool<TOutput = unknown>(name: string, args: unknown, ctx: ExecContext): Promise<ToolResult<TOutput>>;
+  callTool<TOutput = unknown>(
+    name: string,
+    args: unknown,
+    ctx: ExecContext,
+  ): Promise<ToolResult<TOutput>>;
 }

@@ -27,12 +27,17 @@ const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
  */
 export function defineAgent<TOutput>(spec: AgentSpec<TOutput>): AgentDefinition<TOutput> {
   if (typeof spec.name !== 'string' || !NAME.test(spec.name)) {
-    throw new TypeError(`defineAgent: name must match ${NAME.source}, got ${JSON.stringify(spec.name)}`);
+    throw new TypeError(
+      `defineAgent: name must match ${NAME.source}, got ${JSON.stringify(spec.name)}`,
+    );
   }
-  if (typeof spec.handler !== 'function') throw new TypeError(`defineAgent(${spec.name}): handler must be a function`);
+  if (typeof spec.handler !== 'function')
+    throw new TypeError(`defineAgent(${spec.name}): handler must be a function`);
   const timeoutMs = spec.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS;
   if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    throw new RangeError(`defineAgent(${spec.name}): timeoutMs must be a positive number, got ${timeoutMs}`);
+    throw new RangeError(
+      `defineAgent(${spec.name}): timeoutMs must be a positive number, got ${timeoutMs}`,
+    );
   }
   return {
     kind: 'agent',

@@ -8,7 +8,9 @@ import type { StepActor } from './step-actor.js';
 /** Accepted-but-unlogged events past which a streaming handler waits for the log. */
 const HIGH_WATER = 256;
 
-function isAsyncGenerator(value: unknown): value is AsyncGenerator<string | SinkEvent, unknown, undefined> {
+function isAsyncGenerator(
+  value: unknown,
+): value is AsyncGenerator<string | SinkEvent, unknown, undefined> {
   return (
     typeof value === 'object' &&
     value !== null &&
@@ -44,7 +46,7 @@ export async function executeInline(
         return r.value === undefined ? texts.join('') : r.value;
       }
       // A token produced after a cancel is refused here rather than emitted.
-      if (ctx.signal.aborted) throw ctx.signal.reason;
+      if (ctx.isCancelled()) throw ctx.signal.reason;
       const v = r.value;
       if (typeof v === 'string') {
         step.tokens([v]);

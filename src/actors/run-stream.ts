@@ -31,7 +31,8 @@ export class RunStream<TOutput = unknown> implements AsyncIterable<StreamItem> {
     this.#start = start;
     this.#cancel = cancel;
     this.observable = defer(() => {
-      this.#begin();
+      // The result promise is observed by #begin itself; here only the start matters.
+      void this.#begin();
       return this.#subject;
     });
   }
@@ -69,7 +70,7 @@ export class RunStream<TOutput = unknown> implements AsyncIterable<StreamItem> {
       },
     );
     // Whoever reads `result` sees a rejection; iteration sees it as the stream's error.
-    this.#result.catch(() => undefined);
+    void this.#result.catch(() => undefined);
     return this.#result;
   }
 }

@@ -90,7 +90,10 @@ export class Runtime implements AgentRuntime {
   readonly logger: Logger;
   readonly maxDepth: number;
   readonly #deps: StepRunnerDeps;
-  readonly #agents = new Map<string, { readonly def: AgentDefinition; readonly actor: AgentActor }>();
+  readonly #agents = new Map<
+    string,
+    { readonly def: AgentDefinition; readonly actor: AgentActor }
+  >();
   readonly #tools = new ToolRegistry();
   #closed = false;
 
@@ -120,7 +123,8 @@ export class Runtime implements AgentRuntime {
 
   /** Registers an agent and starts its actor; a duplicate name is refused with `ConflictError`. */
   registerAgent(agent: AgentDefinition): this {
-    if (this.#agents.has(agent.name)) throw new ConflictError(`an agent named "${agent.name}" is already registered`);
+    if (this.#agents.has(agent.name))
+      throw new ConflictError(`an agent named "${agent.name}" is already registered`);
     const actor = this.spawnAgent(agent.name, `agent:${agent.name}`);
     this.#agents.set(agent.name, { def: agent, actor });
     return this;
@@ -134,7 +138,10 @@ export class Runtime implements AgentRuntime {
 
   /** Registered agents' names and descriptions. */
   listAgents(): { readonly name: string; readonly description: string }[] {
-    return [...this.#agents.values()].map(({ def }) => ({ name: def.name, description: def.description }));
+    return [...this.#agents.values()].map(({ def }) => ({
+      name: def.name,
+      description: def.description,
+    }));
   }
 
   /** The tools `ctx` may call, with their JSON Schemas. */
@@ -143,12 +150,22 @@ export class Runtime implements AgentRuntime {
   }
 
   /** Call statistics of a registered agent, from its actor. */
-  agentStats(name: string): AgentStats & { readonly state: 'idle' | 'busy'; readonly active: number } {
+  agentStats(
+    name: string,
+  ): AgentStats & { readonly state: 'idle' | 'busy'; readonly active: number } {
     const entry = this.#agents.get(name);
     if (!entry) throw new NotFoundError('agent', name);
     const snap = entry.actor.getSnapshot();
     const { totalCalls, successes, failures, lastInvokedAt, avgDurationMs, active } = snap.context;
-    return { state: snap.value, active, totalCalls, successes, failures, lastInvokedAt, avgDurationMs };
+    return {
+      state: snap.value,
+      active,
+      totalCalls,
+      successes,
+      failures,
+      lastInvokedAt,
+      avgDurationMs,
+    };
   }
 
   /**
@@ -157,7 +174,11 @@ export class Runtime implements AgentRuntime {
    */
   spawnAgent(name: string, id: string = this.system.ids.id('actor')): AgentActor {
     const actor = createActor(agentMachine, { id, input: { name } });
-    actor.subscribe({ error: (err) => this.system.reportFailure(id, err) });
+    actor.subscribe({
+      error: (err) => {
+        this.system.reportFailure(id, err);
+      },
+    });
     actor.start();
     this.system.register({ id, kind: 'agent', name, ref: actor });
     return actor;
@@ -207,7 +228,8 @@ export class Runtime implements AgentRuntime {
     input: string | AgentInput,
     ctx: ExecContext = this.createContext(),
   ): Promise<AgentResult<TOutput>> {
-    if (agents.length === 0) throw new InvalidParamsError('invokeChain: agents must not be empty', { param: 'agents' });
+    if (agents.length === 0)
+      throw new InvalidParamsError('invokeChain: agents must not be empty', { param: 'agents' });
     const defs = agents.map((a) => this.#resolveAgent(a));
     const run = await this.#ensureRun(ctx, defs.map((d) => d.name).join(' > '));
     let message = toAgentInput(input);
@@ -223,7 +245,11 @@ export class Runtime implements AgentRuntime {
       }
     } finally {
       if (run.owned) {
-        await this.#closeRun(run.runId, result?.status === 'success' ? 'completed' : 'failed', sumUsage(usages));
+        await this.#closeRun(
+          run.runId,
+          result?.status === 'success' ? 'completed' : 'failed',
+          sumUsage(usages),
+        );
       }
     }
     return result as AgentResult<TOutput>;
@@ -247,9 +273,16 @@ export class Runtime implements AgentRuntime {
   }
 
   /** {@inheritDoc AgentRuntime.callTool} */
-  async callTool<TOutput = unknown>(name: string, args: unknown, ctx: ExecContext): Promise<ToolResult<TOutput>> {
+  async callTool<TOutput = unknown>(
+    name: string,
+    args: unknown,
+    ctx: ExecContext,
+  ): Promise<ToolResult<TOutput>> {
     const startedAt = this.system.clock.now();
-    const refuse = (status: 'not_found' | 'permission_denied', error: NotFoundError | PermissionDeniedError): ToolResult<TOutput> => ({
+    const refuse = (
+      status: 'not_found' | 'permission_denied',
+      error: NotFoundError | PermissionDeniedError,
+    ): ToolResult<TOutput> => ({
       status,
       tool: name,
       output: null,
@@ -260,15 +293,28 @@ export class Runtime implements AgentRuntime {
     const tool = this.#tools.get(name);
     if (!tool) return refuse('not_found', new NotFoundError('tool', name));
     const refusal = this.#tools.refusal(tool, ctx);
-    if (refusal === 'context') return refuse('permission_denied', new PermissionDeniedError('tool', name));
+    if (refusal === 'context')
+      return refuse('permission_denied', new PermissionDeniedError('tool', name));
     if (refusal === 'required_roles') {
-      return refuse('permission_denied', new PermissionDeniedError('role', tool.requiredRoles.join(','), { details: { tool: name } }));
+      return refuse(
+        'permission_denied',
+        new PermissionDeniedError('role', tool.requiredRoles.join(','), {
+          details: { tool: name },
+        }),
+      );
     }
     let run: RunHandle;
     try {
       run = await this.#ensureRun(ctx, `tool ${name}`);
     } catch (err) {
-      return { status: 'error', tool: name, output: null, error: new InternalError('run could not be created', { cause: err }), durationMs: 0, stepId: null };
+      return {
+        status: 'error',
+        tool: name,
+        output: null,
+        error: new InternalError('run could not be created', { cause: err }),
+        durationMs: 0,
+        stepId: null,
+      };
     }
     let outcome: StepOutcome;
     try {
@@ -280,14 +326,27 @@ export class Runtime implements AgentRuntime {
         parentCtx: ctx,
         timeoutMs: tool.timeoutMs,
         operation: 'execute_tool',
-        execute: async (stepCtx) => tool.handler(validateToolArgs(tool, args), stepCtx),
+        execute: (stepCtx) => Promise.resolve(tool.handler(validateToolArgs(tool, args), stepCtx)),
       });
     } catch (err) {
       if (run.owned) await this.#closeRun(run.runId, 'failed', null);
-      return { status: 'error', tool: name, output: null, error: err instanceof Error ? new InternalError(err.message, { cause: err }) : null, durationMs: this.system.clock.now() - startedAt, stepId: null };
+      return {
+        status: 'error',
+        tool: name,
+        output: null,
+        error: err instanceof Error ? new InternalError(err.message, { cause: err }) : null,
+        durationMs: this.system.clock.now() - startedAt,
+        stepId: null,
+      };
     }
-    if (run.owned) await this.#closeRun(run.runId, RUN_STATUS[outcome.status], outcome.ctx.tokenUsage);
-    const status = outcome.status === 'succeeded' ? 'success' : outcome.error instanceof TimeoutError ? 'timeout' : 'error';
+    if (run.owned)
+      await this.#closeRun(run.runId, RUN_STATUS[outcome.status], outcome.ctx.tokenUsage);
+    const status =
+      outcome.status === 'succeeded'
+        ? 'success'
+        : outcome.error instanceof TimeoutError
+          ? 'timeout'
+          : 'error';
     return {
       status,
       tool: name,
@@ -322,7 +381,10 @@ export class Runtime implements AgentRuntime {
       return entry.def;
     }
     if (typeof agent !== 'object' || (agent as { kind?: unknown }).kind !== 'agent') {
-      throw new InvalidParamsError('agent must be a registered name or a definition from defineAgent', { param: 'agent' });
+      throw new InvalidParamsError(
+        'agent must be a registered name or a definition from defineAgent',
+        { param: 'agent' },
+      );
     }
     return agent;
   }
@@ -345,7 +407,13 @@ export class Runtime implements AgentRuntime {
     } finally {
       if (run.owned) {
         const status: RunStatus =
-          result === null ? 'failed' : result.status === 'success' ? 'completed' : result.error instanceof CancelledError ? 'cancelled' : 'failed';
+          result === null
+            ? 'failed'
+            : result.status === 'success'
+              ? 'completed'
+              : result.error instanceof CancelledError
+                ? 'cancelled'
+                : 'failed';
         await this.#closeRun(run.runId, status, result?.usage ?? null);
       }
     }
@@ -394,7 +462,8 @@ export class Runtime implements AgentRuntime {
   }
 
   async #ensureRun(ctx: ExecContext, entry: string): Promise<RunHandle> {
-    if (ctx.runId !== null && (await this.store.getRun(ctx.runId))) return { runId: ctx.runId, owned: false };
+    if (ctx.runId !== null && (await this.store.getRun(ctx.runId)))
+      return { runId: ctx.runId, owned: false };
     const runId = ctx.runId ?? this.system.ids.id('run');
     await this.store.createRun({
       run_id: runId,
@@ -442,13 +511,25 @@ function toAgentResult<TOutput>(
 ): AgentResult<TOutput> {
   if (!outcome) throw new InternalError(`agent "${handler}" ended without an outcome`);
   const usage = outcome.ctx.tokenUsage;
-  const base = { handler, runId: outcome.runId, stepId: outcome.stepId, usage, durationMs: outcome.durationMs };
+  const base = {
+    handler,
+    runId: outcome.runId,
+    stepId: outcome.stepId,
+    usage,
+    durationMs: outcome.durationMs,
+  };
   if (outcome.status !== 'succeeded') {
     const status: AgentStatus = outcome.error instanceof TimeoutError ? 'timeout' : 'error';
     return { ...base, status, output: null, data: null, error: outcome.error };
   }
   if (special) {
-    return { ...base, status: special.status, output: special.message as TOutput, data: special.data, error: null };
+    return {
+      ...base,
+      status: special.status,
+      output: special.message as TOutput,
+      data: special.data,
+      error: null,
+    };
   }
   return { ...base, status: 'success', output: outcome.output as TOutput, data: null, error: null };
 }

@@ -8,7 +8,7 @@ import type { Clock } from '../context/clock.js';
 import type { SinkEvent, StreamSink, StreamTap } from '../context/stream-sink.js';
 import { SchemaViolationError } from '../errors/schema-violation-error.js';
 import { StreamClosedError } from '../errors/stream-closed-error.js';
-import type { ErrorPayload } from '../errors/to-error-payload.js';
+import { toAxonError, type ErrorPayload } from '../errors/to-error-payload.js';
 import type { RunStore } from '../store/run-store.js';
 import { emittableEventSchema, type StepEvent } from '../streams/events.js';
 import {
@@ -47,7 +47,6 @@ export class StepActor {
   #buffer: StepEvent[] = [];
   #flushing: Promise<void> | null = null;
   #logError: unknown = null;
-  #sinkClosed = false;
 
   constructor(options: StepActorOptions) {
     this.#opts = options;
@@ -57,23 +56,7 @@ export class StepActor {
     // XState rethrows errors of root actors that have no error observer; this one has.
     this.actor.subscribe({ error: (err) => options.onLogFailure?.(err) });
     this.actor.start();
-    const self = this;
-    this.sink = {
-      push(text: string): void {
-        if (self.#sinkClosed) throw new StreamClosedError(self.stepId, 'token', 'sink closed');
-        self.tokens([text]);
-      },
-      emit(event: SinkEvent): void {
-        if (self.#sinkClosed) throw new StreamClosedError(self.stepId, event.type, 'sink closed');
-        self.emit(event);
-      },
-      close(): void {
-        self.#sinkClosed = true;
-      },
-      get closed(): boolean {
-        return self.#sinkClosed || !self.isOpen;
-      },
-    };
+    this.sink = new StepSink(this);
   }
 
   /** The lifecycle state. */
@@ -105,8 +88,11 @@ export class StepActor {
     const parsed = emittableEventSchema.safeParse(event);
     if (!parsed.success) {
       throw new SchemaViolationError(
-        `event "${String(event.type)}" of step ${this.stepId}`,
-        parsed.error.issues.map((i) => ({ path: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)), message: i.message })),
+        `event "${event.type}" of step ${this.stepId}`,
+        parsed.error.issues.map((i) => ({
+          path: i.path.map((p) => (typeof p === 'symbol' ? String(p) : p)),
+          message: i.message,
+        })),
       );
     }
     this.#send({ type: 'EMIT', body: parsed.data }, parsed.data.type);
@@ -139,17 +125,18 @@ export class StepActor {
    */
   async drain(): Promise<void> {
     while (this.#flushing) await this.#flushing;
-    if (this.#logError !== null) throw this.#logError;
+    if (this.#logError !== null) throw toAxonError(this.#logError);
   }
 
   #send(event: StepMachineEvent, eventType: string): void {
     const before = this.actor.getSnapshot();
-    if (before.status !== 'active') throw new StreamClosedError(this.stepId, eventType, before.value);
+    if (before.status !== 'active')
+      throw new StreamClosedError(this.stepId, eventType, before.value);
     this.actor.send(event);
     const accepted = this.actor.getSnapshot().context.accepted;
     if (accepted.length === 0) throw new StreamClosedError(this.stepId, eventType, before.value);
     const ts = this.#opts.clock.now();
-    for (const body of accepted) this.#buffer.push({ ...body, step_id: this.stepId, ts } as StepEvent);
+    for (const body of accepted) this.#buffer.push({ ...body, step_id: this.stepId, ts });
     this.#flushing ??= this.#flush();
   }
 
@@ -181,5 +168,37 @@ export class StepActor {
     } finally {
       this.#flushing = null;
     }
+  }
+}
+
+/**
+ * The `ctx.stream` of a step's handler. `close()` stops the handler's own pushes (the step
+ * stays open for its runner to end it); pushes after that, or once the step is no longer
+ * running, throw {@link StreamClosedError}.
+ */
+class StepSink implements StreamSink {
+  readonly #step: StepActor;
+  #closed = false;
+
+  constructor(step: StepActor) {
+    this.#step = step;
+  }
+
+  get closed(): boolean {
+    return this.#closed || !this.#step.isOpen;
+  }
+
+  push(text: string): void {
+    if (this.#closed) throw new StreamClosedError(this.#step.stepId, 'token', 'sink closed');
+    this.#step.tokens([text]);
+  }
+
+  emit(event: SinkEvent): void {
+    if (this.#closed) throw new StreamClosedError(this.#step.stepId, event.type, 'sink closed');
+    this.#step.emit(event);
+  }
+
+  close(): void {
+    this.#closed = true;
   }
 }

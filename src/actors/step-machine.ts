@@ -71,13 +71,21 @@ export const stepMachine = setup({
       for (const t of event.texts) accepted.push({ type: 'token', t, i: i++, seq: ++seq });
       return { seq, tokenIndex: i, accepted };
     }),
-    acceptEmit: assign(({ context, event }) => (event.type === 'EMIT' ? one(context, event.body) : {})),
-    acceptCheckpoint: assign(({ context, event }) =>
-      event.type === 'CHECKPOINT' ? one(context, { type: 'checkpoint', checkpoint_id: event.checkpointId }) : {},
+    acceptEmit: assign(({ context, event }) =>
+      event.type === 'EMIT' ? one(context, event.body) : {},
     ),
-    acceptEnd: assign(({ context, event }) => (event.type === 'END' ? one(context, { type: 'end', ...event.fields }) : {})),
+    acceptCheckpoint: assign(({ context, event }) =>
+      event.type === 'CHECKPOINT'
+        ? one(context, { type: 'checkpoint', checkpoint_id: event.checkpointId })
+        : {},
+    ),
+    acceptEnd: assign(({ context, event }) =>
+      event.type === 'END' ? one(context, { type: 'end', ...event.fields }) : {},
+    ),
     acceptError: assign(({ context, event }) =>
-      event.type === 'FAIL' || event.type === 'CANCEL' ? one(context, { type: 'error', ...event.error }) : {},
+      event.type === 'FAIL' || event.type === 'CANCEL'
+        ? one(context, { type: 'error', ...event.error })
+        : {},
     ),
   },
 }).createMachine({
@@ -119,4 +127,5 @@ export const stepMachine = setup({
 });
 
 /** The lifecycle states of a step. */
-export type StepLifecycleState = 'pending' | 'running' | 'checkpointed' | 'succeeded' | 'failed' | 'cancelled';
+export type StepLifecycleState =
+  'pending' | 'running' | 'checkpointed' | 'succeeded' | 'failed' | 'cancelled';

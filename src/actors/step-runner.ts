@@ -11,7 +11,11 @@ import { CancelledError } from '../errors/cancelled-error.js';
 import { TimeoutError } from '../errors/timeout-error.js';
 import { toAxonError, toErrorPayload } from '../errors/to-error-payload.js';
 import type { Logger } from '../observability/logger.js';
-import { endOperationSpan, startOperationSpan, type GenAiOperation } from '../observability/tracer.js';
+import {
+  endOperationSpan,
+  startOperationSpan,
+  type GenAiOperation,
+} from '../observability/tracer.js';
 import type { StepStatus, StepType } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 import { emptyProvenance, type BudgetUsage } from '../streams/events.js';
@@ -59,7 +63,8 @@ export interface StepOutcome {
   readonly durationMs: number;
 }
 
-type Settled = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+type Settled =
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -161,7 +166,8 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   let output: unknown = null;
   if (stepCtx.signal.aborted) {
     error = toAxonError(stepCtx.signal.reason);
-    status = error instanceof TimeoutError || !(error instanceof CancelledError) ? 'failed' : 'cancelled';
+    status =
+      error instanceof TimeoutError || !(error instanceof CancelledError) ? 'failed' : 'cancelled';
   } else if (settled && !settled.ok) {
     error = toAxonError(settled.error);
     status = 'failed';
@@ -181,7 +187,12 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     cost_usd: committed.costUsd,
     wall_ms: endedAt - startedAt,
   };
-  const provenance = { ...emptyProvenance(), tokens_in: usage.tokens_in, tokens_out: usage.tokens_out, cost_usd: usage.cost_usd };
+  const provenance = {
+    ...emptyProvenance(),
+    tokens_in: usage.tokens_in,
+    tokens_out: usage.tokens_out,
+    cost_usd: usage.cost_usd,
+  };
   const payload = error ? toErrorPayload(error) : null;
   try {
     if (status === 'succeeded') step.end({ output, budget_usage: usage, provenance });
@@ -219,5 +230,14 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     tokensIn: usage.tokens_in,
     tokensOut: usage.tokens_out,
   });
-  return { stepId, runId: req.runId, status, output, error, usage, ctx: stepCtx, durationMs: endedAt - startedAt };
+  return {
+    stepId,
+    runId: req.runId,
+    status,
+    output,
+    error,
+    usage,
+    ctx: stepCtx,
+    durationMs: endedAt - startedAt,
+  };
 }

@@ -34,7 +34,8 @@ Environment:
 function intOption(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new TypeError(`--${name} must be a non-negative integer, got "${value}"`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new TypeError(`--${name} must be a non-negative integer, got "${value}"`);
   return n;
 }
 
@@ -42,7 +43,12 @@ function intOption(name: string, value: string | undefined): number | undefined 
  * Runs the CLI with `argv` (without `node` and the script) and resolves the exit code:
  * 0 on success, 1 when the command failed, 2 on a usage error.
  */
-export async function runCli(argv: readonly string[], io: CliIo, version: string, signal?: AbortSignal): Promise<number> {
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo,
+  version: string,
+  signal?: AbortSignal,
+): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -77,7 +83,8 @@ export async function runCli(argv: readonly string[], io: CliIo, version: string
   try {
     switch (command) {
       case 'list':
-        for (const [name, build] of Object.entries(EXAMPLES)) io.stdout.write(`${name}\t${build().description}\n`);
+        for (const [name, build] of Object.entries(EXAMPLES))
+          io.stdout.write(`${name}\t${build().description}\n`);
         return 0;
       case 'run': {
         const example = rest[0];

@@ -7,7 +7,10 @@ function packageVersion(): string {
   // dist/src/cli/main.js and src/cli/main.ts both sit three levels below the package root.
   for (const rel of ['../../../package.json', '../../package.json']) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as {
+        name?: string;
+        version?: string;
+      };
       if (pkg.name === 'axon' && pkg.version) return pkg.version;
     } catch {
       // try the next candidate

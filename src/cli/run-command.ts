@@ -23,18 +23,24 @@ export interface RunCommandOptions {
 export async function runCommand(options: RunCommandOptions, io: CliIo): Promise<number> {
   const build = EXAMPLES[options.example];
   if (!build) {
-    io.stderr.write(`axon: unknown example "${options.example}". Examples: ${Object.keys(EXAMPLES).join(', ')}\n`);
+    io.stderr.write(
+      `axon: unknown example "${options.example}". Examples: ${Object.keys(EXAMPLES).join(', ')}\n`,
+    );
     return 1;
   }
   const example = build({
     ...(options.seed === undefined ? {} : { seed: options.seed }),
     ...(options.tokenDelayMs === undefined ? {} : { tokenDelayMs: options.tokenDelayMs }),
   });
-  const runtime = createRuntime({ agents: example.agents, tools: [...example.tools, ...EXAMPLE_TOOLS] });
+  const runtime = createRuntime({
+    agents: example.agents,
+    tools: [...example.tools, ...EXAMPLE_TOOLS],
+  });
   const message = options.message ?? example.input;
   const ctx = runtime.createContext({ ...(options.signal ? { signal: options.signal } : {}) });
   const out = io.stdout;
-  if (!options.json) out.write(`axon run ${example.name}: ${example.description}\n> ${message}\n\n`);
+  if (!options.json)
+    out.write(`axon run ${example.name}: ${example.description}\n> ${message}\n\n`);
   const stream = runtime.stream(example.entry, message, ctx);
   let midLine = false;
   for await (const { path, event } of stream) {
@@ -50,7 +56,9 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   }
   const result = await stream.result;
   if (options.json) {
-    out.write(`${JSON.stringify({ result: { ...result, error: result.error ? { code: result.error.code, message: result.error.message } : null } })}\n`);
+    out.write(
+      `${JSON.stringify({ result: { ...result, error: result.error ? { code: result.error.code, message: result.error.message } : null } })}\n`,
+    );
   } else {
     if (midLine) out.write('\n');
     const detail = result.error ? ` ${result.error.code}: ${result.error.message}` : '';

@@ -35,7 +35,8 @@ export const ZERO_AMOUNTS: BudgetAmounts = Object.freeze({ tokensIn: 0, tokensOu
 function validateAmounts(where: string, a: BudgetAmounts): void {
   for (const [dim] of DIMENSIONS) {
     const v = a[dim];
-    if (!(Number.isFinite(v) && v >= 0)) throw new RangeError(`${where}: ${dim} must be a finite number >= 0, got ${v}`);
+    if (!(Number.isFinite(v) && v >= 0))
+      throw new RangeError(`${where}: ${dim} must be a finite number >= 0, got ${v}`);
   }
 }
 
@@ -67,14 +68,14 @@ export class Reservation {
     if (this.#settled) return;
     validateAmounts('Reservation.commit', actual);
     this.#settled = true;
-    for (let l: BudgetLedger | null = this.ledger; l; l = l.parent) l.settle(this.amounts, actual);
+    this.ledger.settle(this.amounts, actual);
   }
 
   /** Gives the reserved amounts back, at this ledger and every ancestor. */
   release(): void {
     if (this.#settled) return;
     this.#settled = true;
-    for (let l: BudgetLedger | null = this.ledger; l; l = l.parent) l.settle(this.amounts, ZERO_AMOUNTS);
+    this.ledger.settle(this.amounts, ZERO_AMOUNTS);
   }
 }
 
@@ -91,8 +92,16 @@ export class Reservation {
  */
 export class BudgetLedger {
   readonly #limits: BudgetLimits;
-  #reserved: { tokensIn: number; tokensOut: number; costUsd: number } = { tokensIn: 0, tokensOut: 0, costUsd: 0 };
-  #committed: { tokensIn: number; tokensOut: number; costUsd: number } = { tokensIn: 0, tokensOut: 0, costUsd: 0 };
+  #reserved: { tokensIn: number; tokensOut: number; costUsd: number } = {
+    tokensIn: 0,
+    tokensOut: 0,
+    costUsd: 0,
+  };
+  #committed: { tokensIn: number; tokensOut: number; costUsd: number } = {
+    tokensIn: 0,
+    tokensOut: 0,
+    costUsd: 0,
+  };
 
   constructor(
     /** A name for errors, usually the context's actor name. */
@@ -102,7 +111,8 @@ export class BudgetLedger {
   ) {
     for (const [, key] of DIMENSIONS) {
       const v = limits[key];
-      if (v !== undefined && !(v >= 0)) throw new RangeError(`BudgetLedger: ${key} must be >= 0, got ${v}`);
+      if (v !== undefined && !(v >= 0))
+        throw new RangeError(`BudgetLedger: ${key} must be >= 0, got ${v}`);
     }
     this.#limits = limits;
   }
@@ -124,21 +134,17 @@ export class BudgetLedger {
 
   /** What can still be reserved here: the tightest of this ledger and its ancestors. */
   remaining(): BudgetRemaining {
-    const out: { tokensIn: number | null; tokensOut: number | null; costUsd: number | null } = {
-      tokensIn: null,
-      tokensOut: null,
-      costUsd: null,
+    const up = this.parent?.remaining();
+    const tighter = (dim: keyof BudgetAmounts): number | null => {
+      const own = this.ownRemaining(dim);
+      const above = up ? up[dim] : null;
+      return own === null ? above : above === null ? own : Math.min(own, above);
     };
-    for (let l: BudgetLedger | null = this; l; l = l.parent) {
-      for (const [dim] of DIMENSIONS) {
-        const left = l.ownRemaining(dim);
-        if (left !== null) {
-          const current = out[dim];
-          out[dim] = current === null ? left : Math.min(current, left);
-        }
-      }
-    }
-    return out;
+    return {
+      tokensIn: tighter('tokensIn'),
+      tokensOut: tighter('tokensOut'),
+      costUsd: tighter('costUsd'),
+    };
   }
 
   /**
@@ -147,20 +153,27 @@ export class BudgetLedger {
    */
   reserve(amounts: BudgetAmounts): Reservation {
     validateAmounts('BudgetLedger.reserve', amounts);
-    for (let l: BudgetLedger | null = this; l; l = l.parent) {
-      for (const [dim, , limitName] of DIMENSIONS) {
-        const left = l.ownRemaining(dim);
-        if (left !== null && amounts[dim] > left) {
-          throw new BudgetExceededError(limitName, l.name, amounts[dim], Math.max(0, left));
-        }
+    // Check the whole chain before touching any of it: a refusal reserves nothing.
+    this.#assertFits(amounts);
+    this.#addReserved(amounts);
+    return new Reservation(this, amounts);
+  }
+
+  #assertFits(amounts: BudgetAmounts): void {
+    for (const [dim, , limitName] of DIMENSIONS) {
+      const left = this.ownRemaining(dim);
+      if (left !== null && amounts[dim] > left) {
+        throw new BudgetExceededError(limitName, this.name, amounts[dim], Math.max(0, left));
       }
     }
-    for (let l: BudgetLedger | null = this; l; l = l.parent) {
-      l.#reserved.tokensIn += amounts.tokensIn;
-      l.#reserved.tokensOut += amounts.tokensOut;
-      l.#reserved.costUsd += amounts.costUsd;
-    }
-    return new Reservation(this, amounts);
+    if (this.parent) this.parent.#assertFits(amounts);
+  }
+
+  #addReserved(amounts: BudgetAmounts): void {
+    this.#reserved.tokensIn += amounts.tokensIn;
+    this.#reserved.tokensOut += amounts.tokensOut;
+    this.#reserved.costUsd += amounts.costUsd;
+    if (this.parent) this.parent.#addReserved(amounts);
   }
 
   /** Records use that was not reserved first (for example usage reported after the fact). */
@@ -184,7 +197,10 @@ export class BudgetLedger {
     return new BudgetLedger(name, limits, this);
   }
 
-  /** @internal Moves `reserved` out of the reservations and `actual` into committed use. */
+  /**
+   * @internal Moves `reserved` out of the reservations and `actual` into committed use, here
+   * and at every ancestor.
+   */
   settle(reserved: BudgetAmounts, actual: BudgetAmounts): void {
     this.#reserved.tokensIn -= reserved.tokensIn;
     this.#reserved.tokensOut -= reserved.tokensOut;
@@ -192,10 +208,12 @@ export class BudgetLedger {
     this.#committed.tokensIn += actual.tokensIn;
     this.#committed.tokensOut += actual.tokensOut;
     this.#committed.costUsd += actual.costUsd;
+    this.parent?.settle(reserved, actual);
   }
 
   private ownRemaining(dim: keyof BudgetAmounts): number | null {
-    const key = dim === 'tokensIn' ? 'maxTokensIn' : dim === 'tokensOut' ? 'maxTokensOut' : 'maxCostUsd';
+    const key =
+      dim === 'tokensIn' ? 'maxTokensIn' : dim === 'tokensOut' ? 'maxTokensOut' : 'maxCostUsd';
     const limit = this.#limits[key];
     if (limit === undefined) return null;
     return limit - this.#committed[dim] - this.#reserved[dim];

@@ -78,7 +78,10 @@ export class SimulatedClock implements Clock {
     for (;;) {
       let next: SimulatedTimer | undefined;
       for (const t of this.#timers) {
-        if (t.at <= target && (!next || t.at < next.at || (t.at === next.at && t.order < next.order)))
+        if (
+          t.at <= target &&
+          (!next || t.at < next.at || (t.at === next.at && t.order < next.order))
+        )
           next = t;
       }
       if (!next) break;

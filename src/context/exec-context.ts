@@ -252,7 +252,9 @@ export class ExecContext {
    */
   child(name: string, narrowing?: ContextNarrowing, internals?: ContextInternals): ExecContext {
     if (typeof name !== 'string' || name.length === 0) {
-      throw new InvalidParamsError('ExecContext.child: name must be a non-empty string', { param: 'name' });
+      throw new InvalidParamsError('ExecContext.child: name must be a non-empty string', {
+        param: 'name',
+      });
     }
     const budgets = narrowing?.budgets;
     checkTimeout('ExecContext.child', narrowing?.timeoutMs);
@@ -265,7 +267,8 @@ export class ExecContext {
       }
       deadline = minDeadline(deadline, now + budgets.maxWallMs);
     }
-    if (narrowing?.timeoutMs !== undefined) deadline = minDeadline(deadline, now + narrowing.timeoutMs);
+    if (narrowing?.timeoutMs !== undefined)
+      deadline = minDeadline(deadline, now + narrowing.timeoutMs);
     const child = new ExecContext({
       name,
       requestId: this.ids.id('request'),
@@ -276,7 +279,9 @@ export class ExecContext {
       stepId: internals?.stepId ?? this.stepId,
       permissions: narrowPermissions(this.permissions, narrowing?.permissions),
       memoryScope: this.memoryScope,
-      ledger: internals?.ledger ?? (budgets ? this.ledger.child(name, budgets) : new BudgetLedger(name, {}, this.ledger)),
+      ledger:
+        internals?.ledger ??
+        (budgets ? this.ledger.child(name, budgets) : new BudgetLedger(name, {}, this.ledger)),
       deadline,
       depth: this.depth + 1,
       path: [...this.path, name],
@@ -305,7 +310,7 @@ export class ExecContext {
         ? formatTraceparent({
             traceId: sc.traceId,
             spanId: sc.spanId,
-            sampled: (sc.traceFlags & TraceFlags.SAMPLED) === TraceFlags.SAMPLED,
+            sampled: (sc.traceFlags & TraceFlags.SAMPLED) !== 0,
           })
         : null;
     const p = this.permissions;
@@ -325,7 +330,11 @@ export class ExecContext {
         allowed_agents: p.allowedAgents ? [...p.allowedAgents] : null,
       },
       memory_scope: this.memoryScope,
-      budget_remaining: { tokens_in: left.tokensIn, tokens_out: left.tokensOut, cost_usd: left.costUsd },
+      budget_remaining: {
+        tokens_in: left.tokensIn,
+        tokens_out: left.tokensOut,
+        cost_usd: left.costUsd,
+      },
       deadline: this.deadline,
       depth: this.depth,
       path: [...this.path],
@@ -340,7 +349,10 @@ export class ExecContext {
    *
    * Throws {@link InvalidWireContextError} listing every problem when `wire` is malformed.
    */
-  static fromWire(wire: unknown, options: { readonly clock?: Clock; readonly ids?: IdSource } = {}): ExecContext {
+  static fromWire(
+    wire: unknown,
+    options: { readonly clock?: Clock; readonly ids?: IdSource } = {},
+  ): ExecContext {
     const parsed = wireContextSchema.safeParse(wire);
     if (!parsed.success) {
       throw new InvalidWireContextError(
@@ -430,7 +442,8 @@ export function createContext(options: CreateContextOptions = {}): ExecContext {
   if (options.timeoutMs !== undefined) deadline = now + options.timeoutMs;
   const wall = options.budgets?.maxWallMs;
   if (wall !== undefined) {
-    if (!(wall >= 0)) throw new RangeError(`createContext: budgets.maxWallMs must be >= 0, got ${wall}`);
+    if (!(wall >= 0))
+      throw new RangeError(`createContext: budgets.maxWallMs must be >= 0, got ${wall}`);
     deadline = minDeadline(deadline, now + wall);
   }
   const ctx = new ExecContext({

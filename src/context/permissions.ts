@@ -20,7 +20,7 @@ export interface PermissionsNarrowing {
 
 /** Everything allowed, no roles: the permissions of a context created without any. */
 export const OPEN_PERMISSIONS: Permissions = Object.freeze({
-  roles: Object.freeze([]) as readonly string[],
+  roles: Object.freeze([]),
   allowedTools: null,
   allowedAgents: null,
 });
@@ -29,9 +29,14 @@ export const OPEN_PERMISSIONS: Permissions = Object.freeze({
 export function createPermissions(p: PermissionsNarrowing = {}): Permissions {
   return Object.freeze({
     roles: Object.freeze([...(p.roles ?? [])]),
-    allowedTools: p.allowedTools === undefined || p.allowedTools === null ? null : Object.freeze([...p.allowedTools]),
+    allowedTools:
+      p.allowedTools === undefined || p.allowedTools === null
+        ? null
+        : Object.freeze([...p.allowedTools]),
     allowedAgents:
-      p.allowedAgents === undefined || p.allowedAgents === null ? null : Object.freeze([...p.allowedAgents]),
+      p.allowedAgents === undefined || p.allowedAgents === null
+        ? null
+        : Object.freeze([...p.allowedAgents]),
   });
 }
 
@@ -71,7 +76,10 @@ function narrowList(
  * Permissions for a child: each requested list must be a subset of the parent's.
  * Throws {@link WideningError} naming the field when a request would widen.
  */
-export function narrowPermissions(parent: Permissions, req: PermissionsNarrowing | undefined): Permissions {
+export function narrowPermissions(
+  parent: Permissions,
+  req: PermissionsNarrowing | undefined,
+): Permissions {
   if (!req) return parent;
   const roles = narrowList('permissions.roles', parent.roles, req.roles) ?? [];
   return Object.freeze({

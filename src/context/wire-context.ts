@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { parseTraceparent } from './traceparent.js';
 
-const nullableCount = z.number().finite().nonnegative().nullable();
+const nullableCount = z.number().nonnegative().nullable();
 
 /** Zod schema of {@link WireContext}; unknown fields are refused. */
 export const wireContextSchema = z.strictObject({

@@ -46,7 +46,10 @@ export interface Engine {
   readonly name: string;
   /** `max_tokens` when a request gives none; what a budget reservation assumes. */
   readonly defaultMaxTokens: number;
-  stream(request: ChatRequest, options?: EngineCallOptions): AsyncGenerator<string, EngineUsage, undefined>;
+  stream(
+    request: ChatRequest,
+    options?: EngineCallOptions,
+  ): AsyncGenerator<string, EngineUsage, undefined>;
   /** Estimated prompt tokens of a request, for budget reservations. */
   estimateTokensIn(request: ChatRequest): number;
 }

@@ -13,7 +13,11 @@ import type { ChatRequest, Engine } from './chat-request.js';
  *   return yield* chatTokens(engine, { messages: [{ role: 'user', content: input.message }] }, ctx);
  * }
  */
-export async function* chatTokens(engine: Engine, request: ChatRequest, ctx: ExecContext): AsyncGenerator<string, string, undefined> {
+export async function* chatTokens(
+  engine: Engine,
+  request: ChatRequest,
+  ctx: ExecContext,
+): AsyncGenerator<string, string, undefined> {
   const reservation = ctx.ledger.reserve({
     tokensIn: engine.estimateTokensIn(request),
     tokensOut: request.params?.max_tokens ?? engine.defaultMaxTokens,

@@ -1,7 +1,13 @@
 /** @module The scripted engine: seeded, deterministic, with a configurable delay per token. */
 import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../context/clock.js';
-import { estimateTokens, type ChatRequest, type Engine, type EngineCallOptions, type EngineUsage } from './chat-request.js';
+import {
+  estimateTokens,
+  type ChatRequest,
+  type Engine,
+  type EngineCallOptions,
+  type EngineUsage,
+} from './chat-request.js';
 
 /** Options of {@link createScriptedEngine}. */
 export interface ScriptedEngineOptions {
@@ -93,7 +99,8 @@ function sleep(clock: Clock, ms: number, signal: AbortSignal | undefined): Promi
  */
 export function createScriptedEngine(options: ScriptedEngineOptions = {}): Engine {
   const envDelay = Number(process.env['AXON_SCRIPTED_TOKEN_MS'] ?? '5');
-  const tokenDelayMs = options.tokenDelayMs ?? (Number.isFinite(envDelay) && envDelay >= 0 ? envDelay : 5);
+  const tokenDelayMs =
+    options.tokenDelayMs ?? (Number.isFinite(envDelay) && envDelay >= 0 ? envDelay : 5);
   if (!(Number.isFinite(tokenDelayMs) && tokenDelayMs >= 0)) {
     throw new RangeError(`createScriptedEngine: tokenDelayMs must be >= 0, got ${tokenDelayMs}`);
   }
@@ -105,11 +112,16 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Engin
     name,
     defaultMaxTokens: SCRIPTED_DEFAULT_MAX_TOKENS,
     estimateTokensIn,
-    async *stream(request: ChatRequest, call: EngineCallOptions = {}): AsyncGenerator<string, EngineUsage, undefined> {
+    async *stream(
+      request: ChatRequest,
+      call: EngineCallOptions = {},
+    ): AsyncGenerator<string, EngineUsage, undefined> {
       const max = request.params?.max_tokens ?? SCRIPTED_DEFAULT_MAX_TOKENS;
-      if (!(Number.isInteger(max) && max >= 0)) throw new RangeError(`max_tokens must be an integer >= 0, got ${max}`);
+      if (!(Number.isInteger(max) && max >= 0))
+        throw new RangeError(`max_tokens must be an integer >= 0, got ${max}`);
       const scripted = options.script?.(request) ?? null;
-      const tokens = scripted === null ? scriptedTokens(request, max) : splitWords(scripted).slice(0, max);
+      const tokens =
+        scripted === null ? scriptedTokens(request, max) : splitWords(scripted).slice(0, max);
       let produced = 0;
       for (const token of tokens) {
         if (tokenDelayMs > 0) await sleep(clock, tokenDelayMs, call.signal);

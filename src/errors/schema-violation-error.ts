@@ -26,7 +26,11 @@ export class SchemaViolationError extends AxonError {
       .join('; ');
     super(`${subject}: schema violation: ${summary}`, {
       ...options,
-      details: { ...options.details, subject, issues: issues.map((i) => ({ ...i, path: [...i.path] })) },
+      details: {
+        ...options.details,
+        subject,
+        issues: issues.map((i) => ({ ...i, path: [...i.path] })),
+      },
     });
     this.subject = subject;
     this.issues = issues;

@@ -29,12 +29,17 @@ export const REDACTED = '[REDACTED]';
  * A copy of `value` in which every property named in `keys` (lower-case) is replaced by
  * {@link REDACTED}, at any depth. Cycles are cut, not followed.
  */
-export function redactSecrets(value: unknown, keys: ReadonlySet<string>, seen = new WeakSet<object>()): unknown {
+export function redactSecrets(
+  value: unknown,
+  keys: ReadonlySet<string>,
+  seen = new WeakSet<object>(),
+): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (seen.has(value)) return '[Circular]';
   seen.add(value);
   if (Array.isArray(value)) return value.map((v) => redactSecrets(v, keys, seen));
-  if (value instanceof Error) return { type: value.name, message: value.message, stack: value.stack };
+  if (value instanceof Error)
+    return { type: value.name, message: value.message, stack: value.stack };
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
     out[k] = keys.has(k.toLowerCase()) ? REDACTED : redactSecrets(v, keys, seen);
@@ -61,7 +66,9 @@ export interface CreateLoggerOptions {
  * log.info({ request: { headers: { authorization: 'Bearer x' } } }, 'calling'); // authorization: "[REDACTED]"
  */
 export function createLogger(options: CreateLoggerOptions = {}): Logger {
-  const keys = new Set([...DEFAULT_REDACT_KEYS, ...(options.redactKeys ?? [])].map((k) => k.toLowerCase()));
+  const keys = new Set(
+    [...DEFAULT_REDACT_KEYS, ...(options.redactKeys ?? [])].map((k) => k.toLowerCase()),
+  );
   const pinoOptions: LoggerOptions = {
     name: 'axon',
     level: options.level ?? process.env['AXON_LOG_LEVEL'] ?? 'warn',

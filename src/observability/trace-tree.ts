@@ -23,7 +23,9 @@ export interface RenderTraceTreeOptions {
 function summary(node: TraceNode): string {
   const parts: string[] = [];
   if (node.startedAt !== null && node.endedAt !== null) {
-    parts.push(`${Math.max(0, Math.round(node.endedAt - node.startedAt)).toLocaleString('en-US')}ms`);
+    parts.push(
+      `${Math.max(0, Math.round(node.endedAt - node.startedAt)).toLocaleString('en-US')}ms`,
+    );
   } else {
     parts.push('running');
   }
@@ -43,10 +45,19 @@ function summary(node: TraceNode): string {
  * |   +-- [t_4bf92f.2.1] tool search_flights (9ms)
  * ```
  */
-export function renderTraceTree(roots: readonly TraceNode[], options: RenderTraceTreeOptions = {}): string {
+export function renderTraceTree(
+  roots: readonly TraceNode[],
+  options: RenderTraceTreeOptions = {},
+): string {
   const tag = `t_${(options.traceId ?? '').slice(0, 6) || 'trace'}`;
   const lines: string[] = [];
-  const walk = (node: TraceNode, id: string, prefix: string, isLast: boolean, depth: number): void => {
+  const walk = (
+    node: TraceNode,
+    id: string,
+    prefix: string,
+    isLast: boolean,
+    depth: number,
+  ): void => {
     const branch = depth === 0 ? '' : '+-- ';
     lines.push(`${prefix}${branch}[${id}] ${node.label} ${summary(node)}`);
     const childPrefix = depth === 0 ? '' : prefix + (isLast ? '    ' : '|   ');

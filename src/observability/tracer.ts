@@ -37,7 +37,11 @@ export function startOperationSpan(
   const base = context.active();
   const parentContext = parent ? trace.setSpan(base, parent) : base;
   const nameAttr =
-    operation === 'execute_tool' ? 'gen_ai.tool.name' : operation === 'chat' ? 'gen_ai.request.model' : 'gen_ai.agent.name';
+    operation === 'execute_tool'
+      ? 'gen_ai.tool.name'
+      : operation === 'chat'
+        ? 'gen_ai.request.model'
+        : 'gen_ai.agent.name';
   return tracer.startSpan(
     `${operation} ${name}`,
     {

@@ -24,7 +24,8 @@ export class MemoryRunStore implements RunStore {
   readonly #logs = new Map<string, StepEvent[]>();
 
   createRun(run: RunRecord): Promise<void> {
-    if (this.#runs.has(run.run_id)) return Promise.reject(new ConflictError(`run ${run.run_id} exists`));
+    if (this.#runs.has(run.run_id))
+      return Promise.reject(new ConflictError(`run ${run.run_id} exists`));
     this.#runs.set(run.run_id, { run: { ...run }, stepIds: [] });
     return Promise.resolve();
   }
@@ -44,7 +45,8 @@ export class MemoryRunStore implements RunStore {
   createStep(step: StepRecord): Promise<void> {
     const entry = this.#runs.get(step.run_id);
     if (!entry) return Promise.reject(new NotFoundError('run', step.run_id));
-    if (this.#steps.has(step.step_id)) return Promise.reject(new ConflictError(`step ${step.step_id} exists`));
+    if (this.#steps.has(step.step_id))
+      return Promise.reject(new ConflictError(`step ${step.step_id} exists`));
     this.#steps.set(step.step_id, { ...step });
     entry.stepIds.push(step.step_id);
     return Promise.resolve();
@@ -78,7 +80,8 @@ export class MemoryRunStore implements RunStore {
     // Check the whole batch before writing any of it, so a refused batch leaves no trace.
     const next = new Map<string, number>();
     for (const ev of events) {
-      if (!this.#steps.has(ev.step_id)) return Promise.reject(new NotFoundError('step', ev.step_id));
+      if (!this.#steps.has(ev.step_id))
+        return Promise.reject(new NotFoundError('step', ev.step_id));
       const expected = (next.get(ev.step_id) ?? this.#logs.get(ev.step_id)?.length ?? 0) + 1;
       if (ev.seq !== expected) {
         return Promise.reject(

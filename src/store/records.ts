@@ -9,7 +9,8 @@ export type RunStatus = 'running' | 'cancelling' | 'cancelled' | 'completed' | '
 /** Step statuses of API.md. */
 export type StepStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
 /** Step types: API.md's, plus `agent` (a registered agent invoked by name). */
-export type StepType = 'llm_plan' | 'llm_call' | 'tool_call' | 'fs_op' | 'gate_eval' | 'checkpoint' | 'agent';
+export type StepType =
+  'llm_plan' | 'llm_call' | 'tool_call' | 'fs_op' | 'gate_eval' | 'checkpoint' | 'agent';
 
 /** Run and step budgets on the wire. */
 export interface WireBudgets {
@@ -61,10 +62,15 @@ export interface StepRecord {
 }
 
 /** Fields of a run that change after creation. */
-export type RunPatch = Partial<Pick<RunRecord, 'status' | 'budget_usage' | 'provenance' | 'ended_at'>>;
+export type RunPatch = Partial<
+  Pick<RunRecord, 'status' | 'budget_usage' | 'provenance' | 'ended_at'>
+>;
 /** Fields of a step that change after creation. */
 export type StepPatch = Partial<
-  Pick<StepRecord, 'status' | 'budget_usage' | 'provenance' | 'output' | 'error' | 'started_at' | 'ended_at'>
+  Pick<
+    StepRecord,
+    'status' | 'budget_usage' | 'provenance' | 'output' | 'error' | 'started_at' | 'ended_at'
+  >
 >;
 
 /** A budget usage of zero. */

@@ -15,7 +15,8 @@ export function buildTraceTree(steps: readonly StepRecord[]): TraceNode[] {
   const ids = new Set(steps.map((s) => s.step_id));
   for (const step of steps) {
     // A step whose parent is not in the list is shown as a root rather than lost.
-    const parent = step.parent_step_id !== null && ids.has(step.parent_step_id) ? step.parent_step_id : null;
+    const parent =
+      step.parent_step_id !== null && ids.has(step.parent_step_id) ? step.parent_step_id : null;
     let list = children.get(parent);
     if (!list) children.set(parent, (list = []));
     list.push(step);

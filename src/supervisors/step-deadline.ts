@@ -9,7 +9,8 @@ import { TimeoutError } from '../errors/timeout-error.js';
 export function armStepDeadline(ctx: ExecContext, timeoutMs: number | null): () => void {
   const now = ctx.clock.now();
   const own = timeoutMs === null ? null : now + timeoutMs;
-  const due = own === null ? ctx.deadline : ctx.deadline === null ? own : Math.min(own, ctx.deadline);
+  const due =
+    own === null ? ctx.deadline : ctx.deadline === null ? own : Math.min(own, ctx.deadline);
   if (due === null) return noop;
   const allowed = Math.max(0, due - ctx.createdAt);
   const fire = (): void => {

@@ -6,7 +6,10 @@ import type { ExecContext } from '../context/exec-context.js';
 export type JsonSchema = Record<string, unknown>;
 
 /** The handler of a function tool: gets arguments already validated against `input`. */
-export type ToolHandler<TArgs, TOutput> = (args: TArgs, ctx: ExecContext) => Promise<TOutput> | TOutput;
+export type ToolHandler<TArgs, TOutput> = (
+  args: TArgs,
+  ctx: ExecContext,
+) => Promise<TOutput> | TOutput;
 
 /** What {@link defineTool} takes. */
 export interface ToolSpec<TSchema extends z.ZodType, TOutput> {
@@ -57,21 +60,28 @@ export function defineTool<TSchema extends z.ZodType, TOutput>(
   spec: ToolSpec<TSchema, TOutput>,
 ): ToolDefinition<z.output<TSchema>, TOutput> {
   if (typeof spec.name !== 'string' || !NAME.test(spec.name)) {
-    throw new TypeError(`defineTool: name must match ${NAME.source}, got ${JSON.stringify(spec.name)}`);
+    throw new TypeError(
+      `defineTool: name must match ${NAME.source}, got ${JSON.stringify(spec.name)}`,
+    );
   }
-  if (typeof spec.description !== 'string') throw new TypeError(`defineTool(${spec.name}): description must be a string`);
-  if (!(spec.input instanceof z.ZodType)) throw new TypeError(`defineTool(${spec.name}): input must be a zod schema`);
-  if (typeof spec.handler !== 'function') throw new TypeError(`defineTool(${spec.name}): handler must be a function`);
+  if (typeof spec.description !== 'string')
+    throw new TypeError(`defineTool(${spec.name}): description must be a string`);
+  if (!(spec.input instanceof z.ZodType))
+    throw new TypeError(`defineTool(${spec.name}): input must be a zod schema`);
+  if (typeof spec.handler !== 'function')
+    throw new TypeError(`defineTool(${spec.name}): handler must be a function`);
   const timeoutMs = spec.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    throw new RangeError(`defineTool(${spec.name}): timeoutMs must be a positive number, got ${timeoutMs}`);
+    throw new RangeError(
+      `defineTool(${spec.name}): timeoutMs must be a positive number, got ${timeoutMs}`,
+    );
   }
   return {
     kind: 'tool',
     name: spec.name,
     description: spec.description,
     input: spec.input as z.ZodType<z.output<TSchema>>,
-    parameters: z.toJSONSchema(spec.input, { target: 'draft-2020-12', io: 'input' }) as JsonSchema,
+    parameters: z.toJSONSchema(spec.input, { target: 'draft-2020-12', io: 'input' }),
     handler: spec.handler,
     requiredRoles: [...(spec.requiredRoles ?? [])],
     timeoutMs,

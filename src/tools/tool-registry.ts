@@ -20,7 +20,8 @@ export class ToolRegistry {
 
   /** Registers a tool; a second tool of the same name is refused with `ConflictError`. */
   register(tool: ToolDefinition): void {
-    if (this.#tools.has(tool.name)) throw new ConflictError(`a tool named "${tool.name}" is already registered`);
+    if (this.#tools.has(tool.name))
+      throw new ConflictError(`a tool named "${tool.name}" is already registered`);
     this.#tools.set(tool.name, tool);
   }
 

@@ -1,0 +1,67 @@
+/**
+ * @module Checks DESIGN.md's layering: each folder of src/ imports only from its own layer
+ * or layers below it, never from src/index.ts. Exits 1 listing every violation.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+
+/** Layers from the bottom up; folders on one row are one layer. */
+const LAYERS: readonly (readonly string[])[] = [
+  ['context', 'observability', 'errors'],
+  ['store', 'streams'],
+  ['engines', 'tools', 'adapters', 'memory', 'policy'],
+  ['actors', 'supervisors'],
+  ['orchestrator'],
+  ['cli', 'server', 'fleet'],
+];
+
+const root = resolve(import.meta.dirname, '..');
+const src = join(root, 'src');
+const rank = new Map<string, number>();
+LAYERS.forEach((row, i) => {
+  for (const folder of row) rank.set(folder, i);
+});
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const IMPORT = /(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]/g;
+const problems: string[] = [];
+for (const file of files(src)) {
+  const rel = relative(src, file);
+  const folder = rel.includes('/') ? (rel.split('/')[0] ?? '') : '';
+  const own = rank.get(folder);
+  if (folder && own === undefined)
+    problems.push(`${rel}: folder "${folder}" is not a layer of DESIGN.md`);
+  const text = readFileSync(file, 'utf8');
+  for (const m of text.matchAll(IMPORT)) {
+    const spec = m[1] ?? '';
+    const target = relative(src, resolve(dirname(file), spec));
+    if (target.startsWith('..')) {
+      // Only the CLI may reach outside src/, for the examples it runs.
+      if (folder !== 'cli' || !target.startsWith('../examples/'))
+        problems.push(`${rel}: imports ${spec} outside src/`);
+      continue;
+    }
+    if (target === 'index.js' || target === 'index.ts') {
+      problems.push(`${rel}: imports src/index.ts (import the concrete file)`);
+      continue;
+    }
+    const targetFolder = target.split('/')[0] ?? '';
+    const theirs = rank.get(targetFolder);
+    if (own !== undefined && theirs !== undefined && theirs > own) {
+      problems.push(
+        `${rel}: ${folder}/ (layer ${own}) imports ${targetFolder}/ (layer ${theirs}) above it`,
+      );
+    }
+  }
+}
+if (problems.length > 0) {
+  process.stderr.write(`layering violations:\n${problems.map((p) => `  ${p}`).join('\n')}\n`);
+  process.exit(1);
+}
+process.stdout.write(`layers ok (${files(src).length} files)\n`);
