@@ -39,14 +39,14 @@ export async function executeInline(
   let done = false;
   try {
     for (;;) {
-      if (ctx.signal.aborted) throw ctx.signal.reason;
+      if (ctx.isCancelled()) throw ctx.cancelReason;
       const r = await gen.next();
       if (r.done) {
         done = true;
         return r.value === undefined ? texts.join('') : r.value;
       }
       // A token produced after a cancel is refused here rather than emitted.
-      if (ctx.isCancelled()) throw ctx.signal.reason;
+      if (ctx.isCancelled()) throw ctx.cancelReason;
       const v = r.value;
       if (typeof v === 'string') {
         step.tokens([v]);

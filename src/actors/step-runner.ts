@@ -138,13 +138,11 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   step.start({ provenance: emptyProvenance(), pool_id: deps.poolId });
   const disarm = armStepDeadline(stepCtx, req.timeoutMs);
 
-  let onAbort: (() => void) | undefined;
+  let offCancel: () => void = () => undefined;
   const aborted = new Promise<void>((resolve) => {
-    onAbort = () => {
+    offCancel = stepCtx.onCancel(() => {
       resolve();
-    };
-    if (stepCtx.signal.aborted) resolve();
-    else stepCtx.signal.addEventListener('abort', onAbort, { once: true });
+    });
   });
   let settled: Settled | null = null;
   try {
@@ -157,15 +155,15 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     settled = await Promise.race([work, aborted.then(() => null)]);
   } finally {
     disarm();
-    if (onAbort) stepCtx.signal.removeEventListener('abort', onAbort);
+    offCancel();
   }
 
   // Decide the outcome. A cancel or timeout wins over whatever the handler did after it.
   let status: StepOutcome['status'];
   let error: AxonError | null = null;
   let output: unknown = null;
-  if (stepCtx.signal.aborted) {
-    error = toAxonError(stepCtx.signal.reason);
+  if (stepCtx.isCancelled()) {
+    error = toAxonError(stepCtx.cancelReason);
     status =
       error instanceof TimeoutError || !(error instanceof CancelledError) ? 'failed' : 'cancelled';
   } else if (settled && !settled.ok) {
@@ -202,7 +200,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     deps.logger.error({ err, step_id: stepId }, 'step could not record its end');
   }
   // Children never outlive their step: cancel whatever the handler left running.
-  stepCtx.cancel(new CancelledError(`step ${stepId} (${req.name}) ended`));
+  stepCtx.cancelChildren(() => new CancelledError(`step ${stepId} (${req.name}) ended`));
   stepCtx.dispose();
   try {
     await step.drain();

@@ -19,6 +19,12 @@ function packageVersion(): string {
   return 'unknown';
 }
 
+// A closed pipe (`axon run … | head`) ends the command quietly rather than with a crash.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+  throw err;
+});
+
 const controller = new AbortController();
 // Ctrl-C cancels the run (every step ends with CANCELLED) instead of killing it mid-write.
 process.once('SIGINT', () => {

@@ -30,6 +30,12 @@ const DIMENSIONS = [
 ] as const satisfies readonly (readonly [keyof BudgetAmounts, keyof BudgetLimits, BudgetLimit])[];
 
 /** The amounts of nothing at all. */
+/**
+ * Slack when comparing a request with what is left: costs are summed in floating point, so
+ * three $0.10 calls must still fit a $0.30 budget.
+ */
+const TOLERANCE = 1e-9;
+
 export const ZERO_AMOUNTS: BudgetAmounts = Object.freeze({ tokensIn: 0, tokensOut: 0, costUsd: 0 });
 
 function validateAmounts(where: string, a: BudgetAmounts): void {
@@ -162,7 +168,7 @@ export class BudgetLedger {
   #assertFits(amounts: BudgetAmounts): void {
     for (const [dim, , limitName] of DIMENSIONS) {
       const left = this.ownRemaining(dim);
-      if (left !== null && amounts[dim] > left) {
+      if (left !== null && amounts[dim] > left + TOLERANCE) {
         throw new BudgetExceededError(limitName, this.name, amounts[dim], Math.max(0, left));
       }
     }
@@ -178,7 +184,9 @@ export class BudgetLedger {
 
   /** Records use that was not reserved first (for example usage reported after the fact). */
   record(actual: BudgetAmounts): void {
-    this.reserve(ZERO_AMOUNTS).commit(actual);
+    // Use that already happened is recorded even past a limit: the ledger must not lie.
+    validateAmounts('BudgetLedger.record', actual);
+    this.settle(ZERO_AMOUNTS, actual);
   }
 
   /**

@@ -1,5 +1,6 @@
 /** @module ExecContext: the one value threaded through every call. */
 import { trace, TraceFlags, type Span } from '@opentelemetry/api';
+import { AxonError } from '../errors/axon-error.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { InvalidWireContextError } from '../errors/invalid-wire-context-error.js';
@@ -150,7 +151,12 @@ export class ExecContext {
   readonly tap: StreamTap | null;
   readonly createdAt: number;
 
-  readonly #controller = new AbortController();
+  // The controller is made on first use of `signal`: most contexts are never cancelled and
+  // many handlers never read the signal, and an AbortController is costly to make.
+  #controller: AbortController | null = null;
+  #cancelled = false;
+  #cancelReason: unknown = undefined;
+  #onCancel: Set<(reason: unknown) => void> | null = null;
   readonly #children = new Set<ExecContext>();
   #detachOuter: (() => void) | null = null;
 
@@ -181,7 +187,16 @@ export class ExecContext {
 
   /** Aborts when this context or any ancestor is cancelled (or a step times out). */
   get signal(): AbortSignal {
+    if (!this.#controller) {
+      this.#controller = new AbortController();
+      if (this.#cancelled) this.#controller.abort(this.#cancelReason);
+    }
     return this.#controller.signal;
+  }
+
+  /** Why the context was cancelled (a `CancelledError`, `TimeoutError`, …), or `undefined`. */
+  get cancelReason(): unknown {
+    return this.#cancelReason;
   }
 
   /** Token usage of this context and all its descendants. */
@@ -213,7 +228,7 @@ export class ExecContext {
   }
 
   isCancelled(): boolean {
-    return this.#controller.signal.aborted;
+    return this.#cancelled;
   }
 
   isTimedOut(): boolean {
@@ -229,10 +244,42 @@ export class ExecContext {
    * Cancels this context and every descendant: their signals abort with `reason`
    * (a {@link CancelledError} by default). The parent is not affected. Idempotent.
    */
-  cancel(reason: unknown = new CancelledError(`context "${this.name}" cancelled`)): void {
-    if (this.#controller.signal.aborted) return;
-    this.#controller.abort(reason);
+  cancel(reason?: unknown): void {
+    if (this.#cancelled) return;
+    this.#cancelled = true;
+    this.#cancelReason = reason ?? new CancelledError(`context "${this.name}" cancelled`);
+    this.#controller?.abort(this.#cancelReason);
+    const listeners = this.#onCancel;
+    this.#onCancel = null;
+    if (listeners) for (const fn of listeners) fn(this.#cancelReason);
+    for (const child of [...this.#children]) child.cancel(this.#cancelReason);
+  }
+
+  /**
+   * Cancels the live children of this context (not the context itself), building the reason
+   * only if there is a child to give it to. The runtime calls it when a step ends, so no
+   * child outlives its step.
+   */
+  cancelChildren(makeReason: () => unknown): void {
+    if (this.#children.size === 0) return;
+    const reason = makeReason();
     for (const child of [...this.#children]) child.cancel(reason);
+  }
+
+  /**
+   * @internal Calls `fn` once when this context is cancelled (at once if it already is).
+   * Cheaper than a listener on `signal`. Returns a function that removes it.
+   */
+  onCancel(fn: (reason: unknown) => void): () => void {
+    if (this.#cancelled) {
+      fn(this.#cancelReason);
+      return noop;
+    }
+    const set = (this.#onCancel ??= new Set());
+    set.add(fn);
+    return () => {
+      set.delete(fn);
+    };
   }
 
   /**
@@ -261,6 +308,11 @@ export class ExecContext {
     const now = this.clock.now();
     let deadline = this.deadline;
     if (budgets?.maxWallMs !== undefined) {
+      if (!(Number.isFinite(budgets.maxWallMs) && budgets.maxWallMs >= 0)) {
+        throw new RangeError(
+          `ExecContext.child: budgets.maxWallMs must be a finite number >= 0, got ${budgets.maxWallMs}`,
+        );
+      }
       const left = this.remainingMs();
       if (left !== null && budgets.maxWallMs > left) {
         throw new WideningError('budgets.maxWallMs', budgets.maxWallMs, left);
@@ -293,7 +345,7 @@ export class ExecContext {
       span: internals?.span ?? this.span,
       tap: internals?.tap === undefined ? this.tap : internals.tap,
     });
-    if (this.isCancelled()) child.cancel(this.signal.reason);
+    if (this.#cancelled) child.cancel(this.#cancelReason);
     else this.#children.add(child);
     return child;
   }
@@ -330,10 +382,11 @@ export class ExecContext {
         allowed_agents: p.allowedAgents ? [...p.allowedAgents] : null,
       },
       memory_scope: this.memoryScope,
+      // An overrun leaves a negative remainder; on the wire that is simply nothing left.
       budget_remaining: {
-        tokens_in: left.tokensIn,
-        tokens_out: left.tokensOut,
-        cost_usd: left.costUsd,
+        tokens_in: left.tokensIn === null ? null : Math.max(0, left.tokensIn),
+        tokens_out: left.tokensOut === null ? null : Math.max(0, left.tokensOut),
+        cost_usd: left.costUsd === null ? null : Math.max(0, left.costUsd),
       },
       deadline: this.deadline,
       depth: this.depth,
@@ -407,18 +460,32 @@ export class ExecContext {
 
   /** @internal Links an outside signal: aborting it cancels this context. */
   linkSignal(signal: AbortSignal): void {
+    // An outside abort is a cancel, whatever reason it carries (a plain `abort()` gives a
+    // DOMException); keep the original as the cause.
+    const reasonOf = (): unknown =>
+      signal.reason instanceof AxonError
+        ? signal.reason
+        : new CancelledError(`context "${this.name}" cancelled by its outside signal`, {
+            cause: signal.reason,
+          });
     if (signal.aborted) {
-      this.cancel(signal.reason);
+      this.cancel(reasonOf());
       return;
     }
     const onAbort = (): void => {
-      this.cancel(signal.reason);
+      this.cancel(reasonOf());
     };
     signal.addEventListener('abort', onAbort, { once: true });
     this.#detachOuter = () => {
       signal.removeEventListener('abort', onAbort);
     };
   }
+}
+
+const TRACE_ID = /^(?!0{32})[0-9a-f]{32}$/;
+
+function noop(): void {
+  /* nothing to remove */
 }
 
 function minDeadline(a: number | null, b: number): number {
@@ -442,9 +509,17 @@ export function createContext(options: CreateContextOptions = {}): ExecContext {
   if (options.timeoutMs !== undefined) deadline = now + options.timeoutMs;
   const wall = options.budgets?.maxWallMs;
   if (wall !== undefined) {
-    if (!(wall >= 0))
-      throw new RangeError(`createContext: budgets.maxWallMs must be >= 0, got ${wall}`);
+    if (!(Number.isFinite(wall) && wall >= 0)) {
+      throw new RangeError(
+        `createContext: budgets.maxWallMs must be a finite number >= 0, got ${wall}`,
+      );
+    }
     deadline = minDeadline(deadline, now + wall);
+  }
+  if (options.traceId !== undefined && !TRACE_ID.test(options.traceId)) {
+    throw new TypeError(
+      `createContext: traceId must be 32 lowercase hex digits, not all zero, got "${options.traceId}"`,
+    );
   }
   const ctx = new ExecContext({
     name,

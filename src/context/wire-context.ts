@@ -9,7 +9,9 @@ export const wireContextSchema = z.strictObject({
   v: z.literal(1),
   name: z.string().min(1),
   request_id: z.string().min(1),
-  trace_id: z.string().regex(/^[0-9a-f]{32}$/, 'a 32-digit lowercase hex trace id'),
+  trace_id: z
+    .string()
+    .regex(/^(?!0{32})[0-9a-f]{32}$/, 'a 32-digit lowercase hex trace id, not all zero'),
   traceparent: z
     .string()
     .refine((s) => parseTraceparent(s) !== null, 'a W3C traceparent')
@@ -29,7 +31,7 @@ export const wireContextSchema = z.strictObject({
     tokens_out: nullableCount,
     cost_usd: nullableCount,
   }),
-  deadline: z.number().int().nonnegative().nullable(),
+  deadline: z.number().nonnegative().nullable(),
   depth: z.number().int().nonnegative(),
   path: z.array(z.string()),
   metadata: z.record(z.string(), z.json()),

@@ -6,7 +6,9 @@ import type { ChatRequest, Engine } from './chat-request.js';
  * Streams `engine`'s answer inside the step of `ctx`: reserves the estimate (prompt tokens,
  * `max_tokens`) on the context's ledger first — a call that does not fit fails with
  * `BudgetExceededError` before any request — then yields the tokens, commits the actual
- * use, and returns the whole text. On failure or abort the reservation is released.
+ * use, and returns the whole text. If the call fails or is aborted after tokens arrived,
+ * what was used (the prompt and the tokens so far) is committed; if none arrived, the
+ * reservation is released.
  *
  * @example
  * async *handler(input, ctx) {
@@ -24,6 +26,7 @@ export async function* chatTokens(
     costUsd: 0,
   });
   let text = '';
+  let produced = 0;
   try {
     const stream = engine.stream(request, { signal: ctx.signal });
     for (;;) {
@@ -32,10 +35,20 @@ export async function* chatTokens(
         reservation.commit(r.value);
         return text;
       }
+      produced++;
       text += r.value;
       yield r.value;
     }
   } finally {
-    reservation.release();
+    // No-ops once committed above; otherwise account for what the engine did produce.
+    if (produced > 0) {
+      reservation.commit({
+        tokensIn: reservation.amounts.tokensIn,
+        tokensOut: produced,
+        costUsd: 0,
+      });
+    } else {
+      reservation.release();
+    }
   }
 }

@@ -27,24 +27,49 @@ export const REDACTED = '[REDACTED]';
 
 /**
  * A copy of `value` in which every property named in `keys` (lower-case) is replaced by
- * {@link REDACTED}, at any depth. Cycles are cut, not followed.
+ * {@link REDACTED}, at any depth. A cycle (an object inside itself) is cut; an object that
+ * is merely referenced twice is kept both times.
  */
 export function redactSecrets(
   value: unknown,
   keys: ReadonlySet<string>,
-  seen = new WeakSet<object>(),
+  ancestors = new WeakSet<object>(),
 ): unknown {
   if (value === null || typeof value !== 'object') return value;
-  if (seen.has(value)) return '[Circular]';
-  seen.add(value);
-  if (Array.isArray(value)) return value.map((v) => redactSecrets(v, keys, seen));
+  if (ancestors.has(value)) return '[Circular]';
   if (value instanceof Error)
     return { type: value.name, message: value.message, stack: value.stack };
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) {
-    out[k] = keys.has(k.toLowerCase()) ? REDACTED : redactSecrets(v, keys, seen);
+  ancestors.add(value);
+  try {
+    if (Array.isArray(value)) return value.map((v) => redactSecrets(v, keys, ancestors));
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      out[k] = keys.has(k.toLowerCase()) ? REDACTED : redactSecrets(v, keys, ancestors);
+    }
+    return out;
+  } finally {
+    ancestors.delete(value);
   }
-  return out;
+}
+
+/**
+ * pino applies `formatters.bindings` to the root logger only, so `child()` redacts the
+ * bindings it is given. pino makes a child with `Object.create(parent)`, so overriding the
+ * method once on the root covers children at every depth; `this` is the logger it is
+ * called on.
+ */
+function redactChildren(logger: Logger, keys: ReadonlySet<string>): Logger {
+  type ChildFn = (
+    this: Logger,
+    bindings: pino.Bindings,
+    options?: pino.ChildLoggerOptions,
+  ) => Logger;
+  const original = Reflect.get(logger, 'child') as unknown as ChildFn;
+  function child(this: Logger, bindings: pino.Bindings, options?: pino.ChildLoggerOptions): Logger {
+    return Reflect.apply(original, this, [redactSecrets(bindings, keys), options]) as Logger;
+  }
+  Reflect.set(logger, 'child', child);
+  return logger;
 }
 
 /** Options of {@link createLogger}. */
@@ -77,5 +102,6 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
       bindings: (b) => redactSecrets(b, keys) as Record<string, unknown>,
     },
   };
-  return pino(pinoOptions, options.destination ?? pino.destination({ dest: 2, sync: true }));
+  const destination = options.destination ?? pino.destination({ dest: 2, sync: true });
+  return redactChildren(pino(pinoOptions, destination), keys);
 }

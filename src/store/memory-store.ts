@@ -10,10 +10,14 @@ interface RunEntry {
   readonly stepIds: string[];
 }
 
+const copy = <T>(value: T): T => structuredClone(value);
+
 /**
  * A {@link RunStore} in the process heap. Nothing survives the process; use the SQLite or
- * Redis store for that. Records are copied in and out, so callers cannot change what is
- * stored by mutating a returned object.
+ * Redis store for that. Records and events are deep-copied in and out (`structuredClone`),
+ * so neither the caller's objects nor returned ones share state with the store; like any
+ * store, it needs inputs, outputs and event data that can be cloned (plain data, no
+ * functions).
  *
  * @example
  * const runtime = createRuntime({ store: memoryStore() });
@@ -26,20 +30,20 @@ export class MemoryRunStore implements RunStore {
   createRun(run: RunRecord): Promise<void> {
     if (this.#runs.has(run.run_id))
       return Promise.reject(new ConflictError(`run ${run.run_id} exists`));
-    this.#runs.set(run.run_id, { run: { ...run }, stepIds: [] });
+    this.#runs.set(run.run_id, { run: copy(run), stepIds: [] });
     return Promise.resolve();
   }
 
   getRun(runId: string): Promise<RunRecord | null> {
     const entry = this.#runs.get(runId);
-    return Promise.resolve(entry ? { ...entry.run } : null);
+    return Promise.resolve(entry ? copy(entry.run) : null);
   }
 
   updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
     const entry = this.#runs.get(runId);
     if (!entry) return Promise.reject(new NotFoundError('run', runId));
-    entry.run = { ...entry.run, ...patch };
-    return Promise.resolve({ ...entry.run });
+    entry.run = { ...entry.run, ...copy(patch) };
+    return Promise.resolve(copy(entry.run));
   }
 
   createStep(step: StepRecord): Promise<void> {
@@ -47,22 +51,22 @@ export class MemoryRunStore implements RunStore {
     if (!entry) return Promise.reject(new NotFoundError('run', step.run_id));
     if (this.#steps.has(step.step_id))
       return Promise.reject(new ConflictError(`step ${step.step_id} exists`));
-    this.#steps.set(step.step_id, { ...step });
+    this.#steps.set(step.step_id, copy(step));
     entry.stepIds.push(step.step_id);
     return Promise.resolve();
   }
 
   getStep(stepId: string): Promise<StepRecord | null> {
     const step = this.#steps.get(stepId);
-    return Promise.resolve(step ? { ...step } : null);
+    return Promise.resolve(step ? copy(step) : null);
   }
 
   updateStep(stepId: string, patch: StepPatch): Promise<StepRecord> {
     const step = this.#steps.get(stepId);
     if (!step) return Promise.reject(new NotFoundError('step', stepId));
-    const next = { ...step, ...patch };
+    const next = { ...step, ...copy(patch) };
     this.#steps.set(stepId, next);
-    return Promise.resolve({ ...next });
+    return Promise.resolve(copy(next));
   }
 
   listSteps(runId: string): Promise<StepRecord[]> {
@@ -71,7 +75,7 @@ export class MemoryRunStore implements RunStore {
     const out: StepRecord[] = [];
     for (const id of entry.stepIds) {
       const step = this.#steps.get(id);
-      if (step) out.push({ ...step });
+      if (step) out.push(copy(step));
     }
     return Promise.resolve(out);
   }
@@ -92,7 +96,7 @@ export class MemoryRunStore implements RunStore {
       }
       next.set(ev.step_id, ev.seq);
     }
-    for (const ev of events) {
+    for (const ev of copy(events)) {
       let log = this.#logs.get(ev.step_id);
       if (!log) this.#logs.set(ev.step_id, (log = []));
       log.push(ev);
@@ -102,7 +106,7 @@ export class MemoryRunStore implements RunStore {
 
   readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
     const log = this.#logs.get(stepId) ?? [];
-    return Promise.resolve(log.slice(Math.max(0, afterSeq)));
+    return Promise.resolve(copy(log.slice(Math.max(0, afterSeq))));
   }
 
   close(): Promise<void> {

@@ -76,13 +76,17 @@ describe('ExecContext.child permissions only narrow', () => {
     ['a tool the parent lacks', { allowedTools: ['search', 'shell'] }, 'permissions.allowedTools'],
     ['an agent the parent lacks', { allowedAgents: ['bank'] }, 'permissions.allowedAgents'],
     ['a role the parent lacks', { roles: ['reader', 'admin'] }, 'permissions.roles'],
-    ['any tool (null) when the parent has a list', { allowedTools: null }, 'permissions.allowedTools'],
+    [
+      'any tool (null) when the parent has a list',
+      { allowedTools: null },
+      'permissions.allowedTools',
+    ],
     [
       'any agent (null) when the parent has a list',
       { allowedAgents: null },
       'permissions.allowedAgents',
     ],
-  ])('asking for %s throws WideningError naming %s', (_what, narrowing, field) => {
+  ])('asking for %s throws WideningError naming the field', (_what, narrowing, field) => {
     const parent = restricted();
     const err = wideningFrom(() => parent.child('worker', { permissions: narrowing }));
     expect(err.field).toBe(field);
@@ -95,9 +99,9 @@ describe('ExecContext.child permissions only narrow', () => {
     const mid = root.child('mid', { permissions: { allowedTools: ['search'] } });
     const err = wideningFrom(() => mid.child('leaf', { permissions: { allowedTools: ['add'] } }));
     expect(err.field).toBe('permissions.allowedTools');
-    expect(wideningFrom(() => mid.child('leaf', { permissions: { allowedTools: null } })).field).toBe(
-      'permissions.allowedTools',
-    );
+    expect(
+      wideningFrom(() => mid.child('leaf', { permissions: { allowedTools: null } })).field,
+    ).toBe('permissions.allowedTools');
   });
 
   it('an empty list cannot be widened to any entry', () => {

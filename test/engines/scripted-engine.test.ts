@@ -39,7 +39,10 @@ function flush(): Promise<void> {
 }
 
 /** Resolves when `p` settles; `settled()` tells whether it has yet. */
-function track<T>(p: Promise<T>): { readonly settled: () => boolean; readonly promise: Promise<T> } {
+function track<T>(p: Promise<T>): {
+  readonly settled: () => boolean;
+  readonly promise: Promise<T>;
+} {
   let done = false;
   const promise = p.finally(() => {
     done = true;
@@ -109,9 +112,9 @@ describe('createScriptedEngine: token count and shape', () => {
     const engine = instant();
     expect(engine.defaultMaxTokens).toBe(64);
     expect((await collect(engine.stream(request()))).tokens).toHaveLength(64);
-    expect((await collect(engine.stream(request({ params: { temperature: 0.2 } })))).tokens).toHaveLength(
-      64,
-    );
+    expect(
+      (await collect(engine.stream(request({ params: { temperature: 0.2 } })))).tokens,
+    ).toHaveLength(64);
   });
 
   it('streams nothing for max_tokens 0 and reports zero tokens out', async () => {
@@ -267,7 +270,11 @@ describe('createScriptedEngine: AXON_SCRIPTED_TOKEN_MS', () => {
   });
 
   /** Milliseconds of simulated time before the first token arrives (up to `limit`). */
-  async function firstTokenDelay(engine: Engine, clock: SimulatedClock, limit = 50): Promise<number> {
+  async function firstTokenDelay(
+    engine: Engine,
+    clock: SimulatedClock,
+    limit = 50,
+  ): Promise<number> {
     const first = track(engine.stream(request()).next());
     for (let ms = 0; ms <= limit; ms++) {
       await flush();

@@ -8,7 +8,10 @@ import {
 } from '../../src/observability/logger.js';
 
 /** A pino destination that keeps every line, parsed. */
-function collector(): { readonly destination: DestinationStream; readonly lines: Record<string, unknown>[] } {
+function collector(): {
+  readonly destination: DestinationStream;
+  readonly lines: Record<string, unknown>[];
+} {
   const lines: Record<string, unknown>[] = [];
   return {
     lines,
@@ -39,7 +42,14 @@ describe('createLogger', () => {
     const log = createLogger({ level: 'info', destination });
 
     log.info(
-      { api_key: 'sk-1', authorization: 'Bearer abc', token: 't-1', password: 'hunter2', user: 'ann', n: 3 },
+      {
+        api_key: 'sk-1',
+        authorization: 'Bearer abc',
+        token: 't-1',
+        password: 'hunter2',
+        user: 'ann',
+        n: 3,
+      },
       'call',
     );
 

@@ -182,7 +182,8 @@ describe('trace context on the wire', () => {
     });
     const inner = defineAgent({
       name: 'inner',
-      handler: async (_input, ctx, rt) => (await rt.callTool('search_flights', { to: 'Rome' }, ctx)).status,
+      handler: async (_input, ctx, rt) =>
+        (await rt.callTool('search_flights', { to: 'Rome' }, ctx)).status,
     });
     // Two runtimes sharing one tracer: the far side only knows what came over the wire.
     const near = createRuntime({ tracer, logger: silent, agents: [outer] });

@@ -48,11 +48,21 @@ describe('runtime.callTool', () => {
 
     const result = await runtime.callTool('add', { a: 2, b: 3 }, ctx);
 
-    expect(result).toMatchObject({ status: 'success', tool: 'add', output: { sum: 5 }, error: null });
+    expect(result).toMatchObject({
+      status: 'success',
+      tool: 'add',
+      output: { sum: 5 },
+      error: null,
+    });
     expect(calls).toEqual([{ a: 2, b: 3 }]);
     expect(result.stepId).not.toBeNull();
     const step = await runtime.store.getStep(result.stepId ?? '');
-    expect(step).toMatchObject({ type: 'tool_call', name: 'add', status: 'succeeded', output: { sum: 5 } });
+    expect(step).toMatchObject({
+      type: 'tool_call',
+      name: 'add',
+      status: 'succeeded',
+      output: { sum: 5 },
+    });
     const events = await runtime.store.readEvents(result.stepId ?? '');
     expect(events.map((e) => e.type)).toEqual(['started', 'end']);
   });
@@ -108,7 +118,11 @@ describe('runtime.callTool', () => {
     });
     const runtime = runtimeWith({ tools: [tool] });
 
-    const result = await runtime.callTool('strict_add', { a: 1, extra: true }, runtime.createContext());
+    const result = await runtime.callTool(
+      'strict_add',
+      { a: 1, extra: true },
+      runtime.createContext(),
+    );
 
     expect(calls).toBe(0);
     expect(result.error).toBeInstanceOf(SchemaViolationError);
@@ -126,9 +140,17 @@ describe('runtime.callTool', () => {
     expect(stepId).not.toBeNull();
     const events = await runtime.store.readEvents(stepId ?? '');
     expect(events[0]?.type).toBe('started');
-    expect(events.at(-1)).toMatchObject({ type: 'error', code: 'SCHEMA_VIOLATION', seq: events.length });
+    expect(events.at(-1)).toMatchObject({
+      type: 'error',
+      code: 'SCHEMA_VIOLATION',
+      seq: events.length,
+    });
     const step = await runtime.store.getStep(stepId ?? '');
-    expect(step).toMatchObject({ type: 'tool_call', status: 'failed', error: { code: 'SCHEMA_VIOLATION' } });
+    expect(step).toMatchObject({
+      type: 'tool_call',
+      status: 'failed',
+      error: { code: 'SCHEMA_VIOLATION' },
+    });
   });
 
   it('answers an unknown tool with not_found and records no step', async () => {
@@ -164,7 +186,9 @@ describe('runtime.callTool', () => {
 
   it('refuses a tool whose required roles the context lacks, and runs it for one that has them', async () => {
     const calls: unknown[] = [];
-    const runtime = runtimeWith({ tools: [addTool(calls, { requiredRoles: ['admin', 'billing'] })] });
+    const runtime = runtimeWith({
+      tools: [addTool(calls, { requiredRoles: ['admin', 'billing'] })],
+    });
 
     const denied = await runtime.callTool(
       'add',
@@ -286,7 +310,12 @@ describe('runtime.discoverTools', () => {
 
   it('lists only the tools the context may call, with their JSON Schemas', () => {
     const runtime = runtimeWith({
-      tools: [tool('search'), tool('refund', ['billing']), tool('weather'), tool('admin_panel', ['admin'])],
+      tools: [
+        tool('search'),
+        tool('refund', ['billing']),
+        tool('weather'),
+        tool('admin_panel', ['admin']),
+      ],
     });
     const ctx = runtime.createContext({
       permissions: { allowedTools: ['search', 'refund', 'admin_panel'], roles: ['billing'] },
@@ -310,8 +339,13 @@ describe('runtime.discoverTools', () => {
   });
 
   it('lists every tool without role requirements for an open context', () => {
-    const runtime = runtimeWith({ tools: [tool('search'), tool('refund', ['billing']), tool('weather')] });
+    const runtime = runtimeWith({
+      tools: [tool('search'), tool('refund', ['billing']), tool('weather')],
+    });
 
-    expect(runtime.discoverTools(runtime.createContext()).map((t) => t.name)).toEqual(['search', 'weather']);
+    expect(runtime.discoverTools(runtime.createContext()).map((t) => t.name)).toEqual([
+      'search',
+      'weather',
+    ]);
   });
 });

@@ -21,7 +21,11 @@ describe('defineTool parameters (JSON Schema draft 2020-12)', () => {
       properties: {
         from: { type: 'string' },
         to: { type: 'string' },
-        seats: { type: 'integer', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER },
+        seats: {
+          type: 'integer',
+          minimum: Number.MIN_SAFE_INTEGER,
+          maximum: Number.MAX_SAFE_INTEGER,
+        },
       },
       required: ['from', 'to', 'seats'],
       additionalProperties: false,
@@ -124,7 +128,8 @@ describe('defineTool option checks', () => {
 
   it('refuses a handler that is not a function with a TypeError naming `handler`', () => {
     const handler = 'run' as unknown as () => null;
-    const call = (): unknown => defineTool({ name: 'bad_handler', description: 'd', input, handler });
+    const call = (): unknown =>
+      defineTool({ name: 'bad_handler', description: 'd', input, handler });
 
     expect(call).toThrow(TypeError);
     expect(call).toThrow(/handler must be a function/);
@@ -142,6 +147,8 @@ describe('defineTool option checks', () => {
   );
 
   it('keeps a valid timeoutMs', () => {
-    expect(defineTool({ name: 't', description: 'd', input, handler: noop, timeoutMs: 250 }).timeoutMs).toBe(250);
+    expect(
+      defineTool({ name: 't', description: 'd', input, handler: noop, timeoutMs: 250 }).timeoutMs,
+    ).toBe(250);
   });
 });

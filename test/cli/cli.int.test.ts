@@ -1,0 +1,139 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { beforeAll, describe, expect, it } from 'vitest';
+
+/** The package root (/work/main), where `npm run build` writes dist/. */
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BUILT_MAIN = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+const VERSION = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  }
+).version;
+
+interface Exit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** The child's environment: the test's own, minus anything that would change the output. */
+function childEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, AXON_LOG_LEVEL: 'warn' };
+  delete env['AXON_SCRIPTED_TOKEN_MS'];
+  delete env['NODE_OPTIONS'];
+  return env;
+}
+
+/** Spawns `command args` in the package root and resolves how it exited. */
+function start(
+  command: string,
+  args: readonly string[],
+  onStdout?: (soFar: string, child: ChildProcess) => void,
+): Promise<Exit> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, [...args], {
+      cwd: ROOT,
+      env: childEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8');
+    child.stderr.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
+      stdout += chunk;
+      onStdout?.(stdout, child);
+    });
+    child.stderr.on('data', (chunk: string) => {
+      stderr += chunk;
+    });
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      resolve({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+const PLAN =
+  /^Here is your plan for Berlin\. Fly out on \d{4}-\d{2}-\d{2} with AX \d+, leaving LHR at \d\d:\d\d and landing at \d\d:\d\d, for EUR \d+\. .*Shall I book it\?$/m;
+
+function expectSuccessfulRun(exit: Exit): void {
+  expect(exit.stderr).toBe('');
+  expect(exit.code).toBe(0);
+  expect(exit.stdout).toMatch(/^axon run trip-planner: /);
+  expect(exit.stdout).toMatch(/^ {2}· planner: Searching flights to BER on \d{4}-\d{2}-\d{2}$/m);
+  expect(exit.stdout).toMatch(PLAN);
+  expect(exit.stdout).toMatch(/^status: success \([\d,]+ ms, \d+ tokens\)$/m);
+  const trace = exit.stdout.slice(exit.stdout.indexOf('\ntrace:\n'));
+  expect(trace).toMatch(
+    /\ntrace:\n\[t_[0-9a-f]{6}\] agent planner \(.*\)\n\+-- \[t_[0-9a-f]{6}\.1\] agent calendar \(.*\)\n\+-- \[t_[0-9a-f]{6}\.2\] agent flights \(.*\)\n {4}\+-- \[t_[0-9a-f]{6}\.2\.1\] tool search_flights \(.*\)\n$/,
+  );
+}
+
+describe('axon from source (node --import tsx src/cli/main.ts)', () => {
+  it('runs trip-planner, exits 0 and prints the plan, the status and the trace tree', async () => {
+    const exit = await start('node', [
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'run',
+      'trip-planner',
+      '--token-ms',
+      '0',
+    ]);
+    expectSuccessfulRun(exit);
+  });
+
+  it('exits 2 with the help on stderr for an unknown command', async () => {
+    const exit = await start('node', ['--import', 'tsx', 'src/cli/main.ts', 'frobnicate']);
+    expect(exit.code).toBe(2);
+    expect(exit.stdout).toBe('');
+    expect(exit.stderr).toContain('unknown command "frobnicate"');
+    expect(exit.stderr).toContain('Commands:');
+  });
+
+  it('on SIGINT after the first streamed token, cancels the run: exit 130 and status: error CANCELLED', async () => {
+    let sent = false;
+    const exit = await start(
+      'node',
+      ['--import', 'tsx', 'src/cli/main.ts', 'run', 'trip-planner', '--token-ms', '50'],
+      (soFar, child) => {
+        if (!sent && /\nHere/.test(soFar)) {
+          sent = true;
+          child.kill('SIGINT');
+        }
+      },
+    );
+    expect(sent).toBe(true);
+    expect(exit.signal).toBeNull();
+    expect(exit.code).toBe(130);
+    // The stream stopped: the plan was not finished.
+    expect(exit.stdout).not.toContain('Shall I book it?');
+    expect(exit.stdout).toMatch(/^status: error CANCELLED: /m);
+    expect(exit.stdout).toMatch(/agent planner \(.*\) !CANCELLED$/m);
+  });
+});
+
+describe('axon built (node bin/axon.js)', () => {
+  beforeAll(async () => {
+    if (existsSync(BUILT_MAIN)) return;
+    const build = await start('npm', ['run', 'build']);
+    expect(build.code, `npm run build failed:\n${build.stdout}\n${build.stderr}`).toBe(0);
+    expect(existsSync(BUILT_MAIN)).toBe(true);
+  }, 120_000);
+
+  it('prints the package version', async () => {
+    const exit = await start('node', ['bin/axon.js', '--version']);
+    expect(exit.code).toBe(0);
+    expect(exit.stdout).toBe(`${VERSION}\n`);
+    expect(VERSION).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('runs trip-planner with a 1 ms token delay', async () => {
+    const exit = await start('node', ['bin/axon.js', 'run', 'trip-planner', '--token-ms', '1']);
+    expectSuccessfulRun(exit);
+  });
+});

@@ -1,0 +1,225 @@
+import { describe, expect, it } from 'vitest';
+import { HELP, runCli } from '../../src/cli/cli.js';
+import type { CliIo } from '../../src/cli/cli-io.js';
+
+interface Captured {
+  readonly io: CliIo;
+  readonly stdout: () => string;
+  readonly stderr: () => string;
+}
+
+function capture(onStdout?: (text: string) => void): Captured {
+  const out: string[] = [];
+  const err: string[] = [];
+  return {
+    io: {
+      stdout: {
+        write(text: string) {
+          out.push(text);
+          onStdout?.(text);
+          return true;
+        },
+      },
+      stderr: {
+        write(text: string) {
+          err.push(text);
+          return true;
+        },
+      },
+    },
+    stdout: () => out.join(''),
+    stderr: () => err.join(''),
+  };
+}
+
+async function cli(
+  argv: readonly string[],
+  version = '9.9.9-test',
+): Promise<{ readonly code: number; readonly stdout: string; readonly stderr: string }> {
+  const c = capture();
+  const code = await runCli(argv, c.io, version);
+  return { code, stdout: c.stdout(), stderr: c.stderr() };
+}
+
+const PLAN =
+  /^Here is your plan for Berlin\. Fly out on (\d{4}-\d{2}-\d{2}) with AX \d+, leaving LHR at \d\d:\d\d and landing at \d\d:\d\d, for EUR \d+\. .*Shall I book it\?$/m;
+
+/** The lines of the trace tree printed after `trace:`. */
+function traceLines(stdout: string): string[] {
+  const at = stdout.indexOf('\ntrace:\n');
+  expect(at, 'a trace section').toBeGreaterThan(-1);
+  return stdout
+    .slice(at + '\ntrace:\n'.length)
+    .split('\n')
+    .filter((l) => l.length > 0);
+}
+
+describe('axon --help, --version, list', () => {
+  it.each([{ argv: ['--help'] }, { argv: ['-h'] }, { argv: ['help'] }, { argv: [] }])(
+    'prints the help with the commands run, list and help: $argv',
+    async ({ argv }) => {
+      const { code, stdout, stderr } = await cli(argv);
+      expect(code).toBe(0);
+      expect(stdout).toBe(HELP);
+      expect(stdout).toMatch(/^ {2}run <example> {2,}\S/m);
+      expect(stdout).toMatch(/^ {2}list {2,}\S/m);
+      expect(stdout).toMatch(/^ {2}help {2,}\S/m);
+      expect(stderr).toBe('');
+    },
+  );
+
+  it.each([['--version'], ['-v']])('prints the version: %s', async (flag) => {
+    const { code, stdout } = await cli([flag], '1.2.3-rc.4');
+    expect(code).toBe(0);
+    expect(stdout).toBe('1.2.3-rc.4\n');
+  });
+
+  it('lists trip-planner with its description', async () => {
+    const { code, stdout } = await cli(['list']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^trip-planner\t\S.*$/m);
+  });
+});
+
+describe('axon run trip-planner', () => {
+  it('streams the plan, prints status: success and the trace tree, and exits 0', async () => {
+    const { code, stdout } = await cli(['run', 'trip-planner', '--token-ms', '0']);
+
+    expect(code).toBe(0);
+    expect(stdout).toContain('> Plan a trip to Berlin next Tuesday\n');
+    expect(stdout).toMatch(/^ {2}· planner: Checking the calendar for next tuesday$/m);
+    const plan = PLAN.exec(stdout);
+    expect(plan, 'the streamed plan text').not.toBeNull();
+    // The plan's date is the next Tuesday, within a week.
+    const date = Date.parse(`${plan?.[1] ?? ''}T00:00:00Z`);
+    expect(new Date(date).getUTCDay()).toBe(2);
+    expect(date - Date.now()).toBeGreaterThan(-86_400_000);
+    expect(date - Date.now()).toBeLessThan(8 * 86_400_000);
+    expect(stdout).toMatch(/^status: success \([\d,]+ ms, \d+ tokens\)$/m);
+
+    const lines = traceLines(stdout);
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(/^\[t_[0-9a-f]{6}\] agent planner \(/);
+    expect(lines[1]).toMatch(/^\+-- \[t_[0-9a-f]{6}\.1\] agent calendar \(/);
+    expect(lines[2]).toMatch(/^\+-- \[t_[0-9a-f]{6}\.2\] agent flights \(/);
+    expect(lines[3]).toMatch(/^ {4}\+-- \[t_[0-9a-f]{6}\.2\.1\] tool search_flights \(/);
+  });
+
+  it('prints the same plan text on every run', async () => {
+    const a = await cli(['run', 'trip-planner', '--token-ms', '0', '--no-trace']);
+    const b = await cli(['run', 'trip-planner', '--token-ms', '0', '--no-trace']);
+    expect(PLAN.exec(a.stdout)?.[0]).toBeDefined();
+    expect(PLAN.exec(b.stdout)?.[0]).toBe(PLAN.exec(a.stdout)?.[0]);
+  });
+
+  it('sends --message instead of the default', async () => {
+    const { code, stdout } = await cli([
+      'run',
+      'trip-planner',
+      '--token-ms=0',
+      '--message',
+      'Plan a trip to Paris next Friday',
+    ]);
+    expect(code).toBe(0);
+    expect(stdout).toContain('> Plan a trip to Paris next Friday\n');
+    expect(stdout).toMatch(/^ {2}· planner: Searching flights to CDG on \d{4}-\d{2}-\d{2}$/m);
+    expect(stdout).toMatch(/^Here is your plan for Paris\. /m);
+  });
+
+  it('omits the trace tree with --no-trace', async () => {
+    const { code, stdout } = await cli(['run', 'trip-planner', '--token-ms', '0', '--no-trace']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/^status: success /m);
+    expect(stdout).not.toContain('trace:');
+    expect(stdout).not.toContain('agent planner');
+  });
+
+  it('prints one JSON object per line with --json: every event with path and type, then the result', async () => {
+    const { code, stdout } = await cli(['run', 'trip-planner', '--token-ms', '0', '--json']);
+    expect(code).toBe(0);
+
+    const lines = stdout.split('\n');
+    expect(lines.at(-1)).toBe('');
+    const objects = lines.slice(0, -1).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const last = objects.at(-1);
+    expect(last).toMatchObject({ result: { status: 'success', error: null } });
+    const events = objects.slice(0, -1);
+    expect(events.length).toBeGreaterThan(10);
+    for (const e of events) {
+      expect(Array.isArray(e['path'])).toBe(true);
+      expect(typeof e['type']).toBe('string');
+    }
+    const at = (path: string, type: string): number =>
+      events.filter((e) => (e['path'] as string[]).join('>') === path && e['type'] === type).length;
+    expect(at('planner', 'started')).toBe(1);
+    expect(at('planner', 'narration')).toBe(2);
+    expect(at('planner', 'token')).toBeGreaterThan(10);
+    expect(at('planner', 'end')).toBe(1);
+    expect(at('planner>calendar', 'end')).toBe(1);
+    expect(at('planner>flights', 'end')).toBe(1);
+    expect(at('planner>flights>search_flights', 'end')).toBe(1);
+    const text = events.map((e) => (e['type'] === 'token' ? String(e['t']) : '')).join('');
+    expect(text).toMatch(PLAN);
+  });
+
+  it('reports a cancelled run as status: error CANCELLED when its signal aborts mid-stream', async () => {
+    const controller = new AbortController();
+    const c = capture((text) => {
+      if (text === 'Here') controller.abort();
+    });
+    const code = await runCli(
+      ['run', 'trip-planner', '--token-ms', '0'],
+      c.io,
+      '0.0.0',
+      controller.signal,
+    );
+    const stdout = c.stdout();
+    expect(controller.signal.aborted).toBe(true);
+    expect(stdout).not.toContain('Shall I book it?');
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^status: error CANCELLED: /m);
+  });
+});
+
+describe('axon usage errors', () => {
+  it('exits 2 with the help on stderr for an unknown command', async () => {
+    const { code, stdout, stderr } = await cli(['frobnicate']);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('unknown command "frobnicate"');
+    expect(stderr).toContain(HELP);
+  });
+
+  it('exits 1 naming the available examples for an unknown example', async () => {
+    const { code, stdout, stderr } = await cli(['run', 'moon-landing']);
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('"moon-landing"');
+    expect(stderr).toMatch(/Examples: .*trip-planner/);
+  });
+
+  it('exits 2 when run names no example', async () => {
+    const { code, stderr } = await cli(['run']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('trip-planner');
+  });
+
+  it.each([
+    [['run', 'trip-planner', '--seed', 'abc'], '--seed'],
+    [['run', 'trip-planner', '--seed=1.5'], '--seed'],
+    [['run', 'trip-planner', '--token-ms=-5'], '--token-ms'],
+  ])('exits 2 on a bad number: %j', async (argv, flag) => {
+    const { code, stdout, stderr } = await cli(argv);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain(flag);
+  });
+
+  it('exits 2 with the help on stderr for an unknown flag', async () => {
+    const { code, stdout, stderr } = await cli(['run', 'trip-planner', '--bogus']);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('--bogus');
+    expect(stderr).toContain(HELP);
+  });
+});

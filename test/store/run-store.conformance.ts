@@ -1,0 +1,453 @@
+/**
+ * The RunStore conformance suite. Every RunStore implementation runs it from its own
+ * `*.test.ts` (or `*.int.test.ts`) file:
+ *
+ * @example
+ * describeRunStore('memory', () => memoryStore());
+ */
+import { randomUUID } from 'node:crypto';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ConflictError } from '../../src/errors/conflict-error.js';
+import { NotFoundError } from '../../src/errors/not-found-error.js';
+import { zeroUsage, type RunRecord, type StepRecord } from '../../src/store/records.js';
+import type { RunStore } from '../../src/store/run-store.js';
+import type { StepEvent } from '../../src/streams/events.js';
+
+const uid = (prefix: string): string => `${prefix}_${randomUUID()}`;
+
+function makeRun(overrides: Partial<RunRecord> = {}): RunRecord {
+  return {
+    run_id: uid('run'),
+    flow_id: null,
+    mode: 'record',
+    seed: null,
+    budgets: { max_tokens_out: 1_000 },
+    status: 'running',
+    budget_usage: zeroUsage(),
+    provenance: null,
+    entry: 'planner',
+    trace_id: randomUUID().replaceAll('-', ''),
+    user_id: 'user-1',
+    created_at: '2025-01-01T00:00:00.000Z',
+    ended_at: null,
+    ...overrides,
+  };
+}
+
+function makeStep(runId: string, overrides: Partial<StepRecord> = {}): StepRecord {
+  return {
+    step_id: uid('step'),
+    run_id: runId,
+    type: 'agent',
+    name: 'planner',
+    parent_step_id: null,
+    actor_path: ['planner'],
+    client_token: null,
+    input: { message: 'plan a trip', args: { city: 'Berlin' } },
+    placement: 'inline',
+    status: 'running',
+    budget_usage: zeroUsage(),
+    provenance: null,
+    output: null,
+    error: null,
+    created_at: '2025-01-01T00:00:00.000Z',
+    started_at: '2025-01-01T00:00:00.000Z',
+    ended_at: null,
+    ...overrides,
+  };
+}
+
+function narration(stepId: string, seq: number, text = `event ${seq}`): StepEvent {
+  return { type: 'narration', step_id: stepId, seq, ts: 1_700_000_000_000 + seq, text };
+}
+
+/** Registers the RunStore conformance suite for the implementation `create` makes. */
+export function describeRunStore(name: string, create: () => Promise<RunStore> | RunStore): void {
+  describe(`RunStore conformance: ${name}`, () => {
+    let store: RunStore;
+
+    beforeEach(async () => {
+      store = await create();
+    });
+
+    afterEach(async () => {
+      await store.close();
+    });
+
+    /** A stored run with `n` stored steps. */
+    async function runWithSteps(n: number): Promise<{ run: RunRecord; steps: StepRecord[] }> {
+      const run = makeRun();
+      await store.createRun(run);
+      const steps: StepRecord[] = [];
+      for (let i = 0; i < n; i++) {
+        const step = makeStep(run.run_id, { name: `step-${i}` });
+        await store.createStep(step);
+        steps.push(step);
+      }
+      return { run, steps };
+    }
+
+    describe('runs', () => {
+      it('stores a run and returns it by id', async () => {
+        const run = makeRun();
+        await store.createRun(run);
+
+        expect(await store.getRun(run.run_id)).toEqual(run);
+      });
+
+      it('resolves null for an unknown run id', async () => {
+        expect(await store.getRun(uid('run'))).toBeNull();
+      });
+
+      it('refuses a second run with the same id with ConflictError and keeps the first', async () => {
+        const run = makeRun();
+        await store.createRun(run);
+
+        await expect(store.createRun({ ...run, entry: 'intruder' })).rejects.toBeInstanceOf(
+          ConflictError,
+        );
+        expect((await store.getRun(run.run_id))?.entry).toBe('planner');
+      });
+
+      it('updates the patched fields, returns the updated run and keeps the rest', async () => {
+        const run = makeRun();
+        await store.createRun(run);
+        const usage = { tokens_in: 10, tokens_out: 5, cost_usd: 0.01, wall_ms: 120 };
+
+        const updated = await store.updateRun(run.run_id, {
+          status: 'completed',
+          ended_at: '2025-01-01T00:00:01.000Z',
+          budget_usage: usage,
+        });
+
+        const expected = {
+          ...run,
+          status: 'completed',
+          ended_at: '2025-01-01T00:00:01.000Z',
+          budget_usage: usage,
+        };
+        expect(updated).toEqual(expected);
+        expect(await store.getRun(run.run_id)).toEqual(expected);
+      });
+
+      it('rejects an update of an unknown run with NotFoundError', async () => {
+        await expect(store.updateRun(uid('run'), { status: 'failed' })).rejects.toBeInstanceOf(
+          NotFoundError,
+        );
+      });
+    });
+
+    describe('steps', () => {
+      it('stores a step and returns it by id', async () => {
+        const { steps } = await runWithSteps(1);
+        const [step] = steps;
+
+        expect(await store.getStep(step?.step_id ?? '')).toEqual(step);
+      });
+
+      it('resolves null for an unknown step id', async () => {
+        expect(await store.getStep(uid('step'))).toBeNull();
+      });
+
+      it('refuses a second step with the same id with ConflictError', async () => {
+        const { run, steps } = await runWithSteps(1);
+        const [step] = steps;
+        if (!step) throw new Error('no step');
+
+        await expect(store.createStep({ ...step, name: 'intruder' })).rejects.toBeInstanceOf(
+          ConflictError,
+        );
+        expect((await store.getStep(step.step_id))?.name).toBe('step-0');
+        expect(await store.listSteps(run.run_id)).toHaveLength(1);
+      });
+
+      it('refuses a step id already used in another run with ConflictError', async () => {
+        const { steps } = await runWithSteps(1);
+        const other = makeRun();
+        await store.createRun(other);
+        const [step] = steps;
+        if (!step) throw new Error('no step');
+
+        await expect(
+          store.createStep(makeStep(other.run_id, { step_id: step.step_id })),
+        ).rejects.toBeInstanceOf(ConflictError);
+        expect(await store.listSteps(other.run_id)).toEqual([]);
+      });
+
+      it('updates the patched fields and returns the updated step', async () => {
+        const { steps } = await runWithSteps(1);
+        const [step] = steps;
+        if (!step) throw new Error('no step');
+        const error = { code: 'TIMEOUT' as const, message: 'late', retriable: true };
+
+        const updated = await store.updateStep(step.step_id, {
+          status: 'failed',
+          error,
+          ended_at: '2025-01-01T00:00:02.000Z',
+        });
+
+        const expected = { ...step, status: 'failed', error, ended_at: '2025-01-01T00:00:02.000Z' };
+        expect(updated).toEqual(expected);
+        expect(await store.getStep(step.step_id)).toEqual(expected);
+      });
+
+      it('rejects an update of an unknown step with NotFoundError', async () => {
+        await expect(store.updateStep(uid('step'), { status: 'succeeded' })).rejects.toBeInstanceOf(
+          NotFoundError,
+        );
+      });
+
+      it('lists the steps of each run in creation order, and only that run', async () => {
+        const a = makeRun();
+        const b = makeRun();
+        await store.createRun(a);
+        await store.createRun(b);
+        const created: StepRecord[] = [];
+        // Interleaved, with ids that do not sort in creation order.
+        for (const [i, runId] of [a.run_id, b.run_id, a.run_id, a.run_id, b.run_id].entries()) {
+          const step = makeStep(runId, { step_id: `${9 - i}_${randomUUID()}`, name: `s${i}` });
+          await store.createStep(step);
+          created.push(step);
+        }
+
+        expect((await store.listSteps(a.run_id)).map((s) => s.name)).toEqual(['s0', 's2', 's3']);
+        expect((await store.listSteps(b.run_id)).map((s) => s.name)).toEqual(['s1', 's4']);
+        expect(await store.listSteps(a.run_id)).toEqual(
+          created.filter((s) => s.run_id === a.run_id),
+        );
+      });
+
+      it('lists no steps for an unknown run', async () => {
+        expect(await store.listSteps(uid('run'))).toEqual([]);
+      });
+
+      it('lists steps with their latest updates', async () => {
+        const { run, steps } = await runWithSteps(2);
+        await store.updateStep(steps[1]?.step_id ?? '', { status: 'succeeded', output: 'done' });
+
+        const listed = await store.listSteps(run.run_id);
+
+        expect(listed.map((s) => s.status)).toEqual(['running', 'succeeded']);
+        expect(listed[1]?.output).toBe('done');
+      });
+    });
+
+    describe('event logs', () => {
+      it('appends events with seq 1, 2, 3 … and reads them back in order', async () => {
+        const { steps } = await runWithSteps(1);
+        const id = steps[0]?.step_id ?? '';
+
+        await store.appendEvents([narration(id, 1), narration(id, 2)]);
+        await store.appendEvents([narration(id, 3)]);
+
+        expect(await store.readEvents(id)).toEqual([
+          narration(id, 1),
+          narration(id, 2),
+          narration(id, 3),
+        ]);
+      });
+
+      it('keeps every kind of event intact', async () => {
+        const { steps } = await runWithSteps(1);
+        const id = steps[0]?.step_id ?? '';
+        const events: StepEvent[] = [
+          {
+            type: 'started',
+            step_id: id,
+            seq: 1,
+            ts: 1,
+            pool_id: 'local',
+            provenance: {
+              seed: 7,
+              prompt_hash: null,
+              params_hash: null,
+              engine: 'scripted',
+              model_hash: null,
+              pool_id: 'local',
+              replica_id: null,
+              tokens_in: 0,
+              tokens_out: 0,
+              cost_usd: 0,
+              decode_time_ms: null,
+            },
+          },
+          { type: 'token', step_id: id, seq: 2, ts: 2, t: 'Hel', i: 0 },
+          { type: 'tool_suggest', step_id: id, seq: 3, ts: 3, tool: 'add', args: { a: 1, b: [2] } },
+          {
+            type: 'error',
+            step_id: id,
+            seq: 4,
+            ts: 4,
+            code: 'SCHEMA_VIOLATION',
+            message: 'bad',
+            retriable: false,
+            details: { issues: [{ path: ['a'], message: 'x' }] },
+          },
+        ];
+
+        await store.appendEvents(events);
+
+        expect(await store.readEvents(id)).toEqual(events);
+      });
+
+      it('appends one batch across several steps, each continuing its own log', async () => {
+        const { steps } = await runWithSteps(2);
+        const a = steps[0]?.step_id ?? '';
+        const b = steps[1]?.step_id ?? '';
+        await store.appendEvents([narration(a, 1)]);
+
+        await store.appendEvents([narration(b, 1), narration(a, 2), narration(b, 2)]);
+
+        expect((await store.readEvents(a)).map((e) => e.seq)).toEqual([1, 2]);
+        expect((await store.readEvents(b)).map((e) => e.seq)).toEqual([1, 2]);
+        expect((await store.readEvents(b)).every((e) => e.step_id === b)).toBe(true);
+      });
+
+      it.each([
+        ['a log that does not start at 1', [2]],
+        ['a gap', [1, 3]],
+        ['a repeated seq', [1, 1]],
+        ['a seq going back', [1, 2, 1]],
+      ])('refuses %s with ConflictError and writes none of the batch', async (_label, seqs) => {
+        const { steps } = await runWithSteps(1);
+        const id = steps[0]?.step_id ?? '';
+
+        await expect(
+          store.appendEvents(seqs.map((seq) => narration(id, seq))),
+        ).rejects.toBeInstanceOf(ConflictError);
+        expect(await store.readEvents(id)).toEqual([]);
+      });
+
+      it('refuses a batch that does not continue the stored log, keeping the log as it was', async () => {
+        const { steps } = await runWithSteps(1);
+        const id = steps[0]?.step_id ?? '';
+        await store.appendEvents([narration(id, 1), narration(id, 2)]);
+
+        await expect(store.appendEvents([narration(id, 2, 'again')])).rejects.toBeInstanceOf(
+          ConflictError,
+        );
+        await expect(store.appendEvents([narration(id, 4)])).rejects.toBeInstanceOf(ConflictError);
+
+        expect(await store.readEvents(id)).toEqual([narration(id, 1), narration(id, 2)]);
+        await store.appendEvents([narration(id, 3)]);
+        expect((await store.readEvents(id)).map((e) => e.seq)).toEqual([1, 2, 3]);
+      });
+
+      it('refuses the whole multi-step batch when one step is out of order', async () => {
+        const { steps } = await runWithSteps(2);
+        const a = steps[0]?.step_id ?? '';
+        const b = steps[1]?.step_id ?? '';
+
+        await expect(
+          store.appendEvents([narration(a, 1), narration(a, 2), narration(b, 1), narration(b, 3)]),
+        ).rejects.toBeInstanceOf(ConflictError);
+
+        expect(await store.readEvents(a)).toEqual([]);
+        expect(await store.readEvents(b)).toEqual([]);
+      });
+
+      it('reads only events after afterSeq, in order', async () => {
+        const { steps } = await runWithSteps(1);
+        const id = steps[0]?.step_id ?? '';
+        await store.appendEvents([1, 2, 3, 4, 5].map((seq) => narration(id, seq)));
+
+        expect((await store.readEvents(id, 0)).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+        expect((await store.readEvents(id, 2)).map((e) => e.seq)).toEqual([3, 4, 5]);
+        expect((await store.readEvents(id, 4)).map((e) => e.seq)).toEqual([5]);
+        expect(await store.readEvents(id, 5)).toEqual([]);
+        expect(await store.readEvents(id, 99)).toEqual([]);
+      });
+
+      it('reads an empty log for a step without events and for an unknown step', async () => {
+        const { steps } = await runWithSteps(1);
+
+        expect(await store.readEvents(steps[0]?.step_id ?? '')).toEqual([]);
+        expect(await store.readEvents(uid('step'))).toEqual([]);
+      });
+    });
+
+    describe('records are copies', () => {
+      it('ignores changes to a returned run, nested fields included', async () => {
+        const run = makeRun();
+        const original = structuredClone(run);
+        await store.createRun(run);
+
+        const got = await store.getRun(run.run_id);
+        if (!got) throw new Error('run not stored');
+        Object.assign(got, { status: 'failed' });
+        got.budget_usage.tokens_in = 999;
+        const updated = await store.updateRun(run.run_id, { status: 'cancelling' });
+        updated.budget_usage.cost_usd = 5;
+
+        expect(await store.getRun(run.run_id)).toEqual({ ...original, status: 'cancelling' });
+      });
+
+      it('ignores changes to the run object after it was stored', async () => {
+        const usage = zeroUsage();
+        const run = makeRun({ budget_usage: usage });
+        await store.createRun(run);
+
+        usage.tokens_out = 42;
+        Object.assign(run, { entry: 'changed' });
+
+        expect(await store.getRun(run.run_id)).toMatchObject({
+          entry: 'planner',
+          budget_usage: zeroUsage(),
+        });
+      });
+
+      it('ignores changes to a returned or listed step, nested fields included', async () => {
+        const { run, steps } = await runWithSteps(1);
+        const step = steps[0];
+        if (!step) throw new Error('no step');
+        const original = structuredClone(step);
+
+        const got = await store.getStep(step.step_id);
+        if (!got) throw new Error('step not stored');
+        Object.assign(got, { status: 'failed' });
+        got.budget_usage.tokens_in = 999;
+        (got.input as { message: string }).message = 'changed';
+        const [listed] = await store.listSteps(run.run_id);
+        if (!listed) throw new Error('step not listed');
+        Object.assign(listed, { name: 'changed' });
+        listed.budget_usage.wall_ms = 999;
+
+        expect(await store.getStep(step.step_id)).toEqual(original);
+      });
+
+      it('ignores changes to the step object after it was stored', async () => {
+        const run = makeRun();
+        await store.createRun(run);
+        const usage = zeroUsage();
+        const input = { message: 'plan a trip' };
+        const step = makeStep(run.run_id, { budget_usage: usage, input });
+        await store.createStep(step);
+
+        usage.tokens_in = 42;
+        input.message = 'changed';
+        Object.assign(step, { name: 'changed' });
+
+        expect(await store.getStep(step.step_id)).toMatchObject({
+          name: 'planner',
+          budget_usage: zeroUsage(),
+          input: { message: 'plan a trip' },
+        });
+      });
+
+      it('ignores changes to returned events and to events after they were appended', async () => {
+        const { steps } = await runWithSteps(1);
+        const id = steps[0]?.step_id ?? '';
+        const appended = narration(id, 1, 'original');
+        await store.appendEvents([appended]);
+
+        Object.assign(appended, { text: 'changed after append' });
+        const [read] = await store.readEvents(id);
+        if (!read) throw new Error('event not stored');
+        Object.assign(read, { text: 'changed after read' });
+        (await store.readEvents(id)).push(narration(id, 2));
+
+        expect(await store.readEvents(id)).toEqual([narration(id, 1, 'original')]);
+      });
+    });
+  });
+}
