@@ -72,6 +72,8 @@ interface RunHandle {
   readonly runId: string;
   /** True when this call created the run, and so closes it. */
   readonly owned: boolean;
+  /** Clock time the run was created (meaningful when owned). */
+  readonly createdAt: number;
 }
 
 const RUN_STATUS: Record<StepOutcome['status'], RunStatus> = {
@@ -246,7 +248,7 @@ export class Runtime implements AgentRuntime {
     } finally {
       if (run.owned) {
         await this.#closeRun(
-          run.runId,
+          run,
           result?.status === 'success' ? 'completed' : 'failed',
           sumUsage(usages),
         );
@@ -329,7 +331,7 @@ export class Runtime implements AgentRuntime {
         execute: (stepCtx) => Promise.resolve(tool.handler(validateToolArgs(tool, args), stepCtx)),
       });
     } catch (err) {
-      if (run.owned) await this.#closeRun(run.runId, 'failed', null);
+      if (run.owned) await this.#closeRun(run, 'failed', null);
       return {
         status: 'error',
         tool: name,
@@ -339,8 +341,7 @@ export class Runtime implements AgentRuntime {
         stepId: null,
       };
     }
-    if (run.owned)
-      await this.#closeRun(run.runId, RUN_STATUS[outcome.status], outcome.ctx.tokenUsage);
+    if (run.owned) await this.#closeRun(run, RUN_STATUS[outcome.status], outcome.ctx.tokenUsage);
     const status =
       outcome.status === 'succeeded'
         ? 'success'
@@ -414,7 +415,7 @@ export class Runtime implements AgentRuntime {
               : result.error instanceof CancelledError
                 ? 'cancelled'
                 : 'failed';
-        await this.#closeRun(run.runId, status, result?.usage ?? null);
+        await this.#closeRun(run, status, result?.usage ?? null);
       }
     }
   }
@@ -462,9 +463,11 @@ export class Runtime implements AgentRuntime {
   }
 
   async #ensureRun(ctx: ExecContext, entry: string): Promise<RunHandle> {
-    if (ctx.runId !== null && (await this.store.getRun(ctx.runId)))
-      return { runId: ctx.runId, owned: false };
+    if (ctx.runId !== null && (await this.store.getRun(ctx.runId))) {
+      return { runId: ctx.runId, owned: false, createdAt: 0 };
+    }
     const runId = ctx.runId ?? this.system.ids.id('run');
+    const createdAt = this.system.clock.now();
     await this.store.createRun({
       run_id: runId,
       flow_id: null,
@@ -477,29 +480,27 @@ export class Runtime implements AgentRuntime {
       entry,
       trace_id: ctx.traceId,
       user_id: ctx.userId,
-      created_at: new Date(this.system.clock.now()).toISOString(),
+      created_at: new Date(createdAt).toISOString(),
       ended_at: null,
     });
-    return { runId, owned: true };
+    return { runId, owned: true, createdAt };
   }
 
-  async #closeRun(runId: string, status: RunStatus, used: TokenUsage | null): Promise<void> {
+  async #closeRun(run: RunHandle, status: RunStatus, used: TokenUsage | null): Promise<void> {
     const now = this.system.clock.now();
     try {
-      const run = await this.store.getRun(runId);
-      if (!run) return;
-      await this.store.updateRun(runId, {
+      await this.store.updateRun(run.runId, {
         status,
         ended_at: new Date(now).toISOString(),
         budget_usage: {
           tokens_in: used?.promptTokens ?? 0,
           tokens_out: used?.completionTokens ?? 0,
           cost_usd: used?.costUsd ?? 0,
-          wall_ms: now - Date.parse(run.created_at),
+          wall_ms: now - run.createdAt,
         },
       });
     } catch (err) {
-      this.logger.error({ err, run_id: runId }, 'run end could not be stored');
+      this.logger.error({ err, run_id: run.runId }, 'run end could not be stored');
     }
   }
 }

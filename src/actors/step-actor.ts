@@ -133,8 +133,10 @@ export class StepActor {
     if (before.status !== 'active')
       throw new StreamClosedError(this.stepId, eventType, before.value);
     this.actor.send(event);
-    const accepted = this.actor.getSnapshot().context.accepted;
-    if (accepted.length === 0) throw new StreamClosedError(this.stepId, eventType, before.value);
+    const after = this.actor.getSnapshot().context;
+    if (after.seq === before.context.seq)
+      throw new StreamClosedError(this.stepId, eventType, before.value);
+    const accepted = after.accepted;
     const ts = this.#opts.clock.now();
     for (const body of accepted) this.#buffer.push({ ...body, step_id: this.stepId, ts });
     this.#flushing ??= this.#flush();

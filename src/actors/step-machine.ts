@@ -18,7 +18,7 @@ export interface StepMachineContext {
   readonly seq: number;
   /** Index the next token gets. */
   readonly tokenIndex: number;
-  /** The events accepted by the last transition, numbered; empty if it accepted none. */
+  /** The events the last accepting transition took, numbered. */
   readonly accepted: readonly NumberedEventBody[];
 }
 
@@ -51,7 +51,8 @@ function one(context: StepMachineContext, body: StepEventBody): Partial<StepMach
 /**
  * The step lifecycle. States: `pending` (before `started`), `running`, `checkpointed`
  * (only `end` / `error` may follow), and the final `succeeded`, `failed`, `cancelled`.
- * A refused event leaves `accepted` empty, which is how the step actor knows.
+ * A refused event leaves the context untouched (`seq` unchanged), which is how the step
+ * actor knows; `accepted` then still holds the previous transition's events.
  */
 export const stepMachine = setup({
   types: {
@@ -59,7 +60,6 @@ export const stepMachine = setup({
     events: {} as StepMachineEvent,
   },
   actions: {
-    refuse: assign({ accepted: [] }),
     acceptStarted: assign(({ context, event }) =>
       event.type === 'START' ? one(context, { type: 'started', ...event.fields }) : {},
     ),
@@ -92,8 +92,6 @@ export const stepMachine = setup({
   id: 'step',
   context: { seq: 0, tokenIndex: 0, accepted: [] },
   initial: 'pending',
-  // Anything a state does not handle itself is refused here.
-  on: { '*': { actions: 'refuse' } },
   states: {
     pending: {
       on: {

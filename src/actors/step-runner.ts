@@ -68,6 +68,10 @@ type Settled =
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+function noop(): void {
+  /* nothing to undo */
+}
+
 /**
  * Runs `req` to its end. Rejects only when the step could not begin (the narrowing
  * widened, the store refused the step); every outcome after `started` resolves.
@@ -138,21 +142,30 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   step.start({ provenance: emptyProvenance(), pool_id: deps.poolId });
   const disarm = armStepDeadline(stepCtx, req.timeoutMs);
 
-  let offCancel: () => void = () => undefined;
-  const aborted = new Promise<void>((resolve) => {
-    offCancel = stepCtx.onCancel(() => {
-      resolve();
-    });
-  });
-  let settled: Settled | null = null;
+  // One promise settles on whichever comes first: the work, or a cancel / timeout.
+  let offCancel: () => void = noop;
+  let settled: Settled | null;
   try {
-    const work = Promise.resolve()
-      .then(() => req.execute(stepCtx, step))
-      .then(
-        (value): Settled => ({ ok: true, value }),
-        (error: unknown): Settled => ({ ok: false, error }),
+    settled = await new Promise<Settled | null>((resolve) => {
+      offCancel = stepCtx.onCancel(() => {
+        resolve(null);
+      });
+      let work: Promise<unknown>;
+      try {
+        work = req.execute(stepCtx, step);
+      } catch (error) {
+        resolve({ ok: false, error });
+        return;
+      }
+      work.then(
+        (value) => {
+          resolve({ ok: true, value });
+        },
+        (error: unknown) => {
+          resolve({ ok: false, error });
+        },
       );
-    settled = await Promise.race([work, aborted.then(() => null)]);
+    });
   } finally {
     disarm();
     offCancel();

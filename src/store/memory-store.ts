@@ -2,6 +2,7 @@
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { StepEvent } from '../streams/events.js';
+import { deepCopy } from './deep-copy.js';
 import type { RunPatch, RunRecord, StepPatch, StepRecord } from './records.js';
 import type { RunStore } from './run-store.js';
 
@@ -10,11 +11,11 @@ interface RunEntry {
   readonly stepIds: string[];
 }
 
-const copy = <T>(value: T): T => structuredClone(value);
+const copy = deepCopy;
 
 /**
  * A {@link RunStore} in the process heap. Nothing survives the process; use the SQLite or
- * Redis store for that. Records and events are deep-copied in and out (`structuredClone`),
+ * Redis store for that. Records and events are deep-copied in and out,
  * so neither the caller's objects nor returned ones share state with the store; like any
  * store, it needs inputs, outputs and event data that can be cloned (plain data, no
  * functions).

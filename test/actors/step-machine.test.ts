@@ -208,6 +208,7 @@ describe('STREAM-2001: the step lifecycle enforces event order', () => {
         const accepted: string[] = [];
         for (const c of commands) {
           if (actor.getSnapshot().status !== 'active') break;
+          const seqBefore = actor.getSnapshot().context.seq;
           switch (c) {
             case 'START':
               actor.send({ type: 'START', fields: { provenance: emptyProvenance() } });
@@ -231,7 +232,10 @@ describe('STREAM-2001: the step lifecycle enforces event order', () => {
               actor.send({ type: 'CANCEL', error: cancelled });
               break;
           }
-          for (const e of actor.getSnapshot().context.accepted) accepted.push(e.type);
+          // A refused event leaves the context as it was; only a new seq means acceptance.
+          if (actor.getSnapshot().context.seq !== seqBefore) {
+            for (const e of actor.getSnapshot().context.accepted) accepted.push(e.type);
+          }
         }
         // STREAM-2001, as a regular expression over the accepted event types.
         const order =
