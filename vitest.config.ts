@@ -1,7 +1,15 @@
-import { defineConfig } from 'vitest/config';
+import { defineConfig, type ViteUserConfig } from 'vitest/config';
+
+type Reporters = NonNullable<NonNullable<ViteUserConfig['test']>['reporters']>;
+
+// In CI a JSON report is written too, so .ci/run can print a plain "N passed, N failed" line.
+const reporters: Reporters = process.env['CI']
+  ? ['default', ['json', { outputFile: 'node_modules/.cache/axon/vitest-results.json' }]]
+  : ['default'];
 
 export default defineConfig({
   test: {
+    reporters,
     projects: [
       {
         extends: true,
