@@ -35,7 +35,6 @@ export { stepMachine, type StepLifecycleState } from './actors/step-machine.js';
 export { StepActor } from './actors/step-actor.js';
 
 export {
-  createContext,
   ExecContext,
   type Budgets,
   type ContextNarrowing,
@@ -43,6 +42,7 @@ export {
   type MemoryScope,
   type TokenUsage,
 } from './context/exec-context.js';
+export { createContext } from './context/create-context.js';
 export { wireContextSchema, type WireContext } from './context/wire-context.js';
 export {
   BudgetLedger,

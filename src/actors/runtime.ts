@@ -7,12 +7,12 @@ import type { Tracer } from '@opentelemetry/api';
 import { createActor, type Actor } from 'xstate';
 import type { Clock } from '../context/clock.js';
 import {
-  createContext,
   type ContextNarrowing,
   type CreateContextOptions,
   type ExecContext,
   type TokenUsage,
 } from '../context/exec-context.js';
+import { createContext } from '../context/create-context.js';
 import type { IdSource } from '../context/id-source.js';
 import type { StreamTap } from '../context/stream-sink.js';
 import { CancelledError } from '../errors/cancelled-error.js';
@@ -21,7 +21,7 @@ import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { PermissionDeniedError } from '../errors/permission-denied-error.js';
 import { TimeoutError } from '../errors/timeout-error.js';
-import { InternalError } from '../errors/internal-error.js';
+import { toAxonError } from '../errors/to-error-payload.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { defaultTracer } from '../observability/tracer.js';
 import { memoryStore } from '../store/memory-store.js';
@@ -41,11 +41,19 @@ import {
   type AgentInput,
   type AgentOutcome,
   type AgentResult,
-  type AgentStatus,
 } from './agent-result.js';
 import { executeInline } from './inline-placement.js';
 import { RunStream } from './run-stream.js';
+import {
+  closeRun,
+  openRun,
+  RUN_STATUS,
+  sumUsage,
+  type RunHandle,
+  type RunRecordsDeps,
+} from './run-records.js';
 import { runStep, type StepOutcome, type StepRunnerDeps } from './step-runner.js';
+import { toAgentResult } from './to-agent-result.js';
 
 /** Options of {@link createRuntime}. */
 export interface RuntimeOptions {
@@ -68,20 +76,6 @@ export interface RuntimeOptions {
 /** An agent actor of the registry. */
 export type AgentActor = Actor<typeof agentMachine>;
 
-interface RunHandle {
-  readonly runId: string;
-  /** True when this call created the run, and so closes it. */
-  readonly owned: boolean;
-  /** Clock time the run was created (meaningful when owned). */
-  readonly createdAt: number;
-}
-
-const RUN_STATUS: Record<StepOutcome['status'], RunStatus> = {
-  succeeded: 'completed',
-  failed: 'failed',
-  cancelled: 'cancelled',
-};
-
 /**
  * An axon runtime: agents and tools, run as step actors under supervision, with every event
  * in the store's log.
@@ -92,6 +86,7 @@ export class Runtime implements AgentRuntime {
   readonly logger: Logger;
   readonly maxDepth: number;
   readonly #deps: StepRunnerDeps;
+  readonly #runDeps: RunRecordsDeps;
   readonly #agents = new Map<
     string,
     { readonly def: AgentDefinition; readonly actor: AgentActor }
@@ -118,6 +113,12 @@ export class Runtime implements AgentRuntime {
       tracer: options.tracer ?? defaultTracer(),
       logger: this.logger,
       poolId: options.poolId ?? 'local',
+    };
+    this.#runDeps = {
+      store: this.store,
+      clock: this.system.clock,
+      ids: this.system.ids,
+      logger: this.logger,
     };
     for (const agent of options.agents ?? []) this.registerAgent(agent);
     for (const tool of options.tools ?? []) this.registerTool(tool);
@@ -233,7 +234,7 @@ export class Runtime implements AgentRuntime {
     if (agents.length === 0)
       throw new InvalidParamsError('invokeChain: agents must not be empty', { param: 'agents' });
     const defs = agents.map((a) => this.#resolveAgent(a));
-    const run = await this.#ensureRun(ctx, defs.map((d) => d.name).join(' > '));
+    const run = await openRun(this.#runDeps, ctx, defs.map((d) => d.name).join(' > '));
     let message = toAgentInput(input);
     let result: AgentResult<TOutput> | null = null;
     const usages: TokenUsage[] = [];
@@ -247,7 +248,8 @@ export class Runtime implements AgentRuntime {
       }
     } finally {
       if (run.owned) {
-        await this.#closeRun(
+        await closeRun(
+          this.#runDeps,
           run,
           result?.status === 'success' ? 'completed' : 'failed',
           sumUsage(usages),
@@ -307,13 +309,13 @@ export class Runtime implements AgentRuntime {
     }
     let run: RunHandle;
     try {
-      run = await this.#ensureRun(ctx, `tool ${name}`);
+      run = await openRun(this.#runDeps, ctx, `tool ${name}`);
     } catch (err) {
       return {
         status: 'error',
         tool: name,
         output: null,
-        error: new InternalError('run could not be created', { cause: err }),
+        error: toAxonError(err),
         durationMs: 0,
         stepId: null,
       };
@@ -331,17 +333,18 @@ export class Runtime implements AgentRuntime {
         execute: (stepCtx) => Promise.resolve(tool.handler(validateToolArgs(tool, args), stepCtx)),
       });
     } catch (err) {
-      if (run.owned) await this.#closeRun(run, 'failed', null);
+      if (run.owned) await closeRun(this.#runDeps, run, 'failed', null);
       return {
         status: 'error',
         tool: name,
         output: null,
-        error: err instanceof Error ? new InternalError(err.message, { cause: err }) : null,
+        error: toAxonError(err),
         durationMs: this.system.clock.now() - startedAt,
         stepId: null,
       };
     }
-    if (run.owned) await this.#closeRun(run, RUN_STATUS[outcome.status], outcome.ctx.tokenUsage);
+    if (run.owned)
+      await closeRun(this.#runDeps, run, RUN_STATUS[outcome.status], outcome.ctx.tokenUsage);
     const status =
       outcome.status === 'succeeded'
         ? 'success'
@@ -367,7 +370,6 @@ export class Runtime implements AgentRuntime {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const { actor } of this.#agents.values()) actor.stop();
     for (const entry of this.system.list('agent')) {
       entry.ref.stop();
       this.system.unregister(entry.id);
@@ -400,7 +402,7 @@ export class Runtime implements AgentRuntime {
     if (this.#closed) throw new InvalidParamsError('the runtime is closed');
     const def = this.#resolveAgent(agent);
     const agentInput = toAgentInput(input);
-    const run = await this.#ensureRun(ctx, def.name);
+    const run = await openRun(this.#runDeps, ctx, def.name);
     let result: AgentResult<TOutput> | null = null;
     try {
       result = await this.#runAgent<TOutput>(def, agentInput, ctx, narrowing, run.runId, tap);
@@ -415,7 +417,7 @@ export class Runtime implements AgentRuntime {
               : result.error instanceof CancelledError
                 ? 'cancelled'
                 : 'failed';
-        await this.#closeRun(run, status, result?.usage ?? null);
+        await closeRun(this.#runDeps, run, status, result?.usage ?? null);
       }
     }
   }
@@ -461,90 +463,6 @@ export class Runtime implements AgentRuntime {
     }
     return toAgentResult<TOutput>(def.name, outcome, special);
   }
-
-  async #ensureRun(ctx: ExecContext, entry: string): Promise<RunHandle> {
-    if (ctx.runId !== null && (await this.store.getRun(ctx.runId))) {
-      return { runId: ctx.runId, owned: false, createdAt: 0 };
-    }
-    const runId = ctx.runId ?? this.system.ids.id('run');
-    const createdAt = this.system.clock.now();
-    await this.store.createRun({
-      run_id: runId,
-      flow_id: null,
-      mode: 'record',
-      seed: null,
-      budgets: {},
-      status: 'running',
-      budget_usage: { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 },
-      provenance: null,
-      entry,
-      trace_id: ctx.traceId,
-      user_id: ctx.userId,
-      created_at: new Date(createdAt).toISOString(),
-      ended_at: null,
-    });
-    return { runId, owned: true, createdAt };
-  }
-
-  async #closeRun(run: RunHandle, status: RunStatus, used: TokenUsage | null): Promise<void> {
-    const now = this.system.clock.now();
-    try {
-      await this.store.updateRun(run.runId, {
-        status,
-        ended_at: new Date(now).toISOString(),
-        budget_usage: {
-          tokens_in: used?.promptTokens ?? 0,
-          tokens_out: used?.completionTokens ?? 0,
-          cost_usd: used?.costUsd ?? 0,
-          wall_ms: now - run.createdAt,
-        },
-      });
-    } catch (err) {
-      this.logger.error({ err, run_id: run.runId }, 'run end could not be stored');
-    }
-  }
-}
-
-function toAgentResult<TOutput>(
-  handler: string,
-  outcome: StepOutcome | null,
-  special: AgentOutcome | null,
-): AgentResult<TOutput> {
-  if (!outcome) throw new InternalError(`agent "${handler}" ended without an outcome`);
-  const usage = outcome.ctx.tokenUsage;
-  const base = {
-    handler,
-    runId: outcome.runId,
-    stepId: outcome.stepId,
-    usage,
-    durationMs: outcome.durationMs,
-  };
-  if (outcome.status !== 'succeeded') {
-    const status: AgentStatus = outcome.error instanceof TimeoutError ? 'timeout' : 'error';
-    return { ...base, status, output: null, data: null, error: outcome.error };
-  }
-  if (special) {
-    return {
-      ...base,
-      status: special.status,
-      output: special.message as TOutput,
-      data: special.data,
-      error: null,
-    };
-  }
-  return { ...base, status: 'success', output: outcome.output as TOutput, data: null, error: null };
-}
-
-function sumUsage(usages: readonly TokenUsage[]): TokenUsage {
-  return usages.reduce(
-    (a, u) => ({
-      promptTokens: a.promptTokens + u.promptTokens,
-      completionTokens: a.completionTokens + u.completionTokens,
-      totalTokens: a.totalTokens + u.totalTokens,
-      costUsd: a.costUsd + u.costUsd,
-    }),
-    { promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0 },
-  );
 }
 
 /**

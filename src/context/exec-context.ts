@@ -101,7 +101,8 @@ interface ContextFields {
   readonly tap: StreamTap | null;
 }
 
-function checkTimeout(where: string, ms: number | undefined): void {
+/** @internal Throws RangeError unless `ms` is absent or a finite number >= 0. */
+export function checkTimeout(where: string, ms: number | undefined): void {
   if (ms !== undefined && !(Number.isFinite(ms) && ms >= 0)) {
     throw new RangeError(`${where}: timeoutMs must be a finite number >= 0, got ${ms}`);
   }
@@ -482,67 +483,11 @@ export class ExecContext {
   }
 }
 
-const TRACE_ID = /^(?!0{32})[0-9a-f]{32}$/;
-
 function noop(): void {
   /* nothing to remove */
 }
 
-function minDeadline(a: number | null, b: number): number {
+/** @internal The earlier of two deadlines, `null` meaning none. */
+export function minDeadline(a: number | null, b: number): number {
   return a === null ? b : Math.min(a, b);
-}
-
-/**
- * A root context. Every option is optional: an anonymous user, open permissions,
- * `session` memory scope, no budgets and no deadline.
- *
- * @example
- * const ctx = createContext({ userId: 'u1', sessionId: 's1', timeoutMs: 30_000 });
- */
-export function createContext(options: CreateContextOptions = {}): ExecContext {
-  checkTimeout('createContext', options.timeoutMs);
-  const clock = options.clock ?? systemClock;
-  const ids = options.ids ?? randomIdSource;
-  const name = options.name ?? 'root';
-  const now = clock.now();
-  let deadline: number | null = null;
-  if (options.timeoutMs !== undefined) deadline = now + options.timeoutMs;
-  const wall = options.budgets?.maxWallMs;
-  if (wall !== undefined) {
-    if (!(Number.isFinite(wall) && wall >= 0)) {
-      throw new RangeError(
-        `createContext: budgets.maxWallMs must be a finite number >= 0, got ${wall}`,
-      );
-    }
-    deadline = minDeadline(deadline, now + wall);
-  }
-  if (options.traceId !== undefined && !TRACE_ID.test(options.traceId)) {
-    throw new TypeError(
-      `createContext: traceId must be 32 lowercase hex digits, not all zero, got "${options.traceId}"`,
-    );
-  }
-  const ctx = new ExecContext({
-    name,
-    requestId: ids.id('request'),
-    traceId: options.traceId ?? ids.traceId(),
-    userId: options.userId ?? null,
-    sessionId: options.sessionId ?? null,
-    runId: options.runId ?? null,
-    stepId: null,
-    permissions: createPermissions(options.permissions),
-    memoryScope: options.memoryScope ?? 'session',
-    ledger: new BudgetLedger(name, options.budgets ?? {}),
-    deadline,
-    depth: 0,
-    path: [],
-    metadata: options.metadata ?? {},
-    parent: null,
-    clock,
-    ids,
-    stream: DETACHED_SINK,
-    span: undefined,
-    tap: options.tap ?? null,
-  });
-  if (options.signal) ctx.linkSignal(options.signal);
-  return ctx;
 }

@@ -7,7 +7,8 @@ import {
   type Reservation,
 } from '../../src/context/budget-ledger.js';
 import { SimulatedClock } from '../../src/context/clock.js';
-import { createContext, type Budgets } from '../../src/context/exec-context.js';
+import { type Budgets } from '../../src/context/exec-context.js';
+import { createContext } from '../../src/context/create-context.js';
 import { createSequentialIdSource } from '../../src/context/id-source.js';
 import { BudgetExceededError, type BudgetLimit } from '../../src/errors/budget-exceeded-error.js';
 import { WideningError } from '../../src/errors/widening-error.js';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/context/clock.js';
-import { createContext, type ExecContext } from '../../src/context/exec-context.js';
+import { type ExecContext } from '../../src/context/exec-context.js';
+import { createContext } from '../../src/context/create-context.js';
 import { createSequentialIdSource } from '../../src/context/id-source.js';
 import { CancelledError } from '../../src/errors/cancelled-error.js';
 import { InvalidParamsError } from '../../src/errors/invalid-params-error.js';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createContext, type ExecContext } from '../../src/context/exec-context.js';
+import { type ExecContext } from '../../src/context/exec-context.js';
+import { createContext } from '../../src/context/create-context.js';
 import {
   canUseAgent,
   canUseTool,

@@ -1,0 +1,101 @@
+/** @module Opening and closing the run record an invocation works under. */
+import type { Clock } from '../context/clock.js';
+import type { ExecContext, TokenUsage } from '../context/exec-context.js';
+import type { IdSource } from '../context/id-source.js';
+import type { Logger } from '../observability/logger.js';
+import type { RunStatus } from '../store/records.js';
+import type { RunStore } from '../store/run-store.js';
+import type { StepOutcome } from './step-runner.js';
+
+/** The run an invocation works under. */
+export interface RunHandle {
+  readonly runId: string;
+  /** True when this call created the run, and so closes it. */
+  readonly owned: boolean;
+  /** Clock time the run was created (meaningful when owned). */
+  readonly createdAt: number;
+}
+
+/** The run status a root step's outcome gives. */
+export const RUN_STATUS: Readonly<Record<StepOutcome['status'], RunStatus>> = {
+  succeeded: 'completed',
+  failed: 'failed',
+  cancelled: 'cancelled',
+};
+
+/** What opening and closing runs needs. */
+export interface RunRecordsDeps {
+  readonly store: RunStore;
+  readonly clock: Clock;
+  readonly ids: IdSource;
+  readonly logger: Logger;
+}
+
+/**
+ * The run of `ctx` if it has one in the store; otherwise a new run (with the context's run
+ * id if it names one), owned by the caller, who must close it.
+ */
+export async function openRun(
+  deps: RunRecordsDeps,
+  ctx: ExecContext,
+  entry: string,
+): Promise<RunHandle> {
+  if (ctx.runId !== null && (await deps.store.getRun(ctx.runId))) {
+    return { runId: ctx.runId, owned: false, createdAt: 0 };
+  }
+  const runId = ctx.runId ?? deps.ids.id('run');
+  const createdAt = deps.clock.now();
+  await deps.store.createRun({
+    run_id: runId,
+    flow_id: null,
+    mode: 'record',
+    seed: null,
+    budgets: {},
+    status: 'running',
+    budget_usage: { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 },
+    provenance: null,
+    entry,
+    trace_id: ctx.traceId,
+    user_id: ctx.userId,
+    created_at: new Date(createdAt).toISOString(),
+    ended_at: null,
+  });
+  return { runId, owned: true, createdAt };
+}
+
+/** Ends an owned run with its status and usage. A store failure is logged, not thrown. */
+export async function closeRun(
+  deps: RunRecordsDeps,
+  run: RunHandle,
+  status: RunStatus,
+  used: TokenUsage | null,
+): Promise<void> {
+  const now = deps.clock.now();
+  try {
+    await deps.store.updateRun(run.runId, {
+      status,
+      ended_at: new Date(now).toISOString(),
+      budget_usage: {
+        tokens_in: used?.promptTokens ?? 0,
+        tokens_out: used?.completionTokens ?? 0,
+        cost_usd: used?.costUsd ?? 0,
+        wall_ms: now - run.createdAt,
+      },
+    });
+  } catch (err) {
+    deps.logger.error({ err, run_id: run.runId }, 'run end could not be stored');
+  }
+}
+
+/** The sum of several usages. */
+export function sumUsage(usages: readonly TokenUsage[]): TokenUsage {
+  return usages.reduce(
+    (a, u) => ({
+      promptTokens: a.promptTokens + u.promptTokens,
+      completionTokens: a.completionTokens + u.completionTokens,
+      totalTokens: a.totalTokens + u.totalTokens,
+      costUsd: a.costUsd + u.costUsd,
+    }),
+    { promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0 },
+  );
+}
