@@ -189,7 +189,12 @@ export class Runtime implements AgentRuntime {
 
   /** A root context using this runtime's clock and ids. */
   createContext(options: Omit<CreateContextOptions, 'clock' | 'ids'> = {}): ExecContext {
-    return createContext({ ...options, clock: this.system.clock, ids: this.system.ids });
+    return createContext({
+      logger: this.logger,
+      ...options,
+      clock: this.system.clock,
+      ids: this.system.ids,
+    });
   }
 
   /**

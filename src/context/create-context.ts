@@ -63,6 +63,7 @@ export function createContext(options: CreateContextOptions = {}): ExecContext {
     stream: DETACHED_SINK,
     span: undefined,
     tap: options.tap ?? null,
+    baseLogger: options.logger ?? null,
   });
   if (options.signal) ctx.linkSignal(options.signal);
   return ctx;

@@ -18,6 +18,7 @@ import {
   type PermissionsNarrowing,
 } from './permissions.js';
 import { DETACHED_SINK, type StreamSink, type StreamTap } from './stream-sink.js';
+import { SILENT_LOGGER, type Logger } from '../observability/logger.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
 import { wireContextSchema, type WireContext } from './wire-context.js';
 
@@ -56,6 +57,8 @@ export interface CreateContextOptions {
   readonly ids?: IdSource;
   /** A sink that receives every event of the step tree run under this context. */
   readonly tap?: StreamTap;
+  /** The logger `ctx.logger` derives from; default a silent one. */
+  readonly logger?: Logger;
 }
 
 /** What a child may narrow. Everything not named is inherited. */
@@ -99,6 +102,7 @@ interface ContextFields {
   readonly stream: StreamSink;
   readonly span: Span | undefined;
   readonly tap: StreamTap | null;
+  readonly baseLogger: Logger | null;
 }
 
 /** @internal Throws RangeError unless `ms` is absent or a finite number >= 0. */
@@ -159,6 +163,8 @@ export class ExecContext {
   #cancelReason: unknown = undefined;
   #onCancel: Set<(reason: unknown) => void> | null = null;
   readonly #children = new Set<ExecContext>();
+  readonly #baseLogger: Logger | null;
+  #logger: Logger | null = null;
   #detachOuter: (() => void) | null = null;
 
   /** @internal Use {@link createContext}, {@link ExecContext.child} or `fromWire`. */
@@ -183,6 +189,7 @@ export class ExecContext {
     this.stream = fields.stream;
     this.span = fields.span;
     this.tap = fields.tap;
+    this.#baseLogger = fields.baseLogger;
     this.createdAt = fields.clock.now();
   }
 
@@ -198,6 +205,24 @@ export class ExecContext {
   /** Why the context was cancelled (a `CancelledError`, `TimeoutError`, …), or `undefined`. */
   get cancelReason(): unknown {
     return this.#cancelReason;
+  }
+
+  /**
+   * A pino child logger bound to this actor: its path, request, run, step and trace ids.
+   * Made on first use; secrets in its fields are redacted like the runtime's logger.
+   */
+  get logger(): Logger {
+    if (!this.#logger) {
+      const base = this.#baseLogger ?? SILENT_LOGGER;
+      this.#logger = base.child({
+        actor: this.path.join('/') || this.name,
+        request_id: this.requestId,
+        trace_id: this.traceId,
+        ...(this.runId === null ? {} : { run_id: this.runId }),
+        ...(this.stepId === null ? {} : { step_id: this.stepId }),
+      });
+    }
+    return this.#logger;
   }
 
   /** Token usage of this context and all its descendants. */
@@ -345,6 +370,7 @@ export class ExecContext {
       stream: internals?.stream ?? DETACHED_SINK,
       span: internals?.span ?? this.span,
       tap: internals?.tap === undefined ? this.tap : internals.tap,
+      baseLogger: this.#baseLogger,
     });
     if (this.#cancelled) child.cancel(this.#cancelReason);
     else this.#children.add(child);
@@ -405,7 +431,7 @@ export class ExecContext {
    */
   static fromWire(
     wire: unknown,
-    options: { readonly clock?: Clock; readonly ids?: IdSource } = {},
+    options: { readonly clock?: Clock; readonly ids?: IdSource; readonly logger?: Logger } = {},
   ): ExecContext {
     const parsed = wireContextSchema.safeParse(wire);
     if (!parsed.success) {
@@ -456,6 +482,7 @@ export class ExecContext {
       stream: DETACHED_SINK,
       span,
       tap: null,
+      baseLogger: options.logger ?? null,
     });
   }
 

@@ -105,3 +105,6 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   const destination = options.destination ?? pino.destination({ dest: 2, sync: true });
   return redactChildren(pino(pinoOptions, destination), keys);
 }
+
+/** A logger that writes nothing: the default of contexts made without one. */
+export const SILENT_LOGGER: Logger = pino({ level: 'silent' });

@@ -11,6 +11,8 @@ import { StreamClosedError } from '../../src/errors/stream-closed-error.js';
 import { TimeoutError } from '../../src/errors/timeout-error.js';
 import { WideningError } from '../../src/errors/widening-error.js';
 import type { ExecContext } from '../../src/context/exec-context.js';
+import { createRuntime } from '../../src/actors/runtime.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { quietRuntime, settle, until } from '../support/runtime.js';
 
 const echo = defineAgent({ name: 'echo', handler: (input) => `echo: ${input.message}` });
@@ -519,5 +521,45 @@ describe('agent actors', () => {
   it('refuses a duplicate agent name', () => {
     const runtime = quietRuntime({ agents: [echo] });
     expect(() => runtime.registerAgent(echo)).toThrow(/already registered/);
+  });
+});
+
+describe('logging', () => {
+  it('gives each actor a child logger bound to its path and ids, with secrets redacted', async () => {
+    const lines: Record<string, unknown>[] = [];
+    const destination = {
+      write(line: string): void {
+        lines.push(JSON.parse(line) as Record<string, unknown>);
+      },
+    };
+    const leaf = defineAgent({
+      name: 'leaf',
+      handler: (_i, ctx) => {
+        ctx.logger.info(
+          { request: { headers: { authorization: 'Bearer s3cret' } } },
+          'calling out',
+        );
+        return 'ok';
+      },
+    });
+    const root = defineAgent({
+      name: 'root',
+      handler: async (input, ctx, runtime) => (await runtime.delegate('leaf', input, ctx)).output,
+    });
+    const runtime = createRuntime({
+      agents: [root, leaf],
+      logger: createLogger({ level: 'info', destination }),
+    });
+    const result = await runtime.invoke('root', 'x');
+    const steps = await runtime.store.listSteps(result.runId);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({
+      msg: 'calling out',
+      actor: 'root/leaf',
+      run_id: result.runId,
+      step_id: steps[1]?.step_id,
+      request: { headers: { authorization: '[REDACTED]' } },
+    });
+    expect(JSON.stringify(lines)).not.toContain('s3cret');
   });
 });
