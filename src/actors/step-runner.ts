@@ -111,6 +111,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       ...(req.tap === undefined ? {} : { tap: req.tap }),
     });
     const startedAt = system.clock.now();
+    const startedIso = iso(startedAt);
     await deps.store.createStep({
       step_id: stepId,
       run_id: req.runId,
@@ -126,8 +127,8 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       provenance: null,
       output: null,
       error: null,
-      created_at: iso(startedAt),
-      started_at: iso(startedAt),
+      created_at: startedIso,
+      started_at: startedIso,
       ended_at: null,
     });
   } catch (err) {

@@ -24,9 +24,9 @@ const PREFIX: Record<IdKind, string> = {
   checkpoint: 'cp_',
 };
 
-/** Random ids (UUID v4 based); the default. */
+/** Random ids: the kind's prefix and a UUID v4 (`step_2f1c…-…`); the default. */
 export const randomIdSource: IdSource = {
-  id: (kind) => PREFIX[kind] + randomUUID().replaceAll('-', ''),
+  id: (kind) => PREFIX[kind] + randomUUID(),
   traceId: () => randomUUID().replaceAll('-', ''),
   spanId: () => randomBytes(8).toString('hex'),
 };

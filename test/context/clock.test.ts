@@ -194,7 +194,7 @@ describe('randomIdSource', () => {
   it('id() carries the kind prefix and differs on each call', () => {
     const a = randomIdSource.id('request');
     const b = randomIdSource.id('request');
-    expect(a).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(a).toMatch(/^req_[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(a).not.toBe(b);
   });
 });
