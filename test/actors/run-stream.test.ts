@@ -1,6 +1,7 @@
 import { toArray, firstValueFrom, filter, map } from 'rxjs';
 import { describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
+import { NotFoundError } from '../../src/errors/not-found-error.js';
 import type { StreamItem } from '../../src/streams/events.js';
 import { quietRuntime, until } from '../support/runtime.js';
 
@@ -105,6 +106,19 @@ describe('runtime.stream', () => {
       status: 'error',
       error: { code: 'CANCELLED' },
     });
+  });
+
+  it('an unknown agent fails the iteration and the result with NotFoundError, and runs nothing', async () => {
+    const runtime = quietRuntime({ agents: [parent, child] });
+    const stream = runtime.stream('nobody', 'go');
+    const consume = async (): Promise<number> => {
+      let n = 0;
+      for await (const _item of stream) n++;
+      return n;
+    };
+    await expect(consume()).rejects.toBeInstanceOf(NotFoundError);
+    await expect(stream.result).rejects.toBeInstanceOf(NotFoundError);
+    expect(runtime.system.list('step')).toHaveLength(0);
   });
 
   it('breaking out of the loop early unsubscribes without disturbing the run', async () => {
