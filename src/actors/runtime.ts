@@ -126,6 +126,9 @@ export class Runtime implements AgentRuntime {
 
   /** Registers an agent and starts its actor; a duplicate name is refused with `ConflictError`. */
   registerAgent(agent: AgentDefinition): this {
+    if ((agent as Partial<AgentDefinition> | null)?.kind !== 'agent') {
+      throw new TypeError('registerAgent: expected an agent definition from defineAgent()');
+    }
     if (this.#agents.has(agent.name))
       throw new ConflictError(`an agent named "${agent.name}" is already registered`);
     const actor = this.spawnAgent(agent.name, `agent:${agent.name}`);
@@ -135,6 +138,9 @@ export class Runtime implements AgentRuntime {
 
   /** Registers a function tool; a duplicate name is refused with `ConflictError`. */
   registerTool(tool: ToolDefinition): this {
+    if ((tool as Partial<ToolDefinition> | null)?.kind !== 'tool') {
+      throw new TypeError('registerTool: expected a tool definition from defineTool()');
+    }
     this.#tools.register(tool);
     return this;
   }

@@ -90,6 +90,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     'axon.trace_id': parentCtx.traceId,
   });
   let logFailure: unknown = null;
+  let ctx: ExecContext | undefined;
   const step = new StepActor({
     stepId,
     path,
@@ -101,7 +102,6 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       ctx?.cancel(err);
     },
   });
-  let ctx: ExecContext | undefined;
   try {
     ctx = parentCtx.child(req.name, req.narrowing, {
       stream: step.sink,

@@ -522,6 +522,18 @@ describe('agent actors', () => {
     const runtime = quietRuntime({ agents: [echo] });
     expect(() => runtime.registerAgent(echo)).toThrow(/already registered/);
   });
+
+  it('refuses registrations that are not definitions, naming what it expected', () => {
+    const runtime = quietRuntime();
+    const notAnAgent = { name: 'x', handler: () => 'y' } as unknown as Parameters<
+      typeof runtime.registerAgent
+    >[0];
+    const notATool = { name: 'x' } as unknown as Parameters<typeof runtime.registerTool>[0];
+    expect(() => runtime.registerAgent(notAnAgent)).toThrow(TypeError);
+    expect(() => runtime.registerAgent(notAnAgent)).toThrow(/defineAgent/);
+    expect(() => runtime.registerTool(notATool)).toThrow(/defineTool/);
+    expect(runtime.listAgents()).toEqual([]);
+  });
 });
 
 describe('logging', () => {
