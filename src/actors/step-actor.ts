@@ -147,6 +147,12 @@ export class StepActor {
     await Promise.resolve();
     try {
       while (this.#buffer.length > 0) {
+        // Once the log has refused an append, nothing more is written or published: an
+        // event nobody could find in the log must not be seen either.
+        if (this.#logError !== null) {
+          this.#buffer = [];
+          return;
+        }
         const batch = this.#buffer;
         this.#buffer = [];
         try {

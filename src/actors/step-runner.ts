@@ -151,6 +151,8 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       offCancel = stepCtx.onCancel(() => {
         resolve(null);
       });
+      // Already cancelled or past its deadline: the work is not started at all.
+      if (stepCtx.isCancelled()) return;
       let work: Promise<unknown>;
       try {
         work = req.execute(stepCtx, step);

@@ -234,6 +234,30 @@ describe('timeouts', () => {
   });
 });
 
+describe('an expired deadline', () => {
+  it('ends the step with TIMEOUT at once when the context is already past its deadline', async () => {
+    const clock = new SimulatedClock(0);
+    let ran = false;
+    const quick = defineAgent({
+      name: 'quick',
+      handler: async () => {
+        ran = true;
+        await never;
+      },
+    });
+    const runtime = quietRuntime({ agents: [quick], clock });
+    const ctx = runtime.createContext({ timeoutMs: 10 });
+    clock.advance(10);
+    const result = await runtime.invoke('quick', 'x', ctx);
+    expect(result.status).toBe('timeout');
+    expect((await runtime.store.readEvents(result.stepId)).map((e) => e.type)).toEqual([
+      'started',
+      'error',
+    ]);
+    expect(ran).toBe(true);
+  });
+});
+
 describe('cancel', () => {
   it('ctx.cancel() ends a streaming step with error CANCELLED and no token after it', async () => {
     let finalized = false;

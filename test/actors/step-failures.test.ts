@@ -1,0 +1,94 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { defineAgent } from '../../src/actors/define-agent.js';
+import { MemoryRunStore } from '../../src/store/memory-store.js';
+import type { StepEvent } from '../../src/streams/events.js';
+import { quietRuntime, settle } from '../support/runtime.js';
+
+/** The real in-memory store, whose log can be made to refuse appends (a lost connection). */
+class FlakyLogStore extends MemoryRunStore {
+  failing = false;
+  override appendEvents(events: readonly StepEvent[]): Promise<void> {
+    if (this.failing) return Promise.reject(new Error('log connection lost'));
+    return super.appendEvents(events);
+  }
+}
+
+describe('a log that refuses appends', () => {
+  const unexpected: unknown[] = [];
+  const onError = (err: unknown): void => {
+    unexpected.push(err);
+  };
+  beforeEach(() => {
+    unexpected.length = 0;
+    process.on('unhandledRejection', onError);
+    process.on('uncaughtException', onError);
+  });
+  afterEach(() => {
+    process.off('unhandledRejection', onError);
+    process.off('uncaughtException', onError);
+  });
+
+  it('fails the step with the store error, publishes nothing unlogged, and the runtime recovers', async () => {
+    const store = new FlakyLogStore();
+    const seen: StepEvent[] = [];
+    const writer = defineAgent({
+      name: 'writer',
+      async *handler() {
+        yield 'logged ';
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        store.failing = true;
+        yield 'lost ';
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        yield 'never';
+      },
+    });
+    const echo = defineAgent({ name: 'echo', handler: (i) => i.message });
+    const runtime = quietRuntime({ agents: [writer, echo], store });
+    const stream = runtime.stream('writer', 'go');
+    for await (const { event } of stream) seen.push(event);
+    const result = await stream.result;
+    expect(result.status).toBe('error');
+    expect(result.error?.code).toBe('INTERNAL');
+    expect(result.error?.message).toBe('log connection lost');
+    // Everything a subscriber saw is in the log, and nothing after the failure was seen.
+    const log = await store.readEvents(result.stepId);
+    expect(seen).toEqual(log);
+    expect(log.map((e) => e.type)).toEqual(['started', 'token']);
+    const step = await store.getStep(result.stepId);
+    expect(step).toMatchObject({
+      status: 'failed',
+      error: { code: 'INTERNAL', message: 'log connection lost' },
+    });
+    store.failing = false;
+    await expect(runtime.invoke('echo', 'back')).resolves.toMatchObject({
+      status: 'success',
+      output: 'back',
+    });
+    await settle();
+    expect(unexpected).toEqual([]);
+  });
+});
+
+describe("a handler's own sink", () => {
+  it('refuses pushes after the handler closed it; the step itself still ends normally', async () => {
+    const closer = defineAgent({
+      name: 'closer',
+      handler: (_i, ctx) => {
+        ctx.stream.push('one');
+        ctx.stream.close();
+        expect(ctx.stream.closed).toBe(true);
+        try {
+          ctx.stream.push('two');
+        } catch (err) {
+          return (err as { code: string }).code;
+        }
+        return 'accepted';
+      },
+    });
+    const runtime = quietRuntime({ agents: [closer] });
+    const result = await runtime.invoke('closer', 'x');
+    expect(result).toMatchObject({ status: 'success', output: 'CONFLICT' });
+    const log = await runtime.store.readEvents(result.stepId);
+    expect(log.map((e) => e.type)).toEqual(['started', 'token', 'end']);
+  });
+});
