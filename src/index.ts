@@ -113,7 +113,12 @@ export type {
   EngineUsage,
 } from './engines/chat-request.js';
 
-export { memoryStore, MemoryRunStore } from './store/memory-store.js';
+export {
+  memoryStore,
+  MemoryRunStore,
+  DEFAULT_MAX_RUNS,
+  type MemoryStoreOptions,
+} from './store/memory-store.js';
 export type { RunStore } from './store/run-store.js';
 export type * from './store/records.js';
 export { buildTraceTree } from './store/step-tree.js';

@@ -13,6 +13,21 @@ interface RunEntry {
 
 const copy = deepCopy;
 
+/** Options of {@link memoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * Finished runs (completed, failed, cancelled) kept, with their steps and logs; past it the
+   * oldest are dropped. Runs still going are never dropped. Default 10 000; `Infinity`
+   * keeps everything (and grows without bound).
+   */
+  readonly maxRuns?: number;
+}
+
+/** Default of {@link MemoryStoreOptions.maxRuns}. */
+export const DEFAULT_MAX_RUNS = 10_000;
+
+const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+
 /**
  * A {@link RunStore} in the process heap. Nothing survives the process; use the SQLite or
  * Redis store for that. Records and events are deep-copied in and out,
@@ -20,19 +35,43 @@ const copy = deepCopy;
  * store, it needs inputs, outputs and event data that can be cloned (plain data, no
  * functions).
  *
+ * It keeps at most `maxRuns` finished runs (default 10 000), dropping the oldest, so a
+ * long-running service does not grow without bound.
+ *
  * @example
- * const runtime = createRuntime({ store: memoryStore() });
+ * const runtime = createRuntime({ store: memoryStore({ maxRuns: 1_000 }) });
  */
 export class MemoryRunStore implements RunStore {
+  readonly maxRuns: number;
   readonly #runs = new Map<string, RunEntry>();
   readonly #steps = new Map<string, StepRecord>();
   readonly #logs = new Map<string, StepEvent[]>();
+
+  constructor(options: MemoryStoreOptions = {}) {
+    const maxRuns = options.maxRuns ?? DEFAULT_MAX_RUNS;
+    if (!(maxRuns >= 1)) throw new RangeError(`memoryStore: maxRuns must be >= 1, got ${maxRuns}`);
+    this.maxRuns = maxRuns;
+  }
 
   createRun(run: RunRecord): Promise<void> {
     if (this.#runs.has(run.run_id))
       return Promise.reject(new ConflictError(`run ${run.run_id} exists`));
     this.#runs.set(run.run_id, { run: copy(run), stepIds: [] });
+    if (this.#runs.size > this.maxRuns) this.#evict();
     return Promise.resolve();
+  }
+
+  /** Drops the oldest finished runs (Map order is creation order) until within `maxRuns`. */
+  #evict(): void {
+    for (const [runId, entry] of this.#runs) {
+      if (this.#runs.size <= this.maxRuns) return;
+      if (!FINISHED.has(entry.run.status)) continue;
+      for (const stepId of entry.stepIds) {
+        this.#steps.delete(stepId);
+        this.#logs.delete(stepId);
+      }
+      this.#runs.delete(runId);
+    }
   }
 
   getRun(runId: string): Promise<RunRecord | null> {
@@ -116,6 +155,6 @@ export class MemoryRunStore implements RunStore {
 }
 
 /** A new, empty {@link MemoryRunStore}. */
-export function memoryStore(): MemoryRunStore {
-  return new MemoryRunStore();
+export function memoryStore(options: MemoryStoreOptions = {}): MemoryRunStore {
+  return new MemoryRunStore(options);
 }
