@@ -8,6 +8,7 @@ import type { StreamTap } from '../../src/context/stream-sink.js';
 import { StreamClosedError } from '../../src/errors/stream-closed-error.js';
 import { memoryStore, type MemoryRunStore } from '../../src/store/memory-store.js';
 import { emptyProvenance, type StepEvent } from '../../src/streams/events.js';
+import { makeRun, makeStep } from '../support/records.js';
 
 const usage = { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 };
 const endFields = { output: 'done', budget_usage: usage, provenance: emptyProvenance() };
@@ -19,40 +20,8 @@ async function newStep(
 ): Promise<{ step: StepActor; store: MemoryRunStore }> {
   const store = memoryStore();
   const clock = new SimulatedClock(1_000);
-  await store.createRun({
-    run_id: 'run-1',
-    flow_id: null,
-    mode: 'record',
-    seed: null,
-    budgets: {},
-    status: 'running',
-    budget_usage: usage,
-    provenance: null,
-    entry: 'test',
-    trace_id: '0'.repeat(31) + '1',
-    user_id: null,
-    created_at: new Date(0).toISOString(),
-    ended_at: null,
-  });
-  await store.createStep({
-    step_id: 'step-1',
-    run_id: 'run-1',
-    type: 'agent',
-    name: 'a',
-    parent_step_id: null,
-    actor_path: ['a'],
-    client_token: null,
-    input: null,
-    placement: 'inline',
-    status: 'running',
-    budget_usage: usage,
-    provenance: null,
-    output: null,
-    error: null,
-    created_at: new Date(0).toISOString(),
-    started_at: null,
-    ended_at: null,
-  });
+  await store.createRun(makeRun({ run_id: 'run-1' }));
+  await store.createStep(makeStep('run-1', { step_id: 'step-1', name: 'a', actor_path: ['a'] }));
   return { step: new StepActor({ stepId: 'step-1', path: ['a'], store, clock, tap }), store };
 }
 

@@ -10,56 +10,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../src/errors/conflict-error.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';
 import { zeroUsage, type RunRecord, type StepRecord } from '../../src/store/records.js';
-import type { RunStore } from '../../src/store/run-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
-
-const uid = (prefix: string): string => `${prefix}_${randomUUID()}`;
-
-function makeRun(overrides: Partial<RunRecord> = {}): RunRecord {
-  return {
-    run_id: uid('run'),
-    flow_id: null,
-    mode: 'record',
-    seed: null,
-    budgets: { max_tokens_out: 1_000 },
-    status: 'running',
-    budget_usage: zeroUsage(),
-    provenance: null,
-    entry: 'planner',
-    trace_id: randomUUID().replaceAll('-', ''),
-    user_id: 'user-1',
-    created_at: '2025-01-01T00:00:00.000Z',
-    ended_at: null,
-    ...overrides,
-  };
-}
-
-function makeStep(runId: string, overrides: Partial<StepRecord> = {}): StepRecord {
-  return {
-    step_id: uid('step'),
-    run_id: runId,
-    type: 'agent',
-    name: 'planner',
-    parent_step_id: null,
-    actor_path: ['planner'],
-    client_token: null,
-    input: { message: 'plan a trip', args: { city: 'Berlin' } },
-    placement: 'inline',
-    status: 'running',
-    budget_usage: zeroUsage(),
-    provenance: null,
-    output: null,
-    error: null,
-    created_at: '2025-01-01T00:00:00.000Z',
-    started_at: '2025-01-01T00:00:00.000Z',
-    ended_at: null,
-    ...overrides,
-  };
-}
-
-function narration(stepId: string, seq: number, text = `event ${seq}`): StepEvent {
-  return { type: 'narration', step_id: stepId, seq, ts: 1_700_000_000_000 + seq, text };
-}
+import type { RunStore } from '../../src/store/run-store.js';
+import { makeRun, makeStep, narration, uid } from '../support/records.js';
 
 /** Registers the RunStore conformance suite for the implementation `create` makes. */
 export function describeRunStore(name: string, create: () => Promise<RunStore> | RunStore): void {

@@ -1,0 +1,56 @@
+/** @module Test helpers: valid run, step and event records with unique ids. */
+import { randomUUID } from 'node:crypto';
+import { zeroUsage, type RunRecord, type StepRecord } from '../../src/store/records.js';
+import type { StepEvent } from '../../src/streams/events.js';
+
+/** A unique id with a readable prefix. */
+export const uid = (prefix: string): string => `${prefix}_${randomUUID()}`;
+
+/** A valid run record; `overrides` replace any field. */
+export function makeRun(overrides: Partial<RunRecord> = {}): RunRecord {
+  return {
+    run_id: uid('run'),
+    flow_id: null,
+    mode: 'record',
+    seed: null,
+    budgets: { max_tokens_out: 1_000 },
+    status: 'running',
+    budget_usage: zeroUsage(),
+    provenance: null,
+    entry: 'planner',
+    trace_id: randomUUID().replaceAll('-', ''),
+    user_id: 'user-1',
+    created_at: '2025-01-01T00:00:00.000Z',
+    ended_at: null,
+    ...overrides,
+  };
+}
+
+/** A valid step record of `runId`; `overrides` replace any field. */
+export function makeStep(runId: string, overrides: Partial<StepRecord> = {}): StepRecord {
+  return {
+    step_id: uid('step'),
+    run_id: runId,
+    type: 'agent',
+    name: 'planner',
+    parent_step_id: null,
+    actor_path: ['planner'],
+    client_token: null,
+    input: { message: 'plan a trip', args: { city: 'Berlin' } },
+    placement: 'inline',
+    status: 'running',
+    budget_usage: zeroUsage(),
+    provenance: null,
+    output: null,
+    error: null,
+    created_at: '2025-01-01T00:00:00.000Z',
+    started_at: '2025-01-01T00:00:00.000Z',
+    ended_at: null,
+    ...overrides,
+  };
+}
+
+/** A narration event of a step. */
+export function narration(stepId: string, seq: number, text = `event ${seq}`): StepEvent {
+  return { type: 'narration', step_id: stepId, seq, ts: 1_700_000_000_000 + seq, text };
+}
