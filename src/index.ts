@@ -52,6 +52,7 @@ export {
   type BudgetRemaining,
 } from './context/budget-ledger.js';
 export { systemClock, SimulatedClock, type Clock, type TimerHandle } from './context/clock.js';
+export { createSeededRandom } from './context/seeded-random.js';
 export {
   randomIdSource,
   createSequentialIdSource,

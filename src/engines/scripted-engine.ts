@@ -1,6 +1,7 @@
 /** @module The scripted engine: seeded, deterministic, with a configurable delay per token. */
 import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../context/clock.js';
+import { createSeededRandom } from '../context/seeded-random.js';
 import {
   estimateTokens,
   type ChatRequest,
@@ -34,18 +35,6 @@ const WORDS = (
   'answer question request response check confirm book search find choose compare price time'
 ).split(' ');
 
-/** mulberry32: a small, fast, well-distributed 32-bit PRNG. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function seedOf(request: ChatRequest): number {
   const digest = createHash('sha256')
     .update(JSON.stringify({ seed: request.seed ?? 0, messages: request.messages }))
@@ -55,7 +44,7 @@ function seedOf(request: ChatRequest): number {
 
 /** The seeded default text: `n` word tokens, the first without a leading space. */
 export function scriptedTokens(request: ChatRequest, n: number): string[] {
-  const rand = mulberry32(seedOf(request));
+  const rand = createSeededRandom(seedOf(request));
   const out: string[] = [];
   for (let i = 0; i < n; i++) {
     const word = WORDS[Math.floor(rand() * WORDS.length)] ?? 'token';

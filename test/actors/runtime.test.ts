@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import { needsCredentials, needsData, wrongHandler } from '../../src/actors/agent-result.js';
 import { SimulatedClock } from '../../src/context/clock.js';
@@ -14,6 +14,7 @@ import type { ExecContext } from '../../src/context/exec-context.js';
 import { createRuntime } from '../../src/actors/runtime.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { quietRuntime, settle, until } from '../support/runtime.js';
+import { watchUnexpectedErrors } from '../support/unexpected-errors.js';
 
 const echo = defineAgent({ name: 'echo', handler: (input) => `echo: ${input.message}` });
 const never = new Promise<never>(() => undefined);
@@ -100,19 +101,7 @@ describe('runtime.invoke', () => {
 });
 
 describe('failures stay contained', () => {
-  const unexpected: unknown[] = [];
-  const onError = (err: unknown): void => {
-    unexpected.push(err);
-  };
-  beforeEach(() => {
-    unexpected.length = 0;
-    process.on('uncaughtException', onError);
-    process.on('unhandledRejection', onError);
-  });
-  afterEach(() => {
-    process.off('uncaughtException', onError);
-    process.off('unhandledRejection', onError);
-  });
+  const unexpected = watchUnexpectedErrors();
 
   it('a throwing handler ends its step with error; the parent gets a failure result; the runtime keeps running', async () => {
     const broken = defineAgent({

@@ -1,8 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import { MemoryRunStore } from '../../src/store/memory-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { quietRuntime, settle } from '../support/runtime.js';
+import { watchUnexpectedErrors } from '../support/unexpected-errors.js';
 
 /** The real in-memory store, whose log can be made to refuse appends (a lost connection). */
 class FlakyLogStore extends MemoryRunStore {
@@ -14,19 +15,7 @@ class FlakyLogStore extends MemoryRunStore {
 }
 
 describe('a log that refuses appends', () => {
-  const unexpected: unknown[] = [];
-  const onError = (err: unknown): void => {
-    unexpected.push(err);
-  };
-  beforeEach(() => {
-    unexpected.length = 0;
-    process.on('unhandledRejection', onError);
-    process.on('uncaughtException', onError);
-  });
-  afterEach(() => {
-    process.off('unhandledRejection', onError);
-    process.off('uncaughtException', onError);
-  });
+  const unexpected = watchUnexpectedErrors();
 
   it('fails the step with the store error, publishes nothing unlogged, and the runtime recovers', async () => {
     const store = new FlakyLogStore();

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { createSeededRandom } from '../../src/context/seeded-random.js';
 import {
   BudgetLedger,
   type BudgetAmounts,
@@ -42,18 +43,6 @@ function thrownBy<T extends Error>(
     return err as T;
   }
   throw new Error(`expected ${cls.name}, nothing was thrown`);
-}
-
-/** A seeded PRNG (mulberry32) so the concurrency test is reproducible. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('BudgetLedger reserve, commit, release (POLICY-3000)', () => {
@@ -447,7 +436,7 @@ describe('concurrent children of one context share its budget (POLICY-3000)', ()
       };
 
       const task = async (i: number, child: (typeof children)[number]): Promise<void> => {
-        const rng = seeded(seed * 100_003 + i);
+        const rng = createSeededRandom(seed * 100_003 + i);
         await turns(rng);
         const want = amounts(0, 1 + Math.floor(rng() * 60), Math.floor(rng() * 4));
         const capped = i % CAPPED_EVERY === 0;
