@@ -2,7 +2,7 @@
  * @module axon's public API. Everything a service embeds is re-exported here by name;
  * nothing inside `src/` imports this file.
  */
-export { createRuntime, Runtime, type RuntimeOptions, type AgentActor } from './actors/runtime.js';
+export { createRuntime, Runtime, type RuntimeOptions } from './actors/runtime.js';
 export { defineAgent, DEFAULT_AGENT_TIMEOUT_MS, type AgentSpec } from './actors/define-agent.js';
 export type {
   AgentDefinition,
@@ -22,7 +22,8 @@ export {
   type AgentStatus,
   type AgentOutcome,
 } from './actors/agent-result.js';
-export type { AgentStats } from './actors/agent-machine.js';
+export type { AgentStats, AgentActor } from './actors/agent-machine.js';
+export { STATS_BATCH_MS } from './actors/agent-stats-batch.js';
 export { RunStream } from './actors/run-stream.js';
 export {
   ActorSystem,

@@ -1,5 +1,5 @@
 /** @module An agent as an actor: idle or busy, with the registry's call statistics. */
-import { assign, setup } from 'xstate';
+import { assign, setup, type Actor } from 'xstate';
 
 /** Nerva's registry statistics of an agent. */
 export interface AgentStats {
@@ -18,16 +18,29 @@ export interface AgentMachineContext extends AgentStats {
   readonly active: number;
 }
 
-/** Messages an agent actor understands. */
-export type AgentMachineEvent =
-  | { readonly type: 'INVOCATION_STARTED'; readonly at: number }
-  | { readonly type: 'INVOCATION_FINISHED'; readonly ok: boolean; readonly durationMs: number };
+/** One finished invocation, as an agent actor's statistics count it. */
+export interface FinishedInvocation {
+  readonly ok: boolean;
+  readonly durationMs: number;
+}
+
+/**
+ * Messages an agent actor understands: a batch of invocations that started and finished
+ * since the last one (see `AgentStatsBatch`), in order.
+ */
+export type AgentMachineEvent = {
+  readonly type: 'INVOCATIONS';
+  readonly started: number;
+  readonly lastInvokedAt: number | null;
+  readonly finished: readonly FinishedInvocation[];
+};
 
 const EMA_ALPHA = 0.2;
 
 /**
- * The agent actor: `idle` until an invocation starts, `busy` while any runs. Its context
- * holds the call statistics the registry reports.
+ * The agent actor: `idle` while none of its invocations runs, `busy` while any does. Its
+ * context holds the call statistics the registry reports (Nerva's, with an EMA of
+ * durations, α = 0.2).
  */
 export const agentMachine = setup({
   types: {
@@ -36,31 +49,28 @@ export const agentMachine = setup({
     input: {} as { readonly name: string },
   },
   actions: {
-    started: assign(({ context, event }) =>
-      event.type === 'INVOCATION_STARTED'
-        ? {
-            active: context.active + 1,
-            totalCalls: context.totalCalls + 1,
-            lastInvokedAt: event.at,
-          }
-        : {},
-    ),
-    finished: assign(({ context, event }) => {
-      if (event.type !== 'INVOCATION_FINISHED') return {};
-      const avg =
-        context.successes + context.failures === 0
-          ? event.durationMs
-          : EMA_ALPHA * event.durationMs + (1 - EMA_ALPHA) * context.avgDurationMs;
+    apply: assign(({ context, event }) => {
+      let { successes, failures, avgDurationMs } = context;
+      for (const f of event.finished) {
+        avgDurationMs =
+          successes + failures === 0
+            ? f.durationMs
+            : EMA_ALPHA * f.durationMs + (1 - EMA_ALPHA) * avgDurationMs;
+        if (f.ok) successes++;
+        else failures++;
+      }
       return {
-        active: Math.max(0, context.active - 1),
-        successes: context.successes + (event.ok ? 1 : 0),
-        failures: context.failures + (event.ok ? 0 : 1),
-        avgDurationMs: avg,
+        active: Math.max(0, context.active + event.started - event.finished.length),
+        totalCalls: context.totalCalls + event.started,
+        lastInvokedAt: event.lastInvokedAt ?? context.lastInvokedAt,
+        successes,
+        failures,
+        avgDurationMs,
       };
     }),
   },
   guards: {
-    lastOne: ({ context }) => context.active <= 1,
+    busyAfter: ({ context, event }) => context.active + event.started - event.finished.length > 0,
   },
 }).createMachine({
   id: 'agent',
@@ -74,18 +84,17 @@ export const agentMachine = setup({
     avgDurationMs: 0,
   }),
   initial: 'idle',
+  on: {
+    INVOCATIONS: [
+      { guard: 'busyAfter', target: '.busy', actions: 'apply' },
+      { target: '.idle', actions: 'apply' },
+    ],
+  },
   states: {
-    idle: {
-      on: { INVOCATION_STARTED: { target: 'busy', actions: 'started' } },
-    },
-    busy: {
-      on: {
-        INVOCATION_STARTED: { actions: 'started' },
-        INVOCATION_FINISHED: [
-          { guard: 'lastOne', target: 'idle', actions: 'finished' },
-          { actions: 'finished' },
-        ],
-      },
-    },
+    idle: {},
+    busy: {},
   },
 });
+
+/** A running agent actor. */
+export type AgentActor = Actor<typeof agentMachine>;

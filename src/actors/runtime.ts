@@ -4,7 +4,7 @@
  * store; it does not do their work.
  */
 import type { Tracer } from '@opentelemetry/api';
-import { createActor, type Actor } from 'xstate';
+import { createActor } from 'xstate';
 import type { Clock } from '../context/clock.js';
 import {
   type ContextNarrowing,
@@ -33,7 +33,8 @@ import type { ToolResult } from '../tools/tool-result.js';
 import { validateToolArgs } from '../tools/validate-args.js';
 import { assertDepth, DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
 import { ActorSystem } from './actor-system.js';
-import { agentMachine, type AgentStats } from './agent-machine.js';
+import { agentMachine, type AgentActor, type AgentStats } from './agent-machine.js';
+import { AgentStatsBatch } from './agent-stats-batch.js';
 import type { AgentDefinition, AgentRuntime, AgentTarget } from './agent-runtime.js';
 import {
   isAgentOutcome,
@@ -73,9 +74,6 @@ export interface RuntimeOptions {
   readonly poolId?: string;
 }
 
-/** An agent actor of the registry. */
-export type AgentActor = Actor<typeof agentMachine>;
-
 /**
  * An axon runtime: agents and tools, run as step actors under supervision, with every event
  * in the store's log.
@@ -89,7 +87,7 @@ export class Runtime implements AgentRuntime {
   readonly #runDeps: RunRecordsDeps;
   readonly #agents = new Map<
     string,
-    { readonly def: AgentDefinition; readonly actor: AgentActor }
+    { readonly def: AgentDefinition; readonly actor: AgentActor; readonly stats: AgentStatsBatch }
   >();
   readonly #tools = new ToolRegistry();
   #closed = false;
@@ -132,7 +130,11 @@ export class Runtime implements AgentRuntime {
     if (this.#agents.has(agent.name))
       throw new ConflictError(`an agent named "${agent.name}" is already registered`);
     const actor = this.spawnAgent(agent.name, `agent:${agent.name}`);
-    this.#agents.set(agent.name, { def: agent, actor });
+    this.#agents.set(agent.name, {
+      def: agent,
+      actor,
+      stats: new AgentStatsBatch(actor, this.system.clock),
+    });
     return this;
   }
 
@@ -158,12 +160,17 @@ export class Runtime implements AgentRuntime {
     return this.#tools.discover(ctx);
   }
 
-  /** Call statistics of a registered agent, from its actor. */
+  /**
+   * Call statistics of a registered agent, from its actor. Invocations reach the actor in
+   * batches (see `AgentStatsBatch`); reading the statistics delivers what has gathered, so
+   * they are always current.
+   */
   agentStats(
     name: string,
   ): AgentStats & { readonly state: 'idle' | 'busy'; readonly active: number } {
     const entry = this.#agents.get(name);
     if (!entry) throw new NotFoundError('agent', name);
+    entry.stats.flush();
     const snap = entry.actor.getSnapshot();
     const { totalCalls, successes, failures, lastInvokedAt, avgDurationMs, active } = snap.context;
     return {
@@ -381,6 +388,7 @@ export class Runtime implements AgentRuntime {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const { stats } of this.#agents.values()) stats.flush();
     for (const entry of this.system.list('agent')) {
       entry.ref.stop();
       this.system.unregister(entry.id);
@@ -443,8 +451,8 @@ export class Runtime implements AgentRuntime {
   ): Promise<AgentResult<TOutput>> {
     if (!parentCtx.canUseAgent(def.name)) throw new PermissionDeniedError('agent', def.name);
     assertDepth(parentCtx, def.name, this.maxDepth);
-    const actor = this.#agents.get(def.name)?.actor;
-    actor?.send({ type: 'INVOCATION_STARTED', at: this.system.clock.now() });
+    const stats = this.#agents.get(def.name)?.stats;
+    stats?.started(this.system.clock.now());
     let outcome: StepOutcome | null = null;
     let special: AgentOutcome | null = null;
     try {
@@ -466,11 +474,7 @@ export class Runtime implements AgentRuntime {
         },
       });
     } finally {
-      actor?.send({
-        type: 'INVOCATION_FINISHED',
-        ok: outcome?.status === 'succeeded',
-        durationMs: outcome?.durationMs ?? 0,
-      });
+      stats?.finished(outcome?.status === 'succeeded', outcome?.durationMs ?? 0);
     }
     return toAgentResult<TOutput>(def.name, outcome, special);
   }

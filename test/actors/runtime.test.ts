@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
+import { STATS_BATCH_MS } from '../../src/actors/agent-stats-batch.js';
 import { needsCredentials, needsData, wrongHandler } from '../../src/actors/agent-result.js';
 import { SimulatedClock } from '../../src/context/clock.js';
 import { CancelledError } from '../../src/errors/cancelled-error.js';
@@ -529,6 +530,35 @@ describe('agent actors', () => {
       avgDurationMs: 40,
     });
     expect(runtime.system.get('agent:gated')?.kind).toBe('agent');
+  });
+
+  it('receive invocations in batches: few messages, exact statistics on read, a flush after STATS_BATCH_MS', async () => {
+    const clock = new SimulatedClock(0);
+    const flaky = defineAgent({
+      name: 'flaky',
+      handler: (input) => {
+        if (input.message === 'fail') throw new Error('no');
+        return 'ok';
+      },
+    });
+    const runtime = quietRuntime({ agents: [flaky], clock });
+    const messages: string[] = [];
+    runtime.system.inspect((e) => {
+      if (e.type === 'actor.event' && e.actorId === 'agent:flaky') messages.push(e.event.type);
+    });
+    for (let i = 0; i < 10; i++) await runtime.invoke('flaky', i % 5 === 0 ? 'fail' : 'go');
+    expect(messages).toEqual([]);
+    clock.advance(STATS_BATCH_MS);
+    expect(messages).toEqual(['INVOCATIONS']);
+    await runtime.invoke('flaky', 'go');
+    expect(runtime.agentStats('flaky')).toMatchObject({
+      state: 'idle',
+      totalCalls: 11,
+      successes: 9,
+      failures: 2,
+      active: 0,
+    });
+    expect(messages).toEqual(['INVOCATIONS', 'INVOCATIONS']);
   });
 
   it('refuses a duplicate agent name', () => {
