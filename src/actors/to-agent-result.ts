@@ -1,7 +1,7 @@
 /** @module How a step's outcome becomes an agent result. */
 import { InternalError } from '../errors/internal-error.js';
 import { TimeoutError } from '../errors/timeout-error.js';
-import type { AgentOutcome, AgentResult, AgentStatus } from './agent-result.js';
+import type { AgentOutcome, AgentResult } from './agent-result.js';
 import type { StepOutcome } from './step-runner.js';
 
 /**
@@ -14,25 +14,23 @@ export function toAgentResult<TOutput>(
   special: AgentOutcome | null,
 ): AgentResult<TOutput> {
   if (!outcome) throw new InternalError(`agent "${handler}" ended without an outcome`);
-  const base = {
+  // One object shape for every result keeps this hot path monomorphic.
+  const failed = outcome.status !== 'succeeded';
+  return {
+    status: failed
+      ? outcome.error instanceof TimeoutError
+        ? 'timeout'
+        : 'error'
+      : special
+        ? special.status
+        : 'success',
+    output: failed ? null : special ? (special.message as TOutput) : (outcome.output as TOutput),
+    data: failed || !special ? null : special.data,
+    error: failed ? outcome.error : null,
     handler,
     runId: outcome.runId,
     stepId: outcome.stepId,
     usage: outcome.ctx.tokenUsage,
     durationMs: outcome.durationMs,
   };
-  if (outcome.status !== 'succeeded') {
-    const status: AgentStatus = outcome.error instanceof TimeoutError ? 'timeout' : 'error';
-    return { ...base, status, output: null, data: null, error: outcome.error };
-  }
-  if (special) {
-    return {
-      ...base,
-      status: special.status,
-      output: special.message as TOutput,
-      data: special.data,
-      error: null,
-    };
-  }
-  return { ...base, status: 'success', output: outcome.output as TOutput, data: null, error: null };
 }

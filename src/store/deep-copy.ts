@@ -8,14 +8,32 @@
  */
 export function deepCopy<T>(value: T): T {
   if (value === null || typeof value !== 'object') {
-    if (typeof value === 'function' || typeof value === 'symbol') return structuredClone(value);
-    return value;
+    return typeof value === 'function' || typeof value === 'symbol'
+      ? structuredClone(value)
+      : value;
   }
-  if (Array.isArray(value)) return value.map((v: unknown) => deepCopy(v)) as T;
+  return copyObject(value);
+}
+
+function copyObject<T extends object>(value: T): T {
+  if (Array.isArray(value)) {
+    const out: unknown[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      out[i] = v === null || typeof v !== 'object' ? primitive(v) : copyObject(v);
+    }
+    return out as T;
+  }
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return structuredClone(value);
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value))
-    out[key] = deepCopy((value as Record<string, unknown>)[key]);
+  for (const key in value) {
+    const v: unknown = value[key];
+    out[key] = v === null || typeof v !== 'object' ? primitive(v) : copyObject(v);
+  }
   return out as T;
+}
+
+function primitive(v: unknown): unknown {
+  return typeof v === 'function' || typeof v === 'symbol' ? structuredClone(v) : v;
 }
