@@ -1,5 +1,5 @@
 /** @module Opening and closing the run record an invocation works under. */
-import type { Clock } from '../context/clock.js';
+import { isoTime, type Clock } from '../context/clock.js';
 import type { ExecContext, TokenUsage } from '../context/exec-context.js';
 import type { IdSource } from '../context/id-source.js';
 import type { Logger } from '../observability/logger.js';
@@ -57,7 +57,7 @@ export async function openRun(
     entry,
     trace_id: ctx.traceId,
     user_id: ctx.userId,
-    created_at: new Date(createdAt).toISOString(),
+    created_at: isoTime(createdAt),
     ended_at: null,
   });
   return { runId, owned: true, createdAt };
@@ -74,7 +74,7 @@ export async function closeRun(
   try {
     await deps.store.updateRun(run.runId, {
       status,
-      ended_at: new Date(now).toISOString(),
+      ended_at: isoTime(now),
       budget_usage: {
         tokens_in: used?.promptTokens ?? 0,
         tokens_out: used?.completionTokens ?? 0,

@@ -4,6 +4,7 @@
  * placement decides how `execute` runs.
  */
 import type { Tracer } from '@opentelemetry/api';
+import { isoTime } from '../context/clock.js';
 import type { ContextNarrowing, ExecContext } from '../context/exec-context.js';
 import type { StreamTap } from '../context/stream-sink.js';
 import type { AxonError } from '../errors/axon-error.js';
@@ -66,8 +67,6 @@ export interface StepOutcome {
 type Settled =
   { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
 
-const iso = (ms: number): string => new Date(ms).toISOString();
-
 function noop(): void {
   /* nothing to undo */
 }
@@ -111,7 +110,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       ...(req.tap === undefined ? {} : { tap: req.tap }),
     });
     const startedAt = system.clock.now();
-    const startedIso = iso(startedAt);
+    const startedIso = isoTime(startedAt);
     await deps.store.createStep({
       step_id: stepId,
       run_id: req.runId,
@@ -233,7 +232,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       error: error ? toErrorPayload(error) : null,
       budget_usage: usage,
       provenance,
-      ended_at: iso(endedAt),
+      ended_at: isoTime(endedAt),
     });
   } catch (err) {
     deps.logger.error({ err, step_id: stepId }, 'step end could not be stored');

@@ -92,3 +92,18 @@ export class SimulatedClock implements Clock {
     this.#now = target;
   }
 }
+
+let lastIsoMs = Number.NaN;
+let lastIso = '';
+
+/**
+ * `new Date(ms).toISOString()`, remembering the last result: the records of one short run
+ * are usually stamped within the same millisecond.
+ */
+export function isoTime(ms: number): string {
+  if (ms !== lastIsoMs) {
+    lastIso = new Date(ms).toISOString();
+    lastIsoMs = ms;
+  }
+  return lastIso;
+}
