@@ -249,6 +249,7 @@ export class Runtime implements AgentRuntime {
     input: string | AgentInput,
     ctx: ExecContext = this.createContext(),
   ): Promise<AgentResult<TOutput>> {
+    this.#assertOpen();
     if (agents.length === 0)
       throw new InvalidParamsError('invokeChain: agents must not be empty', { param: 'agents' });
     const defs = agents.map((a) => this.#resolveAgent(a));
@@ -266,12 +267,7 @@ export class Runtime implements AgentRuntime {
       }
     } finally {
       if (run.owned) {
-        await closeRun(
-          this.#runDeps,
-          run,
-          result?.status === 'success' ? 'completed' : 'failed',
-          sumUsage(usages),
-        );
+        await closeRun(this.#runDeps, run, runStatusFor(result), sumUsage(usages));
       }
     }
     return result as AgentResult<TOutput>;
@@ -312,6 +308,16 @@ export class Runtime implements AgentRuntime {
       durationMs: 0,
       stepId: null,
     });
+    if (this.#closed) {
+      return {
+        status: 'error',
+        tool: name,
+        output: null,
+        error: new InvalidParamsError('the runtime is closed'),
+        durationMs: 0,
+        stepId: null,
+      };
+    }
     const tool = this.#tools.get(name);
     if (!tool) return refuse('not_found', new NotFoundError('tool', name));
     const refusal = this.#tools.refusal(tool, ctx);
@@ -396,6 +402,10 @@ export class Runtime implements AgentRuntime {
     await this.store.close();
   }
 
+  #assertOpen(): void {
+    if (this.#closed) throw new InvalidParamsError('the runtime is closed');
+  }
+
   #resolveAgent(agent: AgentTarget): AgentDefinition {
     if (typeof agent === 'string') {
       const entry = this.#agents.get(agent);
@@ -418,7 +428,7 @@ export class Runtime implements AgentRuntime {
     narrowing: ContextNarrowing | undefined,
     tap: StreamTap | null,
   ): Promise<AgentResult<TOutput>> {
-    if (this.#closed) throw new InvalidParamsError('the runtime is closed');
+    this.#assertOpen();
     const def = this.#resolveAgent(agent);
     const agentInput = toAgentInput(input);
     const run = await openRun(this.#runDeps, ctx, def.name);
@@ -428,15 +438,7 @@ export class Runtime implements AgentRuntime {
       return result;
     } finally {
       if (run.owned) {
-        const status: RunStatus =
-          result === null
-            ? 'failed'
-            : result.status === 'success'
-              ? 'completed'
-              : result.error instanceof CancelledError
-                ? 'cancelled'
-                : 'failed';
-        await closeRun(this.#runDeps, run, status, result?.usage ?? null);
+        await closeRun(this.#runDeps, run, runStatusFor(result), result?.usage ?? null);
       }
     }
   }
@@ -478,6 +480,17 @@ export class Runtime implements AgentRuntime {
     }
     return toAgentResult<TOutput>(def.name, outcome, special);
   }
+}
+
+/**
+ * The status an owned run ends with: `cancelled` for a cancel, `failed` for an error or a
+ * timeout (or no result at all), else `completed`. An agent that answered `needs_data`,
+ * `needs_credentials` or `wrong_handler` ran to its end.
+ */
+function runStatusFor(result: AgentResult | null): RunStatus {
+  if (result === null) return 'failed';
+  if (result.error instanceof CancelledError) return 'cancelled';
+  return result.status === 'error' || result.status === 'timeout' ? 'failed' : 'completed';
 }
 
 /**

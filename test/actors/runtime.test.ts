@@ -499,6 +499,47 @@ describe('invokeChain', () => {
   });
 });
 
+describe('run status', () => {
+  it('a run whose agent answered needs_data ran to its end: completed', async () => {
+    const runtime = quietRuntime({
+      agents: [defineAgent({ name: 'ask', handler: () => needsData('which day?') })],
+    });
+    const result = await runtime.invoke('ask', 'x');
+    expect((await runtime.getRun(result.runId))?.status).toBe('completed');
+  });
+
+  it('a chain cancelled in its second agent ends cancelled', async () => {
+    let started = false;
+    const first = defineAgent({ name: 'first', handler: () => 'go on' });
+    const second = defineAgent({
+      name: 'second',
+      handler: async () => {
+        started = true;
+        await never;
+      },
+    });
+    const runtime = quietRuntime({ agents: [first, second] });
+    const ctx = runtime.createContext();
+    const pending = runtime.invokeChain(['first', 'second'], 'x', ctx);
+    await until(() => started);
+    ctx.cancel();
+    const result = await pending;
+    expect(result.error?.code).toBe('CANCELLED');
+    expect((await runtime.getRun(result.runId))?.status).toBe('cancelled');
+  });
+
+  it('a closed runtime refuses invocations, chains and tool calls', async () => {
+    const runtime = quietRuntime({ agents: [echo] });
+    await runtime.close();
+    await expect(runtime.invoke('echo', 'x')).rejects.toThrow(/closed/);
+    await expect(runtime.invokeChain(['echo'], 'x')).rejects.toThrow(/closed/);
+    await expect(runtime.callTool('add', {}, runtime.createContext())).resolves.toMatchObject({
+      status: 'error',
+      error: { code: 'INVALID_PARAMS' },
+    });
+  });
+});
+
 describe('agent actors', () => {
   it("keep Nerva's registry statistics and go idle after work", async () => {
     const clock = new SimulatedClock(10_000);
