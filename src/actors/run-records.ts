@@ -5,6 +5,8 @@ import type { IdSource } from '../context/id-source.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStatus } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
+import { CancelledError } from '../errors/cancelled-error.js';
+import type { AgentResult } from './agent-result.js';
 import type { StepOutcome } from './step-runner.js';
 
 /** The run an invocation works under. */
@@ -22,6 +24,19 @@ export const RUN_STATUS: Readonly<Record<StepOutcome['status'], RunStatus>> = {
   failed: 'failed',
   cancelled: 'cancelled',
 };
+
+/**
+ * The status an owned run ends with, from the result of its root agent (or `null` when the
+ * agent was refused before it started). The same rule as {@link RUN_STATUS}: an agent that
+ * answered `needs_data`, `needs_credentials` or `wrong_handler` ran to its end.
+ */
+export function runStatusFor(result: AgentResult | null): RunStatus {
+  if (result === null) return 'failed';
+  if (result.error instanceof CancelledError) return RUN_STATUS.cancelled;
+  return RUN_STATUS[
+    result.status === 'error' || result.status === 'timeout' ? 'failed' : 'succeeded'
+  ];
+}
 
 /** What opening and closing runs needs. */
 export interface RunRecordsDeps {

@@ -25,7 +25,7 @@ import { toAxonError } from '../errors/to-error-payload.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { defaultTracer } from '../observability/tracer.js';
 import { memoryStore } from '../store/memory-store.js';
-import type { RunRecord, RunStatus } from '../store/records.js';
+import type { RunRecord } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
 import { ToolRegistry, type ToolInfo } from '../tools/tool-registry.js';
@@ -49,6 +49,7 @@ import {
   closeRun,
   openRun,
   RUN_STATUS,
+  runStatusFor,
   sumUsage,
   type RunHandle,
   type RunRecordsDeps,
@@ -480,17 +481,6 @@ export class Runtime implements AgentRuntime {
     }
     return toAgentResult<TOutput>(def.name, outcome, special);
   }
-}
-
-/**
- * The status an owned run ends with: `cancelled` for a cancel, `failed` for an error or a
- * timeout (or no result at all), else `completed`. An agent that answered `needs_data`,
- * `needs_credentials` or `wrong_handler` ran to its end.
- */
-function runStatusFor(result: AgentResult | null): RunStatus {
-  if (result === null) return 'failed';
-  if (result.error instanceof CancelledError) return 'cancelled';
-  return result.status === 'error' || result.status === 'timeout' ? 'failed' : 'completed';
 }
 
 /**

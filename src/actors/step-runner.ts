@@ -107,6 +107,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       span,
       runId: req.runId,
       stepId,
+      path,
       ...(req.tap === undefined ? {} : { tap: req.tap }),
     });
     const startedAt = system.clock.now();

@@ -77,6 +77,8 @@ export interface ContextInternals {
   readonly span?: Span;
   readonly runId?: string;
   readonly stepId?: string;
+  /** The child's path when the caller already built it (it must be `[...parent.path, name]`). */
+  readonly path?: readonly string[];
   readonly tap?: StreamTap | null;
   readonly ledger?: BudgetLedger;
 }
@@ -362,7 +364,7 @@ export class ExecContext {
         (budgets ? this.ledger.child(name, budgets) : new BudgetLedger(name, {}, this.ledger)),
       deadline,
       depth: this.depth + 1,
-      path: [...this.path, name],
+      path: internals?.path ?? [...this.path, name],
       metadata: narrowing?.metadata ? { ...this.metadata, ...narrowing.metadata } : this.metadata,
       parent: this,
       clock: this.clock,

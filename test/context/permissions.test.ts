@@ -34,7 +34,7 @@ function restricted(): ExecContext {
 }
 
 describe('createPermissions', () => {
-  it('is open by default: any tool, any agent, no roles', () => {
+  it('is open by default (every tool, every agent) with no roles', () => {
     const p = createPermissions();
     expect(p).toEqual(OPEN_PERMISSIONS);
     expect(canUseTool(p, 'anything')).toBe(true);

@@ -6,7 +6,8 @@ import { createRuntime } from '../../src/actors/runtime.js';
 import { SimulatedClock } from '../../src/context/clock.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { renderTraceTree, type TraceNode } from '../../src/observability/trace-tree.js';
-import { zeroUsage, type StepRecord } from '../../src/store/records.js';
+import type { StepRecord } from '../../src/store/records.js';
+import { makeStep } from '../support/records.js';
 import { buildTraceTree } from '../../src/store/step-tree.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 
@@ -134,26 +135,18 @@ describe('renderTraceTree', () => {
 describe('buildTraceTree', () => {
   const runId = (): string => `run_${randomUUID()}`;
 
-  function step(
+  /** A finished step 100 ms long, built on the shared record builder. */
+  const step = (
     fields: Pick<StepRecord, 'step_id' | 'run_id' | 'type' | 'name' | 'parent_step_id'> &
       Partial<StepRecord>,
-  ): StepRecord {
-    return {
+  ): StepRecord =>
+    makeStep(fields.run_id, {
       actor_path: [],
-      client_token: null,
       input: null,
-      placement: 'inline',
       status: 'succeeded',
-      budget_usage: zeroUsage(),
-      provenance: null,
-      output: null,
-      error: null,
-      created_at: '2025-01-01T00:00:00.000Z',
-      started_at: '2025-01-01T00:00:00.000Z',
       ended_at: '2025-01-01T00:00:00.100Z',
       ...fields,
-    };
-  }
+    });
 
   it('nests steps under their parent in the order given', () => {
     const run = runId();

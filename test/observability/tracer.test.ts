@@ -7,6 +7,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import type { AgentDefinition } from '../../src/actors/agent-runtime.js';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import { createRuntime } from '../../src/actors/runtime.js';
 import { ExecContext } from '../../src/context/exec-context.js';
@@ -148,38 +149,36 @@ describe('OpenTelemetry spans of a run', () => {
   });
 });
 
+/** An agent that captures its context's wire form; `wire()` returns the last one. */
+function wireProbe(name: string): { agent: AgentDefinition; wire: () => WireContext | null } {
+  let wire: WireContext | null = null;
+  const agent = defineAgent({
+    name,
+    handler: (_input, ctx) => {
+      wire = ctx.toWire();
+      return 'ok';
+    },
+  });
+  return { agent, wire: () => wire };
+}
+
 describe('trace context on the wire', () => {
   it("gives a running step's ctx.toWire() a traceparent naming that step's span", async () => {
     const { tracer, spans } = tracing();
-    let wire: WireContext | null = null;
-    const probe = defineAgent({
-      name: 'probe',
-      handler: (_input, ctx) => {
-        wire = ctx.toWire();
-        return 'ok';
-      },
-    });
+    const { agent: probe, wire: captured } = wireProbe('probe');
     const runtime = createRuntime({ tracer, logger: silent, agents: [probe] });
 
     const result = await runtime.invoke('probe', 'x');
 
     const span = only(await spans(), 'invoke_agent probe');
     const sc = span.spanContext();
-    const captured = wire as WireContext | null;
-    expect(captured?.traceparent).toBe(`00-${sc.traceId}-${sc.spanId}-01`);
-    expect(captured?.step_id).toBe(result.stepId);
+    expect(captured()?.traceparent).toBe(`00-${sc.traceId}-${sc.spanId}-01`);
+    expect(captured()?.step_id).toBe(result.stepId);
   });
 
   it('parents spans of an invocation under a context rebuilt with ExecContext.fromWire', async () => {
     const { tracer, spans } = tracing();
-    let wire: WireContext | null = null;
-    const outer = defineAgent({
-      name: 'outer',
-      handler: (_input, ctx) => {
-        wire = ctx.toWire();
-        return 'sent';
-      },
-    });
+    const { agent: outer, wire } = wireProbe('outer');
     const inner = defineAgent({
       name: 'inner',
       handler: async (_input, ctx, rt) =>
@@ -190,7 +189,7 @@ describe('trace context on the wire', () => {
     const far = createRuntime({ tracer, logger: silent, agents: [inner], tools: [searchFlights] });
 
     await near.invoke('outer', 'x');
-    const remote = ExecContext.fromWire(JSON.parse(JSON.stringify(wire)));
+    const remote = ExecContext.fromWire(JSON.parse(JSON.stringify(wire())));
     const result = await far.invoke('inner', 'y', remote);
     expect(result.status).toBe('success');
     expect(result.output).toBe('success');
