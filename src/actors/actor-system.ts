@@ -5,17 +5,21 @@
 import type { AnyActorRef, InspectionEvent as XStateInspectionEvent, Subscription } from 'xstate';
 import { systemClock, type Clock } from '../context/clock.js';
 import { randomIdSource, type IdSource } from '../context/id-source.js';
+import { StepLifecycle } from './step-lifecycle.js';
 
 /** What kind of actor an entry is. */
 export type ActorKind = 'agent' | 'step';
 
-/** A registered actor: its XState ref plus what the registry knows of it. */
+/**
+ * A registered actor and what the registry knows of it. Its ref is an XState actor, or for a
+ * step the compiled step lifecycle (see `step-lifecycle.ts`).
+ */
 export interface ActorEntry {
   readonly id: string;
   readonly kind: ActorKind;
   /** The agent, tool or engine name. */
   readonly name: string;
-  readonly ref: AnyActorRef;
+  readonly ref: AnyActorRef | StepLifecycle;
 }
 
 /** What an inspection observer sees. */
@@ -58,8 +62,9 @@ export interface ActorSystemOptions {
  * The registry and inspection point of one runtime. Callers hold ids or refs, never the
  * actor objects behind them.
  *
- * Inspection is free while nobody observes: XState's own inspection is attached to live
- * actors only while at least one observer is subscribed.
+ * Inspection is free while nobody observes: XState's own inspection (and a step
+ * lifecycle's observer) is attached to live actors only while at least one observer is
+ * subscribed.
  */
 export class ActorSystem {
   readonly clock: Clock;
@@ -148,8 +153,21 @@ export class ActorSystem {
 
   #attach(entry: ActorEntry): void {
     if (this.#attached.has(entry.id)) return;
-    const sub = entry.ref.system.inspect((ev: XStateInspectionEvent) => {
-      if (ev.actorRef !== entry.ref) return;
+    const { ref } = entry;
+    if (ref instanceof StepLifecycle) {
+      const unobserve = ref.observe((o) => {
+        if (o.type === 'message') {
+          this.#notify({ type: 'actor.event', actorId: entry.id, event: o.message });
+        } else {
+          const { value, status } = o.snapshot;
+          this.#notify({ type: 'actor.snapshot', actorId: entry.id, value, status });
+        }
+      });
+      this.#attached.set(entry.id, { unsubscribe: unobserve });
+      return;
+    }
+    const sub = ref.system.inspect((ev: XStateInspectionEvent) => {
+      if (ev.actorRef !== ref) return;
       if (ev.type === '@xstate.event') {
         this.#notify({ type: 'actor.event', actorId: entry.id, event: ev.event });
       } else if (ev.type === '@xstate.snapshot') {

@@ -3,7 +3,6 @@
  * events, appends them to the log, then publishes them, so anything a subscriber has seen
  * is already in the log.
  */
-import { createActor, type Actor } from 'xstate';
 import type { Clock } from '../context/clock.js';
 import type { SinkEvent, StreamSink, StreamTap } from '../context/stream-sink.js';
 import { SchemaViolationError } from '../errors/schema-violation-error.js';
@@ -11,8 +10,8 @@ import { StreamClosedError } from '../errors/stream-closed-error.js';
 import { toAxonError, type ErrorPayload } from '../errors/to-error-payload.js';
 import type { RunStore } from '../store/run-store.js';
 import { emittableEventSchema, type StepEvent } from '../streams/events.js';
+import { StepLifecycle } from './step-lifecycle.js';
 import {
-  stepMachine,
   type EndFields,
   type StartedFields,
   type StepLifecycleState,
@@ -39,7 +38,8 @@ export interface StepActorOptions {
 export class StepActor {
   readonly stepId: string;
   readonly path: readonly string[];
-  readonly actor: Actor<typeof stepMachine>;
+  /** The lifecycle (the step machine, compiled; see `step-lifecycle.ts`). */
+  readonly actor: StepLifecycle;
   /** The sink handed to the step's handler as `ctx.stream`. */
   readonly sink: StreamSink;
 
@@ -52,10 +52,7 @@ export class StepActor {
     this.#opts = options;
     this.stepId = options.stepId;
     this.path = options.path;
-    this.actor = createActor(stepMachine, { id: options.stepId });
-    // XState rethrows errors of root actors that have no error observer; this one has.
-    this.actor.subscribe({ error: (err) => options.onLogFailure?.(err) });
-    this.actor.start();
+    this.actor = new StepLifecycle(options.stepId);
     this.sink = new StepSink(this);
   }
 
@@ -129,14 +126,10 @@ export class StepActor {
   }
 
   #send(event: StepMachineEvent, eventType: string): void {
-    const before = this.actor.getSnapshot();
-    if (before.status !== 'active')
-      throw new StreamClosedError(this.stepId, eventType, before.value);
-    this.actor.send(event);
-    const after = this.actor.getSnapshot().context;
-    if (after.seq === before.context.seq)
-      throw new StreamClosedError(this.stepId, eventType, before.value);
-    const accepted = after.accepted;
+    if (!this.actor.send(event)) {
+      throw new StreamClosedError(this.stepId, eventType, this.actor.getSnapshot().value);
+    }
+    const accepted = this.actor.getSnapshot().context.accepted;
     const ts = this.#opts.clock.now();
     for (const body of accepted) this.#buffer.push({ ...body, step_id: this.stepId, ts });
     this.#flushing ??= this.#flush();

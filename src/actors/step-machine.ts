@@ -43,10 +43,43 @@ export type StepMachineEvent =
   | { readonly type: 'FAIL'; readonly error: ErrorPayload }
   | { readonly type: 'CANCEL'; readonly error: ErrorPayload };
 
-function one(context: StepMachineContext, body: StepEventBody): Partial<StepMachineContext> {
+function one(context: StepMachineContext, body: StepEventBody): StepMachineContext {
   const seq = context.seq + 1;
-  return { seq, accepted: [{ ...body, seq }] };
+  return { seq, tokenIndex: context.tokenIndex, accepted: [{ ...body, seq }] };
 }
+
+/**
+ * The context after the machine accepts `event`: the events it gives, numbered. Pure; the
+ * machine's one action, and what the compiled lifecycle (`step-lifecycle.ts`) runs.
+ */
+export function acceptEvent(
+  context: StepMachineContext,
+  event: StepMachineEvent,
+): StepMachineContext {
+  switch (event.type) {
+    case 'START':
+      return one(context, { type: 'started', ...event.fields });
+    case 'TOKENS': {
+      const accepted: NumberedEventBody[] = [];
+      let seq = context.seq;
+      let i = context.tokenIndex;
+      for (const t of event.texts) accepted.push({ type: 'token', t, i: i++, seq: ++seq });
+      return { seq, tokenIndex: i, accepted };
+    }
+    case 'EMIT':
+      return one(context, event.body);
+    case 'CHECKPOINT':
+      return one(context, { type: 'checkpoint', checkpoint_id: event.checkpointId });
+    case 'END':
+      return one(context, { type: 'end', ...event.fields });
+    case 'FAIL':
+    case 'CANCEL':
+      return one(context, { type: 'error', ...event.error });
+  }
+}
+
+/** The context of a step that has accepted nothing yet. */
+export const INITIAL_STEP_CONTEXT: StepMachineContext = { seq: 0, tokenIndex: 0, accepted: [] };
 
 /**
  * The step lifecycle. States: `pending` (before `started`), `running`, `checkpointed`
@@ -60,62 +93,36 @@ export const stepMachine = setup({
     events: {} as StepMachineEvent,
   },
   actions: {
-    acceptStarted: assign(({ context, event }) =>
-      event.type === 'START' ? one(context, { type: 'started', ...event.fields }) : {},
-    ),
-    acceptTokens: assign(({ context, event }) => {
-      if (event.type !== 'TOKENS') return {};
-      const accepted: NumberedEventBody[] = [];
-      let seq = context.seq;
-      let i = context.tokenIndex;
-      for (const t of event.texts) accepted.push({ type: 'token', t, i: i++, seq: ++seq });
-      return { seq, tokenIndex: i, accepted };
-    }),
-    acceptEmit: assign(({ context, event }) =>
-      event.type === 'EMIT' ? one(context, event.body) : {},
-    ),
-    acceptCheckpoint: assign(({ context, event }) =>
-      event.type === 'CHECKPOINT'
-        ? one(context, { type: 'checkpoint', checkpoint_id: event.checkpointId })
-        : {},
-    ),
-    acceptEnd: assign(({ context, event }) =>
-      event.type === 'END' ? one(context, { type: 'end', ...event.fields }) : {},
-    ),
-    acceptError: assign(({ context, event }) =>
-      event.type === 'FAIL' || event.type === 'CANCEL'
-        ? one(context, { type: 'error', ...event.error })
-        : {},
-    ),
+    accept: assign(({ context, event }) => acceptEvent(context, event)),
   },
 }).createMachine({
   id: 'step',
-  context: { seq: 0, tokenIndex: 0, accepted: [] },
+  context: INITIAL_STEP_CONTEXT,
   initial: 'pending',
   states: {
     pending: {
       on: {
-        START: { target: 'running', actions: 'acceptStarted' },
+        START: { target: 'running', actions: 'accept' },
         // A step can fail or be cancelled before it starts (e.g. while queued).
-        FAIL: { target: 'failed', actions: 'acceptError' },
-        CANCEL: { target: 'cancelled', actions: 'acceptError' },
+        FAIL: { target: 'failed', actions: 'accept' },
+        CANCEL: { target: 'cancelled', actions: 'accept' },
       },
     },
     running: {
       on: {
-        TOKENS: { actions: 'acceptTokens' },
-        EMIT: { actions: 'acceptEmit' },
-        CHECKPOINT: { target: 'checkpointed', actions: 'acceptCheckpoint' },
-        END: { target: 'succeeded', actions: 'acceptEnd' },
-        FAIL: { target: 'failed', actions: 'acceptError' },
-        CANCEL: { target: 'cancelled', actions: 'acceptError' },
+        TOKENS: { actions: 'accept' },
+        EMIT: { actions: 'accept' },
+        CHECKPOINT: { target: 'checkpointed', actions: 'accept' },
+        END: { target: 'succeeded', actions: 'accept' },
+        FAIL: { target: 'failed', actions: 'accept' },
+        CANCEL: { target: 'cancelled', actions: 'accept' },
       },
     },
     checkpointed: {
       on: {
-        END: { target: 'succeeded', actions: 'acceptEnd' },
-        FAIL: { target: 'failed', actions: 'acceptError' },
-        CANCEL: { target: 'cancelled', actions: 'acceptError' },
+        END: { target: 'succeeded', actions: 'accept' },
+        FAIL: { target: 'failed', actions: 'accept' },
+        CANCEL: { target: 'cancelled', actions: 'accept' },
       },
     },
     succeeded: { type: 'final' },

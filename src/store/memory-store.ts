@@ -26,7 +26,7 @@ export interface MemoryStoreOptions {
 /** Default of {@link MemoryStoreOptions.maxRuns}. */
 export const DEFAULT_MAX_RUNS = 10_000;
 
-const FINISHED = new Set(['completed', 'failed', 'cancelled']);
+const FINISHED: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
 
 /**
  * A {@link RunStore} in the process heap. Nothing survives the process; use the SQLite or
@@ -46,6 +46,9 @@ export class MemoryRunStore implements RunStore {
   readonly #runs = new Map<string, RunEntry>();
   readonly #steps = new Map<string, StepRecord>();
   readonly #logs = new Map<string, StepEvent[]>();
+  /** Ids of finished runs, oldest first from `#evictFrom`; may hold ids already dropped. */
+  #finished: string[] = [];
+  #evictFrom = 0;
 
   constructor(options: MemoryStoreOptions = {}) {
     const maxRuns = options.maxRuns ?? DEFAULT_MAX_RUNS;
@@ -57,20 +60,29 @@ export class MemoryRunStore implements RunStore {
     if (this.#runs.has(run.run_id))
       return Promise.reject(new ConflictError(`run ${run.run_id} exists`));
     this.#runs.set(run.run_id, { run: copy(run), stepIds: [] });
+    if (FINISHED.has(run.status)) this.#finished.push(run.run_id);
     if (this.#runs.size > this.maxRuns) this.#evict();
     return Promise.resolve();
   }
 
-  /** Drops the oldest finished runs (Map order is creation order) until within `maxRuns`. */
+  /**
+   * Drops the oldest finished runs until within `maxRuns` (runs still going are kept). Runs
+   * are dropped in the order they finished, each in constant time.
+   */
   #evict(): void {
-    for (const [runId, entry] of this.#runs) {
-      if (this.#runs.size <= this.maxRuns) return;
-      if (!FINISHED.has(entry.run.status)) continue;
+    while (this.#runs.size > this.maxRuns && this.#evictFrom < this.#finished.length) {
+      const runId = this.#finished[this.#evictFrom++] ?? '';
+      const entry = this.#runs.get(runId);
+      if (!entry || !FINISHED.has(entry.run.status)) continue;
       for (const stepId of entry.stepIds) {
         this.#steps.delete(stepId);
         this.#logs.delete(stepId);
       }
       this.#runs.delete(runId);
+    }
+    if (this.#evictFrom > 1024 && this.#evictFrom * 2 > this.#finished.length) {
+      this.#finished = this.#finished.slice(this.#evictFrom);
+      this.#evictFrom = 0;
     }
   }
 
@@ -82,7 +94,12 @@ export class MemoryRunStore implements RunStore {
   updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
     const entry = this.#runs.get(runId);
     if (!entry) return Promise.reject(new NotFoundError('run', runId));
+    const wasFinished = FINISHED.has(entry.run.status);
     entry.run = { ...entry.run, ...copy(patch) };
+    if (!wasFinished && FINISHED.has(entry.run.status)) {
+      this.#finished.push(runId);
+      if (this.#runs.size > this.maxRuns) this.#evict();
+    }
     return Promise.resolve(copy(entry.run));
   }
 

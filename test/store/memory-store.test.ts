@@ -35,6 +35,23 @@ describe('memory store retention', () => {
     expect(await store.getRun('done-3')).not.toBeNull();
   });
 
+  it('drops runs in the order they finish, as soon as they finish past maxRuns', async () => {
+    const store = memoryStore({ maxRuns: 2 });
+    for (const id of ['a', 'b', 'c']) {
+      await store.createRun(makeRun({ run_id: id, status: 'running' }));
+    }
+    // Three live runs over a limit of two: none may go yet.
+    for (const id of ['a', 'b', 'c']) expect(await store.getRun(id)).not.toBeNull();
+    await store.updateRun('b', { status: 'completed' });
+    expect(await store.getRun('b')).toBeNull();
+    // Back within the limit: the next run to finish is kept.
+    await store.updateRun('a', { status: 'failed' });
+    expect(await store.getRun('a')).toMatchObject({ status: 'failed' });
+    await store.createRun(makeRun({ run_id: 'd', status: 'running' }));
+    expect(await store.getRun('a')).toBeNull();
+    expect(await store.getRun('c')).not.toBeNull();
+  });
+
   it('refuses a maxRuns below 1', () => {
     expect(() => memoryStore({ maxRuns: 0 })).toThrow(RangeError);
   });
