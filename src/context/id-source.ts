@@ -1,5 +1,5 @@
 /** @module Injected identifiers: random by default, sequential for tests. */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 /** What an id is for; ids of a kind share a prefix so logs stay readable. */
 export type IdKind = 'run' | 'step' | 'request' | 'actor' | 'flow' | 'fact' | 'checkpoint';
@@ -24,11 +24,35 @@ const PREFIX: Record<IdKind, string> = {
   checkpoint: 'cp_',
 };
 
-/** Random ids: the kind's prefix and a UUID v4 (`step_2f1c…-…`); the default. */
+/** Random bytes drawn from the OS in blocks, so an id costs a slice rather than a syscall. */
+const POOL_BYTES = 4096;
+const pool = Buffer.allocUnsafe(POOL_BYTES);
+let poolAt = POOL_BYTES;
+
+/** `bytes` random bytes as lowercase hex, never all zeros. */
+function randomHex(bytes: number): string {
+  for (;;) {
+    if (poolAt + bytes > POOL_BYTES) {
+      randomFillSync(pool);
+      poolAt = 0;
+    }
+    const from = poolAt;
+    poolAt += bytes;
+    // All zeros is invalid for W3C trace and span ids (one chance in 2^64 or less).
+    for (let i = from; i < poolAt; i++) {
+      if (pool[i] !== 0) return pool.toString('hex', from, poolAt);
+    }
+  }
+}
+
+/**
+ * Random ids: the kind's prefix and 128 random bits in hex (`step_2f1c…`, 32 digits); the
+ * default. Trace and span ids are W3C's 128 and 64 random bits.
+ */
 export const randomIdSource: IdSource = {
-  id: (kind) => PREFIX[kind] + randomUUID(),
-  traceId: () => randomUUID().replaceAll('-', ''),
-  spanId: () => randomBytes(8).toString('hex'),
+  id: (kind) => PREFIX[kind] + randomHex(16),
+  traceId: () => randomHex(16),
+  spanId: () => randomHex(8),
 };
 
 /**

@@ -139,19 +139,27 @@ export class MemoryRunStore implements RunStore {
 
   appendEvents(events: readonly StepEvent[]): Promise<void> {
     // Check the whole batch before writing any of it, so a refused batch leaves no trace.
-    const next = new Map<string, number>();
+    // Batches usually hold one step's events: the map of others is made only when needed.
+    let others: Map<string, number> | null = null;
+    let stepId: string | null = null;
+    let last = 0;
     for (const ev of events) {
-      if (!this.#steps.has(ev.step_id))
-        return Promise.reject(new NotFoundError('step', ev.step_id));
-      const expected = (next.get(ev.step_id) ?? this.#logs.get(ev.step_id)?.length ?? 0) + 1;
-      if (ev.seq !== expected) {
+      if (ev.step_id !== stepId) {
+        if (stepId !== null) (others ??= new Map()).set(stepId, last);
+        if (!this.#steps.has(ev.step_id))
+          return Promise.reject(new NotFoundError('step', ev.step_id));
+        stepId = ev.step_id;
+        last = others?.get(stepId) ?? this.#logs.get(stepId)?.length ?? 0;
+      }
+      if (ev.seq !== last + 1) {
+        const expected = last + 1;
         return Promise.reject(
           new ConflictError(`step ${ev.step_id}: expected seq ${expected}, got ${ev.seq}`, {
             details: { step_id: ev.step_id, expected, got: ev.seq },
           }),
         );
       }
-      next.set(ev.step_id, ev.seq);
+      last = ev.seq;
     }
     for (const ev of copy(events)) {
       let log = this.#logs.get(ev.step_id);
