@@ -2,7 +2,13 @@
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { StepEvent } from '../streams/events.js';
-import { deepCopy } from './deep-copy.js';
+import {
+  copyRunRecord,
+  copyStepEvent,
+  copyStepRecord,
+  patchRunRecord,
+  patchStepRecord,
+} from './copy-records.js';
 import type { RunPatch, RunRecord, StepPatch, StepRecord } from './records.js';
 import type { RunStore } from './run-store.js';
 
@@ -10,8 +16,6 @@ interface RunEntry {
   run: RunRecord;
   readonly stepIds: string[];
 }
-
-const copy = deepCopy;
 
 /** Options of {@link memoryStore}. */
 export interface MemoryStoreOptions {
@@ -59,7 +63,7 @@ export class MemoryRunStore implements RunStore {
   createRun(run: RunRecord): Promise<void> {
     if (this.#runs.has(run.run_id))
       return Promise.reject(new ConflictError(`run ${run.run_id} exists`));
-    this.#runs.set(run.run_id, { run: copy(run), stepIds: [] });
+    this.#runs.set(run.run_id, { run: copyRunRecord(run), stepIds: [] });
     if (FINISHED.has(run.status)) this.#finished.push(run.run_id);
     if (this.#runs.size > this.maxRuns) this.#evict();
     return Promise.resolve();
@@ -88,19 +92,19 @@ export class MemoryRunStore implements RunStore {
 
   getRun(runId: string): Promise<RunRecord | null> {
     const entry = this.#runs.get(runId);
-    return Promise.resolve(entry ? copy(entry.run) : null);
+    return Promise.resolve(entry ? copyRunRecord(entry.run) : null);
   }
 
   updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
     const entry = this.#runs.get(runId);
     if (!entry) return Promise.reject(new NotFoundError('run', runId));
     const wasFinished = FINISHED.has(entry.run.status);
-    entry.run = { ...entry.run, ...copy(patch) };
+    entry.run = patchRunRecord(entry.run, patch);
     if (!wasFinished && FINISHED.has(entry.run.status)) {
       this.#finished.push(runId);
       if (this.#runs.size > this.maxRuns) this.#evict();
     }
-    return Promise.resolve(copy(entry.run));
+    return Promise.resolve(copyRunRecord(entry.run));
   }
 
   createStep(step: StepRecord): Promise<void> {
@@ -108,22 +112,22 @@ export class MemoryRunStore implements RunStore {
     if (!entry) return Promise.reject(new NotFoundError('run', step.run_id));
     if (this.#steps.has(step.step_id))
       return Promise.reject(new ConflictError(`step ${step.step_id} exists`));
-    this.#steps.set(step.step_id, copy(step));
+    this.#steps.set(step.step_id, copyStepRecord(step));
     entry.stepIds.push(step.step_id);
     return Promise.resolve();
   }
 
   getStep(stepId: string): Promise<StepRecord | null> {
     const step = this.#steps.get(stepId);
-    return Promise.resolve(step ? copy(step) : null);
+    return Promise.resolve(step ? copyStepRecord(step) : null);
   }
 
   updateStep(stepId: string, patch: StepPatch): Promise<StepRecord> {
     const step = this.#steps.get(stepId);
     if (!step) return Promise.reject(new NotFoundError('step', stepId));
-    const next = { ...step, ...copy(patch) };
+    const next = patchStepRecord(step, patch);
     this.#steps.set(stepId, next);
-    return Promise.resolve(copy(next));
+    return Promise.resolve(copyStepRecord(next));
   }
 
   listSteps(runId: string): Promise<StepRecord[]> {
@@ -132,7 +136,7 @@ export class MemoryRunStore implements RunStore {
     const out: StepRecord[] = [];
     for (const id of entry.stepIds) {
       const step = this.#steps.get(id);
-      if (step) out.push(copy(step));
+      if (step) out.push(copyStepRecord(step));
     }
     return Promise.resolve(out);
   }
@@ -161,7 +165,8 @@ export class MemoryRunStore implements RunStore {
       }
       last = ev.seq;
     }
-    for (const ev of copy(events)) {
+    for (const event of events) {
+      const ev = copyStepEvent(event);
       let log = this.#logs.get(ev.step_id);
       if (!log) this.#logs.set(ev.step_id, (log = []));
       log.push(ev);
@@ -171,7 +176,7 @@ export class MemoryRunStore implements RunStore {
 
   readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
     const log = this.#logs.get(stepId) ?? [];
-    return Promise.resolve(copy(log.slice(Math.max(0, afterSeq))));
+    return Promise.resolve(log.slice(Math.max(0, afterSeq)).map(copyStepEvent));
   }
 
   close(): Promise<void> {

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import {
+  copyRunRecord,
+  copyStepEvent,
+  copyStepRecord,
+  patchRunRecord,
+  patchStepRecord,
+} from '../../src/store/copy-records.js';
+import { emptyProvenance, type StepEvent } from '../../src/streams/events.js';
+import { makeRun, makeStep } from '../support/records.js';
+
+/** Every object reachable from `value`. */
+function objectsIn(value: unknown, out = new Set<object>()): Set<object> {
+  if (value !== null && typeof value === 'object' && !out.has(value)) {
+    out.add(value);
+    for (const v of Object.values(value)) objectsIn(v, out);
+  }
+  return out;
+}
+
+/** The copy equals the original and shares no object with it. */
+function expectIndependentCopy<T>(original: T, copy: T): void {
+  expect(copy).toStrictEqual(original);
+  const shared = [...objectsIn(copy)].filter((o) => objectsIn(original).has(o));
+  expect(shared).toEqual([]);
+}
+
+const usage = { tokens_in: 1, tokens_out: 2, cost_usd: 0.5, wall_ms: 3 };
+const provenance = { ...emptyProvenance(42), engine: 'scripted', tokens_in: 1 };
+const base = { step_id: 's', seq: 1, ts: 1_000 };
+
+const events: StepEvent[] = [
+  { ...base, type: 'started', provenance },
+  { ...base, type: 'started', provenance, pool_id: 'p', replica_id: 'r', queue_position: 0 },
+  { ...base, type: 'token', t: 'Hel', i: 0 },
+  { ...base, type: 'tool_suggest', tool: 'add', args: { a: 1, b: [2, { c: 3 }] }, reason: 'r' },
+  {
+    ...base,
+    type: 'fact',
+    fact: {
+      fact_id: 'f',
+      run_id: 'r',
+      type: 'note',
+      schema_uri: null,
+      data: { nested: [1] },
+      emitted_by_step: 's',
+      ts: 1,
+    },
+  },
+  { ...base, type: 'metrics', tokens_in: 1, tokens_out: 2, cost_usd: 0, queue_depth: 1 },
+  { ...base, type: 'narration', text: 'hi' },
+  { ...base, type: 'checkpoint', checkpoint_id: 'cp' },
+  { ...base, type: 'end', output: { answer: [1, 2] }, budget_usage: usage, provenance },
+  { ...base, type: 'error', code: 'INTERNAL', message: 'x', retriable: false, details: { a: [1] } },
+  { ...base, type: 'escalation', reason: 'open', target: 'tool:add', breaker_state: 'open' },
+];
+
+describe('copies of records and events by shape', () => {
+  it.each(events.map((e) => [e.type, e] as const))(
+    'copies a %s event whole and independent of the original',
+    (_type, event) => {
+      expectIndependentCopy(event, copyStepEvent(event));
+    },
+  );
+
+  it('copies run and step records whole and independent, nested values included', () => {
+    const run = makeRun({ run_id: 'r', budgets: { max_tokens_in: 10 }, provenance });
+    expectIndependentCopy(run, copyRunRecord(run));
+    const step = makeStep('r', {
+      input: { message: 'x', data: { deep: [1] } },
+      output: [{ a: 1 }],
+      error: { code: 'INTERNAL', message: 'x', retriable: false, details: { why: ['y'] } },
+      provenance,
+    });
+    expectIndependentCopy(step, copyStepRecord(step));
+  });
+
+  it('applies a patch, copying what it brings and keeping the rest', () => {
+    const step = makeStep('r', { status: 'running', output: null });
+    const output = { answer: [1] };
+    const patched = patchStepRecord(step, { status: 'succeeded', output, budget_usage: usage });
+    expect(patched).toStrictEqual({ ...step, status: 'succeeded', output, budget_usage: usage });
+    expect(patched.output).not.toBe(output);
+    // An explicit null output or error is a change, not an absence.
+    expect(patchStepRecord(patched, { output: null }).output).toBeNull();
+
+    const run = makeRun({ run_id: 'r', status: 'running' });
+    const ended = patchRunRecord(run, { status: 'completed', ended_at: 'later' });
+    expect(ended).toStrictEqual({ ...run, status: 'completed', ended_at: 'later' });
+  });
+});
