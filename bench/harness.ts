@@ -21,6 +21,11 @@ export interface BenchCase {
   readonly run: () => Promise<unknown>;
   /** Called before each round (fresh state, outside the timing). */
   readonly setup?: () => Promise<void> | void;
+  /**
+   * Called after each round (outside the timing), to release what the round kept, so the
+   * next case does not run on a heap that holds this one's state.
+   */
+  readonly teardown?: () => Promise<void> | void;
 }
 
 /** Per case: operations per second in each round, and their median. */
@@ -56,6 +61,7 @@ export async function interleave(
   for (const c of cases) {
     await c.setup?.();
     for (let i = 0; i < warmupOps; i++) await c.run();
+    await c.teardown?.();
   }
   for (let r = 0; r < rounds; r++) {
     for (const c of cases) {
@@ -70,6 +76,7 @@ export async function interleave(
         elapsed = performance.now() - start;
       }
       results.get(c.name)?.push((ops * 1000) / elapsed);
+      await c.teardown?.();
     }
   }
   return cases.map((c) => {

@@ -34,14 +34,18 @@ const stats = await interleave(
   [
     {
       name: 'axon',
-      // A fresh runtime and store per round, so the in-memory log does not grow across rounds.
-      setup: async () => {
-        await runtime.close();
+      // A fresh runtime and store per round, so the in-memory log does not grow across
+      // rounds, and none kept while LangGraph runs.
+      setup: () => {
         runtime = createRuntime({
           agents: [a, b],
           store: memoryStore(),
           logger: createLogger({ level: 'silent' }),
         });
+      },
+      teardown: async () => {
+        await runtime.close();
+        runtime = createRuntime();
       },
       run: async () => {
         const r = await runtime.invoke('a', 'x');

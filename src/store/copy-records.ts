@@ -3,6 +3,11 @@
  * (the memory store) copies what it is given and what it returns; copying field by field
  * builds compact objects of one shape and is several times faster than a generic deep copy,
  * which is kept for the fields whose shape the caller decides (inputs, outputs, payloads).
+ *
+ * Copies made to be kept ({@link KEPT}) share one frozen object for the empty provenance and
+ * the zero usage, which most agent and tool steps carry: a store that keeps thousands of
+ * runs keeps far fewer objects, and the garbage collector has less to move. Copies handed
+ * out ({@link FRESH}) are always new, mutable objects.
  */
 import type { ErrorPayload } from '../errors/to-error-payload.js';
 import type { BudgetUsage, Provenance, StepEvent } from '../streams/events.js';
@@ -34,15 +39,70 @@ function copyProvenance(p: Provenance): Provenance {
   };
 }
 
-function copyProvenanceOrNull(p: Provenance | null): Provenance | null {
-  return p === null ? null : copyProvenance(p);
+const ZERO_USAGE: BudgetUsage = Object.freeze({
+  tokens_in: 0,
+  tokens_out: 0,
+  cost_usd: 0,
+  wall_ms: 0,
+});
+
+const EMPTY_PROVENANCE: Provenance = Object.freeze({
+  seed: null,
+  prompt_hash: null,
+  params_hash: null,
+  engine: null,
+  model_hash: null,
+  pool_id: null,
+  replica_id: null,
+  tokens_in: 0,
+  tokens_out: 0,
+  cost_usd: 0,
+  decode_time_ms: null,
+});
+
+function keepUsage(u: BudgetUsage): BudgetUsage {
+  return u.tokens_in === 0 && u.tokens_out === 0 && u.cost_usd === 0 && u.wall_ms === 0
+    ? ZERO_USAGE
+    : copyUsage(u);
+}
+
+function keepProvenance(p: Provenance): Provenance {
+  return p.seed === null &&
+    p.prompt_hash === null &&
+    p.params_hash === null &&
+    p.engine === null &&
+    p.model_hash === null &&
+    p.pool_id === null &&
+    p.replica_id === null &&
+    p.tokens_in === 0 &&
+    p.tokens_out === 0 &&
+    p.cost_usd === 0 &&
+    p.decode_time_ms === null
+    ? EMPTY_PROVENANCE
+    : copyProvenance(p);
+}
+
+/** How the nested usage and provenance of a record or event are copied. */
+export interface NestedCopy {
+  readonly usage: (u: BudgetUsage) => BudgetUsage;
+  readonly provenance: (p: Provenance) => Provenance;
+}
+
+/** For copies handed out: every object new. */
+export const FRESH: NestedCopy = { usage: copyUsage, provenance: copyProvenance };
+
+/** For copies kept by a store: the empty values shared, frozen. */
+export const KEPT: NestedCopy = { usage: keepUsage, provenance: keepProvenance };
+
+function provenanceOrNull(nested: NestedCopy, p: Provenance | null): Provenance | null {
+  return p === null ? null : nested.provenance(p);
 }
 
 function copyError(e: ErrorPayload | null): ErrorPayload | null {
   return e === null ? null : deepCopy(e);
 }
 
-export function copyRunRecord(r: RunRecord): RunRecord {
+export function copyRunRecord(r: RunRecord, nested: NestedCopy = FRESH): RunRecord {
   return {
     run_id: r.run_id,
     flow_id: r.flow_id,
@@ -50,8 +110,8 @@ export function copyRunRecord(r: RunRecord): RunRecord {
     seed: r.seed,
     budgets: deepCopy(r.budgets),
     status: r.status,
-    budget_usage: copyUsage(r.budget_usage),
-    provenance: copyProvenanceOrNull(r.provenance),
+    budget_usage: nested.usage(r.budget_usage),
+    provenance: provenanceOrNull(nested, r.provenance),
     entry: r.entry,
     trace_id: r.trace_id,
     user_id: r.user_id,
@@ -61,19 +121,23 @@ export function copyRunRecord(r: RunRecord): RunRecord {
 }
 
 /** `r` with `patch` applied; the patch's fields are copied, the rest shared with `r`. */
-export function patchRunRecord(r: RunRecord, patch: RunPatch): RunRecord {
+export function patchRunRecord(
+  r: RunRecord,
+  patch: RunPatch,
+  nested: NestedCopy = KEPT,
+): RunRecord {
   return {
     ...r,
     ...(patch.status === undefined ? {} : { status: patch.status }),
-    ...(patch.budget_usage === undefined ? {} : { budget_usage: copyUsage(patch.budget_usage) }),
+    ...(patch.budget_usage === undefined ? {} : { budget_usage: nested.usage(patch.budget_usage) }),
     ...(patch.provenance === undefined
       ? {}
-      : { provenance: copyProvenanceOrNull(patch.provenance) }),
+      : { provenance: provenanceOrNull(nested, patch.provenance) }),
     ...(patch.ended_at === undefined ? {} : { ended_at: patch.ended_at }),
   };
 }
 
-export function copyStepRecord(s: StepRecord): StepRecord {
+export function copyStepRecord(s: StepRecord, nested: NestedCopy = FRESH): StepRecord {
   return {
     step_id: s.step_id,
     run_id: s.run_id,
@@ -85,8 +149,8 @@ export function copyStepRecord(s: StepRecord): StepRecord {
     input: deepCopy(s.input),
     placement: s.placement,
     status: s.status,
-    budget_usage: copyUsage(s.budget_usage),
-    provenance: copyProvenanceOrNull(s.provenance),
+    budget_usage: nested.usage(s.budget_usage),
+    provenance: provenanceOrNull(nested, s.provenance),
     output: deepCopy(s.output),
     error: copyError(s.error),
     created_at: s.created_at,
@@ -99,7 +163,11 @@ export function copyStepRecord(s: StepRecord): StepRecord {
  * `s` with `patch` applied, as a new record of the same shape; the patch's fields are
  * copied, the rest shared with `s` (which the store never changes).
  */
-export function patchStepRecord(s: StepRecord, patch: StepPatch): StepRecord {
+export function patchStepRecord(
+  s: StepRecord,
+  patch: StepPatch,
+  nested: NestedCopy = KEPT,
+): StepRecord {
   return {
     step_id: s.step_id,
     run_id: s.run_id,
@@ -111,9 +179,9 @@ export function patchStepRecord(s: StepRecord, patch: StepPatch): StepRecord {
     input: s.input,
     placement: s.placement,
     status: patch.status ?? s.status,
-    budget_usage: patch.budget_usage ? copyUsage(patch.budget_usage) : s.budget_usage,
+    budget_usage: patch.budget_usage ? nested.usage(patch.budget_usage) : s.budget_usage,
     provenance:
-      patch.provenance === undefined ? s.provenance : copyProvenanceOrNull(patch.provenance),
+      patch.provenance === undefined ? s.provenance : provenanceOrNull(nested, patch.provenance),
     output: 'output' in patch ? deepCopy(patch.output) : s.output,
     error: patch.error === undefined ? s.error : copyError(patch.error),
     created_at: s.created_at,
@@ -123,7 +191,7 @@ export function patchStepRecord(s: StepRecord, patch: StepPatch): StepRecord {
 }
 
 /** A copy of `e`: the frequent types (token, started, end) field by field, the rest deeply. */
-export function copyStepEvent(e: StepEvent): StepEvent {
+export function copyStepEvent(e: StepEvent, nested: NestedCopy = FRESH): StepEvent {
   switch (e.type) {
     case 'token':
       return { type: 'token', step_id: e.step_id, seq: e.seq, ts: e.ts, t: e.t, i: e.i };
@@ -133,7 +201,7 @@ export function copyStepEvent(e: StepEvent): StepEvent {
         step_id: e.step_id,
         seq: e.seq,
         ts: e.ts,
-        provenance: copyProvenance(e.provenance),
+        provenance: nested.provenance(e.provenance),
         ...(e.pool_id === undefined ? {} : { pool_id: e.pool_id }),
         ...(e.replica_id === undefined ? {} : { replica_id: e.replica_id }),
         ...(e.queue_position === undefined ? {} : { queue_position: e.queue_position }),
@@ -145,8 +213,8 @@ export function copyStepEvent(e: StepEvent): StepEvent {
         seq: e.seq,
         ts: e.ts,
         output: deepCopy(e.output),
-        budget_usage: copyUsage(e.budget_usage),
-        provenance: copyProvenance(e.provenance),
+        budget_usage: nested.usage(e.budget_usage),
+        provenance: nested.provenance(e.provenance),
       };
     default:
       return deepCopy(e);

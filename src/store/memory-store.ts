@@ -5,6 +5,7 @@ import type { StepEvent } from '../streams/events.js';
 import {
   copyRunRecord,
   copyStepEvent,
+  KEPT,
   copyStepRecord,
   patchRunRecord,
   patchStepRecord,
@@ -63,7 +64,7 @@ export class MemoryRunStore implements RunStore {
   createRun(run: RunRecord): Promise<void> {
     if (this.#runs.has(run.run_id))
       return Promise.reject(new ConflictError(`run ${run.run_id} exists`));
-    this.#runs.set(run.run_id, { run: copyRunRecord(run), stepIds: [] });
+    this.#runs.set(run.run_id, { run: copyRunRecord(run, KEPT), stepIds: [] });
     if (FINISHED.has(run.status)) this.#finished.push(run.run_id);
     if (this.#runs.size > this.maxRuns) this.#evict();
     return Promise.resolve();
@@ -112,7 +113,7 @@ export class MemoryRunStore implements RunStore {
     if (!entry) return Promise.reject(new NotFoundError('run', step.run_id));
     if (this.#steps.has(step.step_id))
       return Promise.reject(new ConflictError(`step ${step.step_id} exists`));
-    this.#steps.set(step.step_id, copyStepRecord(step));
+    this.#steps.set(step.step_id, copyStepRecord(step, KEPT));
     entry.stepIds.push(step.step_id);
     return Promise.resolve();
   }
@@ -166,7 +167,7 @@ export class MemoryRunStore implements RunStore {
       last = ev.seq;
     }
     for (const event of events) {
-      const ev = copyStepEvent(event);
+      const ev = copyStepEvent(event, KEPT);
       let log = this.#logs.get(ev.step_id);
       if (!log) this.#logs.set(ev.step_id, (log = []));
       log.push(ev);
@@ -176,7 +177,7 @@ export class MemoryRunStore implements RunStore {
 
   readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
     const log = this.#logs.get(stepId) ?? [];
-    return Promise.resolve(log.slice(Math.max(0, afterSeq)).map(copyStepEvent));
+    return Promise.resolve(log.slice(Math.max(0, afterSeq)).map((e) => copyStepEvent(e)));
   }
 
   close(): Promise<void> {

@@ -3,10 +3,12 @@ import {
   copyRunRecord,
   copyStepEvent,
   copyStepRecord,
+  KEPT,
   patchRunRecord,
   patchStepRecord,
 } from '../../src/store/copy-records.js';
 import { emptyProvenance, type StepEvent } from '../../src/streams/events.js';
+import { memoryStore } from '../../src/store/memory-store.js';
 import { makeRun, makeStep } from '../support/records.js';
 
 /** Every object reachable from `value`. */
@@ -87,5 +89,47 @@ describe('copies of records and events by shape', () => {
     const run = makeRun({ run_id: 'r', status: 'running' });
     const ended = patchRunRecord(run, { status: 'completed', ended_at: 'later' });
     expect(ended).toStrictEqual({ ...run, status: 'completed', ended_at: 'later' });
+  });
+
+  it('kept copies share one frozen empty provenance and zero usage; nothing else is shared', () => {
+    const zero = { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 };
+    const a = copyStepRecord(
+      makeStep('r', { provenance: emptyProvenance(), budget_usage: zero }),
+      KEPT,
+    );
+    const b = copyStepRecord(
+      makeStep('r', { provenance: emptyProvenance(), budget_usage: zero }),
+      KEPT,
+    );
+    expect(a.provenance).toBe(b.provenance);
+    expect(a.budget_usage).toBe(b.budget_usage);
+    expect(Object.isFrozen(a.provenance)).toBe(true);
+    // A seed, a token or a millisecond makes a value of its own.
+    const seeded = copyStepRecord(makeStep('r', { provenance: emptyProvenance(1) }), KEPT);
+    expect(seeded.provenance).not.toBe(a.provenance);
+    expect(seeded.provenance).toStrictEqual(emptyProvenance(1));
+    const spent = copyStepRecord(makeStep('r', { budget_usage: { ...zero, wall_ms: 1 } }), KEPT);
+    expect(spent.budget_usage).not.toBe(a.budget_usage);
+    // Copies handed out are new and mutable.
+    const out = copyStepRecord(a);
+    expect(out.provenance).not.toBe(a.provenance);
+    expect(Object.isFrozen(out.provenance)).toBe(false);
+  });
+
+  it('the memory store hands out mutable copies of what it keeps shared', async () => {
+    const store = memoryStore();
+    await store.createRun(makeRun({ run_id: 'r' }));
+    await store.createStep(makeStep('r', { step_id: 's1', provenance: emptyProvenance() }));
+    await store.createStep(makeStep('r', { step_id: 's2', provenance: emptyProvenance() }));
+    await store.appendEvents([
+      { ...base, step_id: 's1', type: 'started', provenance: emptyProvenance() },
+    ]);
+    const s1 = await store.getStep('s1');
+    const [started] = await store.readEvents('s1');
+    if (!s1?.provenance || started?.type !== 'started') throw new Error('not stored');
+    (s1.provenance as { engine: string | null }).engine = 'changed';
+    (started.provenance as { engine: string | null }).engine = 'changed';
+    expect((await store.getStep('s2'))?.provenance?.engine).toBeNull();
+    expect((await store.getStep('s1'))?.provenance?.engine).toBeNull();
   });
 });
