@@ -12,7 +12,10 @@ import type { RunStore } from '../store/run-store.js';
 import { emittableEventSchema, type StepEvent } from '../streams/events.js';
 import { StepLifecycle } from './step-lifecycle.js';
 import {
+  copyErrorDetails,
+  copyStartedOptions,
   type EndFields,
+  type NumberedEventBody,
   type StartedFields,
   type StepLifecycleState,
   type StepMachineEvent,
@@ -131,7 +134,7 @@ export class StepActor {
     }
     const accepted = this.actor.getSnapshot().context.accepted;
     const ts = this.#opts.clock.now();
-    for (const body of accepted) this.#buffer.push({ ...body, step_id: this.stepId, ts });
+    for (const body of accepted) this.#buffer.push(stamp(body, this.stepId, ts));
     this.#flushing ??= this.#flush();
   }
 
@@ -169,6 +172,48 @@ export class StepActor {
     } finally {
       this.#flushing = null;
     }
+  }
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** `body` as a logged event, built field by field for the frequent types (no spread). */
+function stamp(body: NumberedEventBody, step_id: string, ts: number): StepEvent {
+  const { seq } = body;
+  switch (body.type) {
+    case 'token':
+      return { type: 'token', step_id, seq, ts, t: body.t, i: body.i };
+    case 'started': {
+      const event: Mutable<Extract<StepEvent, { type: 'started' }>> = {
+        type: 'started',
+        step_id,
+        seq,
+        ts,
+        provenance: body.provenance,
+      };
+      copyStartedOptions(event, body);
+      return event;
+    }
+    case 'end': {
+      const { output, budget_usage, provenance } = body;
+      return { type: 'end', step_id, seq, ts, output, budget_usage, provenance };
+    }
+    case 'error': {
+      const { code, message, retriable } = body;
+      const event: Mutable<Extract<StepEvent, { type: 'error' }>> = {
+        type: 'error',
+        step_id,
+        seq,
+        ts,
+        code,
+        message,
+        retriable,
+      };
+      copyErrorDetails(event, body);
+      return event;
+    }
+    default:
+      return { ...body, step_id, ts };
   }
 }
 

@@ -98,6 +98,35 @@ describe('STREAM-2001: the step lifecycle enforces event order', () => {
     ]);
   });
 
+  it('logs every field of started, end and error events, optional ones included', async () => {
+    const { step, store } = await newStep();
+    const provenance = { ...emptyProvenance(3), engine: 'scripted' };
+    step.start({ provenance, pool_id: 'gpu', replica_id: 'r-2', queue_position: 4 });
+    step.end({ output: { answer: [1] }, budget_usage: usage, provenance });
+    const { step: other, store: otherStore } = await newStep();
+    other.start({ provenance });
+    other.fail({ ...failed, details: { why: ['x'] } });
+    await step.drain();
+    await other.drain();
+    const stamp = { step_id: 'step-1', ts: 1_000 };
+    expect(await store.readEvents('step-1')).toStrictEqual([
+      {
+        type: 'started',
+        ...stamp,
+        seq: 1,
+        provenance,
+        pool_id: 'gpu',
+        replica_id: 'r-2',
+        queue_position: 4,
+      },
+      { type: 'end', ...stamp, seq: 2, output: { answer: [1] }, budget_usage: usage, provenance },
+    ]);
+    expect(await otherStore.readEvents('step-1')).toStrictEqual([
+      { type: 'started', ...stamp, seq: 1, provenance },
+      { type: 'error', ...stamp, seq: 2, ...failed, details: { why: ['x'] } },
+    ]);
+  });
+
   it('numbers events from 1 without gaps and tokens from 0', async () => {
     const { step, store } = await newStep();
     step.start({ provenance: emptyProvenance(), pool_id: 'local' });
