@@ -468,7 +468,8 @@ export class Runtime implements AgentRuntime {
         narrowing,
         timeoutMs: def.timeoutMs,
         operation: 'invoke_agent',
-        ...(tap ? { tap } : {}),
+        // No tap of its own: the step streams to its parent context's.
+        tap: tap ?? undefined,
         execute: async (ctx, step) => {
           const out = await executeInline(def, input, ctx, step, this);
           if (!isAgentOutcome(out)) return out;

@@ -19,7 +19,7 @@ import {
 } from '../observability/tracer.js';
 import type { StepStatus, StepType } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
-import { emptyProvenance, type BudgetUsage } from '../streams/events.js';
+import { emptyProvenance, usageProvenance, type BudgetUsage } from '../streams/events.js';
 import { armStepDeadline } from '../supervisors/step-deadline.js';
 import type { ActorSystem } from './actor-system.js';
 import { StepActor } from './step-actor.js';
@@ -47,7 +47,7 @@ export interface StepRequest {
   readonly timeoutMs: number | null;
   readonly operation: GenAiOperation;
   /** Observer of this step's tree; default the parent context's. */
-  readonly tap?: StreamTap | null;
+  readonly tap?: StreamTap | null | undefined;
   /** Does the work. Its resolved value is the step's output. */
   readonly execute: (ctx: ExecContext, step: StepActor) => Promise<unknown>;
 }
@@ -82,7 +82,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   const { parentCtx } = req;
   const { system } = deps;
   const stepId = system.ids.id('step');
-  const path = [...parentCtx.path, req.name];
+  const path = parentCtx.path.concat(req.name);
   const span = startOperationSpan(deps.tracer, req.operation, req.name, parentCtx.span, {
     'axon.step_id': stepId,
     'axon.run_id': req.runId,
@@ -108,7 +108,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       runId: req.runId,
       stepId,
       path,
-      ...(req.tap === undefined ? {} : { tap: req.tap }),
+      tap: req.tap === undefined ? parentCtx.tap : req.tap,
     });
     const startedAt = system.clock.now();
     const startedIso = isoTime(startedAt);
@@ -201,12 +201,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     cost_usd: committed.costUsd,
     wall_ms: endedAt - startedAt,
   };
-  const provenance = {
-    ...emptyProvenance(),
-    tokens_in: usage.tokens_in,
-    tokens_out: usage.tokens_out,
-    cost_usd: usage.cost_usd,
-  };
+  const provenance = usageProvenance(usage);
   const payload = error ? toErrorPayload(error) : null;
   try {
     if (status === 'succeeded') step.end({ output, budget_usage: usage, provenance });

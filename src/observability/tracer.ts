@@ -46,7 +46,11 @@ export function startOperationSpan(
     `${operation} ${name}`,
     {
       kind: operation === 'chat' ? SpanKind.CLIENT : SpanKind.INTERNAL,
-      attributes: { 'gen_ai.operation.name': operation, [nameAttr]: name, ...attributes },
+      // Object.assign rather than a spread: spreads over many shapes are slow in V8.
+      attributes: Object.assign(
+        { 'gen_ai.operation.name': operation, [nameAttr]: name },
+        attributes,
+      ),
     },
     parentContext,
   );

@@ -14,6 +14,8 @@ import type { BudgetUsage, Provenance, StepEvent } from '../streams/events.js';
 import { deepCopy } from './deep-copy.js';
 import type { RunPatch, RunRecord, StepPatch, StepRecord } from './records.js';
 
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
 function copyUsage(u: BudgetUsage): BudgetUsage {
   return {
     tokens_in: u.tokens_in,
@@ -127,13 +129,20 @@ export function patchRunRecord(
   nested: NestedCopy = KEPT,
 ): RunRecord {
   return {
-    ...r,
-    ...(patch.status === undefined ? {} : { status: patch.status }),
-    ...(patch.budget_usage === undefined ? {} : { budget_usage: nested.usage(patch.budget_usage) }),
-    ...(patch.provenance === undefined
-      ? {}
-      : { provenance: provenanceOrNull(nested, patch.provenance) }),
-    ...(patch.ended_at === undefined ? {} : { ended_at: patch.ended_at }),
+    run_id: r.run_id,
+    flow_id: r.flow_id,
+    mode: r.mode,
+    seed: r.seed,
+    budgets: r.budgets,
+    status: patch.status ?? r.status,
+    budget_usage: patch.budget_usage ? nested.usage(patch.budget_usage) : r.budget_usage,
+    provenance:
+      patch.provenance === undefined ? r.provenance : provenanceOrNull(nested, patch.provenance),
+    entry: r.entry,
+    trace_id: r.trace_id,
+    user_id: r.user_id,
+    created_at: r.created_at,
+    ended_at: patch.ended_at === undefined ? r.ended_at : patch.ended_at,
   };
 }
 
@@ -195,17 +204,20 @@ export function copyStepEvent(e: StepEvent, nested: NestedCopy = FRESH): StepEve
   switch (e.type) {
     case 'token':
       return { type: 'token', step_id: e.step_id, seq: e.seq, ts: e.ts, t: e.t, i: e.i };
-    case 'started':
-      return {
+    case 'started': {
+      // Field by field, optional ones included: no spreads on this path (they are slow).
+      const started: Mutable<typeof e> = {
         type: 'started',
         step_id: e.step_id,
         seq: e.seq,
         ts: e.ts,
         provenance: nested.provenance(e.provenance),
-        ...(e.pool_id === undefined ? {} : { pool_id: e.pool_id }),
-        ...(e.replica_id === undefined ? {} : { replica_id: e.replica_id }),
-        ...(e.queue_position === undefined ? {} : { queue_position: e.queue_position }),
       };
+      if (e.pool_id !== undefined) started.pool_id = e.pool_id;
+      if (e.replica_id !== undefined) started.replica_id = e.replica_id;
+      if (e.queue_position !== undefined) started.queue_position = e.queue_position;
+      return started;
+    }
     case 'end':
       return {
         type: 'end',

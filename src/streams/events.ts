@@ -203,3 +203,20 @@ export function emptyProvenance(seed: number | null = null): Provenance {
     decode_time_ms: null,
   };
 }
+
+/** The provenance of a step that made no engine call: its usage and nothing else. */
+export function usageProvenance(usage: BudgetUsage): Provenance {
+  return {
+    seed: null,
+    prompt_hash: null,
+    params_hash: null,
+    engine: null,
+    model_hash: null,
+    pool_id: null,
+    replica_id: null,
+    tokens_in: usage.tokens_in,
+    tokens_out: usage.tokens_out,
+    cost_usd: usage.cost_usd,
+    decode_time_ms: null,
+  };
+}
