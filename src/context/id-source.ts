@@ -29,8 +29,15 @@ const POOL_BYTES = 4096;
 const pool = Buffer.allocUnsafe(POOL_BYTES);
 let poolAt = POOL_BYTES;
 
-/** `bytes` random bytes as lowercase hex, never all zeros. */
-function randomHex(bytes: number): string {
+const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
+/** Where an id is written before it becomes a string; prefixes are short. */
+const idBytes = Buffer.allocUnsafe(64);
+
+/**
+ * `prefix` and `bytes` random bytes as lowercase hex, never all zeros, written as one flat
+ * string (a concatenation would be flattened again by every map that hashes the id).
+ */
+function randomHex(bytes: number, prefix = ''): string {
   for (;;) {
     if (poolAt + bytes > POOL_BYTES) {
       randomFillSync(pool);
@@ -38,10 +45,16 @@ function randomHex(bytes: number): string {
     }
     const from = poolAt;
     poolAt += bytes;
-    // All zeros is invalid for W3C trace and span ids (one chance in 2^64 or less).
+    let zero = true;
+    let n = idBytes.write(prefix, 0, 'latin1');
     for (let i = from; i < poolAt; i++) {
-      if (pool[i] !== 0) return pool.toString('hex', from, poolAt);
+      const byte = pool[i] ?? 0;
+      if (byte !== 0) zero = false;
+      idBytes[n++] = HEX_DIGITS[byte >> 4] ?? 0;
+      idBytes[n++] = HEX_DIGITS[byte & 15] ?? 0;
     }
+    // All zeros is invalid for W3C trace and span ids (one chance in 2^64 or less).
+    if (!zero) return idBytes.toString('latin1', 0, n);
   }
 }
 
@@ -50,7 +63,7 @@ function randomHex(bytes: number): string {
  * default. Trace and span ids are W3C's 128 and 64 random bits.
  */
 export const randomIdSource: IdSource = {
-  id: (kind) => PREFIX[kind] + randomHex(16),
+  id: (kind) => randomHex(16, PREFIX[kind]),
   traceId: () => randomHex(16),
   spanId: () => randomHex(8),
 };

@@ -13,9 +13,15 @@ import {
 import type { RunPatch, RunRecord, StepPatch, StepRecord } from './records.js';
 import type { RunStore } from './run-store.js';
 
+interface StepEntry {
+  record: StepRecord;
+  readonly log: StepEvent[];
+}
+
 interface RunEntry {
   run: RunRecord;
-  readonly stepIds: string[];
+  /** The run's steps in creation order. */
+  readonly steps: StepEntry[];
 }
 
 /** Options of {@link memoryStore}. */
@@ -49,8 +55,7 @@ const FINISHED: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled
 export class MemoryRunStore implements RunStore {
   readonly maxRuns: number;
   readonly #runs = new Map<string, RunEntry>();
-  readonly #steps = new Map<string, StepRecord>();
-  readonly #logs = new Map<string, StepEvent[]>();
+  readonly #steps = new Map<string, StepEntry>();
   /** Ids of finished runs, oldest first from `#evictFrom`; may hold ids already dropped. */
   #finished: string[] = [];
   #evictFrom = 0;
@@ -64,7 +69,7 @@ export class MemoryRunStore implements RunStore {
   createRun(run: RunRecord): Promise<void> {
     if (this.#runs.has(run.run_id))
       return Promise.reject(new ConflictError(`run ${run.run_id} exists`));
-    this.#runs.set(run.run_id, { run: copyRunRecord(run, KEPT), stepIds: [] });
+    this.#runs.set(run.run_id, { run: copyRunRecord(run, KEPT), steps: [] });
     if (FINISHED.has(run.status)) this.#finished.push(run.run_id);
     if (this.#runs.size > this.maxRuns) this.#evict();
     return Promise.resolve();
@@ -79,10 +84,7 @@ export class MemoryRunStore implements RunStore {
       const runId = this.#finished[this.#evictFrom++] ?? '';
       const entry = this.#runs.get(runId);
       if (!entry || !FINISHED.has(entry.run.status)) continue;
-      for (const stepId of entry.stepIds) {
-        this.#steps.delete(stepId);
-        this.#logs.delete(stepId);
-      }
+      for (const step of entry.steps) this.#steps.delete(step.record.step_id);
       this.#runs.delete(runId);
     }
     if (this.#evictFrom > 1024 && this.#evictFrom * 2 > this.#finished.length) {
@@ -113,48 +115,43 @@ export class MemoryRunStore implements RunStore {
     if (!entry) return Promise.reject(new NotFoundError('run', step.run_id));
     if (this.#steps.has(step.step_id))
       return Promise.reject(new ConflictError(`step ${step.step_id} exists`));
-    this.#steps.set(step.step_id, copyStepRecord(step, KEPT));
-    entry.stepIds.push(step.step_id);
+    const stepEntry: StepEntry = { record: copyStepRecord(step, KEPT), log: [] };
+    this.#steps.set(step.step_id, stepEntry);
+    entry.steps.push(stepEntry);
     return Promise.resolve();
   }
 
   getStep(stepId: string): Promise<StepRecord | null> {
-    const step = this.#steps.get(stepId);
-    return Promise.resolve(step ? copyStepRecord(step) : null);
+    const entry = this.#steps.get(stepId);
+    return Promise.resolve(entry ? copyStepRecord(entry.record) : null);
   }
 
   updateStep(stepId: string, patch: StepPatch): Promise<StepRecord> {
-    const step = this.#steps.get(stepId);
-    if (!step) return Promise.reject(new NotFoundError('step', stepId));
-    const next = patchStepRecord(step, patch);
-    this.#steps.set(stepId, next);
-    return Promise.resolve(copyStepRecord(next));
+    const entry = this.#steps.get(stepId);
+    if (!entry) return Promise.reject(new NotFoundError('step', stepId));
+    entry.record = patchStepRecord(entry.record, patch);
+    return Promise.resolve(copyStepRecord(entry.record));
   }
 
   listSteps(runId: string): Promise<StepRecord[]> {
     const entry = this.#runs.get(runId);
-    if (!entry) return Promise.resolve([]);
-    const out: StepRecord[] = [];
-    for (const id of entry.stepIds) {
-      const step = this.#steps.get(id);
-      if (step) out.push(copyStepRecord(step));
-    }
-    return Promise.resolve(out);
+    return Promise.resolve(entry ? entry.steps.map((s) => copyStepRecord(s.record)) : []);
   }
 
   appendEvents(events: readonly StepEvent[]): Promise<void> {
     // Check the whole batch before writing any of it, so a refused batch leaves no trace.
     // Batches usually hold one step's events: the map of others is made only when needed.
     let others: Map<string, number> | null = null;
+    let step: StepEntry | undefined;
     let stepId: string | null = null;
     let last = 0;
     for (const ev of events) {
       if (ev.step_id !== stepId) {
         if (stepId !== null) (others ??= new Map()).set(stepId, last);
-        if (!this.#steps.has(ev.step_id))
-          return Promise.reject(new NotFoundError('step', ev.step_id));
+        step = this.#steps.get(ev.step_id);
+        if (!step) return Promise.reject(new NotFoundError('step', ev.step_id));
         stepId = ev.step_id;
-        last = others?.get(stepId) ?? this.#logs.get(stepId)?.length ?? 0;
+        last = others?.get(stepId) ?? step.log.length;
       }
       if (ev.seq !== last + 1) {
         const expected = last + 1;
@@ -166,17 +163,16 @@ export class MemoryRunStore implements RunStore {
       }
       last = ev.seq;
     }
-    for (const event of events) {
-      const ev = copyStepEvent(event, KEPT);
-      let log = this.#logs.get(ev.step_id);
-      if (!log) this.#logs.set(ev.step_id, (log = []));
-      log.push(ev);
+    for (const ev of events) {
+      // One step's batch (the usual case) needs no second lookup.
+      const log = (others === null ? step : this.#steps.get(ev.step_id))?.log;
+      log?.push(copyStepEvent(ev, KEPT));
     }
     return Promise.resolve();
   }
 
   readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
-    const log = this.#logs.get(stepId) ?? [];
+    const log = this.#steps.get(stepId)?.log ?? [];
     return Promise.resolve(log.slice(Math.max(0, afterSeq)).map((e) => copyStepEvent(e)));
   }
 
