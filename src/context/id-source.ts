@@ -30,14 +30,29 @@ const pool = Buffer.allocUnsafe(POOL_BYTES);
 let poolAt = POOL_BYTES;
 
 const HEX_DIGITS = Buffer.from('0123456789abcdef', 'latin1');
-/** Where an id is written before it becomes a string; prefixes are short. */
-const idBytes = Buffer.allocUnsafe(64);
+
+/** A buffer holding an id's prefix, where the id's digits are written after it. */
+interface IdScratch {
+  readonly bytes: Buffer;
+  readonly start: number;
+}
+
+function scratchFor(prefix: string): IdScratch {
+  const bytes = Buffer.alloc(prefix.length + 64);
+  return { bytes, start: bytes.write(prefix, 0, 'latin1') };
+}
+
+const BARE = scratchFor('');
+const SCRATCH = Object.fromEntries(
+  Object.entries(PREFIX).map(([kind, prefix]) => [kind, scratchFor(prefix)]),
+) as Record<IdKind, IdScratch>;
 
 /**
- * `prefix` and `bytes` random bytes as lowercase hex, never all zeros, written as one flat
+ * A prefix and `bytes` random bytes as lowercase hex, never all zeros, made as one flat
  * string (a concatenation would be flattened again by every map that hashes the id).
  */
-function randomHex(bytes: number, prefix = ''): string {
+function randomHex(bytes: number, scratch: IdScratch = BARE): string {
+  const out = scratch.bytes;
   for (;;) {
     if (poolAt + bytes > POOL_BYTES) {
       randomFillSync(pool);
@@ -46,15 +61,15 @@ function randomHex(bytes: number, prefix = ''): string {
     const from = poolAt;
     poolAt += bytes;
     let zero = true;
-    let n = idBytes.write(prefix, 0, 'latin1');
+    let n = scratch.start;
     for (let i = from; i < poolAt; i++) {
       const byte = pool[i] ?? 0;
       if (byte !== 0) zero = false;
-      idBytes[n++] = HEX_DIGITS[byte >> 4] ?? 0;
-      idBytes[n++] = HEX_DIGITS[byte & 15] ?? 0;
+      out[n++] = HEX_DIGITS[byte >> 4] ?? 0;
+      out[n++] = HEX_DIGITS[byte & 15] ?? 0;
     }
     // All zeros is invalid for W3C trace and span ids (one chance in 2^64 or less).
-    if (!zero) return idBytes.toString('latin1', 0, n);
+    if (!zero) return out.toString('latin1', 0, n);
   }
 }
 
@@ -63,7 +78,7 @@ function randomHex(bytes: number, prefix = ''): string {
  * default. Trace and span ids are W3C's 128 and 64 random bits.
  */
 export const randomIdSource: IdSource = {
-  id: (kind) => randomHex(16, PREFIX[kind]),
+  id: (kind) => randomHex(16, SCRATCH[kind]),
   traceId: () => randomHex(16),
   spanId: () => randomHex(8),
 };

@@ -4,15 +4,15 @@
  * builds compact objects of one shape and is several times faster than a generic deep copy,
  * which is kept for the fields whose shape the caller decides (inputs, outputs, payloads).
  *
- * Copies made to be kept ({@link KEPT}) share one frozen object for the empty provenance and
- * the zero usage, which most agent and tool steps carry: a store that keeps thousands of
- * runs keeps far fewer objects, and the garbage collector has less to move. Copies handed
- * out ({@link FRESH}) are always new, mutable objects.
+ * Copies made to be kept ({@link KEPT}) share one frozen object for the empty budgets, the
+ * empty provenance and the zero usage, which most agent and tool steps carry: a store that
+ * keeps thousands of runs keeps far fewer objects, and the garbage collector has less to
+ * move. Copies handed out ({@link FRESH}) are always new, mutable objects.
  */
 import type { ErrorPayload } from '../errors/to-error-payload.js';
 import type { BudgetUsage, Provenance, StepEvent } from '../streams/events.js';
 import { deepCopy } from './deep-copy.js';
-import type { RunPatch, RunRecord, StepPatch, StepRecord } from './records.js';
+import type { RunPatch, RunRecord, StepPatch, StepRecord, WireBudgets } from './records.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -84,17 +84,33 @@ function keepProvenance(p: Provenance): Provenance {
     : copyProvenance(p);
 }
 
-/** How the nested usage and provenance of a record or event are copied. */
+const NO_BUDGETS: WireBudgets = Object.freeze({});
+
+function keepBudgets(b: WireBudgets): WireBudgets {
+  for (const _ in b) return deepCopy(b);
+  return NO_BUDGETS;
+}
+
+/** How the nested budgets, usage and provenance of a record or event are copied. */
 export interface NestedCopy {
+  readonly budgets: (b: WireBudgets) => WireBudgets;
   readonly usage: (u: BudgetUsage) => BudgetUsage;
   readonly provenance: (p: Provenance) => Provenance;
 }
 
 /** For copies handed out: every object new. */
-export const FRESH: NestedCopy = { usage: copyUsage, provenance: copyProvenance };
+export const FRESH: NestedCopy = {
+  budgets: deepCopy,
+  usage: copyUsage,
+  provenance: copyProvenance,
+};
 
 /** For copies kept by a store: the empty values shared, frozen. */
-export const KEPT: NestedCopy = { usage: keepUsage, provenance: keepProvenance };
+export const KEPT: NestedCopy = {
+  budgets: keepBudgets,
+  usage: keepUsage,
+  provenance: keepProvenance,
+};
 
 function provenanceOrNull(nested: NestedCopy, p: Provenance | null): Provenance | null {
   return p === null ? null : nested.provenance(p);
@@ -110,7 +126,7 @@ export function copyRunRecord(r: RunRecord, nested: NestedCopy = FRESH): RunReco
     flow_id: r.flow_id,
     mode: r.mode,
     seed: r.seed,
-    budgets: deepCopy(r.budgets),
+    budgets: nested.budgets(r.budgets),
     status: r.status,
     budget_usage: nested.usage(r.budget_usage),
     provenance: provenanceOrNull(nested, r.provenance),

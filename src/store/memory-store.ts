@@ -15,13 +15,13 @@ import type { RunStore } from './run-store.js';
 
 interface StepEntry {
   record: StepRecord;
-  readonly log: StepEvent[];
+  log: StepEvent[];
 }
 
 interface RunEntry {
   run: RunRecord;
   /** The run's steps in creation order. */
-  readonly steps: StepEntry[];
+  steps: StepEntry[];
 }
 
 /** Options of {@link memoryStore}. */
@@ -38,6 +38,7 @@ export interface MemoryStoreOptions {
 export const DEFAULT_MAX_RUNS = 10_000;
 
 const FINISHED: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+const FINISHED_STEP: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /**
  * A {@link RunStore} in the process heap. Nothing survives the process; use the SQLite or
@@ -104,6 +105,7 @@ export class MemoryRunStore implements RunStore {
     const wasFinished = FINISHED.has(entry.run.status);
     entry.run = patchRunRecord(entry.run, patch);
     if (!wasFinished && FINISHED.has(entry.run.status)) {
+      entry.steps = entry.steps.slice();
       this.#finished.push(runId);
       if (this.#runs.size > this.maxRuns) this.#evict();
     }
@@ -130,6 +132,8 @@ export class MemoryRunStore implements RunStore {
     const entry = this.#steps.get(stepId);
     if (!entry) return Promise.reject(new NotFoundError('step', stepId));
     entry.record = patchStepRecord(entry.record, patch);
+    // A finished step's log is complete: keep it at its size (a growing array keeps slack).
+    if (FINISHED_STEP.has(entry.record.status)) entry.log = entry.log.slice();
     return Promise.resolve(copyStepRecord(entry.record));
   }
 

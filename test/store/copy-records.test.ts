@@ -114,6 +114,14 @@ describe('copies of records and events by shape', () => {
     const out = copyStepRecord(a);
     expect(out.provenance).not.toBe(a.provenance);
     expect(Object.isFrozen(out.provenance)).toBe(false);
+    // The same for a run's budgets: empty ones shared, others copied.
+    const r1 = copyRunRecord(makeRun({ run_id: 'r1', budgets: {} }), KEPT);
+    const r2 = copyRunRecord(makeRun({ run_id: 'r2', budgets: {} }), KEPT);
+    expect(r1.budgets).toBe(r2.budgets);
+    const limited = makeRun({ run_id: 'r3', budgets: { max_tokens_in: 5 } });
+    expect(copyRunRecord(limited, KEPT).budgets).toStrictEqual({ max_tokens_in: 5 });
+    expect(copyRunRecord(limited, KEPT).budgets).not.toBe(limited.budgets);
+    expect(Object.isFrozen(copyRunRecord(r1).budgets)).toBe(false);
   });
 
   it('the memory store hands out mutable copies of what it keeps shared', async () => {

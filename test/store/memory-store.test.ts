@@ -52,6 +52,20 @@ describe('memory store retention', () => {
     expect(await store.getRun('c')).not.toBeNull();
   });
 
+  it('keeps every event of a finished step, and events appended after it finished', async () => {
+    const store = memoryStore();
+    await store.createRun(makeRun({ run_id: 'r', status: 'running' }));
+    await store.createStep(makeStep('r', { step_id: 's' }));
+    const narration = (seq: number) =>
+      ({ type: 'narration', step_id: 's', seq, ts: 0, text: `n${seq}` }) as const;
+    await store.appendEvents([narration(1), narration(2)]);
+    await store.updateStep('s', { status: 'succeeded' });
+    await store.appendEvents([narration(3)]);
+    await store.updateRun('r', { status: 'completed' });
+    expect((await store.readEvents('s')).map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect(await store.listSteps('r')).toHaveLength(1);
+  });
+
   it('refuses a maxRuns below 1', () => {
     expect(() => memoryStore({ maxRuns: 0 })).toThrow(RangeError);
   });
