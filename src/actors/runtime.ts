@@ -219,23 +219,26 @@ export class Runtime implements AgentRuntime {
    * const result = await runtime.invoke('planner', 'Plan a trip to Berlin');
    * if (result.status === 'success') console.log(result.output);
    */
-  async invoke<TOutput = unknown>(
+  invoke<TOutput = unknown>(
     agent: AgentTarget,
     input: string | AgentInput,
     ctx: ExecContext = this.createContext(),
   ): Promise<AgentResult<TOutput>> {
+    // Not async itself: one promise fewer per invocation (#invokeTree never throws).
     return this.#invokeTree<TOutput>(agent, input, ctx, undefined, null);
   }
 
   /** {@inheritDoc AgentRuntime.delegate} */
-  async delegate<TOutput = unknown>(
+  delegate<TOutput = unknown>(
     agent: AgentTarget,
     input: string | AgentInput,
     parentCtx: ExecContext,
     narrowing?: ContextNarrowing,
   ): Promise<AgentResult<TOutput>> {
     if (!(parentCtx as ExecContext | undefined)) {
-      throw new InvalidParamsError('delegate: parentCtx is required', { param: 'parentCtx' });
+      return Promise.reject(
+        new InvalidParamsError('delegate: parentCtx is required', { param: 'parentCtx' }),
+      );
     }
     return this.#invokeTree<TOutput>(agent, input, parentCtx, narrowing, null);
   }

@@ -110,8 +110,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       path,
       tap: req.tap === undefined ? parentCtx.tap : req.tap,
     });
-    const startedAt = system.clock.now();
-    const startedIso = isoTime(startedAt);
+    const startedIso = isoTime(ctx.createdAt);
     await deps.store.createStep({
       step_id: stepId,
       run_id: req.runId,

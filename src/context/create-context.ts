@@ -64,6 +64,7 @@ export function createContext(options: CreateContextOptions = {}): ExecContext {
     span: undefined,
     tap: options.tap ?? null,
     baseLogger: options.logger ?? null,
+    createdAt: now,
   });
   if (options.signal) ctx.linkSignal(options.signal);
   return ctx;

@@ -105,6 +105,8 @@ interface ContextFields {
   readonly span: Span | undefined;
   readonly tap: StreamTap | null;
   readonly baseLogger: Logger | null;
+  /** Clock time of creation, when the caller has just read the clock; default now. */
+  readonly createdAt?: number;
 }
 
 /** @internal Throws RangeError unless `ms` is absent or a finite number >= 0. */
@@ -192,7 +194,7 @@ export class ExecContext {
     this.span = fields.span;
     this.tap = fields.tap;
     this.#baseLogger = fields.baseLogger;
-    this.createdAt = fields.clock.now();
+    this.createdAt = fields.createdAt ?? fields.clock.now();
   }
 
   /** Aborts when this context or any ancestor is cancelled (or a step times out). */
@@ -373,6 +375,7 @@ export class ExecContext {
       span: internals?.span ?? this.span,
       tap: internals?.tap === undefined ? this.tap : internals.tap,
       baseLogger: this.#baseLogger,
+      createdAt: now,
     });
     if (this.#cancelled) child.cancel(this.#cancelReason);
     else this.#children.add(child);

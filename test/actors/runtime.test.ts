@@ -6,6 +6,7 @@ import { SimulatedClock } from '../../src/context/clock.js';
 import { CancelledError } from '../../src/errors/cancelled-error.js';
 import { DepthLimitError } from '../../src/errors/depth-limit-error.js';
 import { InternalError } from '../../src/errors/internal-error.js';
+import { InvalidParamsError } from '../../src/errors/invalid-params-error.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';
 import { PermissionDeniedError } from '../../src/errors/permission-denied-error.js';
 import { StreamClosedError } from '../../src/errors/stream-closed-error.js';
@@ -313,6 +314,17 @@ describe('cancel', () => {
 });
 
 describe('delegate', () => {
+  it('without a parent context rejects with InvalidParamsError (it never throws synchronously)', async () => {
+    const runtime = quietRuntime({ agents: [defineAgent({ name: 'leaf', handler: () => 'x' })] });
+    const missing = undefined as unknown as ExecContext;
+    let pending: Promise<unknown> | undefined;
+    expect(() => {
+      pending = runtime.delegate('leaf', 'x', missing);
+    }).not.toThrow();
+    await expect(pending).rejects.toBeInstanceOf(InvalidParamsError);
+    await expect(runtime.invoke('nobody', 'x')).rejects.toBeInstanceOf(NotFoundError);
+  });
+
   it('spawns a child step with a child context: same trace, depth + 1, parent step id, path', async () => {
     const seen: Record<string, ExecContext> = {};
     const leaf = defineAgent({
