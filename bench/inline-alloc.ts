@@ -4,11 +4,14 @@
  * is what drives an inline run's garbage-collection time, and unlike time it is stable
  * from one measurement to the next.
  *
- *   node --import tsx bench/inline-alloc.ts
+ * With `--expose-gc` it also reports the bytes the in-memory store keeps per finished run
+ * (heap with N runs kept, less heap once they are released, ÷ N).
+ *
+ *   node --expose-gc --import tsx bench/inline-alloc.ts
  */
 import { Session } from 'node:inspector/promises';
 import { defineAgent } from '../src/actors/define-agent.js';
-import { createRuntime } from '../src/actors/runtime.js';
+import { createRuntime, type Runtime } from '../src/actors/runtime.js';
 import { createLogger } from '../src/observability/logger.js';
 import { memoryStore } from '../src/store/memory-store.js';
 
@@ -33,6 +36,28 @@ const invoke = async (): Promise<void> => {
   const r = await runtime.invoke('a', 'x');
   if (r.status !== 'success') throw new Error(`run failed: ${r.error?.message ?? r.status}`);
 };
+
+// Kept bytes first: the profiler session below keeps data of its own.
+const gc = (globalThis as { gc?: () => void }).gc;
+if (gc) {
+  let keeping: Runtime | null = createRuntime({
+    agents: [a, b],
+    store: memoryStore({ maxRuns: runs }),
+    logger: createLogger({ level: 'silent' }),
+  });
+  for (let i = 0; i < runs; i++) await keeping.invoke('a', 'x');
+  keeping.agentStats('a'); // deliver batched statistics, so only the store's data differs
+  keeping.agentStats('b');
+  gc();
+  gc();
+  const kept = process.memoryUsage().heapUsed;
+  await keeping.close();
+  keeping = null;
+  gc();
+  gc();
+  const released = process.memoryUsage().heapUsed;
+  process.stdout.write(`bytes kept per finished run: ${Math.round((kept - released) / runs)}\n`);
+}
 
 for (let i = 0; i < runs; i++) await invoke(); // warm up
 const session = new Session();
