@@ -10,7 +10,12 @@
  * move. Copies handed out ({@link FRESH}) are always new, mutable objects.
  */
 import type { ErrorPayload } from '../errors/to-error-payload.js';
-import type { BudgetUsage, Provenance, StepEvent } from '../streams/events.js';
+import {
+  emptyProvenance,
+  type BudgetUsage,
+  type Provenance,
+  type StepEvent,
+} from '../streams/events.js';
 import { deepCopy } from './deep-copy.js';
 import type { RunPatch, RunRecord, StepPatch, StepRecord, WireBudgets } from './records.js';
 
@@ -48,19 +53,7 @@ const ZERO_USAGE: BudgetUsage = Object.freeze({
   wall_ms: 0,
 });
 
-const EMPTY_PROVENANCE: Provenance = Object.freeze({
-  seed: null,
-  prompt_hash: null,
-  params_hash: null,
-  engine: null,
-  model_hash: null,
-  pool_id: null,
-  replica_id: null,
-  tokens_in: 0,
-  tokens_out: 0,
-  cost_usd: 0,
-  decode_time_ms: null,
-});
+const EMPTY_PROVENANCE: Provenance = Object.freeze(emptyProvenance());
 
 function keepUsage(u: BudgetUsage): BudgetUsage {
   return u.tokens_in === 0 && u.tokens_out === 0 && u.cost_usd === 0 && u.wall_ms === 0

@@ -187,27 +187,24 @@ export interface StreamItem {
   readonly event: StepEvent;
 }
 
-/** Provenance of a step that made no engine call. */
+const NO_USAGE: Pick<BudgetUsage, 'tokens_in' | 'tokens_out' | 'cost_usd'> = {
+  tokens_in: 0,
+  tokens_out: 0,
+  cost_usd: 0,
+};
+
+/** Provenance of a step that made no engine call, before it has used anything. */
 export function emptyProvenance(seed: number | null = null): Provenance {
-  return {
-    seed,
-    prompt_hash: null,
-    params_hash: null,
-    engine: null,
-    model_hash: null,
-    pool_id: null,
-    replica_id: null,
-    tokens_in: 0,
-    tokens_out: 0,
-    cost_usd: 0,
-    decode_time_ms: null,
-  };
+  return usageProvenance(NO_USAGE, seed);
 }
 
-/** The provenance of a step that made no engine call: its usage and nothing else. */
-export function usageProvenance(usage: BudgetUsage): Provenance {
+/** The provenance of a step that made no engine call: its usage (and seed) and nothing else. */
+export function usageProvenance(
+  usage: Pick<BudgetUsage, 'tokens_in' | 'tokens_out' | 'cost_usd'>,
+  seed: number | null = null,
+): Provenance {
   return {
-    seed: null,
+    seed,
     prompt_hash: null,
     params_hash: null,
     engine: null,
