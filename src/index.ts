@@ -3,9 +3,19 @@
  * nothing inside `src/` imports this file.
  */
 export { createRuntime, Runtime, type RuntimeOptions } from './actors/runtime.js';
-export { defineAgent, DEFAULT_AGENT_TIMEOUT_MS, type AgentSpec } from './actors/define-agent.js';
+export {
+  defineAgent,
+  DEFAULT_AGENT_TIMEOUT_MS,
+  type AgentSpec,
+  type InlineAgentSpec,
+  type WorkerAgentSpec,
+} from './actors/define-agent.js';
+export { WorkerPool, WORKER_POOL_DEFAULTS, type WorkerPoolOptions } from './actors/worker-pool.js';
+export { WORKER_STREAM_CREDIT } from './actors/worker-placement.js';
 export type {
   AgentDefinition,
+  InlineAgentDefinition,
+  WorkerAgentDefinition,
   AgentHandler,
   AgentFunctionHandler,
   AgentGeneratorHandler,
@@ -87,6 +97,8 @@ export { SchemaViolationError, type SchemaIssue } from './errors/schema-violatio
 export { StreamClosedError } from './errors/stream-closed-error.js';
 export { TimeoutError } from './errors/timeout-error.js';
 export { WideningError } from './errors/widening-error.js';
+export { WorkerResetError } from './errors/worker-reset-error.js';
+export { RemoteError, fromErrorPayload } from './errors/remote-error.js';
 export { toAxonError, toErrorPayload, type ErrorPayload } from './errors/to-error-payload.js';
 
 export * from './streams/events.js';

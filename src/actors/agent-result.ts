@@ -44,7 +44,8 @@ export interface AgentOutcome {
   readonly data: Readonly<Record<string, unknown>> | null;
 }
 
-function outcome(
+/** An outcome of the given status (how one is rebuilt after crossing a thread). */
+export function agentOutcome(
   status: AgentOutcome['status'],
   message: string,
   data?: Readonly<Record<string, unknown>>,
@@ -54,7 +55,7 @@ function outcome(
 
 /** Return from a handler when the request needs more data from the user. */
 export function needsData(message: string, data?: Readonly<Record<string, unknown>>): AgentOutcome {
-  return outcome('needs_data', message, data);
+  return agentOutcome('needs_data', message, data);
 }
 
 /** Return from a handler when credentials are missing. */
@@ -62,7 +63,7 @@ export function needsCredentials(
   message: string,
   data?: Readonly<Record<string, unknown>>,
 ): AgentOutcome {
-  return outcome('needs_credentials', message, data);
+  return agentOutcome('needs_credentials', message, data);
 }
 
 /** Return from a handler when the request is not for this agent. */
@@ -70,7 +71,7 @@ export function wrongHandler(
   message = 'not handled by this agent',
   data?: Readonly<Record<string, unknown>>,
 ): AgentOutcome {
-  return outcome('wrong_handler', message, data);
+  return agentOutcome('wrong_handler', message, data);
 }
 
 /** True when a handler's return value is an {@link AgentOutcome}. */

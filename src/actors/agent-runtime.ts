@@ -29,15 +29,35 @@ export type AgentGeneratorHandler<TOutput = unknown> = (
 export type AgentHandler<TOutput = unknown> =
   AgentFunctionHandler<TOutput> | AgentGeneratorHandler<TOutput>;
 
-/** A declared agent, ready to register with a runtime. */
-export interface AgentDefinition<TOutput = unknown> {
+/** What every declared agent has, wherever it runs. */
+interface AgentDefinitionBase {
   readonly kind: 'agent';
   readonly name: string;
   readonly description: string;
-  readonly handler: AgentHandler<TOutput>;
   readonly timeoutMs: number;
-  readonly placement: 'inline';
 }
+
+/** An agent whose handler runs on the caller's thread. */
+export interface InlineAgentDefinition<TOutput = unknown> extends AgentDefinitionBase {
+  readonly placement: 'inline';
+  readonly handler: AgentHandler<TOutput>;
+}
+
+/**
+ * An agent whose handler runs in the runtime's worker-thread pool. Functions do not cross
+ * threads, so the handler is named: the export `export` of the module `module` (a file URL
+ * such as `import.meta.url`, an absolute path, or a package specifier). The export is a
+ * handler, or an agent definition whose handler is used.
+ */
+export interface WorkerAgentDefinition extends AgentDefinitionBase {
+  readonly placement: 'worker';
+  readonly module: string;
+  readonly export: string;
+}
+
+/** A declared agent, ready to register with a runtime. */
+export type AgentDefinition<TOutput = unknown> =
+  InlineAgentDefinition<TOutput> | WorkerAgentDefinition;
 
 /** An agent, by registered name or by definition. */
 export type AgentTarget = string | AgentDefinition;

@@ -1,14 +1,38 @@
-/** @module Declaring agents: a name, a handler (function or async generator), a timeout. */
-import type { AgentDefinition, AgentHandler } from './agent-runtime.js';
+/**
+ * @module Declaring agents: a name, a handler (function or async generator) or, for worker
+ * placement, the module and export that hold it, and a timeout.
+ */
+import type {
+  AgentDefinition,
+  AgentHandler,
+  InlineAgentDefinition,
+  WorkerAgentDefinition,
+} from './agent-runtime.js';
 
-/** What {@link defineAgent} takes. */
-export interface AgentSpec<TOutput = unknown> {
+interface AgentSpecBase {
   readonly name: string;
   readonly description?: string;
-  readonly handler: AgentHandler<TOutput>;
   /** Per-invocation timeout; default 30 000 ms (Nerva's in-process default). */
   readonly timeoutMs?: number;
 }
+
+/** An agent that runs on the caller's thread (the default placement). */
+export interface InlineAgentSpec<TOutput = unknown> extends AgentSpecBase {
+  readonly placement?: 'inline';
+  readonly handler: AgentHandler<TOutput>;
+}
+
+/** An agent that runs in the runtime's worker-thread pool, named by module and export. */
+export interface WorkerAgentSpec extends AgentSpecBase {
+  readonly placement: 'worker';
+  /** A file URL (`import.meta.url`), an absolute path, or a package specifier. */
+  readonly module: string;
+  /** The export holding the handler (or an agent definition with one). */
+  readonly export: string;
+}
+
+/** What {@link defineAgent} takes. */
+export type AgentSpec<TOutput = unknown> = InlineAgentSpec<TOutput> | WorkerAgentSpec;
 
 /** The default per-invocation agent timeout. */
 export const DEFAULT_AGENT_TIMEOUT_MS = 30_000;
@@ -16,35 +40,52 @@ export const DEFAULT_AGENT_TIMEOUT_MS = 30_000;
 const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 /**
- * Declares an agent.
+ * Declares an agent. Inline agents carry their handler; worker agents name it by module and
+ * export, since functions do not cross threads.
  *
  * @example
- * const echo = defineAgent({ name: 'echo', handler: async (input) => input.message });
- * const talker = defineAgent({
- *   name: 'talker',
- *   async *handler(input) { for (const word of input.message.split(' ')) yield word + ' '; },
- * });
+ * const echo = defineAgent({ name: 'echo', handler: (input) => input.message });
+ * const heavy = defineAgent({ name: 'heavy', placement: 'worker', module: import.meta.url, export: 'heavy' });
  */
+export function defineAgent<TOutput>(
+  spec: InlineAgentSpec<TOutput>,
+): InlineAgentDefinition<TOutput>;
+export function defineAgent(spec: WorkerAgentSpec): WorkerAgentDefinition;
+export function defineAgent<TOutput>(spec: AgentSpec<TOutput>): AgentDefinition<TOutput>;
 export function defineAgent<TOutput>(spec: AgentSpec<TOutput>): AgentDefinition<TOutput> {
   if (typeof spec.name !== 'string' || !NAME.test(spec.name)) {
     throw new TypeError(
       `defineAgent: name must match ${NAME.source}, got ${JSON.stringify(spec.name)}`,
     );
   }
-  if (typeof spec.handler !== 'function')
-    throw new TypeError(`defineAgent(${spec.name}): handler must be a function`);
   const timeoutMs = spec.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS;
   if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
     throw new RangeError(
       `defineAgent(${spec.name}): timeoutMs must be a positive number, got ${timeoutMs}`,
     );
   }
-  return {
-    kind: 'agent',
+  const base = {
+    kind: 'agent' as const,
     name: spec.name,
     description: spec.description ?? '',
-    handler: spec.handler,
     timeoutMs,
-    placement: 'inline',
   };
+  if (spec.placement === 'worker') {
+    for (const key of ['module', 'export'] as const) {
+      if (typeof spec[key] !== 'string' || spec[key].length === 0) {
+        throw new TypeError(
+          `defineAgent(${spec.name}): a worker agent needs "${key}" (a non-empty string)`,
+        );
+      }
+    }
+    return { ...base, placement: 'worker', module: spec.module, export: spec.export };
+  }
+  if ((spec.placement as string | undefined) !== undefined && spec.placement !== 'inline') {
+    throw new TypeError(
+      `defineAgent(${spec.name}): placement must be "inline" or "worker", got ${JSON.stringify(spec.placement)}`,
+    );
+  }
+  if (typeof spec.handler !== 'function')
+    throw new TypeError(`defineAgent(${spec.name}): handler must be a function`);
+  return { ...base, placement: 'inline', handler: spec.handler };
 }

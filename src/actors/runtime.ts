@@ -44,6 +44,8 @@ import {
   type AgentResult,
 } from './agent-result.js';
 import { executeInline } from './inline-placement.js';
+import { WorkerPool, type WorkerPoolOptions } from './worker-pool.js';
+import { executeInWorker } from './worker-placement.js';
 import { RunStream } from './run-stream.js';
 import {
   closeRun,
@@ -73,6 +75,8 @@ export interface RuntimeOptions {
   readonly maxDepth?: number;
   /** The pool id inline steps report; default `local`. */
   readonly poolId?: string;
+  /** The worker-thread pool of worker-placed agents (started on first use). */
+  readonly workers?: WorkerPoolOptions;
 }
 
 /**
@@ -91,6 +95,8 @@ export class Runtime implements AgentRuntime {
     { readonly def: AgentDefinition; readonly actor: AgentActor; readonly stats: AgentStatsBatch }
   >();
   readonly #tools = new ToolRegistry();
+  readonly #workerOptions: WorkerPoolOptions;
+  #workers: WorkerPool | null = null;
   #closed = false;
 
   /** @internal Use {@link createRuntime}. */
@@ -100,6 +106,9 @@ export class Runtime implements AgentRuntime {
       throw new RangeError(`createRuntime: maxDepth must be an integer >= 1, got ${maxDepth}`);
     }
     this.maxDepth = maxDepth;
+    this.#workerOptions = options.workers ?? {};
+    // Given options are checked now; the default pool starts on first use.
+    if (options.workers) this.#workers = new WorkerPool(options.workers);
     this.system = new ActorSystem({
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.ids ? { ids: options.ids } : {}),
@@ -403,7 +412,13 @@ export class Runtime implements AgentRuntime {
       entry.ref.stop();
       this.system.unregister(entry.id);
     }
+    await this.#workers?.destroy();
     await this.store.close();
+  }
+
+  /** The worker-thread pool, started on first use. */
+  #workerPool(): WorkerPool {
+    return (this.#workers ??= new WorkerPool(this.#workerOptions));
   }
 
   #assertOpen(): void {
@@ -473,8 +488,12 @@ export class Runtime implements AgentRuntime {
         operation: 'invoke_agent',
         // No tap of its own: the step streams to its parent context's.
         tap: tap ?? undefined,
+        placement: def.placement,
         execute: async (ctx, step) => {
-          const out = await executeInline(def, input, ctx, step, this);
+          const out =
+            def.placement === 'inline'
+              ? await executeInline(def, input, ctx, step, this)
+              : await executeInWorker(def, input, ctx, step, this, this.#workerPool());
           if (!isAgentOutcome(out)) return out;
           special = out;
           return { status: out.status, message: out.message, data: out.data };

@@ -46,6 +46,8 @@ export interface StepRequest {
   /** The step's own timeout; the context's deadline applies as well. */
   readonly timeoutMs: number | null;
   readonly operation: GenAiOperation;
+  /** Where the work runs; default `inline`. */
+  readonly placement?: 'inline' | 'worker';
   /** Observer of this step's tree; default the parent context's. */
   readonly tap?: StreamTap | null | undefined;
   /** Does the work. Its resolved value is the step's output. */
@@ -120,7 +122,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       actor_path: path,
       client_token: null,
       input: req.input,
-      placement: 'inline',
+      placement: req.placement ?? 'inline',
       status: 'running',
       budget_usage: { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 },
       provenance: null,

@@ -436,7 +436,13 @@ export class ExecContext {
    */
   static fromWire(
     wire: unknown,
-    options: { readonly clock?: Clock; readonly ids?: IdSource; readonly logger?: Logger } = {},
+    options: {
+      readonly clock?: Clock;
+      readonly ids?: IdSource;
+      readonly logger?: Logger;
+      /** Where `ctx.stream` pushes go on this side (a worker's stream back to its host). */
+      readonly stream?: StreamSink;
+    } = {},
   ): ExecContext {
     const parsed = wireContextSchema.safeParse(wire);
     if (!parsed.success) {
@@ -484,7 +490,7 @@ export class ExecContext {
       parent: null,
       clock: options.clock ?? systemClock,
       ids: options.ids ?? randomIdSource,
-      stream: DETACHED_SINK,
+      stream: options.stream ?? DETACHED_SINK,
       span,
       tap: null,
       baseLogger: options.logger ?? null,

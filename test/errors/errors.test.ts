@@ -15,6 +15,8 @@ import { StreamClosedError } from '../../src/errors/stream-closed-error.js';
 import { TimeoutError } from '../../src/errors/timeout-error.js';
 import { toAxonError, toErrorPayload } from '../../src/errors/to-error-payload.js';
 import { WideningError } from '../../src/errors/widening-error.js';
+import { WorkerResetError } from '../../src/errors/worker-reset-error.js';
+import { fromErrorPayload, RemoteError } from '../../src/errors/remote-error.js';
 
 const ALL: AxonError[] = [
   new BudgetExceededError('max_cost_usd', 'run', 2, 1),
@@ -30,6 +32,8 @@ const ALL: AxonError[] = [
   new StreamClosedError('s1', 'token', 'succeeded'),
   new TimeoutError('a', 100),
   new WideningError('permissions.allowedTools', ['z'], ['a']),
+  new WorkerResetError('thread died'),
+  new RemoteError({ code: 'QUEUE_FULL', message: 'full', retriable: true }),
 ];
 
 describe('typed errors', () => {
@@ -46,8 +50,12 @@ describe('typed errors', () => {
     },
   );
 
-  it('only time-outs are retriable among these', () => {
-    expect(ALL.filter((e) => e.retriable).map((e) => e.code)).toEqual(['TIMEOUT']);
+  it('only time-outs, worker resets and what the sender said are retriable among these', () => {
+    expect(ALL.filter((e) => e.retriable).map((e) => e.code)).toEqual([
+      'TIMEOUT',
+      'WORKER_RESET',
+      'QUEUE_FULL',
+    ]);
   });
 
   it('wraps anything else thrown as INTERNAL, keeping the cause', () => {
@@ -70,5 +78,19 @@ describe('typed errors', () => {
     expect(
       new SchemaViolationError('tool add', [{ path: ['a', 0], message: 'bad' }]).message,
     ).toContain('a.0: bad');
+  });
+});
+
+describe('errors across threads', () => {
+  it('a payload comes back as the same typed error: class, code, message, retriable, details', () => {
+    for (const original of ALL) {
+      const back = fromErrorPayload(toErrorPayload(original));
+      expect(toErrorPayload(back)).toEqual(toErrorPayload(original));
+      expect(back).toBeInstanceOf(AxonError);
+    }
+    expect(fromErrorPayload(toErrorPayload(new CancelledError()))).toBeInstanceOf(CancelledError);
+    const reset = fromErrorPayload(toErrorPayload(new WorkerResetError('gone')));
+    expect(reset).toBeInstanceOf(WorkerResetError);
+    expect(reset.retriable).toBe(true);
   });
 });

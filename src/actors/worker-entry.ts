@@ -1,0 +1,241 @@
+/**
+ * @module The worker-thread side of worker placement: the pool's task handler. It rebuilds
+ * the step's context from its wire form, loads the agent's handler by module and export,
+ * runs it with a `runtime` whose calls go back to the host over comlink, and streams its
+ * tokens and events to the host under credit-based flow control (STREAM-2003).
+ */
+import { isAbsolute } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { MessagePort } from 'node:worker_threads';
+import * as Comlink from 'comlink';
+import { ExecContext } from '../context/exec-context.js';
+import type { SinkEvent, StreamSink } from '../context/stream-sink.js';
+import { StreamClosedError } from '../errors/stream-closed-error.js';
+import { fromErrorPayload } from '../errors/remote-error.js';
+import { toErrorPayload } from '../errors/to-error-payload.js';
+import { createLogger } from '../observability/logger.js';
+import type { ToolResult } from '../tools/tool-result.js';
+import type { AgentHandler, AgentRuntime, AgentTarget } from './agent-runtime.js';
+import { isAgentOutcome, type AgentResult } from './agent-result.js';
+import { runHandler, type HandlerSink } from './run-handler.js';
+import type {
+  HostCalls,
+  HostMessage,
+  HostReply,
+  StreamItem,
+  WireAgentResult,
+  WireToolResult,
+  WorkerMessage,
+  WorkerOutcome,
+  WorkerTask,
+} from './worker-protocol.js';
+
+/** Items sent in one message at most. */
+const MAX_BATCH = 512;
+
+/** Event types that may be dropped when the host is behind (STREAM-2003). */
+const DROPPABLE: ReadonlySet<string> = new Set(['metrics', 'narration']);
+
+/**
+ * The step's stream on the worker side. Items go out in batches, each taking one unit of
+ * credit; without credit, tokens and facts wait (the producer is held through `ready()`),
+ * while metrics and narration are dropped and counted.
+ */
+class CreditSender implements HandlerSink {
+  readonly #port: MessagePort;
+  #credit: number;
+  #pending: StreamItem[] = [];
+  #scheduled = false;
+  #waiters: (() => void)[] = [];
+  #closed = false;
+  dropped = 0;
+
+  constructor(port: MessagePort, credit: number) {
+    this.#port = port;
+    this.#credit = credit;
+  }
+
+  token(text: string): void {
+    this.#push(text);
+  }
+
+  event(event: SinkEvent): void {
+    if (DROPPABLE.has(event.type) && this.#pending.length >= this.#credit) {
+      this.dropped++;
+      return;
+    }
+    this.#push(event);
+  }
+
+  ready(): Promise<void> | null {
+    if (this.#closed || this.#pending.length < this.#credit) return null;
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  /** The host took `n` items off its buffer. */
+  grant(n: number): void {
+    this.#credit += n;
+    this.#flush();
+  }
+
+  /** Sends what credit allows and then `done`; nothing is sent after. */
+  async finish(): Promise<void> {
+    while (!this.#closed && this.#pending.length > 0) {
+      this.#flush();
+      if (this.#pending.length > 0) await new Promise<void>((r) => this.#waiters.push(r));
+    }
+    this.close();
+  }
+
+  /** Stops sending (after a cancel, or at the end) and releases waiting producers. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#pending = [];
+    const done: WorkerMessage = { t: 'done', dropped: this.dropped };
+    this.#port.postMessage(done);
+    this.#release();
+  }
+
+  #push(item: StreamItem): void {
+    if (this.#closed)
+      throw new StreamClosedError(
+        'worker',
+        typeof item === 'string' ? 'token' : item.type,
+        'closed',
+      );
+    this.#pending.push(item);
+    if (this.#pending.length >= MAX_BATCH) this.#flush();
+    else if (!this.#scheduled) {
+      this.#scheduled = true;
+      // A macrotask, so a burst of items shares one message.
+      setImmediate(() => {
+        this.#scheduled = false;
+        this.#flush();
+      });
+    }
+  }
+
+  #flush(): void {
+    if (this.#closed) return;
+    const n = Math.min(this.#credit, this.#pending.length);
+    if (n > 0) {
+      const items = n === this.#pending.length ? this.#pending : this.#pending.slice(0, n);
+      this.#pending = n === this.#pending.length ? [] : this.#pending.slice(n);
+      this.#credit -= n;
+      const message: WorkerMessage = { t: 'items', items };
+      this.#port.postMessage(message);
+    }
+    if (this.#pending.length < this.#credit) this.#release();
+  }
+
+  #release(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiters) w();
+  }
+}
+
+/** `ctx.stream` in a worker: pushes go to the host through the sender. */
+function senderSink(sender: CreditSender): StreamSink {
+  let closed = false;
+  return {
+    get closed() {
+      return closed;
+    },
+    push: (text) => {
+      sender.token(text);
+    },
+    emit: (event) => {
+      sender.event(event);
+    },
+    close: () => {
+      closed = true;
+    },
+  };
+}
+
+const handlers = new Map<string, AgentHandler>();
+
+/** The handler named by `module` and `export`: a function, or an agent definition's handler. */
+async function loadHandler(module: string, name: string): Promise<AgentHandler> {
+  const key = `${module}#${name}`;
+  const cached = handlers.get(key);
+  if (cached) return cached;
+  const specifier = isAbsolute(module) ? pathToFileURL(module).href : module;
+  const mod = (await import(specifier)) as Record<string, unknown>;
+  const value = mod[name];
+  const handler =
+    typeof value === 'function' ? value : (value as { handler?: unknown } | undefined)?.handler;
+  if (typeof handler !== 'function') {
+    throw new TypeError(
+      `worker agent: export "${name}" of ${module} is neither a handler nor an agent definition with one`,
+    );
+  }
+  handlers.set(key, handler as AgentHandler);
+  return handler as AgentHandler;
+}
+
+function agentName(agent: AgentTarget): string {
+  return typeof agent === 'string' ? agent : agent.name;
+}
+
+/** The value of a host call, or the typed error it threw, thrown here. */
+function unwrap<T>(reply: HostReply<T>): T {
+  if (reply.ok) return reply.value;
+  throw fromErrorPayload(reply.error);
+}
+
+function fromWireAgentResult<T>(r: WireAgentResult): AgentResult<T> {
+  return { ...r, output: r.output as T | null, error: r.error ? fromErrorPayload(r.error) : null };
+}
+
+function fromWireToolResult<T>(r: WireToolResult): ToolResult<T> {
+  return { ...r, output: r.output as T | null, error: r.error ? fromErrorPayload(r.error) : null };
+}
+
+/**
+ * Runs one worker task. Never rejects: a failure of the handler is returned as an error
+ * payload, so a rejection of the pool's promise always means the thread itself died.
+ */
+export default async function runWorkerTask(task: WorkerTask): Promise<WorkerOutcome> {
+  const sender = new CreditSender(task.events, task.credit);
+  const host = Comlink.wrap<HostCalls>(task.calls);
+  let ctx: ExecContext | undefined;
+  task.events.on('message', (message: HostMessage) => {
+    if (message.t === 'credit') sender.grant(message.n);
+    else {
+      sender.close();
+      ctx?.cancel(fromErrorPayload(message.reason));
+    }
+  });
+  // Calls go out on the step's own context on the host, which holds its ledger and cancel.
+  const runtime: AgentRuntime = {
+    delegate: async (agent, input, _parentCtx, narrowing) =>
+      fromWireAgentResult(unwrap(await host.delegate(agentName(agent), input, narrowing))),
+    callTool: async (name, args) => fromWireToolResult(unwrap(await host.callTool(name, args))),
+  };
+  try {
+    ctx = ExecContext.fromWire(task.ctx, { logger: workerLogger(), stream: senderSink(sender) });
+    const handler = await loadHandler(task.module, task.export);
+    const output = await runHandler(handler, task.input, ctx, runtime, sender);
+    await sender.finish();
+    if (isAgentOutcome(output)) {
+      const { status, message, data } = output;
+      return { ok: true, outcome: { status, message, data } };
+    }
+    return { ok: true, output };
+  } catch (err) {
+    sender.close();
+    return { ok: false, error: toErrorPayload(err) };
+  } finally {
+    host[Comlink.releaseProxy]();
+    task.events.close();
+    task.calls.close();
+  }
+}
+
+let logger: ReturnType<typeof createLogger> | undefined;
+function workerLogger(): ReturnType<typeof createLogger> {
+  return (logger ??= createLogger());
+}

@@ -1,0 +1,224 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { defineAgent } from '../../src/actors/define-agent.js';
+import type { Runtime, RuntimeOptions } from '../../src/actors/runtime.js';
+import { WorkerResetError } from '../../src/errors/worker-reset-error.js';
+import { MemoryRunStore } from '../../src/store/memory-store.js';
+import type { StepEvent } from '../../src/streams/events.js';
+import { addTool } from '../../examples/tools/add.js';
+import { PROBE } from '../fixtures/worker-agents.js';
+import { quietRuntime } from '../support/runtime.js';
+
+const fixtures = new URL('../fixtures/worker-agents.ts', import.meta.url).href;
+
+function workerAgent(name: string, exported: string, timeoutMs?: number) {
+  return defineAgent({
+    name,
+    placement: 'worker',
+    module: fixtures,
+    export: exported,
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+  });
+}
+
+const runtimes: Runtime[] = [];
+function runtime(options: RuntimeOptions = {}): Runtime {
+  const rt = quietRuntime({ workers: { maxThreads: 2, cancelGraceMs: 200 }, ...options });
+  runtimes.push(rt);
+  return rt;
+}
+
+afterEach(async () => {
+  await Promise.all(runtimes.splice(0).map((rt) => rt.close()));
+});
+
+function probe(): { readonly buffer: SharedArrayBuffer; readonly view: Int32Array } {
+  const buffer = new SharedArrayBuffer(16);
+  return { buffer, view: new Int32Array(buffer) };
+}
+
+async function tokensOf(rt: Runtime, stepId: string): Promise<string[]> {
+  return (await rt.store.readEvents(stepId)).flatMap((e) => (e.type === 'token' ? [e.t] : []));
+}
+
+describe('worker placement', () => {
+  it('runs a handler named by module and export on a worker thread, with the step context rebuilt', async () => {
+    const rt = runtime({ agents: [workerAgent('echo', 'echo')] });
+    const r = await rt.invoke<Record<string, unknown>>('echo', 'hello');
+    expect(r.status).toBe('success');
+    expect(r.output).toMatchObject({ echo: 'hello', runId: r.runId, stepId: r.stepId, depth: 1 });
+    expect((await rt.store.getStep(r.stepId))?.placement).toBe('worker');
+    const run = await rt.getRun(r.runId);
+    expect(r.output?.['traceId']).toBe(run?.trace_id);
+  });
+
+  it('accepts an export that is an agent definition', async () => {
+    const rt = runtime({ agents: [workerAgent('def', 'echoAgent')] });
+    expect((await rt.invoke('def', 'x')).output).toBe('def:x');
+  });
+
+  it('streams a generator’s tokens and events to the host, in order, all logged', async () => {
+    const rt = runtime({ agents: [workerAgent('streamer', 'streamer')] });
+    const stream = rt.stream('streamer', { message: 'go', args: { n: 2_000 } });
+    const seen: StepEvent['type'][] = [];
+    let tokens = 0;
+    for await (const item of stream) {
+      seen.push(item.event.type);
+      if (item.event.type === 'token') {
+        expect(item.event.t).toBe(`t${tokens}`);
+        tokens++;
+      }
+    }
+    const r = await stream.result;
+    expect(tokens).toBe(2_000);
+    expect(seen[0]).toBe('started');
+    expect(seen.at(-2)).toBe('narration');
+    expect(seen.at(-1)).toBe('end');
+    expect(await tokensOf(rt, r.stepId)).toHaveLength(2_000);
+    expect(r.output).toBe(Array.from({ length: 2_000 }, (_, i) => `t${i}`).join(''));
+  });
+
+  it('STREAM-2003: the producer waits for credit; it never runs more than the credit ahead of the log', async () => {
+    const shared = probe();
+    // A store that counts logged tokens in shared memory the worker can read.
+    class CountingStore extends MemoryRunStore {
+      override async appendEvents(events: readonly StepEvent[]): Promise<void> {
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        await super.appendEvents(events);
+        Atomics.add(shared.view, PROBE.hostLogged, events.filter((e) => e.type === 'token').length);
+      }
+    }
+    const rt = runtime({
+      agents: [workerAgent('streamer', 'streamer')],
+      store: new CountingStore(),
+    });
+    const r = await rt.invoke<{ ahead: number }>('streamer', {
+      message: 'go',
+      args: { n: 3_000, probe: shared.buffer },
+    });
+    expect(r.status).toBe('success');
+    // Credit is 256 items; one more may be in hand between the check and the yield.
+    expect(r.output?.ahead).toBeLessThanOrEqual(257);
+    expect(r.output?.ahead).toBeGreaterThan(0);
+    expect(await tokensOf(rt, r.stepId)).toHaveLength(3_000);
+  });
+
+  it('ctx.stream pushes from a plain function handler reach the host', async () => {
+    const rt = runtime({ agents: [workerAgent('pusher', 'pusher')] });
+    const r = await rt.invoke('pusher', 'x');
+    expect(r.output).toBe('pushed');
+    expect(await tokensOf(rt, r.stepId)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a worker agent delegates to worker agents three levels deep, with the depth limit unchanged', async () => {
+    const agents = ['l1', 'l2', 'l3', 'l4'].map((n) => workerAgent(n, 'delegator'));
+    // Each waiting level holds its thread: three levels need three threads.
+    const workers = { maxThreads: 3 };
+    const rt = runtime({ agents, workers });
+    const r = await rt.invoke<Record<string, unknown>>('l1', {
+      message: 'down',
+      args: { chain: ['l2', 'l3'] },
+    });
+    expect(r.status).toBe('success');
+    expect(r.output).toMatchObject({
+      depth: 1,
+      below: { depth: 2, below: { depth: 3, below: null } },
+    });
+    const steps = await rt.store.listSteps(r.runId);
+    expect(steps.map((s) => [s.name, s.placement, s.actor_path.join('/')])).toEqual([
+      ['l1', 'worker', 'l1'],
+      ['l2', 'worker', 'l1/l2'],
+      ['l3', 'worker', 'l1/l2/l3'],
+    ]);
+
+    const shallow = runtime({ agents, maxDepth: 2, workers });
+    const refused = await shallow.invoke<Record<string, unknown>>('l1', {
+      message: 'down',
+      args: { chain: ['l2', 'l3'] },
+    });
+    // As inline: the refused delegation throws the typed error in l2, which fails with it.
+    expect(refused.output).toMatchObject({
+      depth: 1,
+      below: { status: 'error', code: 'POLICY_DENIED' },
+    });
+    const l2 = (await shallow.store.listSteps(refused.runId)).find((s) => s.name === 'l2');
+    expect(l2?.error).toMatchObject({ code: 'POLICY_DENIED', details: { max_depth: 2 } });
+  });
+
+  it('a worker agent calls a host tool', async () => {
+    const rt = runtime({ agents: [workerAgent('tool-user', 'toolUser')], tools: [addTool] });
+    const r = await rt.invoke('tool-user', 'x');
+    expect(r.output).toEqual({ status: 'success', output: { sum: 5 } });
+  });
+
+  it('special outcomes cross the thread', async () => {
+    const rt = runtime({ agents: [workerAgent('asker', 'asker')] });
+    const r = await rt.invoke('asker', 'x');
+    expect(r.status).toBe('needs_data');
+    expect(r.data).toEqual({ field: 'city' });
+  });
+
+  it('a handler that throws fails its step; the pool keeps serving', async () => {
+    const rt = runtime({
+      agents: [workerAgent('thrower', 'thrower'), workerAgent('echo', 'echo')],
+    });
+    const r = await rt.invoke('thrower', 'x');
+    expect(r.status).toBe('error');
+    expect(r.error?.code).toBe('INTERNAL');
+    expect(r.error?.message).toBe('boom in a worker');
+    expect((await rt.invoke('echo', 'y')).status).toBe('success');
+  });
+});
+
+describe('cancel and crashes with real threads', () => {
+  it('cancel is cooperative first: the handler’s signal fires, the step ends CANCELLED, no token after', async () => {
+    const shared = probe();
+    const rt = runtime({ agents: [workerAgent('waiter', 'waiter')] });
+    const stream = rt.stream('waiter', { message: 'x', args: { probe: shared.buffer } });
+    const types: string[] = [];
+    for await (const item of stream) {
+      types.push(item.event.type);
+      if (item.event.type === 'token') stream.cancel();
+    }
+    const r = await stream.result;
+    expect(r.error?.code).toBe('CANCELLED');
+    expect(types).toEqual(['started', 'token', 'error']);
+    expect(await tokensOf(rt, r.stepId)).toEqual(['first']);
+    await expect.poll(() => Atomics.load(shared.view, PROBE.aborted)).toBe(1);
+  });
+
+  it('a busy loop is stopped by the step timeout: the thread is terminated and replaced', async () => {
+    const shared = probe();
+    const rt = runtime({
+      agents: [workerAgent('busy', 'busy', 300), workerAgent('echo', 'echo')],
+      workers: { maxThreads: 1, cancelGraceMs: 100 },
+    });
+    const r = await rt.invoke('busy', { message: 'x', args: { probe: shared.buffer } });
+    expect(r.status).toBe('timeout');
+    expect(r.error?.code).toBe('TIMEOUT');
+    expect(Atomics.load(shared.view, PROBE.started)).toBe(1);
+    // One thread only: this succeeds only if the spinning one was replaced.
+    expect((await rt.invoke('echo', 'after')).status).toBe('success');
+  });
+
+  it.each([
+    ['an uncaught exception', 'uncaught'],
+    ['process.exit()', 'exit'],
+    ['running out of its resourceLimits memory', 'memory'],
+  ])(
+    '%s ends only that step, with WORKER_RESET, retriable; other steps finish',
+    async (_label, how) => {
+      const rt = runtime({
+        agents: [workerAgent('crasher', 'crasher'), workerAgent('streamer', 'streamer')],
+        workers: { maxThreads: 2, resourceLimits: { maxOldGenerationSizeMb: 32 } },
+      });
+      const other = rt.invoke('streamer', { message: 'x', args: { n: 500 } });
+      const r = await rt.invoke('crasher', { message: 'x', args: { how } });
+      expect(r.status).toBe('error');
+      expect(r.error).toBeInstanceOf(WorkerResetError);
+      expect(r.error?.code).toBe('WORKER_RESET');
+      expect(r.error?.retriable).toBe(true);
+      expect((await other).status).toBe('success');
+      expect((await rt.invoke('streamer', { message: 'x', args: { n: 3 } })).output).toBe('t0t1t2');
+    },
+  );
+});
