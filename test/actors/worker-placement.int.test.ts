@@ -5,6 +5,11 @@ import { WorkerResetError } from '../../src/errors/worker-reset-error.js';
 import { MemoryRunStore } from '../../src/store/memory-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { addTool } from '../../examples/tools/add.js';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
 import { PROBE } from '../fixtures/worker-agents.js';
 import { quietRuntime } from '../support/runtime.js';
 
@@ -142,6 +147,24 @@ describe('worker placement', () => {
     });
     const l2 = (await shallow.store.listSteps(refused.runId)).find((s) => s.name === 'l2');
     expect(l2?.error).toMatchObject({ code: 'POLICY_DENIED', details: { max_depth: 2 } });
+  });
+
+  it('trace context crosses the thread: a span made in the worker is a child of the step’s span', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    const rt = runtime({
+      agents: [workerAgent('traced', 'traced')],
+      tracer: provider.getTracer('axon'),
+    });
+    const r = await rt.invoke<{ traceId: string; parentSpanId: string }>('traced', 'x');
+    expect(r.status).toBe('success');
+    await provider.forceFlush();
+    const host = exporter.getFinishedSpans().find((s) => s.name === 'invoke_agent traced');
+    expect(host).toBeDefined();
+    expect(r.output?.traceId).toBe(host?.spanContext().traceId);
+    expect(r.output?.parentSpanId).toBe(host?.spanContext().spanId);
   });
 
   it('a worker agent calls a host tool', async () => {
