@@ -108,7 +108,7 @@ export class Runtime implements AgentRuntime {
     this.maxDepth = maxDepth;
     this.#workerOptions = options.workers ?? {};
     // Given options are checked now; the default pool starts on first use.
-    if (options.workers) this.#workers = new WorkerPool(options.workers);
+    if (options.workers) this.#workers = this.#newWorkerPool();
     this.system = new ActorSystem({
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.ids ? { ids: options.ids } : {}),
@@ -418,7 +418,13 @@ export class Runtime implements AgentRuntime {
 
   /** The worker-thread pool, started on first use. */
   #workerPool(): WorkerPool {
-    return (this.#workers ??= new WorkerPool(this.#workerOptions));
+    return (this.#workers ??= this.#newWorkerPool());
+  }
+
+  #newWorkerPool(): WorkerPool {
+    return new WorkerPool(this.#workerOptions, (err) => {
+      this.logger.error({ err }, 'a worker thread failed');
+    });
   }
 
   #assertOpen(): void {

@@ -2,11 +2,12 @@
  * @module The worker-thread side of worker placement: the pool's task handler. It rebuilds
  * the step's context from its wire form, loads the agent's handler by module and export,
  * runs it with a `runtime` whose calls go back to the host over comlink, and streams its
- * tokens and events to the host under credit-based flow control (STREAM-2003).
+ * tokens and events to the host under credit-based flow control (STREAM-2003). All of it
+ * travels on the thread's one link to the host (see `worker-protocol.ts`).
  */
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { MessagePort } from 'node:worker_threads';
+import { BroadcastChannel, type MessagePort } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import { ExecContext } from '../context/exec-context.js';
 import type { SinkEvent, StreamSink } from '../context/stream-sink.js';
@@ -17,15 +18,18 @@ import { createLogger } from '../observability/logger.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import type { AgentHandler, AgentRuntime, AgentTarget } from './agent-runtime.js';
 import { isAgentOutcome, type AgentResult } from './agent-result.js';
+import { rpcEndpoint } from './link-endpoint.js';
 import { runHandler, type HandlerSink } from './run-handler.js';
 import type {
+  ControlMessage,
   HostCalls,
-  HostMessage,
   HostReply,
+  LinkDown,
+  LinkUp,
+  NoLink,
   StreamItem,
   WireAgentResult,
   WireToolResult,
-  WorkerMessage,
   WorkerOutcome,
   WorkerTask,
 } from './worker-protocol.js';
@@ -43,15 +47,19 @@ const DROPPABLE: ReadonlySet<string> = new Set(['metrics', 'narration']);
  */
 class CreditSender implements HandlerSink {
   readonly #port: MessagePort;
+  readonly #step: string;
   #credit: number;
   #pending: StreamItem[] = [];
   #scheduled = false;
   #waiters: (() => void)[] = [];
   #closed = false;
   dropped = 0;
+  /** Items sent so far. */
+  sent = 0;
 
-  constructor(port: MessagePort, credit: number) {
+  constructor(port: MessagePort, step: string, credit: number) {
     this.#port = port;
+    this.#step = step;
     this.#credit = credit;
   }
 
@@ -78,7 +86,7 @@ class CreditSender implements HandlerSink {
     this.#flush();
   }
 
-  /** Sends what credit allows and then `done`; nothing is sent after. */
+  /** Sends everything, as credit allows; nothing is sent after. */
   async finish(): Promise<void> {
     while (!this.#closed && this.#pending.length > 0) {
       this.#flush();
@@ -92,8 +100,6 @@ class CreditSender implements HandlerSink {
     if (this.#closed) return;
     this.#closed = true;
     this.#pending = [];
-    const done: WorkerMessage = { t: 'done', dropped: this.dropped };
-    this.#port.postMessage(done);
     this.#release();
   }
 
@@ -123,7 +129,8 @@ class CreditSender implements HandlerSink {
       const items = n === this.#pending.length ? this.#pending : this.#pending.slice(0, n);
       this.#pending = n === this.#pending.length ? [] : this.#pending.slice(n);
       this.#credit -= n;
-      const message: WorkerMessage = { t: 'items', items };
+      this.sent += n;
+      const message: LinkUp = { t: 'items', step: this.#step, items };
       this.#port.postMessage(message);
     }
     if (this.#pending.length < this.#credit) this.#release();
@@ -194,44 +201,82 @@ function fromWireToolResult<T>(r: WireToolResult): ToolResult<T> {
   return { ...r, output: r.output as T | null, error: r.error ? fromErrorPayload(r.error) : null };
 }
 
+/** This thread's link to the host, with what travels on it. */
+interface Link {
+  readonly port: MessagePort;
+  readonly host: Comlink.Remote<HostCalls>;
+}
+
+let link: Link | null = null;
+/** The senders of the steps running on this thread, by step id. */
+const senders = new Map<string, CreditSender>();
+/** The contexts of the steps running on this thread, by step id. */
+const running = new Map<string, ExecContext>();
+let control: BroadcastChannel | null = null;
+
+function adoptLink(port: MessagePort): Link {
+  link?.port.close();
+  port.on('message', (message: LinkDown) => {
+    if (message.t === 'credit') senders.get(message.step)?.grant(message.n);
+  });
+  // The thread may go idle (piscina waits on Atomics between tasks): never hold it open.
+  port.unref();
+  return (link = { port, host: Comlink.wrap<HostCalls>(rpcEndpoint(port)) });
+}
+
+function listenForCancels(name: string): void {
+  if (control) return;
+  control = new BroadcastChannel(name);
+  control.unref();
+  control.onmessage = (event: unknown) => {
+    const message = (event as { data: ControlMessage }).data;
+    senders.get(message.step)?.close();
+    running.get(message.step)?.cancel(fromErrorPayload(message.reason));
+  };
+}
+
 /**
  * Runs one worker task. Never rejects: a failure of the handler is returned as an error
  * payload, so a rejection of the pool's promise always means the thread itself died.
  */
-export default async function runWorkerTask(task: WorkerTask): Promise<WorkerOutcome> {
-  const sender = new CreditSender(task.events, task.credit);
-  const host = Comlink.wrap<HostCalls>(task.calls);
-  let ctx: ExecContext | undefined;
-  task.events.on('message', (message: HostMessage) => {
-    if (message.t === 'credit') sender.grant(message.n);
-    else {
-      sender.close();
-      ctx?.cancel(fromErrorPayload(message.reason));
-    }
-  });
+export default async function runWorkerTask(task: WorkerTask): Promise<WorkerOutcome | NoLink> {
+  const current = task.link ? adoptLink(task.link) : link;
+  if (!current) return { noLink: true };
+  listenForCancels(task.control);
+  const step = task.stepId;
+  const sender = new CreditSender(current.port, step, task.credit);
+  senders.set(step, sender);
   // Calls go out on the step's own context on the host, which holds its ledger and cancel.
   const runtime: AgentRuntime = {
     delegate: async (agent, input, _parentCtx, narrowing) =>
-      fromWireAgentResult(unwrap(await host.delegate(agentName(agent), input, narrowing))),
-    callTool: async (name, args) => fromWireToolResult(unwrap(await host.callTool(name, args))),
+      fromWireAgentResult(
+        unwrap(await current.host.delegate(step, agentName(agent), input, narrowing)),
+      ),
+    callTool: async (name, args) =>
+      fromWireToolResult(unwrap(await current.host.callTool(step, name, args))),
+  };
+  const ended = (): { sent: number; dropped: number } => {
+    senders.delete(step);
+    running.delete(step);
+    return { sent: sender.sent, dropped: sender.dropped };
   };
   try {
-    ctx = ExecContext.fromWire(task.ctx, { logger: workerLogger(), stream: senderSink(sender) });
+    const ctx = ExecContext.fromWire(task.ctx, {
+      logger: workerLogger(),
+      stream: senderSink(sender),
+    });
+    running.set(step, ctx);
     const handler = await loadHandler(task.module, task.export);
     const output = await runHandler(handler, task.input, ctx, runtime, sender);
     await sender.finish();
     if (isAgentOutcome(output)) {
       const { status, message, data } = output;
-      return { ok: true, outcome: { status, message, data } };
+      return { ok: true, outcome: { status, message, data }, ...ended() };
     }
-    return { ok: true, output };
+    return { ok: true, output, ...ended() };
   } catch (err) {
     sender.close();
-    return { ok: false, error: toErrorPayload(err) };
-  } finally {
-    host[Comlink.releaseProxy]();
-    task.events.close();
-    task.calls.close();
+    return { ok: false, error: toErrorPayload(err), ...ended() };
   }
 }
 

@@ -12,10 +12,46 @@
  */
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import type { MessagePort, ResourceLimits } from 'node:worker_threads';
+import { randomUUID } from 'node:crypto';
+import {
+  BroadcastChannel,
+  MessageChannel,
+  type MessagePort,
+  type ResourceLimits,
+} from 'node:worker_threads';
+import * as Comlink from 'comlink';
 import { Piscina } from 'piscina';
+import type { ErrorPayload } from '../errors/to-error-payload.js';
+import { rpcEndpoint } from './link-endpoint.js';
 import { DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
-import type { WorkerOutcome, WorkerTask } from './worker-protocol.js';
+import type {
+  ControlMessage,
+  HostCalls,
+  HostReply,
+  LinkDown,
+  LinkUp,
+  NoLink,
+  StreamItem,
+  WireAgentResult,
+  WireToolResult,
+  WorkerOutcome,
+  WorkerTask,
+} from './worker-protocol.js';
+
+/** What the pool needs from a step running on it. */
+export interface StepEndpoint {
+  /** The step's items, in order; credit goes back to the thread once this resolves. */
+  onItems(items: readonly StreamItem[]): Promise<void>;
+  /** The step's calls to the host, on the step's own context. */
+  readonly calls: {
+    delegate(
+      agent: string,
+      input: Parameters<HostCalls['delegate']>[2],
+      narrowing: Parameters<HostCalls['delegate']>[3],
+    ): Promise<HostReply<WireAgentResult>>;
+    callTool(name: string, args: unknown): Promise<HostReply<WireToolResult>>;
+  };
+}
 
 /** Options of the worker pool (`createRuntime({ workers })`). */
 export interface WorkerPoolOptions {
@@ -42,7 +78,7 @@ export interface WorkerPoolOptions {
   readonly execArgv?: readonly string[];
   /**
    * Load TypeScript agent modules in the threads through tsx (which must be installed).
-   * Default: true when axon runs from its TypeScript sources.
+   * Always on when axon runs from its TypeScript sources, whose own worker entry needs it.
    */
   readonly typescript?: boolean;
   /** How long a cancelled step's thread has to stop by itself before it is terminated; default 1 000 ms. */
@@ -81,8 +117,17 @@ function typescriptLoaderArgv(): string[] {
 export class WorkerPool {
   readonly cancelGraceMs: number;
   readonly #piscina: Piscina;
+  /** The host ends of the threads' links. */
+  readonly #links = new Set<MessagePort>();
+  /** The steps running on the pool, by step id. */
+  readonly #steps = new Map<string, StepEndpoint>();
+  readonly #controlName = `axon-workers-${randomUUID()}`;
+  readonly #control = new BroadcastChannel(this.#controlName);
 
-  constructor(options: WorkerPoolOptions = {}) {
+  readonly #onError: (err: unknown) => void;
+
+  constructor(options: WorkerPoolOptions = {}, onError: (err: unknown) => void = () => undefined) {
+    this.#onError = onError;
     const maxThreads = options.maxThreads ?? Math.max(availableParallelism(), DEFAULT_MAX_DEPTH);
     const minThreads = Math.min(options.minThreads ?? WORKER_POOL_DEFAULTS.minThreads, maxThreads);
     for (const [key, value] of Object.entries({ maxThreads, minThreads })) {
@@ -100,9 +145,15 @@ export class WorkerPool {
       maxQueue: options.maxQueue ?? WORKER_POOL_DEFAULTS.maxQueue,
       execArgv: [
         ...(options.execArgv ?? process.execArgv),
-        ...((options.typescript ?? FROM_SOURCES) ? typescriptLoaderArgv() : []),
+        // From sources the pool's own entry is TypeScript: the loader is needed regardless.
+        ...(FROM_SOURCES || options.typescript === true ? typescriptLoaderArgv() : []),
       ],
       ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
+    });
+    // A thread that fails to start (a bad execArgv, a missing loader) is reported here;
+    // without a listener the 'error' event would crash the host. Its steps fail on their own.
+    this.#piscina.on('error', (err: unknown) => {
+      this.#onError(err);
     });
   }
 
@@ -117,16 +168,93 @@ export class WorkerPool {
   }
 
   /**
-   * Runs `task` on a thread, transferring its ports. Rejects only when the thread died or
+   * Runs a step's task on a thread. Its stream items go to `step.onItems` in order (credit
+   * goes back once that resolves), and its calls to `step.calls`. Resolves once the task has
+   * ended and every item it sent has been delivered. Rejects only when the thread died or
    * `signal` aborted the task (which terminates the thread; the pool replaces it).
    */
-  run(task: WorkerTask, signal: AbortSignal): Promise<WorkerOutcome> {
-    const transferList: MessagePort[] = [task.events, task.calls];
-    return this.#piscina.run(task, { transferList, signal }) as Promise<WorkerOutcome>;
+  async runStep(
+    task: Omit<WorkerTask, 'control' | 'link'>,
+    step: StepEndpoint,
+    signal: AbortSignal,
+  ): Promise<WorkerOutcome> {
+    let received = 0;
+    let allReceived: (() => void) | null = null;
+    let expected = Infinity;
+    this.#steps.set(task.stepId, {
+      calls: step.calls,
+      onItems: async (items) => {
+        received += items.length;
+        try {
+          await step.onItems(items);
+        } finally {
+          if (received >= expected) allReceived?.();
+        }
+      },
+    });
+    try {
+      let result = await this.#run({ ...task, control: this.#controlName }, signal);
+      if ('noLink' in result) {
+        // A thread without a link (new, or a replacement): run it again with one.
+        result = await this.#run(
+          { ...task, control: this.#controlName, link: this.#newLink() },
+          signal,
+        );
+      }
+      if ('noLink' in result) throw new Error('worker thread took no link');
+      expected = result.sent;
+      if (received < expected) await new Promise<void>((resolve) => (allReceived = resolve));
+      return result;
+    } finally {
+      this.#steps.delete(task.stepId);
+    }
+  }
+
+  /** Asks the thread running `stepId`, whichever it is, to cancel it. */
+  cancel(stepId: string, reason: ErrorPayload): void {
+    const message: ControlMessage = { t: 'cancel', step: stepId, reason };
+    this.#control.postMessage(message);
+  }
+
+  #run(task: WorkerTask, signal: AbortSignal): Promise<WorkerOutcome | NoLink> {
+    const transferList = task.link ? [task.link] : [];
+    return this.#piscina.run(task, { transferList, signal }) as Promise<WorkerOutcome | NoLink>;
+  }
+
+  /** A new link: this end is served here, the other goes to a thread with its next task. */
+  #newLink(): MessagePort {
+    const { port1, port2 } = new MessageChannel();
+    port1.on('message', (message: LinkUp) => {
+      if (message.t !== 'items') return;
+      const step = this.#steps.get(message.step);
+      if (!step) return;
+      void step.onItems(message.items).then(() => {
+        const credit: LinkDown = { t: 'credit', step: message.step, n: message.items.length };
+        port1.postMessage(credit);
+      });
+    });
+    const steps = this.#steps;
+    const lookup = (id: string): StepEndpoint['calls'] => {
+      const step = steps.get(id);
+      if (!step) throw new Error(`no step ${id} runs on this pool`);
+      return step.calls;
+    };
+    const hostCalls: HostCalls = {
+      delegate: (id, agent, input, narrowing) => lookup(id).delegate(agent, input, narrowing),
+      callTool: (id, name, args) => lookup(id).callTool(name, args),
+    };
+    Comlink.expose(hostCalls, rpcEndpoint(port1));
+    port1.on('close', () => this.#links.delete(port1));
+    port1.unref();
+    this.#links.add(port1);
+    return port2;
   }
 
   /** Stops every thread; steps still running fail. */
   async destroy(): Promise<void> {
     await this.#piscina.destroy();
+    for (const port of this.#links) port.close();
+    this.#links.clear();
+    this.#control.close();
   }
 }

@@ -1,7 +1,10 @@
 /**
- * @module What crosses between the host and a worker thread for one step: the task, the
- * messages on its event port, the host calls the worker may make, and the task's result.
- * Everything here is structured-cloneable.
+ * @module What crosses between the host and its worker threads. Each thread has one
+ * persistent **link** to the host (a `MessagePort` handed over once, with the first task the
+ * thread runs without one): every step's tokens, events, credit and host calls travel on it,
+ * tagged with the step id, so a step costs no port of its own. Cancels go to all threads on
+ * the pool's control `BroadcastChannel` (they are rare). Everything here is
+ * structured-cloneable.
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { ContextNarrowing } from '../context/exec-context.js';
@@ -11,7 +14,7 @@ import type { ErrorPayload } from '../errors/to-error-payload.js';
 import type { ToolStatus } from '../tools/tool-result.js';
 import type { AgentInput, AgentOutcome, AgentStatus } from './agent-result.js';
 
-/** One step's work, posted to the pool. The two ports are transferred with it. */
+/** One step's work, posted to the pool. */
 export interface WorkerTask {
   /** The agent's name (for errors and logs). */
   readonly agent: string;
@@ -19,31 +22,39 @@ export interface WorkerTask {
   readonly export: string;
   readonly input: AgentInput;
   readonly ctx: WireContext;
-  /** Worker → host: tokens, events and `done`; host → worker: credit and cancel. */
-  readonly events: MessagePort;
-  /** The worker's calls back to the host (comlink), see {@link HostCalls}. */
-  readonly calls: MessagePort;
+  readonly stepId: string;
   /** Items the host accepts before the worker must wait for more credit. */
   readonly credit: number;
+  /** The pool's control channel name (cancels). */
+  readonly control: string;
+  /** A link for a thread that has none (transferred); absent on most tasks. */
+  readonly link?: MessagePort;
 }
 
 /** An item of the step's stream, as the worker sends it. */
 export type StreamItem = string | SinkEvent;
 
-/** Worker → host on the event port. */
-export type WorkerMessage =
-  /** Items in order; each took one unit of credit. */
-  | { readonly t: 'items'; readonly items: readonly StreamItem[] }
-  /** Nothing more will be sent; `dropped` counts droppable events the worker let go. */
-  | { readonly t: 'done'; readonly dropped: number };
+/** Worker → host on a link. */
+export type LinkUp =
+  /** A step's items in order; each took one unit of its credit. */
+  | { readonly t: 'items'; readonly step: string; readonly items: readonly StreamItem[] }
+  /** A comlink message (the thread's calls to the host). */
+  | { readonly t: 'rpc'; readonly data: unknown };
 
-/** Host → worker on the event port. */
-export type HostMessage =
-  | { readonly t: 'credit'; readonly n: number }
-  | { readonly t: 'cancel'; readonly reason: ErrorPayload };
+/** Host → worker on a link. */
+export type LinkDown =
+  | { readonly t: 'credit'; readonly step: string; readonly n: number }
+  | { readonly t: 'rpc'; readonly data: unknown };
+
+/** Host → every thread on the control channel. */
+export interface ControlMessage {
+  readonly t: 'cancel';
+  readonly step: string;
+  readonly reason: ErrorPayload;
+}
 
 /** How a worker task ended. */
-export type WorkerOutcome =
+export type WorkerOutcome = (
   | { readonly ok: true; readonly output: unknown }
   /** The handler returned `needsData(…)`, `needsCredentials(…)` or `wrongHandler(…)`. */
   | {
@@ -54,7 +65,18 @@ export type WorkerOutcome =
         readonly data: Readonly<Record<string, unknown>> | null;
       };
     }
-  | { readonly ok: false; readonly error: ErrorPayload };
+  | { readonly ok: false; readonly error: ErrorPayload }
+) & {
+  /** Items the step sent on the link: the host has the whole stream once it saw that many. */
+  readonly sent: number;
+  /** Droppable events the worker let go for want of credit (STREAM-2003). */
+  readonly dropped: number;
+};
+
+/** What a task returns instead when its thread has no link yet: run it again with one. */
+export interface NoLink {
+  readonly noLink: true;
+}
 
 /** An agent result as it crosses back to a worker: its error as a payload. */
 export interface WireAgentResult {
@@ -85,16 +107,17 @@ export interface WireToolResult {
 }
 
 /**
- * The host's side of a worker step's `runtime`: calls made on the step's own context (the
- * host holds its ledger and cancel), narrowed as asked.
+ * The host's side of a worker step's `runtime`, one per link: calls made on the calling
+ * step's own context on the host (which holds its ledger and cancel), narrowed as asked.
  */
 export interface HostCalls {
   delegate(
+    step: string,
     agent: string,
     input: string | AgentInput,
     narrowing: ContextNarrowing | undefined,
   ): Promise<HostReply<WireAgentResult>>;
-  callTool(name: string, args: unknown): Promise<HostReply<WireToolResult>>;
+  callTool(step: string, name: string, args: unknown): Promise<HostReply<WireToolResult>>;
 }
 
 /**

@@ -244,4 +244,17 @@ describe('cancel and crashes with real threads', () => {
       expect((await rt.invoke('streamer', { message: 'x', args: { n: 3 } })).output).toBe('t0t1t2');
     },
   );
+
+  it('a thread that cannot start fails the step with WORKER_RESET and never crashes the host', async () => {
+    const rt = runtime({
+      agents: [workerAgent('echo', 'echo')],
+      workers: {
+        maxThreads: 1,
+        execArgv: ['--import', 'data:text/javascript,throw new Error("boot failure")'],
+      },
+    });
+    const r = await rt.invoke('echo', 'x');
+    expect(r.error).toBeInstanceOf(WorkerResetError);
+    expect(r.error?.message).toMatch(/boot failure/);
+  });
 });
