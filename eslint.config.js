@@ -44,8 +44,8 @@ export default tseslint.config(
     rules: { '@typescript-eslint/require-await': 'off' },
   },
   {
-    // Plain JavaScript fixtures (the compiled-JS worker test) are outside the TS project.
-    files: ['eslint.config.js', 'test/fixtures/**/*.mjs'],
+    // Plain JavaScript modules (worker fixtures, bench behaviours) are outside the TS project.
+    files: ['eslint.config.js', 'test/fixtures/**/*.mjs', 'bench/**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
   },
 );
