@@ -11,3 +11,7 @@ export function closePort(task) {
   task.port.close();
   return null;
 }
+
+export function taskShaped() {
+  return { ok: true, output: null, sent: 0, dropped: 0 };
+}
