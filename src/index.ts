@@ -98,6 +98,14 @@ export { StreamClosedError } from './errors/stream-closed-error.js';
 export { TimeoutError } from './errors/timeout-error.js';
 export { WideningError } from './errors/widening-error.js';
 export { WorkerResetError } from './errors/worker-reset-error.js';
+export { CircuitOpenError } from './errors/circuit-open-error.js';
+export {
+  CircuitBreaker,
+  BREAKER_DEFAULTS,
+  breakerMachine,
+  type BreakerOptions,
+  type BreakerState,
+} from './supervisors/circuit-breaker.js';
 export { RemoteError, fromErrorPayload } from './errors/remote-error.js';
 export { toAxonError, toErrorPayload, type ErrorPayload } from './errors/to-error-payload.js';
 

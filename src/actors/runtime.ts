@@ -31,6 +31,8 @@ import type { ToolDefinition } from '../tools/define-tool.js';
 import { ToolRegistry, type ToolInfo } from '../tools/tool-registry.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import { validateToolArgs } from '../tools/validate-args.js';
+import { reportToBreaker, refuseByBreaker } from '../supervisors/breaker-guard.js';
+import { CircuitBreaker, type BreakerOptions } from '../supervisors/circuit-breaker.js';
 import { assertDepth, DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
 import { ActorSystem } from './actor-system.js';
 import { agentMachine, type AgentActor, type AgentStats } from './agent-machine.js';
@@ -77,6 +79,8 @@ export interface RuntimeOptions {
   readonly poolId?: string;
   /** The worker-thread pool of worker-placed agents (started on first use). */
   readonly workers?: WorkerPoolOptions;
+  /** A circuit breaker per agent (POLICY-3002); default Nerva's (3 failures, 60 s); `false` for none. */
+  readonly breakers?: BreakerOptions | false;
 }
 
 /**
@@ -96,6 +100,8 @@ export class Runtime implements AgentRuntime {
   >();
   readonly #tools = new ToolRegistry();
   readonly #workerOptions: WorkerPoolOptions;
+  readonly #breakerOptions: BreakerOptions | false;
+  readonly #breakers = new Map<string, CircuitBreaker>();
   #workers: WorkerPool | null = null;
   #closed = false;
 
@@ -107,6 +113,7 @@ export class Runtime implements AgentRuntime {
     }
     this.maxDepth = maxDepth;
     this.#workerOptions = options.workers ?? {};
+    this.#breakerOptions = options.breakers ?? {};
     // Given options are checked now; the default pool starts on first use.
     if (options.workers) this.#workers = this.#newWorkerPool();
     this.system = new ActorSystem({
@@ -412,8 +419,20 @@ export class Runtime implements AgentRuntime {
       entry.ref.stop();
       this.system.unregister(entry.id);
     }
+    for (const breaker of this.#breakers.values()) breaker.stop();
     await this.#workers?.destroy();
     await this.store.close();
+  }
+
+  /** The breaker of `target` (made on first use), or `null` when breakers are off. */
+  #breaker(target: string): CircuitBreaker | null {
+    if (this.#breakerOptions === false) return null;
+    let breaker = this.#breakers.get(target);
+    if (!breaker) {
+      breaker = new CircuitBreaker(target, this.system.clock, this.#breakerOptions);
+      this.#breakers.set(target, breaker);
+    }
+    return breaker;
   }
 
   /** The worker-thread pool, started on first use. */
@@ -480,6 +499,8 @@ export class Runtime implements AgentRuntime {
     assertDepth(parentCtx, def.name, this.maxDepth);
     const stats = this.#agents.get(def.name)?.stats;
     stats?.started(this.system.clock.now());
+    const breaker = this.#breaker(`agent:${def.name}`);
+    const admitted = breaker?.tryAcquire() ?? true;
     let outcome: StepOutcome | null = null;
     let special: AgentOutcome | null = null;
     try {
@@ -496,6 +517,7 @@ export class Runtime implements AgentRuntime {
         tap: tap ?? undefined,
         placement: def.placement,
         execute: async (ctx, step) => {
+          if (!admitted && breaker) refuseByBreaker(breaker, step);
           const out =
             def.placement === 'inline'
               ? await executeInline(def, input, ctx, step, this)
@@ -507,6 +529,7 @@ export class Runtime implements AgentRuntime {
       });
     } finally {
       stats?.finished(outcome?.status === 'succeeded', outcome?.durationMs ?? 0);
+      if (breaker && admitted) reportToBreaker(breaker, outcome);
     }
     return toAgentResult<TOutput>(def.name, outcome, special);
   }

@@ -15,6 +15,7 @@ import {
   copyErrorDetails,
   copyStartedOptions,
   type EndFields,
+  type EscalationFields,
   type NumberedEventBody,
   type StartedFields,
   type StepLifecycleState,
@@ -104,6 +105,11 @@ export class StepActor {
 
   end(fields: EndFields): void {
     this.#send({ type: 'END', fields }, 'end');
+  }
+
+  /** Emits an `escalation` (allowed until the step ends, outside the order of STREAM-2001). */
+  escalate(escalation: EscalationFields): void {
+    this.#send({ type: 'ESCALATE', escalation }, 'escalation');
   }
 
   fail(error: ErrorPayload): void {

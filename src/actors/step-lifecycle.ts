@@ -53,6 +53,7 @@ const PROBES: { readonly [K in MessageType]: Extract<StepMachineEvent, { type: K
   },
   FAIL: { type: 'FAIL', error: { code: 'INTERNAL', message: 'probe', retriable: false } },
   CANCEL: { type: 'CANCEL', error: { code: 'CANCELLED', message: 'probe', retriable: false } },
+  ESCALATE: { type: 'ESCALATE', escalation: { reason: 'probe', target: 'probe' } },
 };
 
 type Row = Readonly<Partial<Record<MessageType, StepLifecycleState>>>;

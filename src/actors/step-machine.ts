@@ -41,7 +41,12 @@ export type StepMachineEvent =
   | { readonly type: 'CHECKPOINT'; readonly checkpointId: string }
   | { readonly type: 'END'; readonly fields: EndFields }
   | { readonly type: 'FAIL'; readonly error: ErrorPayload }
-  | { readonly type: 'CANCEL'; readonly error: ErrorPayload };
+  | { readonly type: 'CANCEL'; readonly error: ErrorPayload }
+  /** A supervisor's word (a breaker tripped or refused): outside the order, never after the end. */
+  | { readonly type: 'ESCALATE'; readonly escalation: EscalationFields };
+
+/** The fields of an `escalation` event besides its stamp. */
+export type EscalationFields = Omit<Extract<StepEventBody, { type: 'escalation' }>, 'type'>;
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -115,6 +120,19 @@ export function acceptEvent(
       const { output, budget_usage, provenance } = event.fields;
       return one(context, { type: 'end', seq, output, budget_usage, provenance });
     }
+    case 'ESCALATE': {
+      const { reason, target } = event.escalation;
+      const body: Mutable<Extract<NumberedEventBody, { type: 'escalation' }>> = {
+        type: 'escalation',
+        seq,
+        reason,
+        target,
+      };
+      if (event.escalation.breaker_state !== undefined) {
+        body.breaker_state = event.escalation.breaker_state;
+      }
+      return one(context, body);
+    }
     case 'FAIL':
     case 'CANCEL': {
       const { code, message, retriable } = event.error;
@@ -156,6 +174,7 @@ export const stepMachine = setup({
     pending: {
       on: {
         START: { target: 'running', actions: 'accept' },
+        ESCALATE: { actions: 'accept' },
         // A step can fail or be cancelled before it starts (e.g. while queued).
         FAIL: { target: 'failed', actions: 'accept' },
         CANCEL: { target: 'cancelled', actions: 'accept' },
@@ -165,6 +184,7 @@ export const stepMachine = setup({
       on: {
         TOKENS: { actions: 'accept' },
         EMIT: { actions: 'accept' },
+        ESCALATE: { actions: 'accept' },
         CHECKPOINT: { target: 'checkpointed', actions: 'accept' },
         END: { target: 'succeeded', actions: 'accept' },
         FAIL: { target: 'failed', actions: 'accept' },
@@ -173,6 +193,7 @@ export const stepMachine = setup({
     },
     checkpointed: {
       on: {
+        ESCALATE: { actions: 'accept' },
         END: { target: 'succeeded', actions: 'accept' },
         FAIL: { target: 'failed', actions: 'accept' },
         CANCEL: { target: 'cancelled', actions: 'accept' },

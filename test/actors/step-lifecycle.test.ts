@@ -25,6 +25,10 @@ const message: fc.Arbitrary<StepMachineEvent> = fc.oneof(
     type: 'FAIL',
     error: { code: 'INTERNAL', message: 'boom', retriable: false },
   }),
+  fc.constantFrom<StepMachineEvent>(
+    { type: 'ESCALATE', escalation: { reason: 'open', target: 'agent:x', breaker_state: 'open' } },
+    { type: 'ESCALATE', escalation: { reason: 'restarts', target: 'pool:local' } },
+  ),
   fc.constant<StepMachineEvent>({
     type: 'CANCEL',
     error: { code: 'CANCELLED', message: 'cancelled', retriable: false },
@@ -35,16 +39,22 @@ describe('the compiled step lifecycle', () => {
   it('derives the STREAM-2001 transition table from the XState machine', () => {
     const { transitions, final } = compileStepMachine();
     expect(transitions).toEqual({
-      pending: { START: 'running', FAIL: 'failed', CANCEL: 'cancelled' },
+      pending: { START: 'running', ESCALATE: 'pending', FAIL: 'failed', CANCEL: 'cancelled' },
       running: {
         TOKENS: 'running',
         EMIT: 'running',
+        ESCALATE: 'running',
         CHECKPOINT: 'checkpointed',
         END: 'succeeded',
         FAIL: 'failed',
         CANCEL: 'cancelled',
       },
-      checkpointed: { END: 'succeeded', FAIL: 'failed', CANCEL: 'cancelled' },
+      checkpointed: {
+        ESCALATE: 'checkpointed',
+        END: 'succeeded',
+        FAIL: 'failed',
+        CANCEL: 'cancelled',
+      },
       succeeded: {},
       failed: {},
       cancelled: {},

@@ -16,6 +16,7 @@ import { TimeoutError } from '../../src/errors/timeout-error.js';
 import { toAxonError, toErrorPayload } from '../../src/errors/to-error-payload.js';
 import { WideningError } from '../../src/errors/widening-error.js';
 import { WorkerResetError } from '../../src/errors/worker-reset-error.js';
+import { CircuitOpenError } from '../../src/errors/circuit-open-error.js';
 import { fromErrorPayload, RemoteError } from '../../src/errors/remote-error.js';
 
 const ALL: AxonError[] = [
@@ -33,6 +34,7 @@ const ALL: AxonError[] = [
   new TimeoutError('a', 100),
   new WideningError('permissions.allowedTools', ['z'], ['a']),
   new WorkerResetError('thread died'),
+  new CircuitOpenError('agent:x', 'open', 1_000),
   new RemoteError({ code: 'QUEUE_FULL', message: 'full', retriable: true }),
 ];
 
@@ -54,6 +56,7 @@ describe('typed errors', () => {
     expect(ALL.filter((e) => e.retriable).map((e) => e.code)).toEqual([
       'TIMEOUT',
       'WORKER_RESET',
+      'POOL_UNAVAILABLE',
       'QUEUE_FULL',
     ]);
   });
