@@ -99,6 +99,13 @@ export { TimeoutError } from './errors/timeout-error.js';
 export { WideningError } from './errors/widening-error.js';
 export { WorkerResetError } from './errors/worker-reset-error.js';
 export { CircuitOpenError } from './errors/circuit-open-error.js';
+export { PoolUnavailableError } from './errors/pool-unavailable-error.js';
+export {
+  RestartSupervisor,
+  RESTART_DEFAULTS,
+  type RestartOptions,
+  type RestartVerdict,
+} from './supervisors/restart-supervisor.js';
 export {
   CircuitBreaker,
   BREAKER_DEFAULTS,

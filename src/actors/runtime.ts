@@ -114,8 +114,6 @@ export class Runtime implements AgentRuntime {
     this.maxDepth = maxDepth;
     this.#workerOptions = options.workers ?? {};
     this.#breakerOptions = options.breakers ?? {};
-    // Given options are checked now; the default pool starts on first use.
-    if (options.workers) this.#workers = this.#newWorkerPool();
     this.system = new ActorSystem({
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.ids ? { ids: options.ids } : {}),
@@ -135,6 +133,8 @@ export class Runtime implements AgentRuntime {
       ids: this.system.ids,
       logger: this.logger,
     };
+    // Given worker options are checked now; the default pool starts on first use.
+    if (options.workers) this.#workers = this.#newWorkerPool();
     for (const agent of options.agents ?? []) this.registerAgent(agent);
     for (const tool of options.tools ?? []) this.registerTool(tool);
   }
@@ -441,9 +441,13 @@ export class Runtime implements AgentRuntime {
   }
 
   #newWorkerPool(): WorkerPool {
-    return new WorkerPool(this.#workerOptions, (err) => {
-      this.logger.error({ err }, 'a worker thread failed');
-    });
+    return new WorkerPool(
+      this.#workerOptions,
+      (err) => {
+        this.logger.error({ err }, 'a worker thread failed');
+      },
+      this.system.clock,
+    );
   }
 
   #assertOpen(): void {

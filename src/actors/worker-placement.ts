@@ -7,6 +7,7 @@
 import type { ExecContext } from '../context/exec-context.js';
 import { fromErrorPayload } from '../errors/remote-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
+import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import type { AgentRuntime, WorkerAgentDefinition } from './agent-runtime.js';
@@ -24,6 +25,14 @@ function toWireAgentResult(r: AgentResult): WireAgentResult {
 
 function toWireToolResult(r: ToolResult): WireToolResult {
   return { ...r, error: r.error ? toErrorPayload(r.error) : null };
+}
+
+/** An `escalation` on `step` if it is still open (a cancelled step takes no more events). */
+function escalate(
+  step: StepActor,
+  escalation: { readonly reason: string; readonly target: string },
+): void {
+  if (step.isOpen || step.state === 'pending') step.escalate(escalation);
 }
 
 async function reply<T>(call: () => Promise<T>): Promise<HostReply<T>> {
@@ -66,6 +75,14 @@ export async function executeInWorker(
         reply(async () => toWireToolResult(await runtime.callTool(name, args, ctx))),
     },
   };
+  // The pool's supervisor: wait out a restart backoff; refuse while the pool is degraded.
+  if (!(await pool.supervisor.admit())) {
+    const reason = `pool degraded: ${pool.supervisor.restarts} thread restarts within the restart window`;
+    escalate(step, { reason, target: pool.target });
+    throw new PoolUnavailableError(`${reason}; agent "${agent.name}" was not run`, {
+      details: { pool: pool.target, restarts: pool.supervisor.restarts },
+    });
+  }
   const abort = new AbortController();
   let grace: NodeJS.Timeout | undefined;
   const offCancel = ctx.onCancel((reason) => {
@@ -89,11 +106,20 @@ export async function executeInWorker(
     try {
       outcome = await pool.runStep(task, endpoint, abort.signal);
     } catch (err) {
+      // The thread died (or was terminated after a cancel) and piscina replaced it.
+      const verdict = pool.supervisor.restarted();
+      if (verdict.kind === 'degraded') {
+        escalate(step, {
+          reason: `restart intensity exceeded: ${verdict.restarts} thread restarts within ${verdict.withinMs} ms; pool degraded`,
+          target: pool.target,
+        });
+      }
       throw new WorkerResetError(
         `the worker thread running agent "${agent.name}" died: ${err instanceof Error ? err.message : String(err)}`,
         { cause: err, details: { agent: agent.name } },
       );
     }
+    pool.supervisor.healthy();
     if (!outcome.ok) throw fromErrorPayload(outcome.error);
     if ('outcome' in outcome) {
       const { status, message, data } = outcome.outcome;

@@ -21,7 +21,9 @@ import {
 } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import { Piscina } from 'piscina';
+import { systemClock, type Clock } from '../context/clock.js';
 import type { ErrorPayload } from '../errors/to-error-payload.js';
+import { RestartSupervisor, type RestartOptions } from '../supervisors/restart-supervisor.js';
 import { rpcEndpoint } from './link-endpoint.js';
 import { DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
 import type {
@@ -81,6 +83,8 @@ export interface WorkerPoolOptions {
    * Always on when axon runs from its TypeScript sources, whose own worker entry needs it.
    */
   readonly typescript?: boolean;
+  /** Backoff after a thread died and the restart intensity past which the pool is degraded. */
+  readonly restart?: RestartOptions;
   /** How long a cancelled step's thread has to stop by itself before it is terminated; default 1 000 ms. */
   readonly cancelGraceMs?: number;
 }
@@ -126,8 +130,20 @@ export class WorkerPool {
 
   readonly #onError: (err: unknown) => void;
 
-  constructor(options: WorkerPoolOptions = {}, onError: (err: unknown) => void = () => undefined) {
+  /** Restarts of this pool's threads: backoff, and whether the pool is degraded. */
+  readonly supervisor: RestartSupervisor;
+  /** The pool's name in `escalation` targets. */
+  readonly target: string;
+
+  constructor(
+    options: WorkerPoolOptions = {},
+    onError: (err: unknown) => void = () => undefined,
+    clock: Clock = systemClock,
+    name = 'workers',
+  ) {
     this.#onError = onError;
+    this.supervisor = new RestartSupervisor(clock, options.restart);
+    this.target = `pool:${name}`;
     const maxThreads = options.maxThreads ?? Math.max(availableParallelism(), DEFAULT_MAX_DEPTH);
     const minThreads = Math.min(options.minThreads ?? WORKER_POOL_DEFAULTS.minThreads, maxThreads);
     for (const [key, value] of Object.entries({ maxThreads, minThreads })) {

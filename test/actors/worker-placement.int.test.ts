@@ -257,4 +257,35 @@ describe('cancel and crashes with real threads', () => {
     expect(r.error).toBeInstanceOf(WorkerResetError);
     expect(r.error?.message).toMatch(/boot failure/);
   });
+
+  it('past the restart intensity the pool is degraded: escalation, then POOL_UNAVAILABLE without running', async () => {
+    const rt = runtime({
+      agents: [workerAgent('crasher', 'crasher'), workerAgent('echo', 'echo')],
+      workers: {
+        maxThreads: 2,
+        restart: { maxRestarts: 1, withinMs: 60_000, minBackoffMs: 0, jitter: 0 },
+      },
+    });
+    const first = await rt.invoke('crasher', { message: 'x', args: { how: 'exit' } });
+    expect(first.error?.code).toBe('WORKER_RESET');
+    expect((await rt.store.readEvents(first.stepId)).map((e) => e.type)).toEqual([
+      'started',
+      'error',
+    ]);
+    const second = await rt.invoke('crasher', { message: 'x', args: { how: 'exit' } });
+    expect(second.error?.code).toBe('WORKER_RESET');
+    const tipping = await rt.store.readEvents(second.stepId);
+    expect(tipping.map((e) => e.type)).toEqual(['started', 'escalation', 'error']);
+    expect(tipping[1]).toMatchObject({ target: 'pool:workers', reason: /restart intensity/ });
+
+    const refused = await rt.invoke<Record<string, unknown>>('echo', 'x');
+    expect(refused.error?.code).toBe('POOL_UNAVAILABLE');
+    expect(refused.error?.retriable).toBe(true);
+    expect(refused.output).toBeNull();
+    expect((await rt.store.readEvents(refused.stepId)).map((e) => e.type)).toEqual([
+      'started',
+      'escalation',
+      'error',
+    ]);
+  });
 });

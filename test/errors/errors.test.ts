@@ -17,6 +17,7 @@ import { toAxonError, toErrorPayload } from '../../src/errors/to-error-payload.j
 import { WideningError } from '../../src/errors/widening-error.js';
 import { WorkerResetError } from '../../src/errors/worker-reset-error.js';
 import { CircuitOpenError } from '../../src/errors/circuit-open-error.js';
+import { PoolUnavailableError } from '../../src/errors/pool-unavailable-error.js';
 import { fromErrorPayload, RemoteError } from '../../src/errors/remote-error.js';
 
 const ALL: AxonError[] = [
@@ -35,6 +36,7 @@ const ALL: AxonError[] = [
   new WideningError('permissions.allowedTools', ['z'], ['a']),
   new WorkerResetError('thread died'),
   new CircuitOpenError('agent:x', 'open', 1_000),
+  new PoolUnavailableError('pool degraded'),
   new RemoteError({ code: 'QUEUE_FULL', message: 'full', retriable: true }),
 ];
 
@@ -56,6 +58,7 @@ describe('typed errors', () => {
     expect(ALL.filter((e) => e.retriable).map((e) => e.code)).toEqual([
       'TIMEOUT',
       'WORKER_RESET',
+      'POOL_UNAVAILABLE',
       'POOL_UNAVAILABLE',
       'QUEUE_FULL',
     ]);
