@@ -295,18 +295,21 @@ export class Runtime implements AgentRuntime {
 
   /**
    * Streams an invocation: the typed events of the agent's step and, nested by actor path,
-   * of every step below it. See {@link RunStream}.
+   * of every step below it. See {@link RunStream}; `capacity` bounds what its iteration
+   * buffers (default 1 024 events).
    */
   stream<TOutput = unknown>(
     agent: AgentTarget,
     input: string | AgentInput,
     ctx: ExecContext = this.createContext(),
+    options: { readonly capacity?: number } = {},
   ): RunStream<TOutput> {
     return new RunStream<TOutput>(
       (tap) => this.#invokeTree<TOutput>(agent, input, ctx, undefined, tap),
       () => {
         ctx.cancel(new CancelledError('stream cancelled'));
       },
+      options.capacity,
     );
   }
 

@@ -167,11 +167,14 @@ export class StepActor {
         const tap = this.#opts.tap;
         if (tap) {
           for (const ev of batch) {
+            let wait: void | Promise<void> = undefined;
             try {
-              tap.onEvent(this.path, ev);
+              wait = tap.onEvent(this.path, ev);
             } catch {
               // A subscriber's failure never reaches the producer (it is isolated by the tap).
             }
+            // A full consumer holds the stream (STREAM-2003): wait for room.
+            if (wait) await wait.catch(() => undefined);
           }
         }
       }

@@ -38,6 +38,10 @@ export const DETACHED_SINK: StreamSink = Object.freeze({
 
 /** Receives every event of a step tree, with the emitting actor's path; see `runtime.stream`. */
 export interface StreamTap {
-  /** Called once per event, in emission order; must not throw. */
-  onEvent(path: readonly string[], event: SinkEvent): void;
+  /**
+   * Called once per event, in emission order; must not throw. A returned promise asks the
+   * producer to wait until it resolves (a bounded consumer is full): the step publishes
+   * nothing more until then, and its handler is held once its own buffer fills.
+   */
+  onEvent(path: readonly string[], event: SinkEvent): void | Promise<void>;
 }
