@@ -1,7 +1,7 @@
 /** @module `npm run bench`: every benchmark, one after another, each in its own process. */
 import { spawnSync } from 'node:child_process';
 
-const scripts = ['bench:inline', 'bench:actors', 'bench:worker'];
+const scripts = ['bench:inline', 'bench:actors', 'bench:worker', 'bench:stream'];
 let failed = 0;
 for (const script of scripts) {
   const r = spawnSync('npm', ['run', '--silent', script], { stdio: 'inherit' });

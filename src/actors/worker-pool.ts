@@ -76,7 +76,11 @@ export interface WorkerPoolOptions {
   readonly maxQueue?: number;
   /** Heap and stack limits of each thread; a thread past them dies and is replaced. */
   readonly resourceLimits?: ResourceLimits;
-  /** Node options of each thread; default the host's. */
+  /**
+   * Node options of each thread. Default: the host's, as Node passes them on (options a
+   * thread cannot take, such as `--expose-gc`, are left out); with the TypeScript loader,
+   * only the loader.
+   */
   readonly execArgv?: readonly string[];
   /**
    * Load TypeScript agent modules in the threads through tsx (which must be installed).
@@ -115,6 +119,18 @@ function typescriptLoaderArgv(): string[] {
   }
   const source = `import { register } from ${JSON.stringify(api)}; register();`;
   return ['--import', `data:text/javascript,${encodeURIComponent(source)}`];
+}
+
+/**
+ * The `execArgv` option of the threads, if any. Given explicitly, Node checks every option
+ * against what a thread may take (and throws for `--expose-gc` and the like), so the host's
+ * own options are passed on only by leaving it out.
+ */
+function threadExecArgv(options: WorkerPoolOptions): { execArgv?: string[] } {
+  // From sources the pool's own entry is TypeScript: the loader is needed regardless.
+  const loader = FROM_SOURCES || options.typescript === true ? typescriptLoaderArgv() : [];
+  if (options.execArgv === undefined && loader.length === 0) return {};
+  return { execArgv: [...(options.execArgv ?? []), ...loader] };
 }
 
 /** A piscina pool running worker-placed steps. */
@@ -159,11 +175,7 @@ export class WorkerPool {
       maxThreads,
       idleTimeout: options.idleTimeoutMs ?? WORKER_POOL_DEFAULTS.idleTimeoutMs,
       maxQueue: options.maxQueue ?? WORKER_POOL_DEFAULTS.maxQueue,
-      execArgv: [
-        ...(options.execArgv ?? process.execArgv),
-        // From sources the pool's own entry is TypeScript: the loader is needed regardless.
-        ...(FROM_SOURCES || options.typescript === true ? typescriptLoaderArgv() : []),
-      ],
+      ...threadExecArgv(options),
       ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
     });
     // A thread that fails to start (a bad execArgv, a missing loader) is reported here;

@@ -33,7 +33,7 @@ describe('worker placement from compiled JavaScript (dist/, no TypeScript loader
     expect(build.code, `npm run build failed:\n${build.stdout}\n${build.stderr}`).toBe(0);
   }, 120_000);
 
-  it('runs a JavaScript agent module on a worker thread of the built pool', async () => {
+  it('runs a JavaScript agent module on a worker thread of the built pool, whatever the host’s options', async () => {
     const script = `
       import { createRuntime } from './dist/src/actors/runtime.js';
       import { defineAgent } from './dist/src/actors/define-agent.js';
@@ -46,7 +46,8 @@ describe('worker placement from compiled JavaScript (dist/, no TypeScript loader
       console.log(JSON.stringify({ status: r.status, output: r.output, error: r.error?.message }));
       await rt.close();
     `;
-    const exit = await run('node', ['--input-type=module', '--eval', script]);
+    // --expose-gc: a host option threads cannot take must not stop the pool.
+    const exit = await run('node', ['--expose-gc', '--input-type=module', '--eval', script]);
     expect(exit.stderr).toBe('');
     expect(exit.code).toBe(0);
     expect(JSON.parse(exit.stdout)).toEqual({
