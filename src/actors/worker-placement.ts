@@ -120,6 +120,14 @@ export async function executeInWorker(
       );
     }
     pool.supervisor.healthy();
+    if (outcome.dropped > 0) {
+      // STREAM-2003: metrics and narration the thread let go for want of credit, counted.
+      ctx.span?.setAttribute('axon.stream.dropped', outcome.dropped);
+      ctx.logger.warn(
+        { dropped: outcome.dropped, agent: agent.name },
+        'worker step dropped metrics/narration events: its host was behind',
+      );
+    }
     if (!outcome.ok) throw fromErrorPayload(outcome.error);
     if ('outcome' in outcome) {
       const { status, message, data } = outcome.outcome;

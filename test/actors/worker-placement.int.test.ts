@@ -107,6 +107,26 @@ describe('worker placement', () => {
     expect(await tokensOf(rt, r.stepId)).toHaveLength(3_000);
   });
 
+  it('STREAM-2003: past its credit a thread drops narration (counted on the span), never tokens', async () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    const rt = runtime({
+      agents: [workerAgent('chatty', 'chatty')],
+      tracer: provider.getTracer('axon'),
+    });
+    const r = await rt.invoke('chatty', { message: 'x', args: { n: 2_000 } });
+    expect(r.output).toBe('said');
+    const log = await rt.store.readEvents(r.stepId);
+    expect(log.filter((e) => e.type === 'token')).toHaveLength(20);
+    const narrations = log.filter((e) => e.type === 'narration').length;
+    expect(narrations).toBeLessThan(2_000);
+    await provider.forceFlush();
+    const span = exporter.getFinishedSpans().find((s) => s.name === 'invoke_agent chatty');
+    expect(span?.attributes['axon.stream.dropped']).toBe(2_000 - narrations);
+  });
+
   it('ctx.stream pushes from a plain function handler reach the host', async () => {
     const rt = runtime({ agents: [workerAgent('pusher', 'pusher')] });
     const r = await rt.invoke('pusher', 'x');
@@ -207,6 +227,27 @@ describe('cancel and crashes with real threads', () => {
     expect(types).toEqual(['started', 'token', 'error']);
     expect(await tokensOf(rt, r.stepId)).toEqual(['first']);
     await expect.poll(() => Atomics.load(shared.view, PROBE.aborted)).toBe(1);
+  });
+
+  it('a cancel that the handler cannot hear terminates the thread after the grace period: CANCELLED, and the pool serves on', async () => {
+    const shared = probe();
+    const rt = runtime({
+      agents: [workerAgent('busy', 'busy'), workerAgent('echo', 'echo')],
+      workers: { maxThreads: 1, cancelGraceMs: 100 },
+    });
+    const stream = rt.stream('busy', { message: 'x', args: { probe: shared.buffer } });
+    const types: string[] = [];
+    const consumed = (async () => {
+      for await (const item of stream) types.push(item.event.type);
+    })();
+    await expect.poll(() => Atomics.load(shared.view, PROBE.started)).toBe(1);
+    stream.cancel();
+    await consumed;
+    const r = await stream.result;
+    expect(r.error?.code).toBe('CANCELLED');
+    expect(types).toEqual(['started', 'error']);
+    // The only thread was spinning: this runs only if it was terminated and replaced.
+    expect((await rt.invoke('echo', 'after')).status).toBe('success');
   });
 
   it('a busy loop is stopped by the step timeout: the thread is terminated and replaced', async () => {
