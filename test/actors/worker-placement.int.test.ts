@@ -256,6 +256,8 @@ describe('cancel and crashes with real threads', () => {
       agents: [workerAgent('busy', 'busy', 300), workerAgent('echo', 'echo')],
       workers: { maxThreads: 1, cancelGraceMs: 100 },
     });
+    // A warm thread, so the 300 ms go to the handler rather than to starting the thread.
+    expect((await rt.invoke('echo', 'before')).status).toBe('success');
     const r = await rt.invoke('busy', { message: 'x', args: { probe: shared.buffer } });
     expect(r.status).toBe('timeout');
     expect(r.error?.code).toBe('TIMEOUT');
