@@ -100,6 +100,7 @@ export { WideningError } from './errors/widening-error.js';
 export { WorkerResetError } from './errors/worker-reset-error.js';
 export { CircuitOpenError } from './errors/circuit-open-error.js';
 export { PoolUnavailableError } from './errors/pool-unavailable-error.js';
+export { QueueFullError } from './errors/queue-full-error.js';
 export {
   RestartSupervisor,
   RESTART_DEFAULTS,

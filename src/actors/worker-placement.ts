@@ -8,6 +8,7 @@ import type { ExecContext } from '../context/exec-context.js';
 import { fromErrorPayload } from '../errors/remote-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
+import { QueueFullError } from '../errors/queue-full-error.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import type { AgentRuntime, WorkerAgentDefinition } from './agent-runtime.js';
@@ -106,6 +107,7 @@ export async function executeInWorker(
     try {
       outcome = await pool.runStep(task, endpoint, abort.signal);
     } catch (err) {
+      if (err instanceof QueueFullError) throw err;
       // The thread died (or was terminated after a cancel) and piscina replaced it.
       const verdict = pool.supervisor.restarted();
       if (verdict.kind === 'degraded') {

@@ -22,6 +22,7 @@ import {
 import * as Comlink from 'comlink';
 import { Piscina } from 'piscina';
 import { systemClock, type Clock } from '../context/clock.js';
+import { QueueFullError } from '../errors/queue-full-error.js';
 import type { ErrorPayload } from '../errors/to-error-payload.js';
 import { RestartSupervisor, type RestartOptions } from '../supervisors/restart-supervisor.js';
 import { rpcEndpoint } from './link-endpoint.js';
@@ -142,6 +143,10 @@ export class WorkerPool {
   /** The steps running on the pool, by step id. */
   readonly #steps = new Map<string, StepEndpoint>();
   readonly #controlName = `axon-workers-${randomUUID()}`;
+  readonly #maxThreads: number;
+  readonly #maxQueue: number;
+  /** Steps submitted and not yet ended (running or waiting for a thread). */
+  #inFlight = 0;
   readonly #control = new BroadcastChannel(this.#controlName);
 
   readonly #onError: (err: unknown) => void;
@@ -168,13 +173,18 @@ export class WorkerPool {
       }
     }
     this.cancelGraceMs = options.cancelGraceMs ?? WORKER_POOL_DEFAULTS.cancelGraceMs;
+    this.#maxThreads = maxThreads;
+    this.#maxQueue = options.maxQueue ?? WORKER_POOL_DEFAULTS.maxQueue;
+    if (!(Number.isInteger(this.#maxQueue) && this.#maxQueue >= 0)) {
+      throw new RangeError(`workers.maxQueue must be a whole number >= 0, got ${this.#maxQueue}`);
+    }
     const entry = new URL(`./worker-entry${FROM_SOURCES ? '.ts' : '.js'}`, import.meta.url);
     this.#piscina = new Piscina({
       filename: fileURLToPath(entry),
       minThreads,
       maxThreads,
       idleTimeout: options.idleTimeoutMs ?? WORKER_POOL_DEFAULTS.idleTimeoutMs,
-      maxQueue: options.maxQueue ?? WORKER_POOL_DEFAULTS.maxQueue,
+      maxQueue: 'auto',
       ...threadExecArgv(options),
       ...(options.resourceLimits ? { resourceLimits: options.resourceLimits } : {}),
     });
@@ -209,6 +219,14 @@ export class WorkerPool {
     let received = 0;
     let allReceived: (() => void) | null = null;
     let expected = Infinity;
+    // piscina does not hold its queue bound for cancellable tasks: the pool holds it.
+    if (this.#inFlight >= this.#maxThreads + this.#maxQueue) {
+      throw new QueueFullError(
+        `the worker pool's queue is full (${this.#maxQueue} waiting): agent "${task.agent}" was not run`,
+        { details: { pool: this.target, max_queue: this.#maxQueue } },
+      );
+    }
+    this.#inFlight++;
     this.#steps.set(task.stepId, {
       calls: step.calls,
       onItems: async (items) => {
@@ -234,6 +252,7 @@ export class WorkerPool {
       if (received < expected) await new Promise<void>((resolve) => (allReceived = resolve));
       return result;
     } finally {
+      this.#inFlight--;
       this.#steps.delete(task.stepId);
     }
   }

@@ -187,6 +187,24 @@ describe('worker placement', () => {
     expect(r.output?.parentSpanId).toBe(host?.spanContext().spanId);
   });
 
+  it('past its queue bound the pool refuses a step with QUEUE_FULL, without running it', async () => {
+    const shared = probe();
+    const rt = runtime({
+      agents: [workerAgent('waiter', 'waiter'), workerAgent('echo', 'echo')],
+      workers: { maxThreads: 1, maxQueue: 1 },
+    });
+    const ctx = rt.createContext();
+    const busy = rt.invoke('waiter', { message: 'x', args: { probe: shared.buffer } }, ctx);
+    await expect.poll(() => Atomics.load(shared.view, PROBE.started)).toBe(1);
+    const queued = rt.invoke('echo', 'queued');
+    const refused = await rt.invoke('echo', 'refused');
+    expect(refused.error?.code).toBe('QUEUE_FULL');
+    expect(refused.error?.retriable).toBe(true);
+    ctx.cancel();
+    expect((await busy).error?.code).toBe('CANCELLED');
+    expect((await queued).status).toBe('success');
+  });
+
   it('a worker agent calls a host tool', async () => {
     const rt = runtime({ agents: [workerAgent('tool-user', 'toolUser')], tools: [addTool] });
     const r = await rt.invoke('tool-user', 'x');

@@ -18,6 +18,7 @@ import { WideningError } from '../../src/errors/widening-error.js';
 import { WorkerResetError } from '../../src/errors/worker-reset-error.js';
 import { CircuitOpenError } from '../../src/errors/circuit-open-error.js';
 import { PoolUnavailableError } from '../../src/errors/pool-unavailable-error.js';
+import { QueueFullError } from '../../src/errors/queue-full-error.js';
 import { fromErrorPayload, RemoteError } from '../../src/errors/remote-error.js';
 
 const ALL: AxonError[] = [
@@ -37,6 +38,7 @@ const ALL: AxonError[] = [
   new WorkerResetError('thread died'),
   new CircuitOpenError('agent:x', 'open', 1_000),
   new PoolUnavailableError('pool degraded'),
+  new QueueFullError('queue full'),
   new RemoteError({ code: 'QUEUE_FULL', message: 'full', retriable: true }),
 ];
 
@@ -60,6 +62,7 @@ describe('typed errors', () => {
       'WORKER_RESET',
       'POOL_UNAVAILABLE',
       'POOL_UNAVAILABLE',
+      'QUEUE_FULL',
       'QUEUE_FULL',
     ]);
   });
