@@ -169,6 +169,31 @@ describe('worker placement', () => {
     expect(l2?.error).toMatchObject({ code: 'POLICY_DENIED', details: { max_depth: 2 } });
   });
 
+  it('narrowing from a worker works as inline: it narrows the child; a widening throws FORBIDDEN', async () => {
+    const rt = runtime({
+      agents: [workerAgent('narrower', 'narrower'), workerAgent('perms', 'permissionsOf')],
+    });
+    const ctx = rt.createContext({ permissions: { allowedTools: ['add', 'search'] } });
+    const narrowed = await rt.invoke(
+      'narrower',
+      {
+        message: 'x',
+        args: { next: 'perms', narrowing: { permissions: { allowedTools: ['search'] } } },
+      },
+      ctx,
+    );
+    expect(narrowed.output).toEqual({ child: { allowedTools: ['search'], canUseAdd: false } });
+    const widened = await rt.invoke(
+      'narrower',
+      {
+        message: 'x',
+        args: { next: 'perms', narrowing: { permissions: { allowedTools: ['rm'] } } },
+      },
+      rt.createContext({ permissions: { allowedTools: ['add'] } }),
+    );
+    expect(widened.output).toEqual({ thrown: 'FORBIDDEN' });
+  });
+
   it('trace context crosses the thread: a span made in the worker is a child of the step’s span', async () => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({
