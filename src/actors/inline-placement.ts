@@ -5,10 +5,10 @@ import type { AgentInput } from './agent-result.js';
 import { runHandler } from './run-handler.js';
 import type { StepActor } from './step-actor.js';
 
-/** Accepted-but-unlogged events past which a streaming handler waits for the log. */
-const HIGH_WATER = 256;
-
-/** Runs `agent`'s handler inline, its tokens and events going to `step`. */
+/**
+ * Runs `agent`'s handler inline; its tokens and events go to `step`, which holds a
+ * streaming handler once its backlog passes `BACKLOG_HIGH_WATER`.
+ */
 export function executeInline(
   agent: InlineAgentDefinition,
   input: AgentInput,
@@ -16,13 +16,5 @@ export function executeInline(
   step: StepActor,
   runtime: AgentRuntime,
 ): Promise<unknown> {
-  return runHandler(agent.handler, input, ctx, runtime, {
-    token: (text) => {
-      step.tokens([text]);
-    },
-    event: (event) => {
-      step.emit(event);
-    },
-    ready: () => (step.backlog >= HIGH_WATER ? step.drain() : null),
-  });
+  return runHandler(agent.handler, input, ctx, runtime, step);
 }

@@ -101,6 +101,7 @@ export class Runtime implements AgentRuntime {
   readonly #tools = new ToolRegistry();
   readonly #workerOptions: WorkerPoolOptions;
   readonly #breakerOptions: BreakerOptions | false;
+  /** Agents' circuit breakers, by agent name. */
   readonly #breakers = new Map<string, CircuitBreaker>();
   #workers: WorkerPool | null = null;
   #closed = false;
@@ -427,13 +428,13 @@ export class Runtime implements AgentRuntime {
     await this.store.close();
   }
 
-  /** The breaker of `target` (made on first use), or `null` when breakers are off. */
-  #breaker(target: string): CircuitBreaker | null {
+  /** The breaker of agent `name` (made on first use), or `null` when breakers are off. */
+  #breaker(name: string): CircuitBreaker | null {
     if (this.#breakerOptions === false) return null;
-    let breaker = this.#breakers.get(target);
+    let breaker = this.#breakers.get(name);
     if (!breaker) {
-      breaker = new CircuitBreaker(target, this.system.clock, this.#breakerOptions);
-      this.#breakers.set(target, breaker);
+      breaker = new CircuitBreaker(`agent:${name}`, this.system.clock, this.#breakerOptions);
+      this.#breakers.set(name, breaker);
     }
     return breaker;
   }
@@ -506,7 +507,7 @@ export class Runtime implements AgentRuntime {
     assertDepth(parentCtx, def.name, this.maxDepth);
     const stats = this.#agents.get(def.name)?.stats;
     stats?.started(this.system.clock.now());
-    const breaker = this.#breaker(`agent:${def.name}`);
+    const breaker = this.#breaker(def.name);
     const admitted = breaker?.tryAcquire() ?? true;
     let outcome: StepOutcome | null = null;
     let special: AgentOutcome | null = null;

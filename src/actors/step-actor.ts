@@ -10,6 +10,7 @@ import { StreamClosedError } from '../errors/stream-closed-error.js';
 import { toAxonError, type ErrorPayload } from '../errors/to-error-payload.js';
 import type { RunStore } from '../store/run-store.js';
 import { emittableEventSchema, type StepEvent } from '../streams/events.js';
+import type { HandlerSink } from './run-handler.js';
 import { StepLifecycle } from './step-lifecycle.js';
 import {
   copyErrorDetails,
@@ -21,6 +22,9 @@ import {
   type StepLifecycleState,
   type StepMachineEvent,
 } from './step-machine.js';
+
+/** Accepted-but-unlogged events past which a streaming handler waits for the log. */
+export const BACKLOG_HIGH_WATER = 256;
 
 /** What a step actor needs from its runtime. */
 export interface StepActorOptions {
@@ -39,7 +43,7 @@ export interface StepActorOptions {
  * lifecycle does not allow the event now: before `started`, after `end` / `error`, or after
  * a cancel (STREAM-2001).
  */
-export class StepActor {
+export class StepActor implements HandlerSink {
   readonly stepId: string;
   readonly path: readonly string[];
   /** The lifecycle (the step machine, compiled; see `step-lifecycle.ts`). */
@@ -123,6 +127,24 @@ export class StepActor {
   /** Events accepted but not yet logged and published. */
   get backlog(): number {
     return this.#buffer.length;
+  }
+
+  /** A handler's token (the step is the inline handler's sink, see `run-handler.ts`). */
+  token(text: string): void {
+    this.tokens([text]);
+  }
+
+  /** A handler's event. */
+  event(event: SinkEvent): void {
+    this.emit(event);
+  }
+
+  /**
+   * `null` while the producer may go on; past {@link BACKLOG_HIGH_WATER} events waiting for
+   * the log (or for a full consumer), the promise of their being written.
+   */
+  ready(): Promise<void> | null {
+    return this.#buffer.length >= BACKLOG_HIGH_WATER ? this.drain() : null;
   }
 
   /**
