@@ -38,9 +38,9 @@ const axonStep = async (): Promise<void> => {
   const r = await runtime.invoke('noop', 'x');
   if (r.status !== 'success') throw new Error(`axon step failed: ${r.error?.message ?? r.status}`);
 };
-// The same as a step's task: cancellable (piscina runs a cancellable task alone on a thread).
+// Raw piscina as a user would call it: the no-op function, no options.
 const piscinaTask = async (): Promise<void> => {
-  await piscina.run(1, { signal: new AbortController().signal });
+  await piscina.run(1);
 };
 
 /** Runs `op` with `inFlight` calls always pending; one harness "op" is `inFlight` of them. */

@@ -4,6 +4,7 @@
  * logged), serves the thread's `delegate` and tool calls on the step's own context, and
  * cancels cooperatively first, then by terminating the thread.
  */
+import { EventEmitter } from 'node:events';
 import type { ExecContext } from '../context/exec-context.js';
 import { fromErrorPayload } from '../errors/remote-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
@@ -84,12 +85,13 @@ export async function executeInWorker(
       details: { pool: pool.target, restarts: pool.supervisor.restarts },
     });
   }
-  const abort = new AbortController();
+  // Emitting 'abort' terminates the task's thread (piscina); see WorkerPool.runStep.
+  const abort = new EventEmitter();
   let grace: NodeJS.Timeout | undefined;
   const offCancel = ctx.onCancel((reason) => {
     pool.cancel(stepId, toErrorPayload(reason));
     grace = setTimeout(() => {
-      abort.abort();
+      abort.emit('abort');
     }, pool.cancelGraceMs);
     grace.unref();
   });
@@ -105,7 +107,7 @@ export async function executeInWorker(
   try {
     let outcome;
     try {
-      outcome = await pool.runStep(task, endpoint, abort.signal);
+      outcome = await pool.runStep(task, endpoint, abort);
     } catch (err) {
       if (err instanceof QueueFullError) throw err;
       // The thread died (or was terminated after a cancel) and piscina replaced it.
