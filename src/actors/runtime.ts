@@ -20,6 +20,7 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { PermissionDeniedError } from '../errors/permission-denied-error.js';
+import { SchemaViolationError } from '../errors/schema-violation-error.js';
 import { TimeoutError } from '../errors/timeout-error.js';
 import { toAxonError } from '../errors/to-error-payload.js';
 import { createLogger, type Logger } from '../observability/logger.js';
@@ -101,8 +102,9 @@ export class Runtime implements AgentRuntime {
   readonly #tools = new ToolRegistry();
   readonly #workerOptions: WorkerPoolOptions;
   readonly #breakerOptions: BreakerOptions | false;
-  /** Agents' circuit breakers, by agent name. */
-  readonly #breakers = new Map<string, CircuitBreaker>();
+  /** Circuit breakers of agents and of tools, by name. */
+  readonly #agentBreakers = new Map<string, CircuitBreaker>();
+  readonly #toolBreakers = new Map<string, CircuitBreaker>();
   #workers: WorkerPool | null = null;
   #closed = false;
 
@@ -369,6 +371,8 @@ export class Runtime implements AgentRuntime {
       };
     }
     let outcome: StepOutcome;
+    const breaker = this.#breaker('tool', name);
+    const admitted = breaker?.tryAcquire() ?? true;
     try {
       outcome = await runStep(this.#deps, {
         type: 'tool_call',
@@ -378,9 +382,17 @@ export class Runtime implements AgentRuntime {
         parentCtx: ctx,
         timeoutMs: tool.timeoutMs,
         operation: 'execute_tool',
-        execute: (stepCtx) => Promise.resolve(tool.handler(validateToolArgs(tool, args), stepCtx)),
+        execute: (stepCtx, step) => {
+          if (!admitted && breaker) refuseByBreaker(breaker, step);
+          return Promise.resolve(tool.handler(validateToolArgs(tool, args), stepCtx));
+        },
       });
+      // Arguments that fail the schema are the caller's fault, not the tool's: no verdict.
+      if (breaker && admitted) {
+        reportToBreaker(breaker, outcome.error instanceof SchemaViolationError ? null : outcome);
+      }
     } catch (err) {
+      breaker?.release();
       if (run.owned) await closeRun(this.#runDeps, run, 'failed', null);
       return {
         status: 'error',
@@ -423,18 +435,21 @@ export class Runtime implements AgentRuntime {
       entry.ref.stop();
       this.system.unregister(entry.id);
     }
-    for (const breaker of this.#breakers.values()) breaker.stop();
+    for (const breaker of [...this.#agentBreakers.values(), ...this.#toolBreakers.values()]) {
+      breaker.stop();
+    }
     await this.#workers?.destroy();
     await this.store.close();
   }
 
-  /** The breaker of agent `name` (made on first use), or `null` when breakers are off. */
-  #breaker(name: string): CircuitBreaker | null {
+  /** The breaker of an agent or a tool (made on first use), or `null` when breakers are off. */
+  #breaker(kind: 'agent' | 'tool', name: string): CircuitBreaker | null {
     if (this.#breakerOptions === false) return null;
-    let breaker = this.#breakers.get(name);
+    const breakers = kind === 'agent' ? this.#agentBreakers : this.#toolBreakers;
+    let breaker = breakers.get(name);
     if (!breaker) {
-      breaker = new CircuitBreaker(`agent:${name}`, this.system.clock, this.#breakerOptions);
-      this.#breakers.set(name, breaker);
+      breaker = new CircuitBreaker(`${kind}:${name}`, this.system.clock, this.#breakerOptions);
+      breakers.set(name, breaker);
     }
     return breaker;
   }
@@ -507,7 +522,7 @@ export class Runtime implements AgentRuntime {
     assertDepth(parentCtx, def.name, this.maxDepth);
     const stats = this.#agents.get(def.name)?.stats;
     stats?.started(this.system.clock.now());
-    const breaker = this.#breaker(def.name);
+    const breaker = this.#breaker('agent', def.name);
     const admitted = breaker?.tryAcquire() ?? true;
     let outcome: StepOutcome | null = null;
     let special: AgentOutcome | null = null;

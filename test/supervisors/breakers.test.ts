@@ -3,6 +3,8 @@ import { defineAgent } from '../../src/actors/define-agent.js';
 import { SimulatedClock } from '../../src/context/clock.js';
 import { CircuitOpenError } from '../../src/errors/circuit-open-error.js';
 import type { StepEvent } from '../../src/streams/events.js';
+import { defineTool } from '../../src/tools/define-tool.js';
+import { z } from 'zod';
 import { quietRuntime } from '../support/runtime.js';
 
 function flaky() {
@@ -22,7 +24,7 @@ async function eventTypes(events: Promise<StepEvent[]>): Promise<string[]> {
   return (await events).map((e) => e.type);
 }
 
-describe('POLICY-3002: a circuit breaker per agent', () => {
+describe('POLICY-3002: a circuit breaker per agent and per tool', () => {
   it('opens after 3 consecutive failures; then calls fail fast without running, with escalation', async () => {
     const { calls, agent } = flaky();
     const runtime = quietRuntime({ agents: [agent] });
@@ -110,5 +112,35 @@ describe('POLICY-3002: a circuit breaker per agent', () => {
     const runtime = quietRuntime({ agents: [agent], breakers: false });
     for (let i = 0; i < 5; i++) await runtime.invoke('flaky', 'x');
     expect(calls.n).toBe(5);
+  });
+
+  it('tools have breakers too; arguments that fail the schema are no verdict on the tool', async () => {
+    let calls = 0;
+    const down = defineTool({
+      name: 'down',
+      description: 'always fails',
+      input: z.strictObject({ q: z.string() }),
+      handler: () => {
+        calls++;
+        throw new Error('unreachable service');
+      },
+    });
+    const runtime = quietRuntime({ tools: [down], breakers: { failureThreshold: 2 } });
+    const ctx = runtime.createContext();
+    for (let i = 0; i < 5; i++) {
+      expect((await runtime.callTool('down', { q: 1 }, ctx)).error?.code).toBe('SCHEMA_VIOLATION');
+    }
+    expect((await runtime.callTool('down', { q: 'a' }, ctx)).error?.code).toBe('INTERNAL');
+    expect((await runtime.callTool('down', { q: 'b' }, ctx)).error?.code).toBe('INTERNAL');
+    const refused = await runtime.callTool('down', { q: 'c' }, ctx);
+    expect(refused.status).toBe('error');
+    expect(refused.error).toBeInstanceOf(CircuitOpenError);
+    expect(refused.error?.details).toMatchObject({ target: 'tool:down', breaker_state: 'open' });
+    expect(calls).toBe(2);
+    expect(await eventTypes(runtime.store.readEvents(refused.stepId ?? ''))).toEqual([
+      'started',
+      'escalation',
+      'error',
+    ]);
   });
 });
