@@ -118,6 +118,13 @@ export { RemoteError, fromErrorPayload } from './errors/remote-error.js';
 export { toAxonError, toErrorPayload, type ErrorPayload } from './errors/to-error-payload.js';
 
 export * from './streams/events.js';
+export {
+  BoundedChannel,
+  bounded,
+  fromChannel,
+  DROPPABLE_TYPES,
+  DEFAULT_CHANNEL_CAPACITY,
+} from './streams/bounded-channel.js';
 
 export {
   defineTool,

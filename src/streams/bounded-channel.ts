@@ -3,6 +3,8 @@
  * is full, `metrics` and `narration` are dropped (and counted), while everything else —
  * `token` and `fact` above all — is kept, and the producer is asked to wait for room.
  */
+import { Observable, type OperatorFunction } from 'rxjs';
+
 /** Event types the channel may drop when full. */
 export const DROPPABLE_TYPES: ReadonlySet<string> = new Set(['metrics', 'narration']);
 
@@ -105,4 +107,72 @@ export class BoundedChannel<T> {
     this.#room = [];
     for (const resolve of room) resolve();
   }
+}
+
+/**
+ * The channel's items as an RxJS source: it pulls at the pace of its subscriber (whose
+ * `next` runs synchronously), and ends or fails with the channel. One subscriber: a second
+ * would split the items.
+ */
+export function fromChannel<T>(channel: BoundedChannel<T>): Observable<T> {
+  return new Observable<T>((subscriber) => {
+    let stopped = false;
+    void (async () => {
+      try {
+        for (;;) {
+          const r = await channel.next();
+          if (stopped) return;
+          if (r.done) {
+            subscriber.complete();
+            return;
+          }
+          subscriber.next(r.value);
+        }
+      } catch (err) {
+        if (!stopped) subscriber.error(err);
+      }
+    })();
+    return () => {
+      stopped = true;
+      channel.abandon();
+    };
+  });
+}
+
+/**
+ * An RxJS operator that passes its source through a {@link BoundedChannel}: when the
+ * consumer downstream falls `capacity` items behind, droppable items are dropped and counted
+ * (`onDrop`) and everything else is kept in order (STREAM-2003). An Observable cannot hold
+ * its producer, so kept items may pass the capacity; use `RunStream` iteration for a stream
+ * that holds its steps.
+ */
+export function bounded<T>(
+  capacity: number,
+  droppable: (item: T) => boolean,
+  onDrop: (item: T) => void = () => undefined,
+): OperatorFunction<T, T> {
+  return (source) =>
+    new Observable<T>((subscriber) => {
+      const channel = new BoundedChannel<T>(capacity, (item) => {
+        if (!droppable(item)) return false;
+        onDrop(item);
+        return true;
+      });
+      const downstream = fromChannel(channel).subscribe(subscriber);
+      const upstream = source.subscribe({
+        next: (item) => {
+          void channel.push(item);
+        },
+        error: (err: unknown) => {
+          channel.fail(err);
+        },
+        complete: () => {
+          channel.close();
+        },
+      });
+      return () => {
+        upstream.unsubscribe();
+        downstream.unsubscribe();
+      };
+    });
 }
