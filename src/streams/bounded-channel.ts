@@ -116,12 +116,11 @@ export class BoundedChannel<T> {
  */
 export function fromChannel<T>(channel: BoundedChannel<T>): Observable<T> {
   return new Observable<T>((subscriber) => {
-    let stopped = false;
     void (async () => {
       try {
         for (;;) {
           const r = await channel.next();
-          if (stopped) return;
+          if (subscriber.closed) return;
           if (r.done) {
             subscriber.complete();
             return;
@@ -129,11 +128,10 @@ export function fromChannel<T>(channel: BoundedChannel<T>): Observable<T> {
           subscriber.next(r.value);
         }
       } catch (err) {
-        if (!stopped) subscriber.error(err);
+        subscriber.error(err);
       }
     })();
     return () => {
-      stopped = true;
       channel.abandon();
     };
   });
