@@ -8,6 +8,7 @@ import { EventEmitter } from 'node:events';
 import type { ExecContext } from '../context/exec-context.js';
 import { fromErrorPayload } from '../errors/remote-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
+import { CancelledError } from '../errors/cancelled-error.js';
 import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
@@ -110,6 +111,11 @@ export async function executeInWorker(
       outcome = await pool.runStep(task, endpoint, abort);
     } catch (err) {
       if (err instanceof QueueFullError) throw err;
+      if (pool.closed) {
+        throw new CancelledError(`the runtime closed while agent "${agent.name}" ran`, {
+          cause: err,
+        });
+      }
       // The thread died (or was terminated after a cancel) and piscina replaced it.
       const verdict = pool.supervisor.restarted();
       if (verdict.kind === 'degraded') {

@@ -148,6 +148,7 @@ export class WorkerPool {
   readonly #maxQueue: number;
   /** Steps submitted and not yet ended (running or waiting for a thread). */
   #inFlight = 0;
+  #closed = false;
   readonly #control = new BroadcastChannel(this.#controlName);
 
   readonly #onError: (err: unknown) => void;
@@ -303,7 +304,13 @@ export class WorkerPool {
   }
 
   /** Stops every thread; steps still running fail. */
+  /** True once {@link destroy} began: steps still running end because of it. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   async destroy(): Promise<void> {
+    this.#closed = true;
     await this.#piscina.destroy();
     for (const port of this.#links) port.close();
     this.#links.clear();

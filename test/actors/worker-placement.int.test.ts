@@ -374,4 +374,18 @@ describe('cancel and crashes with real threads', () => {
       'error',
     ]);
   });
+
+  it('closing the runtime ends a running worker step CANCELLED, not as a crash', async () => {
+    const shared = probe();
+    const rt = quietRuntime({
+      agents: [workerAgent('waiter', 'waiter')],
+      workers: { maxThreads: 1 },
+    });
+    const pending = rt.invoke('waiter', { message: 'x', args: { probe: shared.buffer } });
+    await expect.poll(() => Atomics.load(shared.view, PROBE.started)).toBe(1);
+    await rt.close();
+    const r = await pending;
+    expect(r.error?.code).toBe('CANCELLED');
+    expect(r.error?.message).toMatch(/runtime closed/);
+  });
 });
