@@ -79,7 +79,8 @@ export async function executeInWorker(
     },
   };
   // The pool's supervisor: wait out a restart backoff; refuse while the pool is degraded.
-  if (!(await pool.supervisor.admit())) {
+  const admission = pool.supervisor.admit();
+  if (!(admission === true || (admission !== false && (await admission)))) {
     const reason = `pool degraded: ${pool.supervisor.restarts} thread restarts within the restart window`;
     escalate(step, { reason, target: pool.target });
     throw new PoolUnavailableError(`${reason}; agent "${agent.name}" was not run`, {
@@ -104,6 +105,7 @@ export async function executeInWorker(
     ctx: ctx.toWire(),
     stepId,
     credit: WORKER_STREAM_CREDIT,
+    control: pool.controlName,
   };
   try {
     let outcome;

@@ -143,13 +143,14 @@ export class WorkerPool {
   readonly #links = new Set<MessagePort>();
   /** The steps running on the pool, by step id. */
   readonly #steps = new Map<string, StepEndpoint>();
-  readonly #controlName = `axon-workers-${randomUUID()}`;
+  /** The name of the pool's control channel (cancels), which every task carries. */
+  readonly controlName = `axon-workers-${randomUUID()}`;
   readonly #maxThreads: number;
   readonly #maxQueue: number;
   /** Steps submitted and not yet ended (running or waiting for a thread). */
   #inFlight = 0;
   #closed = false;
-  readonly #control = new BroadcastChannel(this.#controlName);
+  readonly #control = new BroadcastChannel(this.controlName);
 
   readonly #onError: (err: unknown) => void;
 
@@ -215,11 +216,7 @@ export class WorkerPool {
    * EventEmitter rather than an AbortController: piscina takes either, and the emitter costs
    * a fiftieth of the controller per step.
    */
-  async runStep(
-    task: Omit<WorkerTask, 'control' | 'link'>,
-    step: StepEndpoint,
-    abort: EventEmitter,
-  ): Promise<WorkerOutcome> {
+  async runStep(task: WorkerTask, step: StepEndpoint, abort: EventEmitter): Promise<WorkerOutcome> {
     let received = 0;
     let allReceived: (() => void) | null = null;
     let expected = Infinity;
@@ -243,13 +240,10 @@ export class WorkerPool {
       },
     });
     try {
-      let result = await this.#run({ ...task, control: this.#controlName }, abort);
+      let result = await this.#run(task, abort);
       if ('noLink' in result) {
         // A thread without a link (new, or a replacement): run it again with one.
-        result = await this.#run(
-          { ...task, control: this.#controlName, link: this.#newLink() },
-          abort,
-        );
+        result = await this.#run({ ...task, link: this.#newLink() }, abort);
       }
       if ('noLink' in result) throw new Error('worker thread took no link');
       expected = result.sent;

@@ -94,18 +94,19 @@ export class RestartSupervisor {
   }
 
   /**
-   * Resolves when a step may start: at once, or after the current backoff. Resolves `false`
-   * (without waiting) while the pool is degraded.
+   * Whether a step may start: `true` at once, `false` while the pool is degraded, or a
+   * promise that resolves (to the same) after the current backoff. Synchronous on the
+   * usual path, which costs a step nothing.
    */
-  async admit(): Promise<boolean> {
+  admit(): boolean | Promise<boolean> {
     if (this.degraded) return false;
     const wait = this.#resumeAt - this.#clock.now();
-    if (wait > 0) {
-      await new Promise<void>((resolve) => {
-        this.#clock.setTimeout(resolve, wait);
-      });
-    }
-    return !this.degraded;
+    if (wait <= 0) return true;
+    return new Promise<boolean>((resolve) => {
+      this.#clock.setTimeout(() => {
+        resolve(!this.degraded);
+      }, wait);
+    });
   }
 
   #recent(): number {

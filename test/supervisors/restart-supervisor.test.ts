@@ -5,6 +5,10 @@ import { RestartSupervisor } from '../../src/supervisors/restart-supervisor.js';
 const noJitter = { jitter: 0 };
 
 describe('restart strategy: one-for-one with backoff and a maximum intensity', () => {
+  it('admits at once, synchronously, when nothing died', () => {
+    expect(new RestartSupervisor(new SimulatedClock(0)).admit()).toBe(true);
+  });
+
   it('backs off exponentially from min to max', () => {
     const clock = new SimulatedClock(0);
     const s = new RestartSupervisor(clock, {
@@ -35,7 +39,9 @@ describe('restart strategy: one-for-one with backoff and a maximum intensity', (
     const s = new RestartSupervisor(clock, { ...noJitter, minBackoffMs: 500 });
     s.restarted();
     let admitted: boolean | null = null;
-    void s.admit().then((ok) => (admitted = ok));
+    const admission = s.admit();
+    expect(admission).toBeInstanceOf(Promise);
+    void Promise.resolve(admission).then((ok) => (admitted = ok));
     await Promise.resolve();
     expect(admitted).toBeNull();
     clock.advance(499);
@@ -55,7 +61,7 @@ describe('restart strategy: one-for-one with backoff and a maximum intensity', (
     clock.advance(1_000);
     expect(s.restarted()).toEqual({ kind: 'degraded', restarts: 3, withinMs: 10_000 });
     expect(s.degraded).toBe(true);
-    expect(await s.admit()).toBe(false);
+    expect(s.admit()).toBe(false);
     clock.advance(8_000); // the first restart leaves the window
     expect(s.degraded).toBe(false);
     expect(s.restarts).toBe(2);
