@@ -5,7 +5,7 @@
  * cancels cooperatively first, then by terminating the thread.
  */
 import { EventEmitter } from 'node:events';
-import type { ExecContext } from '../context/exec-context.js';
+import type { ContextNarrowing, ExecContext } from '../context/exec-context.js';
 import { fromErrorPayload } from '../errors/remote-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import { CancelledError } from '../errors/cancelled-error.js';
@@ -17,7 +17,7 @@ import type { AgentRuntime, WorkerAgentDefinition } from './agent-runtime.js';
 import { agentOutcome, type AgentInput, type AgentResult } from './agent-result.js';
 import type { StepActor } from './step-actor.js';
 import type { StepEndpoint, WorkerPool } from './worker-pool.js';
-import type { HostReply, WireAgentResult, WireToolResult } from './worker-protocol.js';
+import type { HostReply, StreamItem, WireAgentResult, WireToolResult } from './worker-protocol.js';
 
 /** Items a worker may send before the host has logged them (the step's buffer bound). */
 export const WORKER_STREAM_CREDIT = 256;
@@ -46,6 +46,46 @@ async function reply<T>(call: () => Promise<T>): Promise<HostReply<T>> {
   }
 }
 
+/** The host's side of one worker step: where its items and calls land. */
+class HostSide implements StepEndpoint {
+  readonly #step: StepActor;
+  readonly #ctx: ExecContext;
+  readonly #runtime: AgentRuntime;
+
+  constructor(step: StepActor, ctx: ExecContext, runtime: AgentRuntime) {
+    this.#step = step;
+    this.#ctx = ctx;
+    this.#runtime = runtime;
+  }
+
+  onItems(items: readonly StreamItem[]): Promise<void> {
+    const step = this.#step;
+    for (const item of items) {
+      // After a cancel or timeout the step refuses everything (STREAM-2001): drop it.
+      if (!step.isOpen) break;
+      if (typeof item === 'string') step.tokens([item]);
+      else step.emit(item);
+    }
+    // Credit goes back once the items are in the log, so the host holds at most
+    // WORKER_STREAM_CREDIT of them.
+    return step.drain().catch(() => undefined);
+  }
+
+  delegate(
+    name: string,
+    message: string | AgentInput,
+    narrowing: ContextNarrowing | undefined,
+  ): Promise<HostReply<WireAgentResult>> {
+    return reply(async () =>
+      toWireAgentResult(await this.#runtime.delegate(name, message, this.#ctx, narrowing)),
+    );
+  }
+
+  callTool(name: string, args: unknown): Promise<HostReply<WireToolResult>> {
+    return reply(async () => toWireToolResult(await this.#runtime.callTool(name, args, this.#ctx)));
+  }
+}
+
 /**
  * Runs `agent`'s step on `pool`. Resolves the handler's output (or its special outcome);
  * rejects with the handler's error, or with {@link WorkerResetError} when the thread died.
@@ -59,25 +99,7 @@ export async function executeInWorker(
   pool: WorkerPool,
 ): Promise<unknown> {
   const stepId = step.stepId;
-  const endpoint: StepEndpoint = {
-    onItems: (items) => {
-      for (const item of items) {
-        // After a cancel or timeout the step refuses everything (STREAM-2001): drop it.
-        if (!step.isOpen) break;
-        if (typeof item === 'string') step.tokens([item]);
-        else step.emit(item);
-      }
-      // Credit goes back once the items are in the log, so the host holds at most
-      // WORKER_STREAM_CREDIT of them.
-      return step.drain().catch(() => undefined);
-    },
-    calls: {
-      delegate: (name, message, narrowing) =>
-        reply(async () => toWireAgentResult(await runtime.delegate(name, message, ctx, narrowing))),
-      callTool: (name, args) =>
-        reply(async () => toWireToolResult(await runtime.callTool(name, args, ctx))),
-    },
-  };
+  const endpoint = new HostSide(step, ctx, runtime);
   // The pool's supervisor: wait out a restart backoff; refuse while the pool is degraded.
   const admission = pool.supervisor.admit();
   if (!(admission === true || (admission !== false && (await admission)))) {

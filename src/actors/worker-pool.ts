@@ -47,14 +47,41 @@ export interface StepEndpoint {
   /** The step's items, in order; credit goes back to the thread once this resolves. */
   onItems(items: readonly StreamItem[]): Promise<void>;
   /** The step's calls to the host, on the step's own context. */
-  readonly calls: {
-    delegate(
-      agent: string,
-      input: Parameters<HostCalls['delegate']>[2],
-      narrowing: Parameters<HostCalls['delegate']>[3],
-    ): Promise<HostReply<WireAgentResult>>;
-    callTool(name: string, args: unknown): Promise<HostReply<WireToolResult>>;
-  };
+  delegate(
+    agent: string,
+    input: Parameters<HostCalls['delegate']>[2],
+    narrowing: Parameters<HostCalls['delegate']>[3],
+  ): Promise<HostReply<WireAgentResult>>;
+  callTool(name: string, args: unknown): Promise<HostReply<WireToolResult>>;
+}
+
+/** A step on the pool: its endpoint, and how much of its stream has arrived. */
+class RunningStep {
+  readonly endpoint: StepEndpoint;
+  #received = 0;
+  #expected = Infinity;
+  #allReceived: (() => void) | null = null;
+
+  constructor(endpoint: StepEndpoint) {
+    this.endpoint = endpoint;
+  }
+
+  /** Hands `items` to the step; resolves when it has taken them. */
+  async deliver(items: readonly StreamItem[]): Promise<void> {
+    this.#received += items.length;
+    try {
+      await this.endpoint.onItems(items);
+    } finally {
+      if (this.#received >= this.#expected) this.#allReceived?.();
+    }
+  }
+
+  /** `null` once `sent` items have arrived, else a promise of their arrival. */
+  allOf(sent: number): Promise<void> | null {
+    this.#expected = sent;
+    if (this.#received >= sent) return null;
+    return new Promise<void>((resolve) => (this.#allReceived = resolve));
+  }
 }
 
 /** Options of the worker pool (`createRuntime({ workers })`). */
@@ -142,7 +169,7 @@ export class WorkerPool {
   /** The host ends of the threads' links. */
   readonly #links = new Set<MessagePort>();
   /** The steps running on the pool, by step id. */
-  readonly #steps = new Map<string, StepEndpoint>();
+  readonly #steps = new Map<string, RunningStep>();
   /** The name of the pool's control channel (cancels), which every task carries. */
   readonly controlName = `axon-workers-${randomUUID()}`;
   readonly #maxThreads: number;
@@ -217,9 +244,6 @@ export class WorkerPool {
    * a fiftieth of the controller per step.
    */
   async runStep(task: WorkerTask, step: StepEndpoint, abort: EventEmitter): Promise<WorkerOutcome> {
-    let received = 0;
-    let allReceived: (() => void) | null = null;
-    let expected = Infinity;
     // piscina does not hold its queue bound for cancellable tasks: the pool holds it.
     if (this.#inFlight >= this.#maxThreads + this.#maxQueue) {
       throw new QueueFullError(
@@ -228,17 +252,8 @@ export class WorkerPool {
       );
     }
     this.#inFlight++;
-    this.#steps.set(task.stepId, {
-      calls: step.calls,
-      onItems: async (items) => {
-        received += items.length;
-        try {
-          await step.onItems(items);
-        } finally {
-          if (received >= expected) allReceived?.();
-        }
-      },
-    });
+    const running = new RunningStep(step);
+    this.#steps.set(task.stepId, running);
     try {
       let result = await this.#run(task, abort);
       if ('noLink' in result) {
@@ -246,8 +261,8 @@ export class WorkerPool {
         result = await this.#run({ ...task, link: this.#newLink() }, abort);
       }
       if ('noLink' in result) throw new Error('worker thread took no link');
-      expected = result.sent;
-      if (received < expected) await new Promise<void>((resolve) => (allReceived = resolve));
+      const rest = running.allOf(result.sent);
+      if (rest) await rest;
       return result;
     } finally {
       this.#inFlight--;
@@ -275,16 +290,15 @@ export class WorkerPool {
       if (message.t !== 'items') return;
       const step = this.#steps.get(message.step);
       if (!step) return;
-      void step.onItems(message.items).then(() => {
+      void step.deliver(message.items).then(() => {
         const credit: LinkDown = { t: 'credit', step: message.step, n: message.items.length };
         port1.postMessage(credit);
       });
     });
-    const steps = this.#steps;
-    const lookup = (id: string): StepEndpoint['calls'] => {
-      const step = steps.get(id);
+    const lookup = (id: string): StepEndpoint => {
+      const step = this.#steps.get(id);
       if (!step) throw new Error(`no step ${id} runs on this pool`);
-      return step.calls;
+      return step.endpoint;
     };
     const hostCalls: HostCalls = {
       delegate: (id, agent, input, narrowing) => lookup(id).delegate(agent, input, narrowing),
@@ -297,12 +311,12 @@ export class WorkerPool {
     return port2;
   }
 
-  /** Stops every thread; steps still running fail. */
   /** True once {@link destroy} began: steps still running end because of it. */
   get closed(): boolean {
     return this.#closed;
   }
 
+  /** Stops every thread; steps still running fail. */
   async destroy(): Promise<void> {
     this.#closed = true;
     await this.#piscina.destroy();
