@@ -86,13 +86,23 @@ class CreditSender implements HandlerSink {
     this.#flush();
   }
 
-  /** Sends everything, as credit allows; nothing is sent after. */
-  async finish(): Promise<void> {
-    while (!this.#closed && this.#pending.length > 0) {
-      this.#flush();
-      if (this.#pending.length > 0) await new Promise<void>((r) => this.#waiters.push(r));
+  /**
+   * Sends everything, as credit allows; nothing is sent after. `null` when it is done at once,
+   * else the promise of the rest going out as credit comes.
+   */
+  finish(): Promise<void> | null {
+    this.#flush();
+    if (this.#closed || this.#pending.length === 0) {
+      this.close();
+      return null; // the usual end: nothing left, no wait
     }
-    this.close();
+    return (async () => {
+      while (!this.#closed && this.#pending.length > 0) {
+        await new Promise<void>((r) => this.#waiters.push(r));
+        this.#flush();
+      }
+      this.close();
+    })();
   }
 
   /** Stops sending (after a cancel, or at the end) and releases waiting producers. */
@@ -266,9 +276,12 @@ export default async function runWorkerTask(task: WorkerTask): Promise<WorkerOut
       stream: senderSink(sender),
     });
     running.set(step, ctx);
-    const handler = await loadHandler(task.module, task.export);
+    const handler =
+      handlers.get(`${task.module}#${task.export}`) ??
+      (await loadHandler(task.module, task.export));
     const output = await runHandler(handler, task.input, ctx, runtime, sender);
-    await sender.finish();
+    const finishing = sender.finish();
+    if (finishing) await finishing;
     if (isAgentOutcome(output)) {
       const { status, message, data } = output;
       return { ok: true, outcome: { status, message, data }, ...ended() };
