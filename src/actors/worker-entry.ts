@@ -1,5 +1,6 @@
 /**
- * @module The worker-thread side of worker placement: the pool's task handler. It rebuilds
+ * @module The worker-thread side of worker placement: the pool's task handler, a session
+ * that runs steps sent on the thread's link. It rebuilds
  * the step's context from its wire form, loads the agent's handler by module and export,
  * runs it with a `runtime` whose calls go back to the host over comlink, and streams its
  * tokens and events to the host under credit-based flow control (STREAM-2003). All of it
@@ -26,7 +27,7 @@ import type {
   HostReply,
   LinkDown,
   LinkUp,
-  NoLink,
+  SessionTask,
   StreamItem,
   WireAgentResult,
   WireToolResult,
@@ -217,22 +218,11 @@ interface Link {
   readonly host: Comlink.Remote<HostCalls>;
 }
 
-let link: Link | null = null;
 /** The senders of the steps running on this thread, by step id. */
 const senders = new Map<string, CreditSender>();
 /** The contexts of the steps running on this thread, by step id. */
 const running = new Map<string, ExecContext>();
 let control: BroadcastChannel | null = null;
-
-function adoptLink(port: MessagePort): Link {
-  link?.port.close();
-  port.on('message', (message: LinkDown) => {
-    if (message.t === 'credit') senders.get(message.step)?.grant(message.n);
-  });
-  // The thread may go idle (piscina waits on Atomics between tasks): never hold it open.
-  port.unref();
-  return (link = { port, host: Comlink.wrap<HostCalls>(rpcEndpoint(port)) });
-}
 
 function listenForCancels(name: string): void {
   if (control) return;
@@ -246,24 +236,48 @@ function listenForCancels(name: string): void {
 }
 
 /**
- * Runs one worker task. Never rejects: a failure of the handler is returned as an error
- * payload, so a rejection of the pool's promise always means the thread itself died.
+ * This thread's session: the pool task it runs for as long as it lives. It takes steps on
+ * its link, runs each, and answers with the step's result on the same link (after the step's
+ * items). It ends when the host closes the link.
  */
-export default async function runWorkerTask(task: WorkerTask): Promise<WorkerOutcome | NoLink> {
-  const current = task.link ? adoptLink(task.link) : link;
-  if (!current) return { noLink: true };
-  listenForCancels(task.control);
+export default function runSession(session: SessionTask): Promise<void> {
+  listenForCancels(session.control);
+  const port = session.link;
+  const link: Link = { port, host: Comlink.wrap<HostCalls>(rpcEndpoint(port)) };
+  return new Promise<void>((resolve) => {
+    port.on('message', (message: LinkDown) => {
+      if (message.t === 'credit') senders.get(message.step)?.grant(message.n);
+      else if (message.t === 'step') {
+        const stepId = message.task.stepId;
+        void runStep(link, message.task).then((outcome) => {
+          const result: LinkUp = { t: 'result', step: stepId, outcome };
+          port.postMessage(result);
+        });
+      }
+    });
+    port.on('close', () => {
+      link.host[Comlink.releaseProxy]();
+      resolve();
+    });
+  });
+}
+
+/**
+ * Runs one step. Never rejects: a failure of the handler is an error payload, so a session
+ * that dies always means the thread itself died.
+ */
+async function runStep(link: Link, task: WorkerTask): Promise<WorkerOutcome> {
   const step = task.stepId;
-  const sender = new CreditSender(current.port, step, task.credit);
+  const sender = new CreditSender(link.port, step, task.credit);
   senders.set(step, sender);
   // Calls go out on the step's own context on the host, which holds its ledger and cancel.
   const runtime: AgentRuntime = {
     delegate: async (agent, input, _parentCtx, narrowing) =>
       fromWireAgentResult(
-        unwrap(await current.host.delegate(step, agentName(agent), input, narrowing)),
+        unwrap(await link.host.delegate(step, agentName(agent), input, narrowing)),
       ),
     callTool: async (name, args) =>
-      fromWireToolResult(unwrap(await current.host.callTool(step, name, args))),
+      fromWireToolResult(unwrap(await link.host.callTool(step, name, args))),
   };
   const ended = (): { sent: number; dropped: number } => {
     senders.delete(step);

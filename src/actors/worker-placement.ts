@@ -16,7 +16,7 @@ import type { ToolResult } from '../tools/tool-result.js';
 import type { AgentRuntime, WorkerAgentDefinition } from './agent-runtime.js';
 import { agentOutcome, type AgentInput, type AgentResult } from './agent-result.js';
 import type { StepActor } from './step-actor.js';
-import type { StepEndpoint, WorkerPool } from './worker-pool.js';
+import { neverStarted, type StepEndpoint, type WorkerPool } from './worker-pool.js';
 import type { HostReply, StreamItem, WireAgentResult, WireToolResult } from './worker-protocol.js';
 
 /** Items a worker may send before the host has logged them (the step's buffer bound). */
@@ -127,7 +127,6 @@ export async function executeInWorker(
     ctx: ctx.toWire(),
     stepId,
     credit: WORKER_STREAM_CREDIT,
-    control: pool.controlName,
   };
   try {
     let outcome;
@@ -140,6 +139,8 @@ export async function executeInWorker(
           cause: err,
         });
       }
+      // Cancelled while it waited for a thread: the step has ended already; nothing died.
+      if (neverStarted(err)) throw new CancelledError(`agent "${agent.name}" was cancelled`);
       // The thread died (or was terminated after a cancel) and piscina replaced it.
       const verdict = pool.supervisor.restarted();
       if (verdict.kind === 'degraded') {

@@ -13,7 +13,7 @@
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
-import type { EventEmitter } from 'node:events';
+import { EventEmitter } from 'node:events';
 import {
   BroadcastChannel,
   MessageChannel,
@@ -34,7 +34,7 @@ import type {
   HostReply,
   LinkDown,
   LinkUp,
-  NoLink,
+  SessionTask,
   StreamItem,
   WireAgentResult,
   WireToolResult,
@@ -55,33 +55,42 @@ export interface StepEndpoint {
   callTool(name: string, args: unknown): Promise<HostReply<WireToolResult>>;
 }
 
-/** A step on the pool: its endpoint, and how much of its stream has arrived. */
+/** A step on the pool: its task, its endpoint, the session running it, how it ends. */
 class RunningStep {
+  readonly task: WorkerTask;
   readonly endpoint: StepEndpoint;
-  #received = 0;
-  #expected = Infinity;
-  #allReceived: (() => void) | null = null;
+  /** The session running it; `null` while it waits for one. */
+  session: Session | null = null;
+  readonly done: Promise<WorkerOutcome>;
+  resolve!: (outcome: WorkerOutcome) => void;
+  reject!: (err: unknown) => void;
 
-  constructor(endpoint: StepEndpoint) {
+  constructor(task: WorkerTask, endpoint: StepEndpoint) {
+    this.task = task;
     this.endpoint = endpoint;
+    this.done = new Promise<WorkerOutcome>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
   }
+}
 
-  /** Hands `items` to the step; resolves when it has taken them. */
-  async deliver(items: readonly StreamItem[]): Promise<void> {
-    this.#received += items.length;
-    try {
-      await this.endpoint.onItems(items);
-    } finally {
-      if (this.#received >= this.#expected) this.#allReceived?.();
-    }
-  }
+/** A thread's session: its link, and the step it runs (one at a time). */
+interface Session {
+  readonly port: MessagePort;
+  /** Emitting `'abort'` terminates the thread (piscina); its session then ends. */
+  readonly abort: EventEmitter;
+  current: RunningStep | null;
+  /** Ends the session if it stays idle (its thread may then idle out). */
+  idleTimer: NodeJS.Timeout | null;
+}
 
-  /** `null` once `sent` items have arrived, else a promise of their arrival. */
-  allOf(sent: number): Promise<void> | null {
-    this.#expected = sent;
-    if (this.#received >= sent) return null;
-    return new Promise<void>((resolve) => (this.#allReceived = resolve));
-  }
+/** A step that was cancelled (or its pool closed) before any thread took it. */
+class NotStarted extends Error {}
+
+/** True when a step's rejection means no thread ever ran it. */
+export function neverStarted(err: unknown): boolean {
+  return err instanceof NotStarted;
 }
 
 /** Options of the worker pool (`createRuntime({ workers })`). */
@@ -99,7 +108,10 @@ export interface WorkerPoolOptions {
    * innermost step waits for one until a timeout ends the chain.
    */
   readonly maxThreads?: number;
-  /** An idle thread above `minThreads` exits after this long; default 30 000 ms. */
+  /**
+   * A thread's session ends after this long without a step, and an idle thread above
+   * `minThreads` exits after this long again; default 30 000 ms.
+   */
   readonly idleTimeoutMs?: number;
   /** Steps waiting for a thread at most; past it a step fails with `QUEUE_FULL`. Default 1 000. */
   readonly maxQueue?: number;
@@ -166,16 +178,17 @@ function threadExecArgv(options: WorkerPoolOptions): { execArgv?: string[] } {
 export class WorkerPool {
   readonly cancelGraceMs: number;
   readonly #piscina: Piscina;
-  /** The host ends of the threads' links. */
-  readonly #links = new Set<MessagePort>();
-  /** The steps running on the pool, by step id. */
+  /** The threads' sessions, each with its link. */
+  readonly #sessions = new Set<Session>();
+  /** Steps waiting for a session, oldest first. */
+  #queue: RunningStep[] = [];
+  /** The steps on the pool, waiting or running, by step id. */
   readonly #steps = new Map<string, RunningStep>();
   /** The name of the pool's control channel (cancels), which every task carries. */
   readonly controlName = `axon-workers-${randomUUID()}`;
   readonly #maxThreads: number;
+  readonly #idleTimeoutMs: number;
   readonly #maxQueue: number;
-  /** Steps submitted and not yet ended (running or waiting for a thread). */
-  #inFlight = 0;
   #closed = false;
   readonly #control = new BroadcastChannel(this.controlName);
 
@@ -204,6 +217,7 @@ export class WorkerPool {
     }
     this.cancelGraceMs = options.cancelGraceMs ?? WORKER_POOL_DEFAULTS.cancelGraceMs;
     this.#maxThreads = maxThreads;
+    this.#idleTimeoutMs = options.idleTimeoutMs ?? WORKER_POOL_DEFAULTS.idleTimeoutMs;
     this.#maxQueue = options.maxQueue ?? WORKER_POOL_DEFAULTS.maxQueue;
     if (!(Number.isInteger(this.#maxQueue) && this.#maxQueue >= 0)) {
       throw new RangeError(`workers.maxQueue must be a whole number >= 0, got ${this.#maxQueue}`);
@@ -230,42 +244,34 @@ export class WorkerPool {
     return this.#piscina.threads.length;
   }
 
-  /** Steps waiting for a thread. */
-  get queued(): number {
-    return this.#piscina.queueSize;
-  }
-
   /**
-   * Runs a step's task on a thread. Its stream items go to `step.onItems` in order (credit
-   * goes back once that resolves), and its calls to `step.calls`. Resolves once the task has
-   * ended and every item it sent has been delivered. Rejects only when the thread died or
-   * `abort` emitted `'abort'` (which terminates the thread; the pool replaces it). An
-   * EventEmitter rather than an AbortController: piscina takes either, and the emitter costs
-   * a fiftieth of the controller per step.
+   * Runs a step on a thread: it goes to an idle session's link (a new session starts while
+   * there are fewer than `maxThreads`), or waits for one. Its stream items go to
+   * `step.onItems` in order (credit goes back once that resolves), and its calls to the
+   * step's `delegate` / `callTool`. Resolves with the step's outcome, which comes after all
+   * its items on the same link. Rejects when its thread died, when `abort` emitted
+   * `'abort'` (a running step's thread is terminated; the pool replaces it), or when the
+   * queue is full ({@link QueueFullError}).
    */
   async runStep(task: WorkerTask, step: StepEndpoint, abort: EventEmitter): Promise<WorkerOutcome> {
-    // piscina does not hold its queue bound for cancellable tasks: the pool holds it.
-    if (this.#inFlight >= this.#maxThreads + this.#maxQueue) {
+    if (this.#queue.length >= this.#maxQueue && this.#idle() === null && !this.#canGrow()) {
       throw new QueueFullError(
         `the worker pool's queue is full (${this.#maxQueue} waiting): agent "${task.agent}" was not run`,
         { details: { pool: this.target, max_queue: this.#maxQueue } },
       );
     }
-    this.#inFlight++;
-    const running = new RunningStep(step);
+    const running = new RunningStep(task, step);
     this.#steps.set(task.stepId, running);
+    const onAbort = (): void => {
+      this.#abort(running);
+    };
+    abort.once('abort', onAbort);
+    this.#queue.push(running);
+    this.#dispatch();
     try {
-      let result = await this.#run(task, abort);
-      if ('noLink' in result) {
-        // A thread without a link (new, or a replacement): run it again with one.
-        result = await this.#run({ ...task, link: this.#newLink() }, abort);
-      }
-      if ('noLink' in result) throw new Error('worker thread took no link');
-      const rest = running.allOf(result.sent);
-      if (rest) await rest;
-      return result;
+      return await running.done;
     } finally {
-      this.#inFlight--;
+      abort.off('abort', onAbort);
       this.#steps.delete(task.stepId);
     }
   }
@@ -276,27 +282,73 @@ export class WorkerPool {
     this.#control.postMessage(message);
   }
 
-  #run(task: WorkerTask, abort: EventEmitter): Promise<WorkerOutcome | NoLink> {
-    const transferList = task.link ? [task.link] : [];
-    return this.#piscina.run(task, { transferList, signal: abort }) as Promise<
-      WorkerOutcome | NoLink
-    >;
+  /** Steps waiting for a thread. */
+  get queued(): number {
+    return this.#queue.length;
   }
 
-  /** A new link: this end is served here, the other goes to a thread with its next task. */
-  #newLink(): MessagePort {
+  #idle(): Session | null {
+    for (const session of this.#sessions) if (session.current === null) return session;
+    return null;
+  }
+
+  #canGrow(): boolean {
+    return !this.#closed && this.#sessions.size < this.#maxThreads;
+  }
+
+  /** Hands waiting steps to idle sessions, starting sessions up to `maxThreads`. */
+  #dispatch(): void {
+    while (this.#queue.length > 0) {
+      const session = this.#idle() ?? (this.#canGrow() ? this.#startSession() : null);
+      if (!session) return;
+      const step = this.#queue.shift() as RunningStep;
+      if (session.idleTimer) clearTimeout(session.idleTimer);
+      session.idleTimer = null;
+      session.current = step;
+      step.session = session;
+      const message: LinkDown = { t: 'step', task: step.task };
+      session.port.postMessage(message);
+    }
+  }
+
+  /** A cancelled step: terminate its thread, or take it off the queue. */
+  #abort(step: RunningStep): void {
+    if (step.session) {
+      step.session.abort.emit('abort');
+      return;
+    }
+    this.#queue = this.#queue.filter((s) => s !== step);
+    step.reject(new NotStarted('cancelled before a thread took it'));
+  }
+
+  /** A new session on a new link; piscina starts (or reuses) a thread for it. */
+  #startSession(): Session {
     const { port1, port2 } = new MessageChannel();
+    const session: Session = {
+      port: port1,
+      abort: new EventEmitter(),
+      current: null,
+      idleTimer: null,
+    };
     port1.on('message', (message: LinkUp) => {
-      if (message.t !== 'items') return;
-      const step = this.#steps.get(message.step);
-      if (!step) return;
-      void step.deliver(message.items).then(() => {
-        const credit: LinkDown = { t: 'credit', step: message.step, n: message.items.length };
-        port1.postMessage(credit);
-      });
+      if (message.t === 'items') {
+        const step = this.#steps.get(message.step);
+        if (!step) return;
+        void step.endpoint.onItems(message.items).then(() => {
+          const credit: LinkDown = { t: 'credit', step: message.step, n: message.items.length };
+          port1.postMessage(credit);
+        });
+      } else if (message.t === 'result') {
+        const step = session.current;
+        session.current = null;
+        if (step?.task.stepId === message.step) step.resolve(message.outcome);
+        this.#dispatch();
+        this.#idleOut(session);
+      }
     });
+    const steps = this.#steps;
     const lookup = (id: string): StepEndpoint => {
-      const step = this.#steps.get(id);
+      const step = steps.get(id);
       if (!step) throw new Error(`no step ${id} runs on this pool`);
       return step.endpoint;
     };
@@ -305,10 +357,38 @@ export class WorkerPool {
       callTool: (id, name, args) => lookup(id).callTool(name, args),
     };
     Comlink.expose(hostCalls, rpcEndpoint(port1));
-    port1.on('close', () => this.#links.delete(port1));
     port1.unref();
-    this.#links.add(port1);
-    return port2;
+    this.#sessions.add(session);
+    const task: SessionTask = { link: port2, control: this.controlName };
+    this.#piscina.run(task, { transferList: [port2], signal: session.abort }).then(
+      () => {
+        this.#endSession(session, null);
+      },
+      (err: unknown) => {
+        this.#endSession(session, err);
+      },
+    );
+    return session;
+  }
+
+  /** If `session` got no step, ends it after `idleTimeoutMs`, so its thread can idle out. */
+  #idleOut(session: Session): void {
+    if (session.current !== null) return;
+    session.idleTimer = setTimeout(() => {
+      if (session.current === null) session.port.close();
+    }, this.#idleTimeoutMs);
+    session.idleTimer.unref();
+  }
+
+  /** A session ended: its thread died (`err`) or its link was closed. */
+  #endSession(session: Session, err: unknown): void {
+    this.#sessions.delete(session);
+    if (session.idleTimer) clearTimeout(session.idleTimer);
+    session.port.close();
+    const step = session.current;
+    session.current = null;
+    step?.reject(err ?? new Error('the worker session ended'));
+    this.#dispatch();
   }
 
   /** True once {@link destroy} began: steps still running end because of it. */
@@ -319,9 +399,12 @@ export class WorkerPool {
   /** Stops every thread; steps still running fail. */
   async destroy(): Promise<void> {
     this.#closed = true;
+    const waiting = this.#queue;
+    this.#queue = [];
+    for (const step of waiting) step.reject(new NotStarted('the pool closed'));
     await this.#piscina.destroy();
-    for (const port of this.#links) port.close();
-    this.#links.clear();
+    for (const session of this.#sessions) session.port.close();
+    this.#sessions.clear();
     this.#control.close();
   }
 }

@@ -1,10 +1,10 @@
 /**
- * @module What crosses between the host and its worker threads. Each thread has one
- * persistent **link** to the host (a `MessagePort` handed over once, with the first task the
- * thread runs without one): every step's tokens, events, credit and host calls travel on it,
- * tagged with the step id, so a step costs no port of its own. Cancels go to all threads on
- * the pool's control `BroadcastChannel` (they are rare). Everything here is
- * structured-cloneable.
+ * @module What crosses between the host and its worker threads. Each thread runs one
+ * long-lived pool task, its **session**, and has one persistent **link** to the host (a
+ * `MessagePort` handed over with the session): steps go out on it, and their tokens, events,
+ * credit, host calls and results come back on it, tagged with the step id. A step costs no
+ * pool task and no port of its own. Cancels go to all threads on the pool's control
+ * `BroadcastChannel` (they are rare). Everything here is structured-cloneable.
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { ContextNarrowing } from '../context/exec-context.js';
@@ -14,7 +14,7 @@ import type { ErrorPayload } from '../errors/to-error-payload.js';
 import type { ToolStatus } from '../tools/tool-result.js';
 import type { AgentInput, AgentOutcome, AgentStatus } from './agent-result.js';
 
-/** One step's work, posted to the pool. */
+/** One step's work, sent to a thread's session on its link. */
 export interface WorkerTask {
   /** The agent's name (for errors and logs). */
   readonly agent: string;
@@ -25,10 +25,16 @@ export interface WorkerTask {
   readonly stepId: string;
   /** Items the host accepts before the worker must wait for more credit. */
   readonly credit: number;
+}
+
+/**
+ * A thread's session: the one long-running pool task a thread runs. It takes steps on its
+ * link (transferred with it) until the host closes the link.
+ */
+export interface SessionTask {
+  readonly link: MessagePort;
   /** The pool's control channel name (cancels). */
   readonly control: string;
-  /** A link for a thread that has none (transferred); absent on most tasks. */
-  readonly link?: MessagePort;
 }
 
 /** An item of the step's stream, as the worker sends it. */
@@ -38,11 +44,14 @@ export type StreamItem = string | SinkEvent;
 export type LinkUp =
   /** A step's items in order; each took one unit of its credit. */
   | { readonly t: 'items'; readonly step: string; readonly items: readonly StreamItem[] }
+  /** How a step ended (after all its items, on the same link). */
+  | { readonly t: 'result'; readonly step: string; readonly outcome: WorkerOutcome }
   /** A comlink message (the thread's calls to the host). */
   | { readonly t: 'rpc'; readonly data: unknown };
 
 /** Host → worker on a link. */
 export type LinkDown =
+  | { readonly t: 'step'; readonly task: WorkerTask }
   | { readonly t: 'credit'; readonly step: string; readonly n: number }
   | { readonly t: 'rpc'; readonly data: unknown };
 
@@ -72,11 +81,6 @@ export type WorkerOutcome = (
   /** Droppable events the worker let go for want of credit (STREAM-2003). */
   readonly dropped: number;
 };
-
-/** What a task returns instead when its thread has no link yet: run it again with one. */
-export interface NoLink {
-  readonly noLink: true;
-}
 
 /** An agent result as it crosses back to a worker: its error as a payload. */
 export interface WireAgentResult {

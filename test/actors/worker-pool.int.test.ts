@@ -1,0 +1,46 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { WorkerPool, type StepEndpoint } from '../../src/actors/worker-pool.js';
+import { createContext } from '../../src/context/create-context.js';
+
+const fixtures = new URL('../fixtures/worker-agents.ts', import.meta.url).href;
+
+const endpoint: StepEndpoint = {
+  onItems: () => Promise.resolve(),
+  delegate: () => Promise.reject(new Error('not in this test')),
+  callTool: () => Promise.reject(new Error('not in this test')),
+};
+
+function task(stepId: string) {
+  return {
+    agent: 'echo',
+    module: fixtures,
+    export: 'echo',
+    input: { message: stepId },
+    ctx: createContext().child('echo').toWire(),
+    stepId,
+    credit: 256,
+  };
+}
+
+describe('the worker pool’s sessions', () => {
+  it('runs steps on up to maxThreads sessions, and an idle session ends so its thread can go', async () => {
+    const pool = new WorkerPool({ minThreads: 1, maxThreads: 2, idleTimeoutMs: 100 });
+    try {
+      const results = await Promise.all(
+        ['s1', 's2', 's3', 's4'].map((id) => pool.runStep(task(id), endpoint, new EventEmitter())),
+      );
+      expect(
+        results.map((r) => (r.ok && 'output' in r ? (r.output as { echo: string }).echo : null)),
+      ).toEqual(['s1', 's2', 's3', 's4']);
+      expect(pool.threads).toBe(2);
+      // Idle sessions end after 100 ms, then piscina lets the thread above minThreads go.
+      await expect.poll(() => pool.threads, { timeout: 5_000, interval: 50 }).toBe(1);
+      // And the pool still serves, starting a session again.
+      const again = await pool.runStep(task('s5'), endpoint, new EventEmitter());
+      expect(again.ok).toBe(true);
+    } finally {
+      await pool.destroy();
+    }
+  });
+});
