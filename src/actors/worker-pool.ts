@@ -1,6 +1,8 @@
 /**
- * @module The worker-thread pool of a runtime: piscina, hosting `worker-entry`, sized and
- * limited by {@link WorkerPoolOptions}.
+ * @module The worker-thread pool of a runtime, sized and limited by
+ * {@link WorkerPoolOptions}. piscina starts, limits and replaces the threads; each thread
+ * runs one long-lived session (`worker-entry`), and the pool sends it steps on its link,
+ * one at a time, so a step costs no pool task of its own (see `worker-protocol.ts`).
  *
  * TypeScript: a worker thread starts with Node's own loader, which cannot load `.ts`, and on
  * Node 20 a TypeScript loader given to the host (`node --import tsx`) does not reach a
@@ -96,14 +98,14 @@ export function neverStarted(err: unknown): boolean {
 /** Options of the worker pool (`createRuntime({ workers })`). */
 export interface WorkerPoolOptions {
   /**
-   * Threads kept alive while idle; default 1. At least one: piscina replaces a terminated
-   * or crashed thread only up to this number, and steps already queued wait for a thread.
+   * Threads kept alive while idle; default 1 (piscina keeps at least this many threads
+   * started).
    */
   readonly minThreads?: number;
   /**
    * Threads at most; default the machine's available parallelism, and at least the default
-   * delegation depth (5). A step has its thread to itself (piscina runs a cancellable task
-   * alone), and a worker step that delegates to another worker agent holds its thread while
+   * delegation depth (5). A step has its thread to itself (a session runs one step at a
+   * time), and a worker step that delegates to another worker agent holds its thread while
    * it waits: a chain of nested worker delegations needs a thread per level, or its
    * innermost step waits for one until a timeout ends the chain.
    */
