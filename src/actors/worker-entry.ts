@@ -14,7 +14,7 @@ import { ExecContext } from '../context/exec-context.js';
 import type { SinkEvent, StreamSink } from '../context/stream-sink.js';
 import { StreamClosedError } from '../errors/stream-closed-error.js';
 import { fromErrorPayload } from '../errors/remote-error.js';
-import { toErrorPayload } from '../errors/to-error-payload.js';
+import { toErrorPayload, type ErrorPayload } from '../errors/to-error-payload.js';
 import { createLogger } from '../observability/logger.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import type { AgentHandler, AgentRuntime, AgentTarget } from './agent-runtime.js';
@@ -223,6 +223,10 @@ const senders = new Map<string, CreditSender>();
 /** The contexts of the steps running on this thread, by step id. */
 const running = new Map<string, ExecContext>();
 let control: BroadcastChannel | null = null;
+/** Steps sent to this thread and not started yet (a session runs one at a time). */
+const waiting = new Set<string>();
+/** Of those, the ones cancelled before they started, with the reason. */
+const cancelledWhileWaiting = new Map<string, ErrorPayload>();
 
 function listenForCancels(name: string): void {
   if (control) return;
@@ -232,6 +236,8 @@ function listenForCancels(name: string): void {
     const message = (event as { data: ControlMessage }).data;
     senders.get(message.step)?.close();
     running.get(message.step)?.cancel(fromErrorPayload(message.reason));
+    // A step still waiting in this thread's pipeline must not start.
+    if (waiting.has(message.step)) cancelledWhileWaiting.set(message.step, message.reason);
   };
 }
 
@@ -244,13 +250,23 @@ export default function runSession(session: SessionTask): Promise<void> {
   listenForCancels(session.control);
   const port = session.link;
   const link: Link = { port, host: Comlink.wrap<HostCalls>(rpcEndpoint(port)) };
+  // Steps run one after another, in the order they came; the host may send the next one
+  // before the current one ends, so the thread goes on without sleeping in between.
+  let chain: Promise<void> = Promise.resolve();
   return new Promise<void>((resolve) => {
     port.on('message', (message: LinkDown) => {
       if (message.t === 'credit') senders.get(message.step)?.grant(message.n);
       else if (message.t === 'step') {
-        const stepId = message.task.stepId;
-        void runStep(link, message.task).then((outcome) => {
-          const result: LinkUp = { t: 'result', step: stepId, outcome };
+        const task = message.task;
+        waiting.add(task.stepId);
+        chain = chain.then(async () => {
+          waiting.delete(task.stepId);
+          const cancelled = cancelledWhileWaiting.get(task.stepId);
+          cancelledWhileWaiting.delete(task.stepId);
+          const outcome: WorkerOutcome = cancelled
+            ? { ok: false, error: cancelled, sent: 0, dropped: 0 }
+            : await runStep(link, task);
+          const result: LinkUp = { t: 'result', step: task.stepId, outcome };
           port.postMessage(result);
         });
       }

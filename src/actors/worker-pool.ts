@@ -61,8 +61,10 @@ export interface StepEndpoint {
 class RunningStep {
   readonly task: WorkerTask;
   readonly endpoint: StepEndpoint;
-  /** The session running it; `null` while it waits for one. */
+  /** The session it was sent to; `null` while it waits for one. */
   session: Session | null = null;
+  /** Cancelled before its thread started it: it must not start anywhere. */
+  aborted = false;
   readonly done: Promise<WorkerOutcome>;
   resolve!: (outcome: WorkerOutcome) => void;
   reject!: (err: unknown) => void;
@@ -82,10 +84,17 @@ interface Session {
   readonly port: MessagePort;
   /** Emitting `'abort'` terminates the thread (piscina); its session then ends. */
   readonly abort: EventEmitter;
-  current: RunningStep | null;
+  /** The steps sent to it, oldest first: the first runs, the others wait in the thread. */
+  steps: RunningStep[];
   /** Ends the session if it stays idle (its thread may then idle out). */
   idleTimer: NodeJS.Timeout | null;
 }
+
+/**
+ * Steps a session holds at once: the one its thread runs and the next, sent ahead so the
+ * thread goes from one to the next without sleeping and being woken per step.
+ */
+const PIPELINE = 2;
 
 /** A step that was cancelled (or its pool closed) before any thread took it. */
 class NotStarted extends Error {}
@@ -256,7 +265,7 @@ export class WorkerPool {
    * queue is full ({@link QueueFullError}).
    */
   async runStep(task: WorkerTask, step: StepEndpoint, abort: EventEmitter): Promise<WorkerOutcome> {
-    if (this.#queue.length >= this.#maxQueue && this.#idle() === null && !this.#canGrow()) {
+    if (this.#waiting() >= this.#maxQueue && !this.#hasIdle()) {
       throw new QueueFullError(
         `the worker pool's queue is full (${this.#maxQueue} waiting): agent "${task.agent}" was not run`,
         { details: { pool: this.target, max_queue: this.#maxQueue } },
@@ -286,37 +295,67 @@ export class WorkerPool {
 
   /** Steps waiting for a thread. */
   get queued(): number {
-    return this.#queue.length;
+    return this.#waiting();
   }
 
-  #idle(): Session | null {
-    for (const session of this.#sessions) if (session.current === null) return session;
-    return null;
+  /**
+   * A session for the next step: an idle one; else a new one while there are fewer than
+   * `maxThreads`; else one whose pipeline has room (its thread takes the step as soon as it
+   * finishes the current one, without sleeping in between).
+   */
+  #pick(): Session | null {
+    let roomy: Session | null = null;
+    for (const session of this.#sessions) {
+      if (session.steps.length === 0) return session;
+      if (roomy === null && session.steps.length < PIPELINE) roomy = session;
+    }
+    if (this.#canGrow()) return this.#startSession();
+    return roomy;
+  }
+
+  /** A session with nothing to run, or room to start one. */
+  #hasIdle(): boolean {
+    if (this.#canGrow()) return true;
+    for (const session of this.#sessions) if (session.steps.length === 0) return true;
+    return false;
+  }
+
+  /** Steps waiting for a thread: here, or in a thread's pipeline behind its running step. */
+  #waiting(): number {
+    let n = this.#queue.length;
+    for (const session of this.#sessions) n += Math.max(0, session.steps.length - 1);
+    return n;
   }
 
   #canGrow(): boolean {
     return !this.#closed && this.#sessions.size < this.#maxThreads;
   }
 
-  /** Hands waiting steps to idle sessions, starting sessions up to `maxThreads`. */
+  /** Hands waiting steps to sessions, starting sessions up to `maxThreads`. */
   #dispatch(): void {
     while (this.#queue.length > 0) {
-      const session = this.#idle() ?? (this.#canGrow() ? this.#startSession() : null);
+      const session = this.#pick();
       if (!session) return;
       const step = this.#queue.shift() as RunningStep;
       if (session.idleTimer) clearTimeout(session.idleTimer);
       session.idleTimer = null;
-      session.current = step;
+      session.steps.push(step);
       step.session = session;
       const message: LinkDown = { t: 'step', task: step.task };
       session.port.postMessage(message);
     }
   }
 
-  /** A cancelled step: terminate its thread, or take it off the queue. */
+  /**
+   * A cancelled step that did not stop: terminate its thread if it is running there; if it
+   * waits in a thread's pipeline, it will not start (the thread heard the cancel); if it
+   * waits here, take it off the queue.
+   */
   #abort(step: RunningStep): void {
-    if (step.session) {
-      step.session.abort.emit('abort');
+    const session = step.session;
+    if (session) {
+      if (session.steps[0] === step) session.abort.emit('abort');
+      else step.aborted = true;
       return;
     }
     this.#queue = this.#queue.filter((s) => s !== step);
@@ -329,7 +368,7 @@ export class WorkerPool {
     const session: Session = {
       port: port1,
       abort: new EventEmitter(),
-      current: null,
+      steps: [],
       idleTimer: null,
     };
     port1.on('message', (message: LinkUp) => {
@@ -341,9 +380,12 @@ export class WorkerPool {
           port1.postMessage(credit);
         });
       } else if (message.t === 'result') {
-        const step = session.current;
-        session.current = null;
-        if (step?.task.stepId === message.step) step.resolve(message.outcome);
+        // Results come in the order the steps were sent.
+        const step = session.steps[0];
+        if (step?.task.stepId === message.step) {
+          session.steps.shift();
+          step.resolve(message.outcome);
+        }
         this.#dispatch();
         this.#idleOut(session);
       }
@@ -375,9 +417,9 @@ export class WorkerPool {
 
   /** If `session` got no step, ends it after `idleTimeoutMs`, so its thread can idle out. */
   #idleOut(session: Session): void {
-    if (session.current !== null) return;
+    if (session.steps.length > 0) return;
     session.idleTimer = setTimeout(() => {
-      if (session.current === null) session.port.close();
+      if (session.steps.length === 0) session.port.close();
     }, this.#idleTimeoutMs);
     session.idleTimer.unref();
   }
@@ -387,10 +429,22 @@ export class WorkerPool {
     this.#sessions.delete(session);
     if (session.idleTimer) clearTimeout(session.idleTimer);
     session.port.close();
-    const step = session.current;
-    session.current = null;
-    step?.reject(err ?? new Error('the worker session ended'));
-    this.#dispatch();
+    const [running, ...waiting] = session.steps;
+    session.steps = [];
+    running?.reject(err ?? new Error('the worker session ended'));
+    // The steps behind it never started: back to the front of the queue, unless cancelled.
+    const again: RunningStep[] = [];
+    for (const step of waiting) {
+      step.session = null;
+      if (step.aborted) step.reject(new NotStarted('cancelled before a thread started it'));
+      else again.push(step);
+    }
+    if (this.#closed) {
+      for (const step of again) step.reject(new NotStarted('the pool closed'));
+    } else {
+      this.#queue = [...again, ...this.#queue];
+      this.#dispatch();
+    }
   }
 
   /** True once {@link destroy} began: steps still running end because of it. */

@@ -388,4 +388,42 @@ describe('cancel and crashes with real threads', () => {
     expect(r.error?.code).toBe('CANCELLED');
     expect(r.error?.message).toMatch(/runtime closed/);
   });
+
+  it('a step sent ahead to a thread that then dies goes back to the queue and runs elsewhere', async () => {
+    const rt = runtime({
+      agents: [workerAgent('crasher', 'crasher'), workerAgent('echo', 'echo')],
+      workers: { maxThreads: 1, restart: { minBackoffMs: 0, jitter: 0 } },
+    });
+    // Warm the one thread, so both steps below go to its session: the second behind the first.
+    expect((await rt.invoke('echo', 'warm')).status).toBe('success');
+    const crash = rt.invoke('crasher', { message: 'x', args: { how: 'exit' } });
+    const behind = rt.invoke<Record<string, unknown>>('echo', 'behind');
+    expect((await crash).error?.code).toBe('WORKER_RESET');
+    const r = await behind;
+    expect(r.status).toBe('success');
+    expect(r.output).toMatchObject({ echo: 'behind' });
+  });
+
+  it('a step cancelled while it waits behind a busy one never starts, even after that thread dies', async () => {
+    const busyProbe = probe();
+    const waitProbe = probe();
+    const rt = runtime({
+      agents: [
+        workerAgent('busy', 'busy', 1_000),
+        workerAgent('waiter', 'waiter'),
+        workerAgent('echo', 'echo'),
+      ],
+      workers: { maxThreads: 1, cancelGraceMs: 100, restart: { minBackoffMs: 0, jitter: 0 } },
+    });
+    const busy = rt.invoke('busy', { message: 'x', args: { probe: busyProbe.buffer } });
+    await expect.poll(() => Atomics.load(busyProbe.view, PROBE.started)).toBe(1);
+    const ctx = rt.createContext();
+    const waiting = rt.invoke('waiter', { message: 'x', args: { probe: waitProbe.buffer } }, ctx);
+    ctx.cancel();
+    expect((await waiting).error?.code).toBe('CANCELLED');
+    expect((await busy).error?.code).toBe('TIMEOUT');
+    // The busy thread was terminated; the cancelled step was not run on its replacement.
+    expect((await rt.invoke('echo', 'after')).status).toBe('success');
+    expect(Atomics.load(waitProbe.view, PROBE.started)).toBe(0);
+  });
 });
