@@ -90,12 +90,6 @@ interface Session {
   idleTimer: NodeJS.Timeout | null;
 }
 
-/**
- * Steps a session holds at once: the one its thread runs and the next, sent ahead so the
- * thread goes from one to the next without sleeping and being woken per step.
- */
-const PIPELINE = 2;
-
 /** A step that was cancelled (or its pool closed) before any thread took it. */
 class NotStarted extends Error {}
 
@@ -141,6 +135,12 @@ export interface WorkerPoolOptions {
   readonly typescript?: boolean;
   /** Backoff after a thread died and the restart intensity past which the pool is degraded. */
   readonly restart?: RestartOptions;
+  /**
+   * Steps a thread holds at once: the one it runs and those sent ahead, so it goes from one to
+   * the next without sleeping and being woken per step. Default 2. Deeper is faster under
+   * load, but more steps may wait behind a long one while another thread is free.
+   */
+  readonly pipeline?: number;
   /** How long a cancelled step's thread has to stop by itself before it is terminated; default 1 000 ms. */
   readonly cancelGraceMs?: number;
 }
@@ -151,6 +151,7 @@ export const WORKER_POOL_DEFAULTS = {
   idleTimeoutMs: 30_000,
   maxQueue: 1_000,
   cancelGraceMs: 1_000,
+  pipeline: 2,
 } as const;
 
 /** True when this module was loaded from TypeScript sources (no build). */
@@ -198,6 +199,7 @@ export class WorkerPool {
   /** The name of the pool's control channel (cancels), which every task carries. */
   readonly controlName = `axon-workers-${randomUUID()}`;
   readonly #maxThreads: number;
+  readonly #pipeline: number;
   readonly #idleTimeoutMs: number;
   readonly #maxQueue: number;
   #closed = false;
@@ -228,6 +230,10 @@ export class WorkerPool {
     }
     this.cancelGraceMs = options.cancelGraceMs ?? WORKER_POOL_DEFAULTS.cancelGraceMs;
     this.#maxThreads = maxThreads;
+    this.#pipeline = options.pipeline ?? WORKER_POOL_DEFAULTS.pipeline;
+    if (!(Number.isInteger(this.#pipeline) && this.#pipeline >= 1)) {
+      throw new RangeError(`workers.pipeline must be a whole number >= 1, got ${this.#pipeline}`);
+    }
     this.#idleTimeoutMs = options.idleTimeoutMs ?? WORKER_POOL_DEFAULTS.idleTimeoutMs;
     this.#maxQueue = options.maxQueue ?? WORKER_POOL_DEFAULTS.maxQueue;
     if (!(Number.isInteger(this.#maxQueue) && this.#maxQueue >= 0)) {
@@ -307,7 +313,7 @@ export class WorkerPool {
     let roomy: Session | null = null;
     for (const session of this.#sessions) {
       if (session.steps.length === 0) return session;
-      if (roomy === null && session.steps.length < PIPELINE) roomy = session;
+      if (roomy === null && session.steps.length < this.#pipeline) roomy = session;
     }
     if (this.#canGrow()) return this.#startSession();
     return roomy;

@@ -43,4 +43,10 @@ describe('the worker pool’s sessions', () => {
       await pool.destroy();
     }
   });
+
+  it('refuses bad options before it starts any thread', () => {
+    expect(() => new WorkerPool({ pipeline: 0 })).toThrow(RangeError);
+    expect(() => new WorkerPool({ maxThreads: 0 })).toThrow(RangeError);
+    expect(() => new WorkerPool({ maxQueue: -1 })).toThrow(RangeError);
+  });
 });
