@@ -9,12 +9,16 @@ import { SchemaViolationError } from '../errors/schema-violation-error.js';
 import { StreamClosedError } from '../errors/stream-closed-error.js';
 import { toAxonError, type ErrorPayload } from '../errors/to-error-payload.js';
 import type { RunStore } from '../store/run-store.js';
-import { emittableEventSchema, type StepEvent } from '../streams/events.js';
-import type { HandlerSink } from './run-handler.js';
-import { StepLifecycle } from './step-lifecycle.js';
 import {
   copyErrorDetails,
   copyStartedOptions,
+  emittableEventSchema,
+  type Mutable,
+  type StepEvent,
+} from '../streams/events.js';
+import type { HandlerSink } from './run-handler.js';
+import { StepLifecycle } from './step-lifecycle.js';
+import {
   type EndFields,
   type EscalationFields,
   type NumberedEventBody,
@@ -205,8 +209,6 @@ export class StepActor implements HandlerSink {
     }
   }
 }
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** `body` as a logged event, built field by field for the frequent types (no spread). */
 function stamp(body: NumberedEventBody, step_id: string, ts: number): StepEvent {

@@ -7,7 +7,14 @@
  */
 import { assign, setup } from 'xstate';
 import type { ErrorPayload } from '../errors/to-error-payload.js';
-import type { EmittableEvent, Provenance, StepEventBody } from '../streams/events.js';
+import {
+  copyErrorDetails,
+  copyStartedOptions,
+  type EmittableEvent,
+  type Mutable,
+  type Provenance,
+  type StepEventBody,
+} from '../streams/events.js';
 
 /** An accepted event body with the `seq` the machine gave it. */
 export type NumberedEventBody = StepEventBody & { readonly seq: number };
@@ -47,38 +54,6 @@ export type StepMachineEvent =
 
 /** The fields of an `escalation` event besides its stamp. */
 export type EscalationFields = Omit<Extract<StepEventBody, { type: 'escalation' }>, 'type'>;
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
-
-/**
- * Copies the optional fields of a `started` event onto `target`. Events are built field by
- * field throughout the step's hot path: an object spread over them took V8's slow path and
- * cost a quarter of an inline run (docs/benchmarks.md).
- */
-export function copyStartedOptions(
-  target: {
-    pool_id?: string | undefined;
-    replica_id?: string | undefined;
-    queue_position?: number | undefined;
-  },
-  from: {
-    readonly pool_id?: string | undefined;
-    readonly replica_id?: string | undefined;
-    readonly queue_position?: number | undefined;
-  },
-): void {
-  if (from.pool_id !== undefined) target.pool_id = from.pool_id;
-  if (from.replica_id !== undefined) target.replica_id = from.replica_id;
-  if (from.queue_position !== undefined) target.queue_position = from.queue_position;
-}
-
-/** Copies `details` of an error payload onto `target` when it has them. */
-export function copyErrorDetails(
-  target: { details?: Readonly<Record<string, unknown>> | undefined },
-  from: { readonly details?: Readonly<Record<string, unknown>> | undefined },
-): void {
-  if (from.details !== undefined) target.details = from.details;
-}
 
 function one(context: StepMachineContext, body: NumberedEventBody): StepMachineContext {
   return { seq: body.seq, tokenIndex: context.tokenIndex, accepted: [body] };

@@ -35,7 +35,7 @@ function escalate(
   step: StepActor,
   escalation: { readonly reason: string; readonly target: string },
 ): void {
-  if (step.isOpen || step.state === 'pending') step.escalate(escalation);
+  if (!step.isFinal) step.escalate(escalation);
 }
 
 async function reply<T>(call: () => Promise<T>): Promise<HostReply<T>> {

@@ -11,15 +11,15 @@
  */
 import type { ErrorPayload } from '../errors/to-error-payload.js';
 import {
+  copyStartedOptions,
   emptyProvenance,
+  type Mutable,
   type BudgetUsage,
   type Provenance,
   type StepEvent,
 } from '../streams/events.js';
 import { deepCopy } from './deep-copy.js';
 import type { RunPatch, RunRecord, StepPatch, StepRecord, WireBudgets } from './records.js';
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 function copyUsage(u: BudgetUsage): BudgetUsage {
   return {
@@ -214,7 +214,7 @@ export function copyStepEvent(e: StepEvent, nested: NestedCopy = FRESH): StepEve
     case 'token':
       return { type: 'token', step_id: e.step_id, seq: e.seq, ts: e.ts, t: e.t, i: e.i };
     case 'started': {
-      // Field by field, optional ones included: no spreads on this path (they are slow).
+      // Field by field: no spreads on this path (they are slow).
       const started: Mutable<typeof e> = {
         type: 'started',
         step_id: e.step_id,
@@ -222,9 +222,7 @@ export function copyStepEvent(e: StepEvent, nested: NestedCopy = FRESH): StepEve
         ts: e.ts,
         provenance: nested.provenance(e.provenance),
       };
-      if (e.pool_id !== undefined) started.pool_id = e.pool_id;
-      if (e.replica_id !== undefined) started.replica_id = e.replica_id;
-      if (e.queue_position !== undefined) started.queue_position = e.queue_position;
+      copyStartedOptions(started, e);
       return started;
     }
     case 'end':
