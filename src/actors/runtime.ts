@@ -20,9 +20,6 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { PermissionDeniedError } from '../errors/permission-denied-error.js';
-import { SchemaViolationError } from '../errors/schema-violation-error.js';
-import { TimeoutError } from '../errors/timeout-error.js';
-import { toAxonError } from '../errors/to-error-payload.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { defaultTracer } from '../observability/tracer.js';
 import { memoryStore } from '../store/memory-store.js';
@@ -31,9 +28,9 @@ import type { RunStore } from '../store/run-store.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
 import { ToolRegistry, type ToolInfo } from '../tools/tool-registry.js';
 import type { ToolResult } from '../tools/tool-result.js';
-import { validateToolArgs } from '../tools/validate-args.js';
 import { reportToBreaker, refuseByBreaker } from '../supervisors/breaker-guard.js';
-import { CircuitBreaker, type BreakerOptions } from '../supervisors/circuit-breaker.js';
+import { BreakerTable } from '../supervisors/breaker-table.js';
+import type { BreakerOptions } from '../supervisors/circuit-breaker.js';
 import { assertDepth, DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
 import { ActorSystem } from './actor-system.js';
 import { agentMachine, type AgentActor, type AgentStats } from './agent-machine.js';
@@ -47,18 +44,11 @@ import {
   type AgentResult,
 } from './agent-result.js';
 import { executeInline } from './inline-placement.js';
+import { callTool } from './tool-call.js';
 import { WorkerPool, type WorkerPoolOptions } from './worker-pool.js';
 import { executeInWorker } from './worker-placement.js';
 import { RunStream } from './run-stream.js';
-import {
-  closeRun,
-  openRun,
-  RUN_STATUS,
-  runStatusFor,
-  sumUsage,
-  type RunHandle,
-  type RunRecordsDeps,
-} from './run-records.js';
+import { closeRun, openRun, runStatusFor, sumUsage, type RunRecordsDeps } from './run-records.js';
 import { runStep, type StepOutcome, type StepRunnerDeps } from './step-runner.js';
 import { toAgentResult } from './to-agent-result.js';
 
@@ -101,10 +91,7 @@ export class Runtime implements AgentRuntime {
   >();
   readonly #tools = new ToolRegistry();
   readonly #workerOptions: WorkerPoolOptions;
-  readonly #breakerOptions: BreakerOptions | false;
-  /** Circuit breakers of agents and of tools, by name. */
-  readonly #agentBreakers = new Map<string, CircuitBreaker>();
-  readonly #toolBreakers = new Map<string, CircuitBreaker>();
+  readonly #breakers: BreakerTable;
   #workers: WorkerPool | null = null;
   #closed = false;
 
@@ -116,11 +103,12 @@ export class Runtime implements AgentRuntime {
     }
     this.maxDepth = maxDepth;
     this.#workerOptions = options.workers ?? {};
-    this.#breakerOptions = options.breakers ?? {};
+
     this.system = new ActorSystem({
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.ids ? { ids: options.ids } : {}),
     });
+    this.#breakers = new BreakerTable(this.system.clock, options.breakers ?? {});
     this.store = options.store ?? memoryStore();
     this.logger = options.logger ?? createLogger();
     this.#deps = {
@@ -317,108 +305,23 @@ export class Runtime implements AgentRuntime {
   }
 
   /** {@inheritDoc AgentRuntime.callTool} */
-  async callTool<TOutput = unknown>(
+  callTool<TOutput = unknown>(
     name: string,
     args: unknown,
     ctx: ExecContext,
   ): Promise<ToolResult<TOutput>> {
-    const startedAt = this.system.clock.now();
-    const refuse = (
-      status: 'not_found' | 'permission_denied',
-      error: NotFoundError | PermissionDeniedError,
-    ): ToolResult<TOutput> => ({
-      status,
-      tool: name,
-      output: null,
-      error,
-      durationMs: 0,
-      stepId: null,
-    });
-    if (this.#closed) {
-      return {
-        status: 'error',
-        tool: name,
-        output: null,
-        error: new InvalidParamsError('the runtime is closed'),
-        durationMs: 0,
-        stepId: null,
-      };
-    }
-    const tool = this.#tools.get(name);
-    if (!tool) return refuse('not_found', new NotFoundError('tool', name));
-    const refusal = this.#tools.refusal(tool, ctx);
-    if (refusal === 'context')
-      return refuse('permission_denied', new PermissionDeniedError('tool', name));
-    if (refusal === 'required_roles') {
-      return refuse(
-        'permission_denied',
-        new PermissionDeniedError('role', tool.requiredRoles.join(','), {
-          details: { tool: name },
-        }),
-      );
-    }
-    let run: RunHandle;
-    try {
-      run = await openRun(this.#runDeps, ctx, `tool ${name}`);
-    } catch (err) {
-      return {
-        status: 'error',
-        tool: name,
-        output: null,
-        error: toAxonError(err),
-        durationMs: 0,
-        stepId: null,
-      };
-    }
-    let outcome: StepOutcome;
-    const breaker = this.#breaker('tool', name);
-    const admitted = breaker?.tryAcquire() ?? true;
-    try {
-      outcome = await runStep(this.#deps, {
-        type: 'tool_call',
-        name,
-        input: { tool: name, args },
-        runId: run.runId,
-        parentCtx: ctx,
-        timeoutMs: tool.timeoutMs,
-        operation: 'execute_tool',
-        execute: (stepCtx, step) => {
-          if (!admitted && breaker) refuseByBreaker(breaker, step);
-          return Promise.resolve(tool.handler(validateToolArgs(tool, args), stepCtx));
-        },
-      });
-      // Arguments that fail the schema are the caller's fault, not the tool's: no verdict.
-      if (breaker && admitted) {
-        reportToBreaker(breaker, outcome.error instanceof SchemaViolationError ? null : outcome);
-      }
-    } catch (err) {
-      breaker?.release();
-      if (run.owned) await closeRun(this.#runDeps, run, 'failed', null);
-      return {
-        status: 'error',
-        tool: name,
-        output: null,
-        error: toAxonError(err),
-        durationMs: this.system.clock.now() - startedAt,
-        stepId: null,
-      };
-    }
-    if (run.owned)
-      await closeRun(this.#runDeps, run, RUN_STATUS[outcome.status], outcome.ctx.tokenUsage);
-    const status =
-      outcome.status === 'succeeded'
-        ? 'success'
-        : outcome.error instanceof TimeoutError
-          ? 'timeout'
-          : 'error';
-    return {
-      status,
-      tool: name,
-      output: status === 'success' ? (outcome.output as TOutput) : null,
-      error: outcome.error,
-      durationMs: outcome.durationMs,
-      stepId: outcome.stepId,
-    };
+    return callTool<TOutput>(
+      {
+        steps: this.#deps,
+        runs: this.#runDeps,
+        tools: this.#tools,
+        breakers: this.#breakers,
+        closed: this.#closed,
+      },
+      name,
+      args,
+      ctx,
+    );
   }
 
   /** The run record, or `null`. */
@@ -435,23 +338,9 @@ export class Runtime implements AgentRuntime {
       entry.ref.stop();
       this.system.unregister(entry.id);
     }
-    for (const breaker of [...this.#agentBreakers.values(), ...this.#toolBreakers.values()]) {
-      breaker.stop();
-    }
+    this.#breakers.stop();
     await this.#workers?.destroy();
     await this.store.close();
-  }
-
-  /** The breaker of an agent or a tool (made on first use), or `null` when breakers are off. */
-  #breaker(kind: 'agent' | 'tool', name: string): CircuitBreaker | null {
-    if (this.#breakerOptions === false) return null;
-    const breakers = kind === 'agent' ? this.#agentBreakers : this.#toolBreakers;
-    let breaker = breakers.get(name);
-    if (!breaker) {
-      breaker = new CircuitBreaker(`${kind}:${name}`, this.system.clock, this.#breakerOptions);
-      breakers.set(name, breaker);
-    }
-    return breaker;
   }
 
   /** The worker-thread pool, started on first use. */
@@ -522,7 +411,7 @@ export class Runtime implements AgentRuntime {
     assertDepth(parentCtx, def.name, this.maxDepth);
     const stats = this.#agents.get(def.name)?.stats;
     stats?.started(this.system.clock.now());
-    const breaker = this.#breaker('agent', def.name);
+    const breaker = this.#breakers.get('agent', def.name);
     const admitted = breaker?.tryAcquire() ?? true;
     let outcome: StepOutcome | null = null;
     let special: AgentOutcome | null = null;

@@ -1,0 +1,119 @@
+/**
+ * @module A tool call as a step: the refusals that need no step (unknown tool, missing
+ * permission, closed runtime), then a `tool_call` step under the tool's breaker, in the
+ * caller's run or a run of its own. Refusals are statuses, never rejections.
+ */
+import type { ExecContext } from '../context/exec-context.js';
+import type { AxonError } from '../errors/axon-error.js';
+import { InvalidParamsError } from '../errors/invalid-params-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import { PermissionDeniedError } from '../errors/permission-denied-error.js';
+import { SchemaViolationError } from '../errors/schema-violation-error.js';
+import { TimeoutError } from '../errors/timeout-error.js';
+import { toAxonError } from '../errors/to-error-payload.js';
+import { refuseByBreaker, reportToBreaker } from '../supervisors/breaker-guard.js';
+import type { BreakerTable } from '../supervisors/breaker-table.js';
+import type { ToolRegistry } from '../tools/tool-registry.js';
+import type { ToolResult, ToolStatus } from '../tools/tool-result.js';
+import { validateToolArgs } from '../tools/validate-args.js';
+import {
+  closeRun,
+  openRun,
+  RUN_STATUS,
+  type RunHandle,
+  type RunRecordsDeps,
+} from './run-records.js';
+import { runStep, type StepOutcome, type StepRunnerDeps } from './step-runner.js';
+
+/** What a tool call needs from its runtime. */
+export interface ToolCallDeps {
+  readonly steps: StepRunnerDeps;
+  readonly runs: RunRecordsDeps;
+  readonly tools: ToolRegistry;
+  readonly breakers: BreakerTable;
+  readonly closed: boolean;
+}
+
+/** A result for a call that did not succeed and has no output. */
+function failed<TOutput>(
+  tool: string,
+  status: Exclude<ToolStatus, 'success'>,
+  error: AxonError,
+  durationMs = 0,
+): ToolResult<TOutput> {
+  return { status, tool, output: null, error, durationMs, stepId: null };
+}
+
+/** Calls tool `name` with `args` on `ctx`; see `Runtime.callTool`. */
+export async function callTool<TOutput>(
+  deps: ToolCallDeps,
+  name: string,
+  args: unknown,
+  ctx: ExecContext,
+): Promise<ToolResult<TOutput>> {
+  const clock = deps.steps.system.clock;
+  const startedAt = clock.now();
+  if (deps.closed) return failed(name, 'error', new InvalidParamsError('the runtime is closed'));
+  const tool = deps.tools.get(name);
+  if (!tool) return failed(name, 'not_found', new NotFoundError('tool', name));
+  const refusal = deps.tools.refusal(tool, ctx);
+  if (refusal === 'context') {
+    return failed(name, 'permission_denied', new PermissionDeniedError('tool', name));
+  }
+  if (refusal === 'required_roles') {
+    return failed(
+      name,
+      'permission_denied',
+      new PermissionDeniedError('role', tool.requiredRoles.join(','), { details: { tool: name } }),
+    );
+  }
+  let run: RunHandle;
+  try {
+    run = await openRun(deps.runs, ctx, `tool ${name}`);
+  } catch (err) {
+    return failed(name, 'error', toAxonError(err));
+  }
+  let outcome: StepOutcome;
+  const breaker = deps.breakers.get('tool', name);
+  const admitted = breaker?.tryAcquire() ?? true;
+  try {
+    outcome = await runStep(deps.steps, {
+      type: 'tool_call',
+      name,
+      input: { tool: name, args },
+      runId: run.runId,
+      parentCtx: ctx,
+      timeoutMs: tool.timeoutMs,
+      operation: 'execute_tool',
+      execute: (stepCtx, step) => {
+        if (!admitted && breaker) refuseByBreaker(breaker, step);
+        return Promise.resolve(tool.handler(validateToolArgs(tool, args), stepCtx));
+      },
+    });
+    // Arguments that fail the schema are the caller's fault, not the tool's: no verdict.
+    if (breaker && admitted) {
+      reportToBreaker(breaker, outcome.error instanceof SchemaViolationError ? null : outcome);
+    }
+  } catch (err) {
+    breaker?.release();
+    if (run.owned) await closeRun(deps.runs, run, 'failed', null);
+    return failed(name, 'error', toAxonError(err), clock.now() - startedAt);
+  }
+  if (run.owned) {
+    await closeRun(deps.runs, run, RUN_STATUS[outcome.status], outcome.ctx.tokenUsage);
+  }
+  const status =
+    outcome.status === 'succeeded'
+      ? 'success'
+      : outcome.error instanceof TimeoutError
+        ? 'timeout'
+        : 'error';
+  return {
+    status,
+    tool: name,
+    output: status === 'success' ? (outcome.output as TOutput) : null,
+    error: outcome.error,
+    durationMs: outcome.durationMs,
+    stepId: outcome.stepId,
+  };
+}

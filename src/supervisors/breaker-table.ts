@@ -1,0 +1,40 @@
+/** @module The circuit breakers of a runtime: one per agent and one per tool, made on first use. */
+import type { Clock } from '../context/clock.js';
+import { CircuitBreaker, type BreakerOptions } from './circuit-breaker.js';
+
+/** What a breaker guards. */
+export type BreakerKind = 'agent' | 'tool';
+
+/** A runtime's breakers by kind and name; `options: false` turns them all off. */
+export class BreakerTable {
+  readonly #clock: Clock;
+  readonly #options: BreakerOptions | false;
+  readonly #byKind: Readonly<Record<BreakerKind, Map<string, CircuitBreaker>>> = {
+    agent: new Map(),
+    tool: new Map(),
+  };
+
+  constructor(clock: Clock, options: BreakerOptions | false) {
+    this.#clock = clock;
+    this.#options = options;
+  }
+
+  /** The breaker of `kind` `name` (target `kind:name`), or `null` when breakers are off. */
+  get(kind: BreakerKind, name: string): CircuitBreaker | null {
+    if (this.#options === false) return null;
+    const breakers = this.#byKind[kind];
+    let breaker = breakers.get(name);
+    if (!breaker) {
+      breaker = new CircuitBreaker(`${kind}:${name}`, this.#clock, this.#options);
+      breakers.set(name, breaker);
+    }
+    return breaker;
+  }
+
+  /** Stops every breaker's timer. */
+  stop(): void {
+    for (const breakers of Object.values(this.#byKind)) {
+      for (const breaker of breakers.values()) breaker.stop();
+    }
+  }
+}
