@@ -13,6 +13,7 @@ import * as Comlink from 'comlink';
 import { ExecContext } from '../context/exec-context.js';
 import type { SinkEvent, StreamSink } from '../context/stream-sink.js';
 import { StreamClosedError } from '../errors/stream-closed-error.js';
+import { InternalError } from '../errors/internal-error.js';
 import { fromErrorPayload } from '../errors/remote-error.js';
 import { toErrorPayload, type ErrorPayload } from '../errors/to-error-payload.js';
 import { createLogger } from '../observability/logger.js';
@@ -57,6 +58,8 @@ class CreditSender implements HandlerSink {
   dropped = 0;
   /** Items sent so far. */
   sent = 0;
+  /** Why sending failed, if it did; the step then fails with it. */
+  failure: InternalError | null = null;
 
   constructor(port: MessagePort, step: string, credit: number) {
     this.#port = port;
@@ -140,9 +143,20 @@ class CreditSender implements HandlerSink {
       const items = n === this.#pending.length ? this.#pending : this.#pending.slice(0, n);
       this.#pending = n === this.#pending.length ? [] : this.#pending.slice(n);
       this.#credit -= n;
-      this.sent += n;
       const message: LinkUp = { t: 'items', step: this.#step, items };
-      this.#port.postMessage(message);
+      try {
+        this.#port.postMessage(message);
+      } catch (err) {
+        // An item that cannot cross a thread (a function in an event): the step fails with
+        // it; the thread lives on.
+        this.failure ??= new InternalError(
+          `a token or event of step ${this.#step} cannot cross to the host: ${describe(err)}`,
+          { cause: err },
+        );
+        this.close();
+        return;
+      }
+      this.sent += n;
     }
     if (this.#pending.length < this.#credit) this.#release();
   }
@@ -181,7 +195,14 @@ async function loadHandler(module: string, name: string): Promise<AgentHandler> 
   const cached = handlers.get(key);
   if (cached) return cached;
   const specifier = isAbsolute(module) ? pathToFileURL(module).href : module;
-  const mod = (await import(specifier)) as Record<string, unknown>;
+  let mod: Record<string, unknown>;
+  try {
+    mod = (await import(specifier)) as Record<string, unknown>;
+  } catch (err) {
+    throw new InternalError(`worker agent: cannot load module ${module}: ${describe(err)}`, {
+      cause: err,
+    });
+  }
   const value = mod[name];
   const handler =
     typeof value === 'function' ? value : (value as { handler?: unknown } | undefined)?.handler;
@@ -266,8 +287,7 @@ export default function runSession(session: SessionTask): Promise<void> {
           const outcome: WorkerOutcome = cancelled
             ? { ok: false, error: cancelled, sent: 0, dropped: 0 }
             : await runStep(link, task);
-          const result: LinkUp = { t: 'result', step: task.stepId, outcome };
-          port.postMessage(result);
+          sendResult(port, task, outcome);
         });
       }
     });
@@ -276,6 +296,37 @@ export default function runSession(session: SessionTask): Promise<void> {
       resolve();
     });
   });
+}
+
+/**
+ * Sends a step's result to the host. An output that cannot cross a thread (a function, a
+ * class instance with private state) makes the result an error instead of killing the
+ * thread; postMessage refuses it before anything is sent.
+ */
+function sendResult(port: MessagePort, task: WorkerTask, outcome: WorkerOutcome): void {
+  try {
+    const message: LinkUp = { t: 'result', step: task.stepId, outcome };
+    port.postMessage(message);
+  } catch (err) {
+    const error = new InternalError(
+      `the output of agent "${task.agent}" cannot cross to the host (worker outputs must be structured-cloneable): ${describe(err)}`,
+    );
+    const failed: LinkUp = {
+      t: 'result',
+      step: task.stepId,
+      outcome: {
+        ok: false,
+        error: toErrorPayload(error),
+        sent: outcome.sent,
+        dropped: outcome.dropped,
+      },
+    };
+    port.postMessage(failed);
+  }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 /**
@@ -312,6 +363,7 @@ async function runStep(link: Link, task: WorkerTask): Promise<WorkerOutcome> {
     const output = await runHandler(handler, task.input, ctx, runtime, sender);
     const finishing = sender.finish();
     if (finishing) await finishing;
+    if (sender.failure) throw sender.failure;
     if (isAgentOutcome(output)) {
       const { status, message, data } = output;
       return { ok: true, outcome: { status, message, data }, ...ended() };

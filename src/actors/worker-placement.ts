@@ -30,6 +30,13 @@ function toWireToolResult(r: ToolResult): WireToolResult {
   return { ...r, error: r.error ? toErrorPayload(r.error) : null };
 }
 
+/** What killed a thread, as piscina reports it (an Error, or an error-like event). */
+function describeDeath(err: unknown): string {
+  if (err instanceof Error) return err.message;
+  const message = (err as { message?: unknown } | null)?.message;
+  return typeof message === 'string' ? message : JSON.stringify(err);
+}
+
 /** An `escalation` on `step` if it is still open (a cancelled step takes no more events). */
 function escalate(
   step: StepActor,
@@ -150,7 +157,7 @@ export async function executeInWorker(
         });
       }
       throw new WorkerResetError(
-        `the worker thread running agent "${agent.name}" died: ${err instanceof Error ? err.message : String(err)}`,
+        `the worker thread running agent "${agent.name}" died: ${describeDeath(err)}`,
         { cause: err, details: { agent: agent.name } },
       );
     }

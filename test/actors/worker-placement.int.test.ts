@@ -426,4 +426,44 @@ describe('cancel and crashes with real threads', () => {
     expect((await rt.invoke('echo', 'after')).status).toBe('success');
     expect(Atomics.load(waitProbe.view, PROBE.started)).toBe(0);
   });
+
+  it.each([
+    [
+      'a module that does not exist',
+      '/nope/missing.js',
+      'x',
+      /cannot load module \/nope\/missing\.js/,
+    ],
+    [
+      'an export that is not a handler',
+      fixtures,
+      'PROBE',
+      /export "PROBE" .* is neither a handler/,
+    ],
+    ['an output that cannot cross a thread', fixtures, 'unclonable', /cannot cross to the host/],
+    [
+      'an event that cannot cross a thread',
+      fixtures,
+      'unclonableEvent',
+      /cannot cross to the host/,
+    ],
+  ])(
+    '%s fails the step with a clear error; the thread lives on',
+    async (_label, module, exported, message) => {
+      const rt = runtime({
+        agents: [
+          defineAgent({ name: 'bad', placement: 'worker', module, export: exported }),
+          workerAgent('echo', 'echo'),
+        ],
+        workers: { maxThreads: 1 },
+      });
+      const r = await rt.invoke('bad', 'x');
+      expect(r.status).toBe('error');
+      expect(r.error?.code).toBe('INTERNAL');
+      expect(r.error?.message).toMatch(message);
+      expect((await rt.invoke('echo', 'after')).status).toBe('success');
+      // Nothing died: no restart was counted.
+      expect(r.error).not.toBeInstanceOf(WorkerResetError);
+    },
+  );
 });
