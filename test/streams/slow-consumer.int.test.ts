@@ -45,15 +45,21 @@ describe('STREAM-2003: a slow consumer', () => {
     const runtime = quietRuntime({ agents: [producer], store });
     runtimes.push(runtime);
 
-    // The pipeline's own cost per token, with a consumer that does nothing.
-    const warmup = 100_000;
-    const t0 = performance.now();
+    // The pipeline's own cost per token, with a consumer that does nothing: the fastest of
+    // ten windows, so a burst of other work on a shared machine (CI runs test files side by
+    // side) does not inflate it, and with it the consumer's delay and the test's length.
+    const window = 10_000;
+    let perTokenUs = Infinity;
     let seen = 0;
+    let windowStart = performance.now();
     const probe = runtime.stream('producer', 'go');
     for await (const { event } of probe) {
-      if (event.type === 'token' && ++seen === warmup) break;
+      if (event.type !== 'token' || ++seen % window !== 0) continue;
+      const now = performance.now();
+      perTokenUs = Math.min(perTokenUs, ((now - windowStart) * 1000) / window);
+      windowStart = now;
+      if (seen === 10 * window) break;
     }
-    const perTokenUs = ((performance.now() - t0) * 1000) / warmup;
     const consumerUs = 10 * perTokenUs;
     probe.cancel();
     expect((await probe.result).error?.code).toBe('CANCELLED');
@@ -84,9 +90,11 @@ describe('STREAM-2003: a slow consumer', () => {
     expect(outOfOrder).toBe(0);
     expect(stream.dropped).toBe(0);
     expect(store.tokens).toBe(N);
-    // Generous: a million queued token events would take several hundred MB.
-    expect(peak - baseline).toBeLessThan(64 * 1024 * 1024);
-  });
+    // Generous: a million queued token events would take several hundred MB. The bound
+    // leaves room for a garbage collector that lags on a loaded machine (a CI run beside
+    // other work once read 71 MB here, against about 13 MB measured by bench:stream).
+    expect(peak - baseline).toBeLessThan(128 * 1024 * 1024);
+  }, 300_000);
 
   it('across a thread: a worker producer waits for credit while the host consumer is behind', async () => {
     const N = 200_000;
@@ -119,6 +127,6 @@ describe('STREAM-2003: a slow consumer', () => {
     expect(expected).toBe(N);
     expect(outOfOrder).toBe(0);
     expect(store.tokens).toBe(N);
-    expect(peak - baseline).toBeLessThan(64 * 1024 * 1024);
+    expect(peak - baseline).toBeLessThan(128 * 1024 * 1024);
   });
 });
