@@ -1,7 +1,14 @@
 /** @module `npm run bench`: every benchmark, one after another, each in its own process. */
 import { spawnSync } from 'node:child_process';
 
-const scripts = ['bench:inline', 'bench:actors', 'bench:worker', 'bench:stream'];
+const scripts = [
+  'bench:inline',
+  'bench:actors',
+  'bench:worker',
+  'bench:stream',
+  'bench:engine',
+  'bench:store',
+];
 let failed = 0;
 for (const script of scripts) {
   const r = spawnSync('npm', ['run', '--silent', script], { stdio: 'inherit' });

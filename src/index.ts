@@ -9,13 +9,26 @@ export {
   type AgentSpec,
   type InlineAgentSpec,
   type WorkerAgentSpec,
+  type ProcessAgentSpec,
 } from './actors/define-agent.js';
+export type { ChatCall, ChatCallOptions } from './actors/engine-call.js';
+export type { LlmStepResult } from './actors/llm-step.js';
+export {
+  MAX_TOOL_ROUNDS,
+  llmStepInputSchema,
+  type LlmStepInput,
+  type LlmCallOutput,
+  type LlmPlanOutput,
+  type LlmToolRun,
+  type RejectedSuggestion,
+} from './actors/llm-steps.js';
 export { WorkerPool, WORKER_POOL_DEFAULTS, type WorkerPoolOptions } from './actors/worker-pool.js';
 export { WORKER_STREAM_CREDIT } from './actors/worker-placement.js';
 export type {
   AgentDefinition,
   InlineAgentDefinition,
   WorkerAgentDefinition,
+  ProcessAgentDefinition,
   AgentHandler,
   AgentFunctionHandler,
   AgentGeneratorHandler,
@@ -101,6 +114,11 @@ export { WorkerResetError } from './errors/worker-reset-error.js';
 export { CircuitOpenError } from './errors/circuit-open-error.js';
 export { PoolUnavailableError } from './errors/pool-unavailable-error.js';
 export { QueueFullError } from './errors/queue-full-error.js';
+export { EngineError, type EngineFailure } from './errors/engine-error.js';
+export { RateLimitedError } from './errors/rate-limited-error.js';
+export { ToolError, type ToolFailure } from './errors/tool-error.js';
+export { CliAgentError, type CliAgentFailure } from './errors/cli-agent-error.js';
+export { ExtractError, type ExtractAttempt } from './errors/extract-error.js';
 export {
   RestartSupervisor,
   RESTART_DEFAULTS,
@@ -128,27 +146,96 @@ export {
 
 export {
   defineTool,
+  defineJsonSchemaTool,
   DEFAULT_TOOL_TIMEOUT_MS,
   type ToolDefinition,
   type ToolSpec,
+  type JsonSchemaToolSpec,
   type JsonSchema,
 } from './tools/define-tool.js';
 export type { ToolResult, ToolStatus } from './tools/tool-result.js';
-export type { ToolInfo } from './tools/tool-registry.js';
+export type { ToolInfo, ToolManager, ToolCallResult } from './tools/tool-manager.js';
+export { ToolRegistry } from './tools/tool-registry.js';
+export {
+  createMcpToolManager,
+  McpToolManager,
+  type McpToolManagerOptions,
+  type McpToolOutput,
+} from './tools/mcp-tool-manager.js';
+export {
+  createCompositeToolManager,
+  CompositeToolManager,
+  type CompositeToolManagerOptions,
+  type DuplicateTool,
+} from './tools/composite-tool-manager.js';
+export { compileJsonSchema, checkJsonSchema } from './tools/json-schema.js';
+
+export {
+  createCliAdapter,
+  type CliAdapter,
+  type CliAdapterOptions,
+} from './adapters/cli-adapter.js';
+export {
+  cursorAdapter,
+  hermesAdapter,
+  createCursorAdapter,
+  createHermesAdapter,
+  type PresetOptions,
+} from './adapters/presets.js';
+export {
+  createSubprocessAgent,
+  SUBPROCESS_MAX_STDOUT,
+  WRONG_HANDLER_EXIT,
+  type SubprocessAgentOptions,
+} from './adapters/subprocess-agent.js';
+export type {
+  ProcessBehaviour,
+  ProcessInput,
+  ProcessResult,
+} from './adapters/process-behaviour.js';
+export type { AgentFn, ThreadContext, ThreadStep } from './adapters/thread-context.js';
+export {
+  extract,
+  mergeExtractConfig,
+  type ExtractConfig,
+  type ExtractOptions,
+} from './adapters/extract.js';
+export { createRole, type Role, type RoleOutput } from './adapters/create-role.js';
 
 export {
   createScriptedEngine,
   SCRIPTED_DEFAULT_MAX_TOKENS,
   type ScriptedEngineOptions,
 } from './engines/scripted-engine.js';
-export { chatTokens } from './engines/chat-tokens.js';
+export { chatTokens, type ChatResult, type ChatTokensOptions } from './engines/chat-tokens.js';
 export type {
   Engine,
   ChatMessage,
   ChatParams,
   ChatRequest,
-  EngineUsage,
+  ChatTool,
+  ChatToolCall,
+  EngineCallOptions,
+  EngineReply,
 } from './engines/chat-request.js';
+export type { CallFacts } from './context/call-facts.js';
+export { createOpenAIEngine, type OpenAIEngineOptions } from './engines/openai-engine.js';
+export {
+  startOpenAICompatibleServer,
+  type OpenAICompatibleServer,
+  type OpenAICompatibleServerOptions,
+  type ServerFault,
+} from './engines/openai-compatible-server.js';
+export {
+  PRICE_TABLE,
+  priceOf,
+  costOf,
+  type PriceTable,
+  type ModelPrice,
+} from './engines/price-table.js';
+export { promptHash, paramsHash, modelHash } from './engines/request-hash.js';
+export { EngineRegistry, DEFAULT_ENGINE, enginesFromEnv } from './engines/engine-registry.js';
+export { canonicalJson, canonicalHash, sha256Hex } from './context/canonical-json.js';
 
 export {
   memoryStore,
@@ -157,6 +244,26 @@ export {
   type MemoryStoreOptions,
 } from './store/memory-store.js';
 export type { RunStore } from './store/run-store.js';
+export {
+  sqliteStore,
+  SqliteRunStore,
+  DEFAULT_SQLITE_PATH,
+  migrate,
+  type SqliteStoreOptions,
+} from './store/sqlite-store.js';
+export { MIGRATIONS, type Migration } from './store/sqlite-migrations.js';
+export { redisStore, RedisRunStore, type RedisStoreOptions } from './store/redis-store.js';
+export {
+  flowInputSchema,
+  runInputSchema,
+  factInputSchema,
+  type FlowInput,
+  type RunInput,
+  type FactInput,
+} from './actors/flow-api.js';
+export { stepSubmissionSchema, type SubmittedStep } from './actors/step-submission.js';
+export { wireBudgetsSchema } from './actors/request-bodies.js';
+export type { AgentSnapshot } from './actors/agent-registry.js';
 export type * from './store/records.js';
 export { buildTraceTree } from './store/step-tree.js';
 

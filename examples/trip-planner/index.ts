@@ -148,7 +148,7 @@ export function tripPlanner(options: ExampleOptions = {}): Example {
       if (offer.status !== 'success' || !offer.output)
         return needsData(`No flight to ${city.name} found.`);
       const facts = JSON.stringify({ city: city.name, date, offer: offer.output });
-      return yield* chatTokens(
+      const summary = yield* chatTokens(
         engine,
         {
           messages: [
@@ -163,6 +163,7 @@ export function tripPlanner(options: ExampleOptions = {}): Example {
         },
         ctx,
       );
+      return summary.text;
     },
   });
 

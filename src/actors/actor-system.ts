@@ -4,6 +4,7 @@
  */
 import type { AnyActorRef, InspectionEvent as XStateInspectionEvent, Subscription } from 'xstate';
 import { systemClock, type Clock } from '../context/clock.js';
+import type { ExecContext } from '../context/exec-context.js';
 import { randomIdSource, type IdSource } from '../context/id-source.js';
 import { StepLifecycle } from './step-lifecycle.js';
 
@@ -20,6 +21,10 @@ export interface ActorEntry {
   /** The agent, tool or engine name. */
   readonly name: string;
   readonly ref: AnyActorRef | StepLifecycle;
+  /** The run a step belongs to. */
+  readonly runId?: string;
+  /** A step's context, through which it is cancelled. */
+  readonly ctx?: ExecContext;
 }
 
 /** What an inspection observer sees. */
@@ -73,6 +78,8 @@ export class ActorSystem {
   readonly #observers = new Set<InspectionObserver>();
   readonly #attached = new Map<string, Subscription>();
   #observerFailures = 0;
+  /** Who waits for which actor to be unregistered. */
+  readonly #gone = new Map<string, (() => void)[]>();
 
   constructor(options: ActorSystemOptions = {}) {
     this.clock = options.clock ?? systemClock;
@@ -108,6 +115,10 @@ export class ActorSystem {
     const entry = this.#actors.get(id);
     if (!entry) return;
     this.#actors.delete(id);
+    if (this.#gone.size > 0) {
+      for (const resolve of this.#gone.get(id) ?? []) resolve();
+      this.#gone.delete(id);
+    }
     this.#attached.get(id)?.unsubscribe();
     this.#attached.delete(id);
     if (this.#observers.size > 0) {
@@ -124,6 +135,16 @@ export class ActorSystem {
   list(kind?: ActorKind): ActorEntry[] {
     const all = [...this.#actors.values()];
     return kind ? all.filter((e) => e.kind === kind) : all;
+  }
+
+  /** Resolves once the actor `id` is unregistered (at once if it is not registered). */
+  whenUnregistered(id: string): Promise<void> {
+    if (!this.#actors.has(id)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiting = this.#gone.get(id);
+      if (waiting) waiting.push(resolve);
+      else this.#gone.set(id, [resolve]);
+    });
   }
 
   /** Reports an actor failure to the observers. */

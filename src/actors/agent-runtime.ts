@@ -2,9 +2,13 @@
  * @module The contract between agents and the runtime: handler signatures, the agent
  * definition, and what a handler can call back into.
  */
+import type { ProcessBehaviour } from '../adapters/process-behaviour.js';
 import type { ContextNarrowing, ExecContext } from '../context/exec-context.js';
 import type { SinkEvent } from '../context/stream-sink.js';
+import type { ChatResult } from '../engines/chat-tokens.js';
+import type { FactRecord } from '../store/records.js';
 import type { ToolResult } from '../tools/tool-result.js';
+import type { ChatCall, ChatCallOptions } from './engine-call.js';
 import type { AgentInput, AgentOutcome, AgentResult } from './agent-result.js';
 
 /** A handler that returns its result. */
@@ -55,9 +59,20 @@ export interface WorkerAgentDefinition extends AgentDefinitionBase {
   readonly export: string;
 }
 
+/**
+ * An agent that runs a child process per invocation (a CLI agent, a subprocess agent): its
+ * handler, made from the behaviour, runs on the caller's thread and streams the process's
+ * output.
+ */
+export interface ProcessAgentDefinition extends AgentDefinitionBase {
+  readonly placement: 'process';
+  readonly behaviour: ProcessBehaviour;
+  readonly handler: AgentGeneratorHandler;
+}
+
 /** A declared agent, ready to register with a runtime. */
 export type AgentDefinition<TOutput = unknown> =
-  InlineAgentDefinition<TOutput> | WorkerAgentDefinition;
+  InlineAgentDefinition<TOutput> | WorkerAgentDefinition | ProcessAgentDefinition;
 
 /** An agent, by registered name or by definition. */
 export type AgentTarget = string | AgentDefinition;
@@ -91,4 +106,26 @@ export interface AgentRuntime {
     args: unknown,
     ctx: ExecContext,
   ): Promise<ToolResult<TOutput>>;
+  /**
+   * Calls a registered engine (default `scripted`) inside the step of `ctx`: its tokens go
+   * into the step's stream (unless `options.stream` is `false`), its use is reserved and
+   * committed on the step's budgets, and the step's provenance reports it (NERVE-4020).
+   * From a worker thread the call is made by the host, on the step's own context.
+   *
+   * Rejects with `NotFoundError` (no such engine), `CircuitOpenError` (its breaker is open;
+   * the step gets an `escalation`), `BudgetExceededError` (before any request), or the
+   * engine's typed error (`EngineError`, `RateLimitedError`, `TimeoutError`).
+   */
+  chat(call: ChatCall, ctx: ExecContext, options?: ChatCallOptions): Promise<ChatResult>;
+  /**
+   * Records a fact of the run of `ctx`'s step (NERVE-4004): checked against the flow's
+   * `fact_schemas[type]` when there is one, stored as a fact emitted by the step, then
+   * published as the step's `fact` event — stored first, so what a subscriber sees is in the
+   * store. Rejects with `SchemaViolationError` (nothing stored or published), or
+   * `InvalidParamsError` outside a step.
+   */
+  emitFact(
+    fact: { readonly type: string; readonly data: unknown; readonly schema_uri?: string | null },
+    ctx: ExecContext,
+  ): Promise<FactRecord>;
 }

@@ -2,12 +2,16 @@
  * @module Declaring agents: a name, a handler (function or async generator) or, for worker
  * placement, the module and export that hold it, and a timeout.
  */
+import type { ProcessBehaviour } from '../adapters/process-behaviour.js';
 import type {
   AgentDefinition,
+  AgentGeneratorHandler,
   AgentHandler,
   InlineAgentDefinition,
+  ProcessAgentDefinition,
   WorkerAgentDefinition,
 } from './agent-runtime.js';
+import { agentOutcome } from './agent-result.js';
 
 interface AgentSpecBase {
   readonly name: string;
@@ -31,8 +35,24 @@ export interface WorkerAgentSpec extends AgentSpecBase {
   readonly export: string;
 }
 
+/** An agent that runs a child process per invocation: a CLI adapter, a subprocess agent. */
+export interface ProcessAgentSpec extends AgentSpecBase {
+  readonly placement: 'process';
+  readonly behaviour: ProcessBehaviour;
+}
+
 /** What {@link defineAgent} takes. */
-export type AgentSpec<TOutput = unknown> = InlineAgentSpec<TOutput> | WorkerAgentSpec;
+export type AgentSpec<TOutput = unknown> =
+  InlineAgentSpec<TOutput> | WorkerAgentSpec | ProcessAgentSpec;
+
+/** The handler of a process agent: the process's output as tokens, its result as the agent's. */
+function processHandler(behaviour: ProcessBehaviour): AgentGeneratorHandler {
+  return async function* (input, ctx) {
+    const result = yield* behaviour.run(input, ctx);
+    if (result.status === 'success') return result.output;
+    return agentOutcome(result.status, result.message, result.data ?? undefined);
+  };
+}
 
 /** The default per-invocation agent timeout. */
 export const DEFAULT_AGENT_TIMEOUT_MS = 30_000;
@@ -51,6 +71,7 @@ export function defineAgent<TOutput>(
   spec: InlineAgentSpec<TOutput>,
 ): InlineAgentDefinition<TOutput>;
 export function defineAgent(spec: WorkerAgentSpec): WorkerAgentDefinition;
+export function defineAgent(spec: ProcessAgentSpec): ProcessAgentDefinition;
 export function defineAgent<TOutput>(spec: AgentSpec<TOutput>): AgentDefinition<TOutput>;
 export function defineAgent<TOutput>(spec: AgentSpec<TOutput>): AgentDefinition<TOutput> {
   if (typeof spec.name !== 'string' || !NAME.test(spec.name)) {
@@ -80,9 +101,23 @@ export function defineAgent<TOutput>(spec: AgentSpec<TOutput>): AgentDefinition<
     }
     return { ...base, placement: 'worker', module: spec.module, export: spec.export };
   }
+  if (spec.placement === 'process') {
+    const behaviour = spec.behaviour as Partial<ProcessBehaviour> | undefined;
+    if (typeof behaviour?.run !== 'function') {
+      throw new TypeError(
+        `defineAgent(${spec.name}): a process agent needs "behaviour" (from createCliAdapter, createSubprocessAgent, …)`,
+      );
+    }
+    return {
+      ...base,
+      placement: 'process',
+      behaviour: spec.behaviour,
+      handler: processHandler(spec.behaviour),
+    };
+  }
   if ((spec.placement as string | undefined) !== undefined && spec.placement !== 'inline') {
     throw new TypeError(
-      `defineAgent(${spec.name}): placement must be "inline" or "worker", got ${JSON.stringify(spec.placement)}`,
+      `defineAgent(${spec.name}): placement must be "inline", "worker" or "process", got ${JSON.stringify(spec.placement)}`,
     );
   }
   if (typeof spec.handler !== 'function')

@@ -1,16 +1,21 @@
 /** @module Inline placement: run an agent's handler on the caller's thread. */
 import type { ExecContext } from '../context/exec-context.js';
-import type { AgentRuntime, InlineAgentDefinition } from './agent-runtime.js';
+import type {
+  AgentRuntime,
+  InlineAgentDefinition,
+  ProcessAgentDefinition,
+} from './agent-runtime.js';
 import type { AgentInput } from './agent-result.js';
 import { runHandler } from './run-handler.js';
 import type { StepActor } from './step-actor.js';
 
 /**
- * Runs `agent`'s handler inline; its tokens and events go to `step`, which holds a
+ * Runs `agent`'s handler inline (a process agent's handler too: it drives its child
+ * process from here); its tokens and events go to `step`, which holds a
  * streaming handler once its backlog passes `BACKLOG_HIGH_WATER`.
  */
 export function executeInline(
-  agent: InlineAgentDefinition,
+  agent: InlineAgentDefinition | ProcessAgentDefinition,
   input: AgentInput,
   ctx: ExecContext,
   step: StepActor,

@@ -3,76 +3,74 @@
  * callTool entry points. It composes the actor system, the step runner, placement and the
  * store; it does not do their work.
  */
-import type { Tracer } from '@opentelemetry/api';
-import { createActor } from 'xstate';
-import type { Clock } from '../context/clock.js';
 import {
   type ContextNarrowing,
   type CreateContextOptions,
   type ExecContext,
-  type TokenUsage,
 } from '../context/exec-context.js';
 import { createContext } from '../context/create-context.js';
-import type { IdSource } from '../context/id-source.js';
-import type { StreamTap } from '../context/stream-sink.js';
 import { CancelledError } from '../errors/cancelled-error.js';
-import { ConflictError } from '../errors/conflict-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
-import { NotFoundError } from '../errors/not-found-error.js';
-import { PermissionDeniedError } from '../errors/permission-denied-error.js';
+import type { Engine } from '../engines/chat-request.js';
+import type { ChatResult } from '../engines/chat-tokens.js';
+import { createEngineRegistry, type EngineRegistry } from '../engines/engine-registry.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { defaultTracer } from '../observability/tracer.js';
 import { memoryStore } from '../store/memory-store.js';
-import type { RunRecord } from '../store/records.js';
+import type {
+  CheckpointRecord,
+  FactQuery,
+  FactRecord,
+  FlowRecord,
+  RunRecord,
+} from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
 import { ToolRegistry, type ToolInfo } from '../tools/tool-registry.js';
 import type { ToolResult } from '../tools/tool-result.js';
-import { reportToBreaker, refuseByBreaker } from '../supervisors/breaker-guard.js';
 import { BreakerTable } from '../supervisors/breaker-table.js';
-import type { BreakerOptions } from '../supervisors/circuit-breaker.js';
-import { assertDepth, DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
+import { DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
 import { ActorSystem } from './actor-system.js';
-import { agentMachine, type AgentActor, type AgentStats } from './agent-machine.js';
-import { AgentStatsBatch } from './agent-stats-batch.js';
+import type { AgentActor } from './agent-machine.js';
+import { AgentRegistry, type AgentSnapshot } from './agent-registry.js';
 import type { AgentDefinition, AgentRuntime, AgentTarget } from './agent-runtime.js';
+import type { AgentInput, AgentResult } from './agent-result.js';
+import { invokeChain, invokeTree, runAgent, type AgentInvocationHost } from './agent-invocation.js';
 import {
-  isAgentOutcome,
-  toAgentInput,
-  type AgentInput,
-  type AgentOutcome,
-  type AgentResult,
-} from './agent-result.js';
-import { executeInline } from './inline-placement.js';
-import { callTool } from './tool-call.js';
-import { WorkerPool, type WorkerPoolOptions } from './worker-pool.js';
-import { executeInWorker } from './worker-placement.js';
-import { RunStream } from './run-stream.js';
-import { closeRun, openRun, runStatusFor, sumUsage, type RunRecordsDeps } from './run-records.js';
-import { runStep, type StepOutcome, type StepRunnerDeps } from './step-runner.js';
-import { toAgentResult } from './to-agent-result.js';
+  combinedBudgets,
+  submitStep,
+  type SubmissionHost,
+  type SubmittedStep,
+} from './step-submission.js';
+import { callTool, type ToolCallDeps } from './tool-call.js';
+import { RuntimeTools } from './runtime-tools.js';
+import type { RuntimeOptions } from './runtime-options.js';
 
-/** Options of {@link createRuntime}. */
-export interface RuntimeOptions {
-  /** Where runs, steps and event logs go; default an in-memory store. */
-  readonly store?: RunStore;
-  readonly clock?: Clock;
-  readonly ids?: IdSource;
-  /** Default: the global OpenTelemetry tracer provider's `axon` tracer. */
-  readonly tracer?: Tracer;
-  /** Default: a pino logger on stderr at `AXON_LOG_LEVEL` (or `warn`), secrets redacted. */
-  readonly logger?: Logger;
-  readonly agents?: readonly AgentDefinition[];
-  readonly tools?: readonly ToolDefinition[];
-  /** Maximum delegation depth (the root step is depth 1); default 5. */
-  readonly maxDepth?: number;
-  /** The pool id inline steps report; default `local`. */
-  readonly poolId?: string;
-  /** The worker-thread pool of worker-placed agents (started on first use). */
-  readonly workers?: WorkerPoolOptions;
-  /** A circuit breaker per agent (POLICY-3002); default Nerva's (3 failures, 60 s); `false` for none. */
-  readonly breakers?: BreakerOptions | false;
-}
+export type { RuntimeOptions } from './runtime-options.js';
+import {
+  appendFact,
+  emitStepFact,
+  cancelRun,
+  cancelStep,
+  checkpointRun,
+  completeRun,
+  createFlow,
+  createFlowRun,
+  listRunFacts,
+  type FlowApiDeps,
+} from './flow-api.js';
+import {
+  chatInStep,
+  type ChatCall,
+  type ChatCallOptions,
+  type EngineCallDeps,
+} from './engine-call.js';
+import { runLlmStep, type LlmStepResult, type LlmStepRunDeps } from './llm-step.js';
+import type { LlmCallOutput, LlmPlanOutput } from './llm-steps.js';
+import { WorkerPool, type WorkerPoolOptions } from './worker-pool.js';
+import { RunStream } from './run-stream.js';
+import type { RunRecordsDeps } from './run-records.js';
+import type { StepRunnerDeps } from './step-runner.js';
 
 /**
  * An axon runtime: agents and tools, run as step actors under supervision, with every event
@@ -84,12 +82,15 @@ export class Runtime implements AgentRuntime {
   readonly logger: Logger;
   readonly maxDepth: number;
   readonly #deps: StepRunnerDeps;
-  readonly #runDeps: RunRecordsDeps;
-  readonly #agents = new Map<
-    string,
-    { readonly def: AgentDefinition; readonly actor: AgentActor; readonly stats: AgentStatsBatch }
-  >();
-  readonly #tools = new ToolRegistry();
+  readonly #runDeps: RunRecordsDeps & FlowApiDeps;
+  readonly #agents: AgentRegistry;
+  readonly #tools: ToolRegistry;
+  readonly #catalog: RuntimeTools;
+  readonly #engines: EngineRegistry;
+  readonly #host: AgentInvocationHost;
+  readonly #submissions: SubmissionHost;
+  readonly #engineDeps: EngineCallDeps;
+  readonly #llmDeps: LlmStepRunDeps;
   readonly #workerOptions: WorkerPoolOptions;
   readonly #breakers: BreakerTable;
   #workers: WorkerPool | null = null;
@@ -108,6 +109,7 @@ export class Runtime implements AgentRuntime {
       ...(options.clock ? { clock: options.clock } : {}),
       ...(options.ids ? { ids: options.ids } : {}),
     });
+    this.#agents = new AgentRegistry(this.system);
     this.#breakers = new BreakerTable(this.system.clock, options.breakers ?? {});
     this.store = options.store ?? memoryStore();
     this.logger = options.logger ?? createLogger();
@@ -123,6 +125,63 @@ export class Runtime implements AgentRuntime {
       clock: this.system.clock,
       ids: this.system.ids,
       logger: this.logger,
+      system: this.system,
+    };
+    this.#host = {
+      steps: this.#deps,
+      runs: this.#runDeps,
+      breakers: this.#breakers,
+      maxDepth,
+      runtime: this,
+      stats: (name) => this.#agents.stats(name),
+      resolve: (agent) => this.#agents.resolve(agent),
+      assertOpen: () => {
+        this.#assertOpen();
+      },
+      workerPool: () => this.#workerPool(),
+    };
+    this.#tools = new ToolRegistry(this.system.clock);
+    this.#catalog = new RuntimeTools(
+      this.#tools,
+      options.toolManagers ?? [],
+      this.logger,
+      this.system.clock,
+    );
+    this.#engines = createEngineRegistry(options.engines ?? []);
+    this.#engineDeps = {
+      engines: this.#engines,
+      breakers: this.#breakers,
+      tracer: this.#deps.tracer,
+    };
+    this.#llmDeps = {
+      steps: this.#deps,
+      runs: this.#runDeps,
+      llm: {
+        tools: this.#catalog,
+        chat: (call, ctx, chatOptions) => this.chat(call, ctx, chatOptions),
+        callTool: (name, args, ctx) => this.callTool(name, args, ctx),
+      },
+    };
+    this.#submissions = {
+      store: this.store,
+      logger: this.logger,
+      contextFor: (run, step) =>
+        this.createContext({ runId: run.run_id, budgets: combinedBudgets(run, step) }),
+      runAgent: (agent, input, ctx, runId, submission) =>
+        runAgent(
+          this.#host,
+          this.#agents.resolve(agent),
+          input,
+          ctx,
+          undefined,
+          runId,
+          null,
+          submission,
+        ),
+      callTool: (name, args, ctx, submission) =>
+        callTool(this.#toolDeps(), name, args, ctx, submission),
+      runLlm: (type, input, ctx, submission) =>
+        runLlmStep(this.#llmDeps, type, input, ctx, submission),
     };
     // Given worker options are checked now; the default pool starts on first use.
     if (options.workers) this.#workers = this.#newWorkerPool();
@@ -132,17 +191,7 @@ export class Runtime implements AgentRuntime {
 
   /** Registers an agent and starts its actor; a duplicate name is refused with `ConflictError`. */
   registerAgent(agent: AgentDefinition): this {
-    if ((agent as Partial<AgentDefinition> | null)?.kind !== 'agent') {
-      throw new TypeError('registerAgent: expected an agent definition from defineAgent()');
-    }
-    if (this.#agents.has(agent.name))
-      throw new ConflictError(`an agent named "${agent.name}" is already registered`);
-    const actor = this.spawnAgent(agent.name, `agent:${agent.name}`);
-    this.#agents.set(agent.name, {
-      def: agent,
-      actor,
-      stats: new AgentStatsBatch(actor, this.system.clock),
-    });
+    this.#agents.register(agent);
     return this;
   }
 
@@ -155,17 +204,33 @@ export class Runtime implements AgentRuntime {
     return this;
   }
 
-  /** Registered agents' names and descriptions. */
-  listAgents(): { readonly name: string; readonly description: string }[] {
-    return [...this.#agents.values()].map(({ def }) => ({
-      name: def.name,
-      description: def.description,
-    }));
+  /** Registers an engine; a duplicate name is refused with `ConflictError`. */
+  registerEngine(engine: Engine): this {
+    this.#engines.register(engine);
+    return this;
   }
 
-  /** The tools `ctx` may call, with their JSON Schemas. */
+  /** Registered engines' names. */
+  listEngines(): string[] {
+    return this.#engines.names();
+  }
+
+  /** Registered agents' names and descriptions. */
+  listAgents(): { readonly name: string; readonly description: string }[] {
+    return this.#agents.list();
+  }
+
+  /**
+   * Every tool `ctx` may call — function tools and those of the tool managers — with their
+   * JSON Schemas (NERVE-4011).
+   */
+  listTools(ctx: ExecContext = this.createContext()): Promise<ToolInfo[]> {
+    return this.#catalog.all.discover(ctx);
+  }
+
+  /** The function tools `ctx` may call, with their JSON Schemas, at once. */
   discoverTools(ctx: ExecContext = this.createContext()): ToolInfo[] {
-    return this.#tools.discover(ctx);
+    return this.#tools.list(ctx);
   }
 
   /**
@@ -173,23 +238,8 @@ export class Runtime implements AgentRuntime {
    * batches (see `AgentStatsBatch`); reading the statistics delivers what has gathered, so
    * they are always current.
    */
-  agentStats(
-    name: string,
-  ): AgentStats & { readonly state: 'idle' | 'busy'; readonly active: number } {
-    const entry = this.#agents.get(name);
-    if (!entry) throw new NotFoundError('agent', name);
-    entry.stats.flush();
-    const snap = entry.actor.getSnapshot();
-    const { totalCalls, successes, failures, lastInvokedAt, avgDurationMs, active } = snap.context;
-    return {
-      state: snap.value,
-      active,
-      totalCalls,
-      successes,
-      failures,
-      lastInvokedAt,
-      avgDurationMs,
-    };
+  agentStats(name: string): AgentSnapshot {
+    return this.#agents.snapshot(name);
   }
 
   /**
@@ -197,15 +247,7 @@ export class Runtime implements AgentRuntime {
    * actor id). Registered agents each have one; services may spawn more (per session, say).
    */
   spawnAgent(name: string, id: string = this.system.ids.id('actor')): AgentActor {
-    const actor = createActor(agentMachine, { id, input: { name } });
-    actor.subscribe({
-      error: (err) => {
-        this.system.reportFailure(id, err);
-      },
-    });
-    actor.start();
-    this.system.register({ id, kind: 'agent', name, ref: actor });
-    return actor;
+    return this.#agents.spawn(name, id);
   }
 
   /** A root context using this runtime's clock and ids. */
@@ -232,7 +274,7 @@ export class Runtime implements AgentRuntime {
     ctx: ExecContext = this.createContext(),
   ): Promise<AgentResult<TOutput>> {
     // Not async itself: one promise fewer per invocation (#invokeTree never throws).
-    return this.#invokeTree<TOutput>(agent, input, ctx, undefined, null);
+    return invokeTree<TOutput>(this.#host, agent, input, ctx, undefined, null);
   }
 
   /** {@inheritDoc AgentRuntime.delegate} */
@@ -247,7 +289,7 @@ export class Runtime implements AgentRuntime {
         new InvalidParamsError('delegate: parentCtx is required', { param: 'parentCtx' }),
       );
     }
-    return this.#invokeTree<TOutput>(agent, input, parentCtx, narrowing, null);
+    return invokeTree<TOutput>(this.#host, agent, input, parentCtx, narrowing, null);
   }
 
   /**
@@ -255,33 +297,12 @@ export class Runtime implements AgentRuntime {
    * (strings as they are, anything else as JSON). Stops at the first result that is not a
    * success and returns it; otherwise returns the last.
    */
-  async invokeChain<TOutput = unknown>(
+  invokeChain<TOutput = unknown>(
     agents: readonly AgentTarget[],
     input: string | AgentInput,
     ctx: ExecContext = this.createContext(),
   ): Promise<AgentResult<TOutput>> {
-    this.#assertOpen();
-    if (agents.length === 0)
-      throw new InvalidParamsError('invokeChain: agents must not be empty', { param: 'agents' });
-    const defs = agents.map((a) => this.#resolveAgent(a));
-    const run = await openRun(this.#runDeps, ctx, defs.map((d) => d.name).join(' > '));
-    let message = toAgentInput(input);
-    let result: AgentResult<TOutput> | null = null;
-    const usages: TokenUsage[] = [];
-    try {
-      for (const def of defs) {
-        result = await this.#runAgent<TOutput>(def, message, ctx, undefined, run.runId, null);
-        usages.push(result.usage);
-        if (result.status !== 'success') break;
-        const out: unknown = result.output;
-        message = { message: typeof out === 'string' ? out : JSON.stringify(out) };
-      }
-    } finally {
-      if (run.owned) {
-        await closeRun(this.#runDeps, run, runStatusFor(result), sumUsage(usages));
-      }
-    }
-    return result as AgentResult<TOutput>;
+    return invokeChain<TOutput>(this.#host, agents, input, ctx);
   }
 
   /**
@@ -296,7 +317,7 @@ export class Runtime implements AgentRuntime {
     options: { readonly capacity?: number } = {},
   ): RunStream<TOutput> {
     return new RunStream<TOutput>(
-      (tap) => this.#invokeTree<TOutput>(agent, input, ctx, undefined, tap),
+      (tap) => invokeTree<TOutput>(this.#host, agent, input, ctx, undefined, tap),
       () => {
         ctx.cancel(new CancelledError('stream cancelled'));
       },
@@ -310,18 +331,124 @@ export class Runtime implements AgentRuntime {
     args: unknown,
     ctx: ExecContext,
   ): Promise<ToolResult<TOutput>> {
-    return callTool<TOutput>(
-      {
-        steps: this.#deps,
-        runs: this.#runDeps,
-        tools: this.#tools,
-        breakers: this.#breakers,
-        closed: this.#closed,
-      },
-      name,
-      args,
-      ctx,
-    );
+    return callTool<TOutput>(this.#toolDeps(), name, args, ctx);
+  }
+
+  #toolDeps(): ToolCallDeps {
+    return {
+      steps: this.#deps,
+      runs: this.#runDeps,
+      tools: this.#tools,
+      catalog: this.#catalog.all,
+      breakers: this.#breakers,
+      closed: this.#closed,
+    };
+  }
+
+  /** {@inheritDoc AgentRuntime.chat} */
+  chat(call: ChatCall, ctx: ExecContext, options: ChatCallOptions = {}): Promise<ChatResult> {
+    if (this.#closed) return Promise.reject(new InvalidParamsError('the runtime is closed'));
+    // Outside a step there is no stream for the tokens: they are only in the result.
+    const streaming = ctx.stepId === null ? { ...options, stream: false } : options;
+    return chatInStep(this.#engineDeps, call, ctx, streaming);
+  }
+
+  /**
+   * Runs an `llm_call` step (API.md): the engine's answer streamed as tokens; with `tools`,
+   * the model's tool calls run as `tool_call` child steps (arguments validated first) and
+   * their results go back to it, until it answers (NERVE-4010).
+   *
+   * @example
+   * const r = await runtime.llmCall({ messages: [{ role: 'user', content: 'What is 2 + 40?' }], tools: ['add'] });
+   */
+  llmCall(
+    input: unknown,
+    ctx: ExecContext = this.createContext(),
+  ): Promise<LlmStepResult<LlmCallOutput>> {
+    this.#assertOpen();
+    return runLlmStep<LlmCallOutput>(this.#llmDeps, 'llm_call', input, ctx);
+  }
+
+  /**
+   * Runs an `llm_plan` step (API.md): the engine is offered the named tools' schemas; each
+   * valid suggestion is emitted as `tool_suggest` and none is run; invalid ones are
+   * reported in `rejected` and a `narration` (NERVE-4010, NERVE-4011).
+   */
+  llmPlan(
+    input: unknown,
+    ctx: ExecContext = this.createContext(),
+  ): Promise<LlmStepResult<LlmPlanOutput>> {
+    this.#assertOpen();
+    return runLlmStep<LlmPlanOutput>(this.#llmDeps, 'llm_plan', input, ctx);
+  }
+
+  /** Stores a flow by content (NERVE-4001); see `createFlow` in `flow-api.ts`. */
+  createFlow(body: unknown): Promise<{ readonly flow: FlowRecord; readonly created: boolean }> {
+    return createFlow(this.#runDeps, body);
+  }
+
+  getFlow(flowId: string): Promise<FlowRecord | null> {
+    return this.store.getFlow(flowId);
+  }
+
+  getFlowByHash(hash: string): Promise<FlowRecord | null> {
+    return this.store.getFlowByHash(hash);
+  }
+
+  /** Starts a run of a flow (`POST /v1/flows/{flow_id}/runs`). */
+  createRun(flowId: string, body: unknown = {}): Promise<RunRecord> {
+    return createFlowRun(this.#runDeps, flowId, body);
+  }
+
+  /** Appends a fact to a run, checked against its flow's schema (NERVE-4004). */
+  appendFact(runId: string, body: unknown): Promise<FactRecord> {
+    return appendFact(this.#runDeps, runId, body);
+  }
+
+  /** {@inheritDoc AgentRuntime.emitFact} */
+  emitFact(fact: Parameters<AgentRuntime['emitFact']>[0], ctx: ExecContext): Promise<FactRecord> {
+    return emitStepFact(this.#runDeps, fact, ctx);
+  }
+
+  /** A run's facts in append order, by type, after a fact, up to a limit. */
+  listFacts(runId: string, query: Omit<FactQuery, 'runId' | 'flowId'> = {}): Promise<FactRecord[]> {
+    return listRunFacts(this.#runDeps, runId, query);
+  }
+
+  /** Checkpoints a run: its live steps' snapshots and its logs' offsets (NERVE-4005). */
+  checkpoint(runId: string, options: { readonly label?: string } = {}): Promise<CheckpointRecord> {
+    return checkpointRun(this.#runDeps, runId, options);
+  }
+
+  /** Cancels a run: every live step ends `CANCELLED`, then the run is `cancelled`. */
+  cancelRun(
+    runId: string,
+  ): Promise<{ readonly status: 'cancelling'; readonly done: Promise<void> }> {
+    return cancelRun(this.#runDeps, runId);
+  }
+
+  /** Marks a running run with no live steps `completed`. */
+  completeRun(runId: string): Promise<RunRecord> {
+    return completeRun(this.#runDeps, runId);
+  }
+
+  /** Cancels a live step: it ends `CANCELLED`. */
+  cancelStep(stepId: string): Promise<{ readonly status: 'cancelling' }> {
+    return cancelStep(this.#runDeps, stepId);
+  }
+
+  listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
+    return this.store.listCheckpoints(runId);
+  }
+
+  /**
+   * Submits a step to a running run (`POST /v1/runs/{run_id}/steps`): resolves once it is
+   * claimed by its `client_token` — a new step, now running, or the run's step that had the
+   * token, which is not run again (NERVE-4003). See `submitStep` in `step-submission.ts`.
+   */
+  submitStep(runId: string, body: unknown): Promise<SubmittedStep> {
+    this.#assertOpen();
+    return submitStep(this.#submissions, runId, body);
   }
 
   /** The run record, or `null`. */
@@ -333,13 +460,10 @@ export class Runtime implements AgentRuntime {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    for (const { stats } of this.#agents.values()) stats.flush();
-    for (const entry of this.system.list('agent')) {
-      entry.ref.stop();
-      this.system.unregister(entry.id);
-    }
+    this.#agents.stop();
     this.#breakers.stop();
     await this.#workers?.destroy();
+    await this.#catalog.all.close();
     await this.store.close();
   }
 
@@ -360,90 +484,6 @@ export class Runtime implements AgentRuntime {
 
   #assertOpen(): void {
     if (this.#closed) throw new InvalidParamsError('the runtime is closed');
-  }
-
-  #resolveAgent(agent: AgentTarget): AgentDefinition {
-    if (typeof agent === 'string') {
-      const entry = this.#agents.get(agent);
-      if (!entry) throw new NotFoundError('agent', agent);
-      return entry.def;
-    }
-    if (typeof agent !== 'object' || (agent as { kind?: unknown }).kind !== 'agent') {
-      throw new InvalidParamsError(
-        'agent must be a registered name or a definition from defineAgent',
-        { param: 'agent' },
-      );
-    }
-    return agent;
-  }
-
-  async #invokeTree<TOutput>(
-    agent: AgentTarget,
-    input: string | AgentInput,
-    ctx: ExecContext,
-    narrowing: ContextNarrowing | undefined,
-    tap: StreamTap | null,
-  ): Promise<AgentResult<TOutput>> {
-    this.#assertOpen();
-    const def = this.#resolveAgent(agent);
-    const agentInput = toAgentInput(input);
-    const run = await openRun(this.#runDeps, ctx, def.name);
-    let result: AgentResult<TOutput> | null = null;
-    try {
-      result = await this.#runAgent<TOutput>(def, agentInput, ctx, narrowing, run.runId, tap);
-      return result;
-    } finally {
-      if (run.owned) {
-        await closeRun(this.#runDeps, run, runStatusFor(result), result?.usage ?? null);
-      }
-    }
-  }
-
-  async #runAgent<TOutput>(
-    def: AgentDefinition,
-    input: AgentInput,
-    parentCtx: ExecContext,
-    narrowing: ContextNarrowing | undefined,
-    runId: string,
-    tap: StreamTap | null,
-  ): Promise<AgentResult<TOutput>> {
-    if (!parentCtx.canUseAgent(def.name)) throw new PermissionDeniedError('agent', def.name);
-    assertDepth(parentCtx, def.name, this.maxDepth);
-    const stats = this.#agents.get(def.name)?.stats;
-    stats?.started(this.system.clock.now());
-    const breaker = this.#breakers.get('agent', def.name);
-    const admitted = breaker?.tryAcquire() ?? true;
-    let outcome: StepOutcome | null = null;
-    let special: AgentOutcome | null = null;
-    try {
-      outcome = await runStep(this.#deps, {
-        type: 'agent',
-        name: def.name,
-        input,
-        runId,
-        parentCtx,
-        narrowing,
-        timeoutMs: def.timeoutMs,
-        operation: 'invoke_agent',
-        // No tap of its own: the step streams to its parent context's.
-        tap: tap ?? undefined,
-        placement: def.placement,
-        execute: async (ctx, step) => {
-          if (!admitted && breaker) refuseByBreaker(breaker, step);
-          const out =
-            def.placement === 'inline'
-              ? await executeInline(def, input, ctx, step, this)
-              : await executeInWorker(def, input, ctx, step, this, this.#workerPool());
-          if (!isAgentOutcome(out)) return out;
-          special = out;
-          return { status: out.status, message: out.message, data: out.data };
-        },
-      });
-    } finally {
-      stats?.finished(outcome?.status === 'succeeded', outcome?.durationMs ?? 0);
-      if (breaker && admitted) reportToBreaker(breaker, outcome);
-    }
-    return toAgentResult<TOutput>(def.name, outcome, special);
   }
 }
 

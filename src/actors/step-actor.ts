@@ -4,7 +4,7 @@
  * is already in the log.
  */
 import type { Clock } from '../context/clock.js';
-import type { SinkEvent, StreamSink, StreamTap } from '../context/stream-sink.js';
+import type { SinkEscalation, SinkEvent, StreamSink, StreamTap } from '../context/stream-sink.js';
 import { SchemaViolationError } from '../errors/schema-violation-error.js';
 import { StreamClosedError } from '../errors/stream-closed-error.js';
 import { toAxonError, type ErrorPayload } from '../errors/to-error-payload.js';
@@ -275,6 +275,14 @@ class StepSink implements StreamSink {
   emit(event: SinkEvent): void {
     if (this.#closed) throw new StreamClosedError(this.#step.stepId, event.type, 'sink closed');
     this.#step.emit(event);
+  }
+
+  escalate(escalation: SinkEscalation): void {
+    if (!this.#step.isFinal) this.#step.escalate(escalation);
+  }
+
+  ready(): Promise<void> | null {
+    return this.#step.ready();
   }
 
   close(): void {

@@ -17,9 +17,9 @@ import {
   startOperationSpan,
   type GenAiOperation,
 } from '../observability/tracer.js';
-import type { StepStatus, StepType } from '../store/records.js';
+import type { StepRecord, StepStatus, StepType } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
-import { emptyProvenance, usageProvenance, type BudgetUsage } from '../streams/events.js';
+import { emptyProvenance, stepProvenance, type BudgetUsage } from '../streams/events.js';
 import { armStepDeadline } from '../supervisors/step-deadline.js';
 import type { ActorSystem } from './actor-system.js';
 import { StepActor } from './step-actor.js';
@@ -47,11 +47,36 @@ export interface StepRequest {
   readonly timeoutMs: number | null;
   readonly operation: GenAiOperation;
   /** Where the work runs; default `inline`. */
-  readonly placement?: 'inline' | 'worker';
+  readonly placement?: 'inline' | 'worker' | 'process';
   /** Observer of this step's tree; default the parent context's. */
   readonly tap?: StreamTap | null | undefined;
   /** Does the work. Its resolved value is the step's output. */
   readonly execute: (ctx: ExecContext, step: StepActor) => Promise<unknown>;
+  /** A submitted step's idempotency token and who hears how its claim went (NERVE-4003). */
+  readonly submission?: StepSubmission | undefined;
+}
+
+/** How a step was submitted: with a client token, and a listener for its claim. */
+export interface StepSubmission {
+  readonly clientToken: string | null;
+  /**
+   * Told once the step's record is claimed: the step's own (`created`), or the step that
+   * already had the token in this run, which is then neither run nor changed.
+   */
+  readonly onClaimed: (record: StepRecord, created: boolean) => void;
+}
+
+/**
+ * The step was not run: its run already has a step with its client token (NERVE-4003).
+ * `runStep` rejects with it after telling the submission.
+ */
+export class AlreadyClaimed extends Error {
+  readonly existing: StepRecord;
+
+  constructor(existing: StepRecord) {
+    super(`step ${existing.step_id} already has client token ${existing.client_token ?? ''}`);
+    this.existing = existing;
+  }
 }
 
 /** How a step ended. */
@@ -113,14 +138,14 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       tap: req.tap === undefined ? parentCtx.tap : req.tap,
     });
     const startedIso = isoTime(ctx.createdAt);
-    await deps.store.createStep({
+    const record: StepRecord = {
       step_id: stepId,
       run_id: req.runId,
       type: req.type,
       name: req.name,
       parent_step_id: parentCtx.stepId,
       actor_path: path,
-      client_token: null,
+      client_token: req.submission?.clientToken ?? null,
       input: req.input,
       placement: req.placement ?? 'inline',
       status: 'running',
@@ -131,15 +156,29 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       created_at: startedIso,
       started_at: startedIso,
       ended_at: null,
-    });
+    };
+    if (req.submission) {
+      const claim = await deps.store.claimStep(record);
+      req.submission.onClaimed(claim.step, claim.created);
+      if (!claim.created) throw new AlreadyClaimed(claim.step);
+    } else {
+      await deps.store.createStep(record);
+    }
   } catch (err) {
     step.actor.stop();
     ctx?.dispose();
-    endOperationSpan(span, { error: toErrorPayload(err) });
+    endOperationSpan(span, err instanceof AlreadyClaimed ? {} : { error: toErrorPayload(err) });
     throw err;
   }
   const stepCtx = ctx;
-  system.register({ id: stepId, kind: 'step', name: req.name, ref: step.actor });
+  system.register({
+    id: stepId,
+    kind: 'step',
+    name: req.name,
+    ref: step.actor,
+    runId: req.runId,
+    ctx: stepCtx,
+  });
   const startedAt = stepCtx.createdAt;
   step.start({ provenance: emptyProvenance(), pool_id: deps.poolId });
   const disarm = armStepDeadline(stepCtx, req.timeoutMs);
@@ -202,7 +241,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     cost_usd: committed.costUsd,
     wall_ms: endedAt - startedAt,
   };
-  const provenance = usageProvenance(usage);
+  const provenance = stepProvenance(usage, stepCtx.lastCall, deps.poolId);
   const payload = error ? toErrorPayload(error) : null;
   try {
     if (status === 'succeeded') step.end({ output, budget_usage: usage, provenance });

@@ -5,15 +5,16 @@
  */
 import type { ExecContext } from '../context/exec-context.js';
 import type { AxonError } from '../errors/axon-error.js';
+import { InternalError } from '../errors/internal-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import { PermissionDeniedError } from '../errors/permission-denied-error.js';
 import { SchemaViolationError } from '../errors/schema-violation-error.js';
 import { TimeoutError } from '../errors/timeout-error.js';
 import { toAxonError } from '../errors/to-error-payload.js';
 import { refuseByBreaker, reportToBreaker } from '../supervisors/breaker-guard.js';
 import type { BreakerTable } from '../supervisors/breaker-table.js';
-import type { ToolRegistry } from '../tools/tool-registry.js';
+import { toolRefusal, type ToolManager } from '../tools/tool-manager.js';
+import { refusalError, type ToolRegistry } from '../tools/tool-registry.js';
 import type { ToolResult, ToolStatus } from '../tools/tool-result.js';
 import { validateToolArgs } from '../tools/validate-args.js';
 import {
@@ -23,13 +24,20 @@ import {
   type RunHandle,
   type RunRecordsDeps,
 } from './run-records.js';
-import { runStep, type StepOutcome, type StepRunnerDeps } from './step-runner.js';
+import {
+  runStep,
+  type StepOutcome,
+  type StepRunnerDeps,
+  type StepSubmission,
+} from './step-runner.js';
 
 /** What a tool call needs from its runtime. */
 export interface ToolCallDeps {
   readonly steps: StepRunnerDeps;
   readonly runs: RunRecordsDeps;
   readonly tools: ToolRegistry;
+  /** Every tool source, the function tools first; consulted for tools not in `tools`. */
+  readonly catalog: ToolManager;
   readonly breakers: BreakerTable;
   readonly closed: boolean;
 }
@@ -44,28 +52,71 @@ function failed<TOutput>(
   return { status, tool, output: null, error, durationMs, stepId: null };
 }
 
+/** What a `tool_call` step runs, and its own timeout (`null`: its manager keeps time). */
+interface ToolTarget {
+  readonly timeoutMs: number | null;
+  readonly run: (stepCtx: ExecContext) => Promise<unknown>;
+}
+
+/**
+ * A tool from another manager (MCP, …): its refusals as results, or what its step runs.
+ * The manager checks the arguments; a failed call throws its typed error into the step.
+ */
+async function externalTarget(
+  catalog: ToolManager,
+  name: string,
+  args: unknown,
+  ctx: ExecContext,
+): Promise<ToolTarget | ToolResult> {
+  let info;
+  try {
+    info = await catalog.describe(name);
+  } catch (err) {
+    return failed(name, 'error', toAxonError(err));
+  }
+  if (!info) return failed(name, 'not_found', new NotFoundError('tool', name));
+  const refusal = toolRefusal(info, ctx);
+  if (refusal) {
+    return failed(name, 'permission_denied', refusalError(name, refusal, info.requiredPermissions));
+  }
+  return {
+    timeoutMs: null,
+    run: async (stepCtx) => {
+      const result = await catalog.call(name, args, stepCtx);
+      if (result.status === 'success') return result.output;
+      throw (
+        result.error ?? new InternalError(`tool ${name} ended ${result.status} without an error`)
+      );
+    },
+  };
+}
+
 /** Calls tool `name` with `args` on `ctx`; see `Runtime.callTool`. */
 export async function callTool<TOutput>(
   deps: ToolCallDeps,
   name: string,
   args: unknown,
   ctx: ExecContext,
+  submission?: StepSubmission,
 ): Promise<ToolResult<TOutput>> {
   const clock = deps.steps.system.clock;
   const startedAt = clock.now();
   if (deps.closed) return failed(name, 'error', new InvalidParamsError('the runtime is closed'));
+  let target: ToolTarget;
   const tool = deps.tools.get(name);
-  if (!tool) return failed(name, 'not_found', new NotFoundError('tool', name));
-  const refusal = deps.tools.refusal(tool, ctx);
-  if (refusal === 'context') {
-    return failed(name, 'permission_denied', new PermissionDeniedError('tool', name));
-  }
-  if (refusal === 'required_roles') {
-    return failed(
-      name,
-      'permission_denied',
-      new PermissionDeniedError('role', tool.requiredRoles.join(','), { details: { tool: name } }),
-    );
+  if (tool) {
+    const refusal = deps.tools.refusal(tool, ctx);
+    if (refusal) {
+      return failed(name, 'permission_denied', refusalError(name, refusal, tool.requiredRoles));
+    }
+    target = {
+      timeoutMs: tool.timeoutMs,
+      run: (stepCtx) => Promise.resolve(tool.handler(validateToolArgs(tool, args), stepCtx)),
+    };
+  } else {
+    const resolved = await externalTarget(deps.catalog, name, args, ctx);
+    if ('status' in resolved) return resolved as ToolResult<TOutput>;
+    target = resolved;
   }
   let run: RunHandle;
   try {
@@ -83,11 +134,12 @@ export async function callTool<TOutput>(
       input: { tool: name, args },
       runId: run.runId,
       parentCtx: ctx,
-      timeoutMs: tool.timeoutMs,
+      timeoutMs: target.timeoutMs,
       operation: 'execute_tool',
+      submission,
       execute: (stepCtx, step) => {
         if (!admitted && breaker) refuseByBreaker(breaker, step);
-        return Promise.resolve(tool.handler(validateToolArgs(tool, args), stepCtx));
+        return target.run(stepCtx);
       },
     });
     // Arguments that fail the schema are the caller's fault, not the tool's: no verdict.

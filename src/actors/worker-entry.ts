@@ -95,17 +95,28 @@ class CreditSender implements HandlerSink {
    * else the promise of the rest going out as credit comes.
    */
   finish(): Promise<void> | null {
-    this.#flush();
-    if (this.#closed || this.#pending.length === 0) {
+    const settling = this.settle();
+    if (!settling) {
       this.close();
       return null; // the usual end: nothing left, no wait
     }
+    return settling.then(() => {
+      this.close();
+    });
+  }
+
+  /**
+   * Sends everything pending, as credit allows, without closing: `null` when all is out at
+   * once, else the promise of it going out as credit comes.
+   */
+  settle(): Promise<void> | null {
+    this.#flush();
+    if (this.#closed || this.#pending.length === 0) return null;
     return (async () => {
       while (!this.#closed && this.#pending.length > 0) {
         await new Promise<void>((r) => this.#waiters.push(r));
         this.#flush();
       }
-      this.close();
     })();
   }
 
@@ -181,6 +192,11 @@ function senderSink(sender: CreditSender): StreamSink {
     emit: (event) => {
       sender.event(event);
     },
+    // The host's step escalates; it travels in order with the step's other items.
+    escalate: (escalation) => {
+      sender.event({ ...escalation, type: 'escalation' });
+    },
+    ready: () => sender.ready(),
     close: () => {
       closed = true;
     },
@@ -345,6 +361,19 @@ async function runStep(link: Link, task: WorkerTask): Promise<WorkerOutcome> {
       ),
     callTool: async (name, args) =>
       fromWireToolResult(unwrap(await link.host.callTool(step, name, args))),
+    // The host makes the call and streams its tokens into the step: what this thread sent
+    // before goes out first, so the step's order holds.
+    // Like chat: the host stores and publishes it, after what this thread sent before.
+    emitFact: async (fact) => {
+      const settling = sender.settle();
+      if (settling) await settling;
+      return unwrap(await link.host.fact(step, fact));
+    },
+    chat: async (call, _ctx, options = {}) => {
+      const settling = sender.settle();
+      if (settling) await settling;
+      return unwrap(await link.host.chat(step, call, options));
+    },
   };
   const ended = (): { sent: number; dropped: number } => {
     senders.delete(step);

@@ -6,13 +6,17 @@
  */
 import { EventEmitter } from 'node:events';
 import type { ContextNarrowing, ExecContext } from '../context/exec-context.js';
+import type { SinkEscalation } from '../context/stream-sink.js';
 import { fromErrorPayload } from '../errors/remote-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
+import type { ChatResult } from '../engines/chat-tokens.js';
+import type { FactRecord } from '../store/records.js';
 import type { ToolResult } from '../tools/tool-result.js';
+import type { ChatCall, ChatCallOptions } from './engine-call.js';
 import type { AgentRuntime, WorkerAgentDefinition } from './agent-runtime.js';
 import { agentOutcome, type AgentInput, type AgentResult } from './agent-result.js';
 import type { StepActor } from './step-actor.js';
@@ -71,6 +75,7 @@ class HostSide implements StepEndpoint {
       // After a cancel or timeout the step refuses everything (STREAM-2001): drop it.
       if (!step.isOpen) break;
       if (typeof item === 'string') step.tokens([item]);
+      else if (item.type === 'escalation') step.sink.escalate(item as unknown as SinkEscalation);
       else step.emit(item);
     }
     // Credit goes back once the items are in the log, so the host holds at most
@@ -90,6 +95,14 @@ class HostSide implements StepEndpoint {
 
   callTool(name: string, args: unknown): Promise<HostReply<WireToolResult>> {
     return reply(async () => toWireToolResult(await this.#runtime.callTool(name, args, this.#ctx)));
+  }
+
+  chat(call: ChatCall, options: ChatCallOptions): Promise<HostReply<ChatResult>> {
+    return reply(() => this.#runtime.chat(call, this.#ctx, options));
+  }
+
+  fact(fact: Parameters<AgentRuntime['emitFact']>[0]): Promise<HostReply<FactRecord>> {
+    return reply(() => this.#runtime.emitFact(fact, this.#ctx));
   }
 }
 

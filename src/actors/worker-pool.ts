@@ -55,6 +55,11 @@ export interface StepEndpoint {
     narrowing: Parameters<HostCalls['delegate']>[3],
   ): Promise<HostReply<WireAgentResult>>;
   callTool(name: string, args: unknown): Promise<HostReply<WireToolResult>>;
+  chat(
+    call: Parameters<HostCalls['chat']>[1],
+    options: Parameters<HostCalls['chat']>[2],
+  ): ReturnType<HostCalls['chat']>;
+  fact(fact: Parameters<HostCalls['fact']>[1]): ReturnType<HostCalls['fact']>;
 }
 
 /** A step on the pool: its task, its endpoint, the session running it, how it ends. */
@@ -405,6 +410,8 @@ export class WorkerPool {
     const hostCalls: HostCalls = {
       delegate: (id, agent, input, narrowing) => lookup(id).delegate(agent, input, narrowing),
       callTool: (id, name, args) => lookup(id).callTool(name, args),
+      chat: (id, call, options) => lookup(id).chat(call, options),
+      fact: (id, fact) => lookup(id).fact(fact),
     };
     Comlink.expose(hostCalls, rpcEndpoint(port1));
     port1.unref();

@@ -11,7 +11,11 @@ import type { ContextNarrowing } from '../context/exec-context.js';
 import type { SinkEvent } from '../context/stream-sink.js';
 import type { WireContext } from '../context/wire-context.js';
 import type { ErrorPayload } from '../errors/to-error-payload.js';
+import type { ChatResult } from '../engines/chat-tokens.js';
+import type { FactRecord } from '../store/records.js';
 import type { ToolStatus } from '../tools/tool-result.js';
+import type { AgentRuntime } from './agent-runtime.js';
+import type { ChatCall, ChatCallOptions } from './engine-call.js';
 import type { AgentInput, AgentOutcome, AgentStatus } from './agent-result.js';
 
 /** One step's work, sent to a thread's session on its link. */
@@ -122,6 +126,10 @@ export interface HostCalls {
     narrowing: ContextNarrowing | undefined,
   ): Promise<HostReply<WireAgentResult>>;
   callTool(step: string, name: string, args: unknown): Promise<HostReply<WireToolResult>>;
+  /** An engine call on the step's host context; its tokens go into the step on the host. */
+  chat(step: string, call: ChatCall, options: ChatCallOptions): Promise<HostReply<ChatResult>>;
+  /** A fact of the step's run, stored and published on the host. */
+  fact(step: string, fact: Parameters<AgentRuntime['emitFact']>[0]): Promise<HostReply<FactRecord>>;
 }
 
 /**

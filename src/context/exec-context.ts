@@ -17,6 +17,7 @@ import {
   type Permissions,
   type PermissionsNarrowing,
 } from './permissions.js';
+import type { CallFacts } from './call-facts.js';
 import { DETACHED_SINK, type StreamSink, type StreamTap } from './stream-sink.js';
 import { SILENT_LOGGER, type Logger } from '../observability/logger.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
@@ -170,6 +171,8 @@ export class ExecContext {
   readonly #baseLogger: Logger | null;
   #logger: Logger | null = null;
   #detachOuter: (() => void) | null = null;
+  #lastCall: CallFacts | null = null;
+  #decodeTimeMs = 0;
 
   /** @internal Use {@link createContext}, {@link ExecContext.child} or `fromWire`. */
   constructor(fields: ContextFields) {
@@ -195,6 +198,20 @@ export class ExecContext {
     this.tap = fields.tap;
     this.#baseLogger = fields.baseLogger;
     this.createdAt = fields.createdAt ?? fields.clock.now();
+  }
+
+  /**
+   * The last engine call made on this context, with `decodeTimeMs` the total of all of them;
+   * `null` before any. A step's provenance reports it (NERVE-4020).
+   */
+  get lastCall(): CallFacts | null {
+    return this.#lastCall && { ...this.#lastCall, decodeTimeMs: this.#decodeTimeMs };
+  }
+
+  /** Records an engine call made on this context (see {@link lastCall}). */
+  noteCall(facts: CallFacts): void {
+    this.#lastCall = facts;
+    this.#decodeTimeMs += facts.decodeTimeMs;
   }
 
   /** Aborts when this context or any ancestor is cancelled (or a step times out). */

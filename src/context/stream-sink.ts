@@ -16,10 +16,27 @@ export interface StreamSink {
   push(text: string): void;
   /** Emits a `narration`, `metrics`, `fact` or `tool_suggest` event. */
   emit(event: SinkEvent): void;
+  /**
+   * Emits an `escalation` (a breaker that refused a call, a supervisor that gave up): it may
+   * come outside the step's event order, and is dropped once the step has ended.
+   */
+  escalate(escalation: SinkEscalation): void;
+  /**
+   * Resolves when the producer may push more (the step's buffer drained below its bound);
+   * `null` when it may push at once. Producers that push many tokens wait on it.
+   */
+  ready(): Promise<void> | null;
   /** Closes the sink; later pushes throw. */
   close(): void;
   /** True once no more events are accepted. */
   readonly closed: boolean;
+}
+
+/** An `escalation` event's fields (API.md). */
+export interface SinkEscalation {
+  readonly reason: string;
+  readonly target: string;
+  readonly breaker_state?: 'closed' | 'open' | 'half_open';
 }
 
 /** The sink of a context that is not running a step: every push throws. */
@@ -30,6 +47,10 @@ export const DETACHED_SINK: StreamSink = Object.freeze({
   emit(event: SinkEvent): void {
     throw new StreamClosedError('(none)', event.type, 'not in a step');
   },
+  escalate(): void {
+    /* no step to escalate on */
+  },
+  ready: () => null,
   close(): void {
     /* nothing to close */
   },

@@ -1,54 +1,131 @@
-/** @module Streaming an engine call inside a step, through the budget ledger. */
+/**
+ * @module One engine call inside a step: through the budget ledger, costed from the
+ * engine's price table, hashed for provenance, traced as a `chat {model}` span.
+ */
+import type { Tracer } from '@opentelemetry/api';
+import type { CallFacts } from '../context/call-facts.js';
 import type { ExecContext } from '../context/exec-context.js';
-import type { ChatRequest, Engine } from './chat-request.js';
+import { isAxonError } from '../errors/axon-error.js';
+import { defaultTracer, endOperationSpan, startOperationSpan } from '../observability/tracer.js';
+import type { ChatRequest, ChatToolCall, Engine, EngineReply } from './chat-request.js';
+import { costOf, priceOf } from './price-table.js';
+import { modelHash, paramsHash, promptHash } from './request-hash.js';
+
+/** What one engine call produced and used. */
+export interface ChatResult {
+  /** The tokens joined. */
+  readonly text: string;
+  readonly toolCalls: readonly ChatToolCall[];
+  readonly finishReason: string | null;
+  /** The model that answered. */
+  readonly model: string;
+  readonly tokensIn: number;
+  readonly tokensOut: number;
+  readonly costUsd: number;
+  /** Its determinism facts (NERVE-4012, NERVE-4020); the step's provenance reports them. */
+  readonly facts: CallFacts;
+}
+
+/** Options of {@link chatTokens}. */
+export interface ChatTokensOptions {
+  /** Where the `chat {model}` span goes; default the global provider's `axon` tracer. */
+  readonly tracer?: Tracer;
+}
 
 /**
- * Streams `engine`'s answer inside the step of `ctx`: reserves the estimate (prompt tokens,
- * `max_tokens`) on the context's ledger first — a call that does not fit fails with
- * `BudgetExceededError` before any request — then yields the tokens, commits the actual
- * use, and returns the whole text. If the call fails or is aborted after tokens arrived,
- * what was used (the prompt and the tokens so far) is committed; if none arrived, the
- * reservation is released.
+ * Streams `engine`'s answer inside the step of `ctx`. First it reserves the estimate on the
+ * context's ledger — prompt tokens, `max_tokens`, and their cost from the engine's price
+ * table — so a call that does not fit fails with `BudgetExceededError` before any request
+ * is sent. Then it yields the tokens, commits the actual use and cost, records the call's
+ * facts on `ctx` (`ctx.lastCall`), and returns a {@link ChatResult}.
+ *
+ * If the call fails or is aborted after tokens arrived, what was used (the estimated prompt
+ * and the tokens so far) is committed; if none arrived, the reservation is released.
  *
  * @example
  * async *handler(input, ctx) {
- *   return yield* chatTokens(engine, { messages: [{ role: 'user', content: input.message }] }, ctx);
+ *   const r = yield* chatTokens(engine, { messages: [{ role: 'user', content: input.message }] }, ctx);
+ *   return r.text;
  * }
  */
 export async function* chatTokens(
   engine: Engine,
   request: ChatRequest,
   ctx: ExecContext,
-): AsyncGenerator<string, string, undefined> {
+  options: ChatTokensOptions = {},
+): AsyncGenerator<string, ChatResult, undefined> {
+  const model = request.model ?? engine.defaultModel;
+  const price = priceOf(engine.priceTable, model);
+  const estimateIn = engine.estimateTokensIn(request);
+  const maxOut = request.params?.max_tokens ?? engine.defaultMaxTokens;
   const reservation = ctx.ledger.reserve({
-    tokensIn: engine.estimateTokensIn(request),
-    tokensOut: request.params?.max_tokens ?? engine.defaultMaxTokens,
-    costUsd: 0,
+    tokensIn: estimateIn,
+    tokensOut: maxOut,
+    costUsd: costOf(price, estimateIn, maxOut),
   });
+  const span = startOperationSpan(options.tracer ?? defaultTracer(), 'chat', model, ctx.span, {
+    'gen_ai.system': engine.name,
+    ...(request.seed == null ? {} : { 'gen_ai.request.seed': request.seed }),
+  });
+  const started = ctx.clock.now();
   let text = '';
   let produced = 0;
+  let reply: EngineReply | null = null;
+  let failure: unknown = null;
+  let costUsd = 0;
   try {
     const stream = engine.stream(request, { signal: ctx.signal });
     for (;;) {
       const r = await stream.next();
       if (r.done) {
-        reservation.commit(r.value);
-        return text;
+        reply = r.value;
+        break;
       }
       produced++;
       text += r.value;
       yield r.value;
     }
+  } catch (err) {
+    failure = err;
+    throw err;
   } finally {
-    // No-ops once committed above; otherwise account for what the engine did produce.
-    if (produced > 0) {
-      reservation.commit({
-        tokensIn: reservation.amounts.tokensIn,
-        tokensOut: produced,
-        costUsd: 0,
-      });
+    const tokensIn = reply?.tokensIn ?? estimateIn;
+    const tokensOut = reply?.tokensOut ?? produced;
+    if (reply || produced > 0) {
+      costUsd = costOf(price, tokensIn, tokensOut);
+      reservation.commit({ tokensIn, tokensOut, costUsd });
     } else {
       reservation.release();
     }
+    endOperationSpan(span, {
+      tokensIn,
+      tokensOut,
+      ...(failure === null ? {} : { error: spanError(failure) }),
+    });
   }
+  const facts: CallFacts = {
+    seed: request.seed ?? null,
+    promptHash: promptHash(request),
+    paramsHash: paramsHash(request, engine),
+    engine: engine.name,
+    modelHash: modelHash(engine.name, reply.model),
+    decodeTimeMs: ctx.clock.now() - started,
+    priceTable: engine.priceTable.version,
+  };
+  ctx.noteCall(facts);
+  return {
+    text,
+    toolCalls: reply.toolCalls,
+    finishReason: reply.finishReason,
+    model: reply.model,
+    tokensIn: reply.tokensIn,
+    tokensOut: reply.tokensOut,
+    costUsd,
+    facts,
+  };
+}
+
+function spanError(err: unknown): { code: string; message: string } {
+  if (isAxonError(err)) return { code: err.code, message: err.message };
+  return { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err) };
 }

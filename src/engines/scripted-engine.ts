@@ -3,12 +3,14 @@ import { createHash } from 'node:crypto';
 import { systemClock, type Clock } from '../context/clock.js';
 import { createSeededRandom } from '../context/seeded-random.js';
 import {
-  estimateTokens,
+  estimateRequestTokens,
   type ChatRequest,
+  type ChatToolCall,
   type Engine,
   type EngineCallOptions,
-  type EngineUsage,
+  type EngineReply,
 } from './chat-request.js';
+import { PRICE_TABLE, checkPriceTable, type PriceTable } from './price-table.js';
 
 /** Options of {@link createScriptedEngine}. */
 export interface ScriptedEngineOptions {
@@ -18,10 +20,24 @@ export interface ScriptedEngineOptions {
   readonly tokenDelayMs?: number;
   readonly clock?: Clock;
   /**
-   * Returns the answer text for a request, or `null` for the seeded default text. The text
-   * is split into word tokens and cut at `max_tokens`.
+   * Returns the answer for a request: its text, or `{ text?, toolCalls? }` to also ask for
+   * tool calls; `null` for the seeded default text. The text is split into word tokens and
+   * cut at `max_tokens`.
    */
-  readonly script?: (request: ChatRequest) => string | null;
+  readonly script?: (request: ChatRequest) => string | ScriptedAnswer | null;
+  /** The model it reports; default `scripted`. */
+  readonly model?: string;
+  /** Default {@link PRICE_TABLE}, where `scripted` costs nothing. */
+  readonly priceTable?: PriceTable;
+}
+
+/** A scripted answer: text and tool calls (arguments as an object, or as JSON text). */
+export interface ScriptedAnswer {
+  readonly text?: string;
+  readonly toolCalls?: readonly {
+    readonly name: string;
+    readonly arguments: unknown;
+  }[];
 }
 
 /** Default `max_tokens` of the scripted engine (API.md). */
@@ -34,6 +50,16 @@ const WORDS = (
   'quick steady careful bright clear simple narrow shared typed bounded durable local remote ' +
   'answer question request response check confirm book search find choose compare price time'
 ).split(' ');
+
+/** Tool calls of a scripted answer, with ids that depend only on the request and position. */
+function scriptedCalls(request: ChatRequest, answer: ScriptedAnswer): ChatToolCall[] {
+  const base = seedOf(request).toString(16).padStart(8, '0');
+  return (answer.toolCalls ?? []).map((call, i) => ({
+    id: `call_${base}_${i}`,
+    name: call.name,
+    arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+  }));
+}
 
 function seedOf(request: ChatRequest): number {
   const digest = createHash('sha256')
@@ -95,22 +121,31 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Engin
   }
   const clock = options.clock ?? systemClock;
   const name = options.name ?? 'scripted';
-  const estimateTokensIn = (request: ChatRequest): number =>
-    request.messages.reduce((n, m) => n + estimateTokens(m.content), 0);
+  const defaultModel = options.model ?? 'scripted';
+  const priceTable = options.priceTable
+    ? checkPriceTable(options.priceTable, 'createScriptedEngine: priceTable')
+    : PRICE_TABLE;
   return {
     name,
+    defaultModel,
     defaultMaxTokens: SCRIPTED_DEFAULT_MAX_TOKENS,
-    estimateTokensIn,
+    priceTable,
+    estimateTokensIn: estimateRequestTokens,
     async *stream(
       request: ChatRequest,
       call: EngineCallOptions = {},
-    ): AsyncGenerator<string, EngineUsage, undefined> {
+    ): AsyncGenerator<string, EngineReply, undefined> {
       const max = request.params?.max_tokens ?? SCRIPTED_DEFAULT_MAX_TOKENS;
       if (!(Number.isInteger(max) && max >= 0))
         throw new RangeError(`max_tokens must be an integer >= 0, got ${max}`);
       const scripted = options.script?.(request) ?? null;
+      const answer: ScriptedAnswer | null =
+        typeof scripted === 'string' ? { text: scripted } : scripted;
       const tokens =
-        scripted === null ? scriptedTokens(request, max) : splitWords(scripted).slice(0, max);
+        answer === null
+          ? scriptedTokens(request, max)
+          : splitWords(answer.text ?? '').slice(0, max);
+      const toolCalls = answer === null ? [] : scriptedCalls(request, answer);
       let produced = 0;
       for (const token of tokens) {
         if (tokenDelayMs > 0) await sleep(clock, tokenDelayMs, call.signal);
@@ -118,7 +153,13 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Engin
         produced++;
         yield token;
       }
-      return { tokensIn: estimateTokensIn(request), tokensOut: produced, costUsd: 0 };
+      return {
+        tokensIn: estimateRequestTokens(request),
+        tokensOut: produced,
+        toolCalls,
+        model: request.model ?? defaultModel,
+        finishReason: toolCalls.length > 0 ? 'tool_calls' : produced < max ? 'stop' : 'length',
+      };
     },
   };
 }

@@ -43,6 +43,7 @@ function copyProvenance(p: Provenance): Provenance {
     tokens_out: p.tokens_out,
     cost_usd: p.cost_usd,
     decode_time_ms: p.decode_time_ms,
+    price_table: p.price_table,
   };
 }
 
@@ -72,7 +73,8 @@ function keepProvenance(p: Provenance): Provenance {
     p.tokens_in === 0 &&
     p.tokens_out === 0 &&
     p.cost_usd === 0 &&
-    p.decode_time_ms === null
+    p.decode_time_ms === null &&
+    p.price_table === null
     ? EMPTY_PROVENANCE
     : copyProvenance(p);
 }

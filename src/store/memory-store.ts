@@ -1,7 +1,7 @@
 /** @module The in-memory RunStore: fast and ephemeral, the default of an embedded runtime. */
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import type { StepEvent } from '../streams/events.js';
+import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import {
   copyRunRecord,
   copyStepEvent,
@@ -10,7 +10,19 @@ import {
   patchRunRecord,
   patchStepRecord,
 } from './copy-records.js';
-import type { RunPatch, RunRecord, StepPatch, StepRecord } from './records.js';
+import { deepCopy } from './deep-copy.js';
+import { checkFactQuery, selectFacts } from './fact-query.js';
+import { addUsage } from './records.js';
+import type {
+  CheckpointRecord,
+  FactQuery,
+  FactRecord,
+  FlowRecord,
+  RunPatch,
+  RunRecord,
+  StepPatch,
+  StepRecord,
+} from './records.js';
 import type { RunStore } from './run-store.js';
 
 interface StepEntry {
@@ -22,6 +34,11 @@ interface RunEntry {
   run: RunRecord;
   /** The run's steps in creation order. */
   steps: StepEntry[];
+  /** Steps by client token (NERVE-4003). */
+  tokens: Map<string, StepEntry> | null;
+  /** Facts in append order, each with its place among all facts of the store. */
+  facts: { readonly seq: number; readonly fact: FactRecord }[];
+  checkpoints: CheckpointRecord[];
 }
 
 /** Options of {@link memoryStore}. */
@@ -57,6 +74,9 @@ export class MemoryRunStore implements RunStore {
   readonly maxRuns: number;
   readonly #runs = new Map<string, RunEntry>();
   readonly #steps = new Map<string, StepEntry>();
+  readonly #flows = new Map<string, FlowRecord>();
+  readonly #flowsByHash = new Map<string, string>();
+  #factSeq = 0;
   /** Ids of finished runs, oldest first from `#evictFrom`; may hold ids already dropped. */
   #finished: string[] = [];
   #evictFrom = 0;
@@ -70,7 +90,13 @@ export class MemoryRunStore implements RunStore {
   createRun(run: RunRecord): Promise<void> {
     if (this.#runs.has(run.run_id))
       return Promise.reject(new ConflictError(`run ${run.run_id} exists`));
-    this.#runs.set(run.run_id, { run: copyRunRecord(run, KEPT), steps: [] });
+    this.#runs.set(run.run_id, {
+      run: copyRunRecord(run, KEPT),
+      steps: [],
+      tokens: null,
+      facts: [],
+      checkpoints: [],
+    });
     if (FINISHED.has(run.status)) this.#finished.push(run.run_id);
     if (this.#runs.size > this.maxRuns) this.#evict();
     return Promise.resolve();
@@ -120,7 +146,88 @@ export class MemoryRunStore implements RunStore {
     const stepEntry: StepEntry = { record: copyStepRecord(step, KEPT), log: [] };
     this.#steps.set(step.step_id, stepEntry);
     entry.steps.push(stepEntry);
+    if (step.client_token !== null) (entry.tokens ??= new Map()).set(step.client_token, stepEntry);
     return Promise.resolve();
+  }
+
+  async claimStep(step: StepRecord): Promise<{ step: StepRecord; created: boolean }> {
+    const token = step.client_token;
+    const existing = token === null ? undefined : this.#runs.get(step.run_id)?.tokens?.get(token);
+    if (existing) return { step: copyStepRecord(existing.record), created: false };
+    await this.createStep(step);
+    return { step: copyStepRecord(step), created: true };
+  }
+
+  putFlow(flow: FlowRecord): Promise<{ flow: FlowRecord; created: boolean }> {
+    const id = this.#flowsByHash.get(flow.hash);
+    const existing = id === undefined ? undefined : this.#flows.get(id);
+    if (existing) return Promise.resolve({ flow: deepCopy(existing), created: false });
+    if (this.#flows.has(flow.flow_id))
+      return Promise.reject(new ConflictError(`flow ${flow.flow_id} exists`));
+    this.#flows.set(flow.flow_id, deepCopy(flow));
+    this.#flowsByHash.set(flow.hash, flow.flow_id);
+    return Promise.resolve({ flow: deepCopy(flow), created: true });
+  }
+
+  getFlow(flowId: string): Promise<FlowRecord | null> {
+    const flow = this.#flows.get(flowId);
+    return Promise.resolve(flow ? deepCopy(flow) : null);
+  }
+
+  getFlowByHash(hash: string): Promise<FlowRecord | null> {
+    const id = this.#flowsByHash.get(hash);
+    return this.getFlow(id ?? '');
+  }
+
+  appendFact(fact: FactRecord): Promise<void> {
+    const entry = this.#runs.get(fact.run_id);
+    if (!entry) return Promise.reject(new NotFoundError('run', fact.run_id));
+    if (entry.facts.some((f) => f.fact.fact_id === fact.fact_id)) {
+      return Promise.reject(new ConflictError(`fact ${fact.fact_id} exists`));
+    }
+    entry.facts.push({ seq: ++this.#factSeq, fact: deepCopy(fact) });
+    return Promise.resolve();
+  }
+
+  listFacts(query: FactQuery): Promise<FactRecord[]> {
+    try {
+      checkFactQuery(query);
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    let runs: RunEntry[];
+    if (query.runId !== undefined) {
+      const entry = this.#runs.get(query.runId);
+      runs =
+        entry && (query.flowId === undefined || entry.run.flow_id === query.flowId) ? [entry] : [];
+    } else {
+      runs = [...this.#runs.values()].filter((e) => e.run.flow_id === query.flowId);
+    }
+    const ordered = runs
+      .flatMap((e) => e.facts)
+      .sort((a, b) => a.seq - b.seq)
+      .map((f) => f.fact);
+    return Promise.resolve(selectFacts(ordered, query).map((f) => deepCopy(f)));
+  }
+
+  addRunUsage(runId: string, usage: BudgetUsage): Promise<BudgetUsage> {
+    const entry = this.#runs.get(runId);
+    if (!entry) return Promise.reject(new NotFoundError('run', runId));
+    const total = addUsage(entry.run.budget_usage, usage);
+    entry.run = patchRunRecord(entry.run, { budget_usage: total });
+    return Promise.resolve({ ...total });
+  }
+
+  createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
+    const entry = this.#runs.get(checkpoint.run_id);
+    if (!entry) return Promise.reject(new NotFoundError('run', checkpoint.run_id));
+    entry.checkpoints.push(deepCopy(checkpoint));
+    return Promise.resolve();
+  }
+
+  listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
+    const entry = this.#runs.get(runId);
+    return Promise.resolve(entry ? entry.checkpoints.map((c) => deepCopy(c)) : []);
   }
 
   getStep(stepId: string): Promise<StepRecord | null> {

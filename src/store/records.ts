@@ -73,7 +73,75 @@ export type StepPatch = Partial<
   >
 >;
 
+/** The sum of two usages. */
+export function addUsage(a: BudgetUsage, b: BudgetUsage): BudgetUsage {
+  return {
+    tokens_in: a.tokens_in + b.tokens_in,
+    tokens_out: a.tokens_out + b.tokens_out,
+    cost_usd: a.cost_usd + b.cost_usd,
+    wall_ms: a.wall_ms + b.wall_ms,
+  };
+}
+
 /** A budget usage of zero. */
 export function zeroUsage(): BudgetUsage {
   return { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 };
+}
+
+/** A tool of a flow document: its name and JSON Schema 2020-12 parameters. */
+export interface FlowTool {
+  readonly name: string;
+  readonly description?: string;
+  readonly parameters: Readonly<Record<string, unknown>>;
+}
+
+/** A flow (NERVE-4001): content-addressed by the sha256 of canonical `{ ast, tools, config }`. */
+export interface FlowRecord {
+  readonly flow_id: string;
+  /** sha256 (hex) of the canonical JSON of `{ ast, tools, config }`. */
+  readonly hash: string;
+  readonly name: string;
+  readonly ast: unknown;
+  readonly tools: readonly FlowTool[];
+  /** `fact_schemas` (type → JSON Schema) and whatever else the flow configures. */
+  readonly config: Readonly<Record<string, unknown>>;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly created_at: string;
+}
+
+/** A stored fact (NERVE-4004): typed, append-only. */
+export interface FactRecord {
+  readonly fact_id: string;
+  readonly run_id: string;
+  readonly type: string;
+  readonly schema_uri: string | null;
+  readonly data: unknown;
+  readonly emitted_by_step: string | null;
+  /** Milliseconds since the epoch. */
+  readonly ts: number;
+}
+
+/** Which facts to list: all of a run or of a flow's runs, optionally of one type, in append order. */
+export interface FactQuery {
+  readonly runId?: string;
+  readonly flowId?: string;
+  readonly type?: string;
+  /** Only facts appended after this one (a cursor). */
+  readonly after?: string;
+  /** At most this many. */
+  readonly limit?: number;
+}
+
+/** A checkpoint (NERVE-4005): the persisted snapshots of a run's live actors and its log offsets. */
+export interface CheckpointRecord {
+  readonly checkpoint_id: string;
+  readonly run_id: string;
+  /** The step that took it, if a step did. */
+  readonly step_id: string | null;
+  readonly label: string | null;
+  /** XState persisted snapshots by actor id. */
+  readonly snapshots: Readonly<Record<string, unknown>>;
+  /** The last `seq` of each step's log when it was taken. */
+  readonly log_offsets: Readonly<Record<string, number>>;
+  readonly ts: number;
 }

@@ -1,6 +1,15 @@
 /** @module The RunStore interface: runs, steps and each step's append-only event log. */
-import type { StepEvent } from '../streams/events.js';
-import type { RunPatch, RunRecord, StepPatch, StepRecord } from './records.js';
+import type { BudgetUsage, StepEvent } from '../streams/events.js';
+import type {
+  CheckpointRecord,
+  FactQuery,
+  FactRecord,
+  FlowRecord,
+  RunPatch,
+  RunRecord,
+  StepPatch,
+  StepRecord,
+} from './records.js';
 
 /**
  * Where runs, steps and event logs live. The log is the truth: an event a subscriber has
@@ -26,6 +35,33 @@ export interface RunStore {
   appendEvents(events: readonly StepEvent[]): Promise<void>;
   /** Events of a step with `seq > afterSeq` (default 0: all), in order. */
   readEvents(stepId: string, afterSeq?: number): Promise<StepEvent[]>;
+  /**
+   * Creates a step, or finds the step of the same run with the same `client_token`
+   * (NERVE-4003): then `created` is false and nothing is written. Concurrent claims of one
+   * token create one step. A step without a token is always created.
+   */
+  claimStep(step: StepRecord): Promise<{ readonly step: StepRecord; readonly created: boolean }>;
+  /**
+   * Stores a flow, or finds the flow with the same `hash` (NERVE-4001): then `created` is
+   * false and the stored flow (its id, its creation time) is returned.
+   */
+  putFlow(flow: FlowRecord): Promise<{ readonly flow: FlowRecord; readonly created: boolean }>;
+  getFlow(flowId: string): Promise<FlowRecord | null>;
+  getFlowByHash(hash: string): Promise<FlowRecord | null>;
+  /** Appends a fact to its run (NERVE-4004); there is no update or delete. */
+  appendFact(fact: FactRecord): Promise<void>;
+  /** Facts in append order; see {@link FactQuery}. */
+  listFacts(query: FactQuery): Promise<FactRecord[]>;
+  /** Stores a checkpoint of its run (NERVE-4005). */
+  createCheckpoint(checkpoint: CheckpointRecord): Promise<void>;
+  /** A run's checkpoints, oldest first. */
+  listCheckpoints(runId: string): Promise<CheckpointRecord[]>;
+  /**
+   * Adds `usage` to a run's `budget_usage`, atomically (concurrent steps of one run, in any
+   * process, each add theirs), and resolves the run's total. `NotFoundError` for an
+   * unknown run.
+   */
+  addRunUsage(runId: string, usage: BudgetUsage): Promise<BudgetUsage>;
   /** Releases connections and handles. */
   close(): Promise<void>;
 }

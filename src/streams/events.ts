@@ -3,6 +3,7 @@
  * are inferred from these schemas, never written twice.
  */
 import { z } from 'zod';
+import type { CallFacts } from '../context/call-facts.js';
 import { errorCodeSchema } from '../errors/error-code.js';
 
 const count = z.number().int().nonnegative();
@@ -21,6 +22,8 @@ export const provenanceSchema = z.object({
   tokens_out: count,
   cost_usd: z.number().nonnegative(),
   decode_time_ms: z.number().nonnegative().nullable(),
+  /** The version of the price table `cost_usd` was computed from; `null` with no engine call. */
+  price_table: nullableString,
 });
 export type Provenance = z.infer<typeof provenanceSchema>;
 
@@ -215,6 +218,34 @@ export function usageProvenance(
     tokens_out: usage.tokens_out,
     cost_usd: usage.cost_usd,
     decode_time_ms: null,
+    price_table: null,
+  };
+}
+
+/**
+ * The provenance of a step: its usage, and the determinism facts of its last engine call
+ * (NERVE-4020) — the hashes, engine, model and seed of that call, and the decode time of all
+ * of them. Without an engine call, {@link usageProvenance}.
+ */
+export function stepProvenance(
+  usage: Pick<BudgetUsage, 'tokens_in' | 'tokens_out' | 'cost_usd'>,
+  call: CallFacts | null,
+  poolId: string | null = null,
+): Provenance {
+  if (!call) return usageProvenance(usage);
+  return {
+    seed: call.seed,
+    prompt_hash: call.promptHash,
+    params_hash: call.paramsHash,
+    engine: call.engine,
+    model_hash: call.modelHash,
+    pool_id: poolId,
+    replica_id: null,
+    tokens_in: usage.tokens_in,
+    tokens_out: usage.tokens_out,
+    cost_usd: usage.cost_usd,
+    decode_time_ms: call.decodeTimeMs,
+    price_table: call.priceTable,
   };
 }
 

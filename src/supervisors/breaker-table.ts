@@ -1,9 +1,12 @@
-/** @module The circuit breakers of a runtime: one per agent and one per tool, made on first use. */
+/**
+ * @module The circuit breakers of a runtime: one per agent, tool and engine, made on first
+ * use.
+ */
 import type { Clock } from '../context/clock.js';
 import { CircuitBreaker, type BreakerOptions } from './circuit-breaker.js';
 
 /** What a breaker guards. */
-export type BreakerKind = 'agent' | 'tool';
+export type BreakerKind = 'agent' | 'tool' | 'engine';
 
 /** A runtime's breakers by kind and name; `options: false` turns them all off. */
 export class BreakerTable {
@@ -12,6 +15,7 @@ export class BreakerTable {
   readonly #byKind: Readonly<Record<BreakerKind, Map<string, CircuitBreaker>>> = {
     agent: new Map(),
     tool: new Map(),
+    engine: new Map(),
   };
 
   constructor(clock: Clock, options: BreakerOptions | false) {

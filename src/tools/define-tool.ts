@@ -1,9 +1,14 @@
-/** @module Function tools declared with zod, and their JSON Schema menu entry (NERVE-4011). */
+/**
+ * @module Function tools, declared with zod or with a JSON Schema, and their menu entry
+ * (NERVE-4011). Either way arguments are validated before the handler runs.
+ */
 import { z } from 'zod';
 import type { ExecContext } from '../context/exec-context.js';
+import { SchemaViolationError } from '../errors/schema-violation-error.js';
+import { checkJsonSchema, compileJsonSchema, type JsonSchema } from './json-schema.js';
+import { zodIssues } from './zod-issues.js';
 
-/** A JSON Schema document (draft 2020-12). */
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema } from './json-schema.js';
 
 /** The handler of a function tool: gets arguments already validated against `input`. */
 export type ToolHandler<TArgs, TOutput> = (
@@ -30,9 +35,13 @@ export interface ToolDefinition<TArgs = unknown, TOutput = unknown> {
   readonly kind: 'tool';
   readonly name: string;
   readonly description: string;
-  readonly input: z.ZodType<TArgs>;
-  /** JSON Schema draft 2020-12 of the arguments, generated from `input`. */
+  /** JSON Schema draft 2020-12 of the arguments (generated from zod, or as given). */
   readonly parameters: JsonSchema;
+  /**
+   * The arguments, checked: returns them parsed, or throws `SchemaViolationError` listing
+   * the path of every problem. Called before every call; the handler never sees bad ones.
+   */
+  validate(args: unknown): TArgs;
   /** Runs the tool on validated arguments. (A method, so any tool fits `ToolDefinition`.) */
   handler(args: TArgs, ctx: ExecContext): Promise<TOutput> | TOutput;
   readonly requiredRoles: readonly string[];
@@ -43,6 +52,27 @@ export interface ToolDefinition<TArgs = unknown, TOutput = unknown> {
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
 
 const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+/** Checks what every tool declaration shares; returns the timeout. */
+function checkCommon(
+  fn: string,
+  spec: { name: unknown; description: unknown; handler: unknown; timeoutMs?: number | undefined },
+): number {
+  if (typeof spec.name !== 'string' || !NAME.test(spec.name)) {
+    throw new TypeError(`${fn}: name must match ${NAME.source}, got ${JSON.stringify(spec.name)}`);
+  }
+  if (typeof spec.description !== 'string')
+    throw new TypeError(`${fn}(${spec.name}): description must be a string`);
+  if (typeof spec.handler !== 'function')
+    throw new TypeError(`${fn}(${spec.name}): handler must be a function`);
+  const timeoutMs = spec.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+    throw new RangeError(
+      `${fn}(${spec.name}): timeoutMs must be a positive number, got ${timeoutMs}`,
+    );
+  }
+  return timeoutMs;
+}
 
 /**
  * Declares a function tool. Arguments are validated against `input` before each call;
@@ -59,29 +89,67 @@ const NAME = /^[A-Za-z0-9_.:-]{1,128}$/;
 export function defineTool<TSchema extends z.ZodType, TOutput>(
   spec: ToolSpec<TSchema, TOutput>,
 ): ToolDefinition<z.output<TSchema>, TOutput> {
-  if (typeof spec.name !== 'string' || !NAME.test(spec.name)) {
-    throw new TypeError(
-      `defineTool: name must match ${NAME.source}, got ${JSON.stringify(spec.name)}`,
-    );
-  }
-  if (typeof spec.description !== 'string')
-    throw new TypeError(`defineTool(${spec.name}): description must be a string`);
   if (!(spec.input instanceof z.ZodType))
-    throw new TypeError(`defineTool(${spec.name}): input must be a zod schema`);
-  if (typeof spec.handler !== 'function')
-    throw new TypeError(`defineTool(${spec.name}): handler must be a function`);
-  const timeoutMs = spec.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
-  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
-    throw new RangeError(
-      `defineTool(${spec.name}): timeoutMs must be a positive number, got ${timeoutMs}`,
-    );
-  }
+    throw new TypeError(`defineTool(${JSON.stringify(spec.name)}): input must be a zod schema`);
+  const timeoutMs = checkCommon('defineTool', spec);
+  const input = spec.input as z.ZodType<z.output<TSchema>>;
   return {
     kind: 'tool',
     name: spec.name,
     description: spec.description,
-    input: spec.input as z.ZodType<z.output<TSchema>>,
     parameters: z.toJSONSchema(spec.input, { target: 'draft-2020-12', io: 'input' }),
+    validate(args: unknown) {
+      const parsed = input.safeParse(args);
+      if (!parsed.success)
+        throw new SchemaViolationError(`tool ${spec.name}`, zodIssues(parsed.error));
+      return parsed.data;
+    },
+    handler: spec.handler,
+    requiredRoles: [...(spec.requiredRoles ?? [])],
+    timeoutMs,
+  };
+}
+
+/** What {@link defineJsonSchemaTool} takes. */
+export interface JsonSchemaToolSpec<TArgs, TOutput> {
+  readonly name: string;
+  readonly description: string;
+  /** The arguments' JSON Schema (draft 2020-12); arguments are validated with ajv. */
+  readonly parameters: JsonSchema;
+  readonly handler: ToolHandler<TArgs, TOutput>;
+  readonly requiredRoles?: readonly string[];
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Declares a function tool known only by a JSON Schema (one from a flow document or
+ * another system). The schema must be valid draft 2020-12 (`SchemaViolationError`
+ * otherwise); arguments are validated with ajv's 2020-12 build before each call.
+ *
+ * @example
+ * const add = defineJsonSchemaTool<{ a: number; b: number }, { sum: number }>({
+ *   name: 'add',
+ *   description: 'Adds two numbers',
+ *   parameters: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'], additionalProperties: false },
+ *   handler: ({ a, b }) => ({ sum: a + b }),
+ * });
+ */
+export function defineJsonSchemaTool<TArgs = Record<string, unknown>, TOutput = unknown>(
+  spec: JsonSchemaToolSpec<TArgs, TOutput>,
+): ToolDefinition<TArgs, TOutput> {
+  const timeoutMs = checkCommon('defineJsonSchemaTool', spec);
+  if (typeof spec.parameters !== 'object' || Array.isArray(spec.parameters)) {
+    throw new TypeError(
+      `defineJsonSchemaTool(${spec.name}): parameters must be a JSON Schema object`,
+    );
+  }
+  const validate = compileJsonSchema<TArgs>(`tool ${spec.name}`, spec.parameters);
+  return {
+    kind: 'tool',
+    name: spec.name,
+    description: spec.description,
+    parameters: spec.parameters,
+    validate: (args: unknown) => checkJsonSchema<TArgs>(`tool ${spec.name}`, validate, args),
     handler: spec.handler,
     requiredRoles: [...(spec.requiredRoles ?? [])],
     timeoutMs,

@@ -220,7 +220,7 @@ describe('worker placement', () => {
     });
     const ctx = rt.createContext();
     const busy = rt.invoke('waiter', { message: 'x', args: { probe: shared.buffer } }, ctx);
-    await expect.poll(() => Atomics.load(shared.view, PROBE.started)).toBe(1);
+    await expect.poll(() => Atomics.load(shared.view, PROBE.started), { timeout: 15_000 }).toBe(1);
     const queued = rt.invoke('echo', 'queued');
     const refused = await rt.invoke('echo', 'refused');
     expect(refused.error?.code).toBe('QUEUE_FULL');
@@ -269,7 +269,7 @@ describe('cancel and crashes with real threads', () => {
     expect(r.error?.code).toBe('CANCELLED');
     expect(types).toEqual(['started', 'token', 'error']);
     expect(await tokensOf(rt, r.stepId)).toEqual(['first']);
-    await expect.poll(() => Atomics.load(shared.view, PROBE.aborted)).toBe(1);
+    await expect.poll(() => Atomics.load(shared.view, PROBE.aborted), { timeout: 15_000 }).toBe(1);
   });
 
   it('a cancel that the handler cannot hear terminates the thread after the grace period: CANCELLED, and the pool serves on', async () => {
@@ -283,7 +283,7 @@ describe('cancel and crashes with real threads', () => {
     const consumed = (async () => {
       for await (const item of stream) types.push(item.event.type);
     })();
-    await expect.poll(() => Atomics.load(shared.view, PROBE.started)).toBe(1);
+    await expect.poll(() => Atomics.load(shared.view, PROBE.started), { timeout: 15_000 }).toBe(1);
     stream.cancel();
     await consumed;
     const r = await stream.result;
@@ -382,7 +382,7 @@ describe('cancel and crashes with real threads', () => {
       workers: { maxThreads: 1 },
     });
     const pending = rt.invoke('waiter', { message: 'x', args: { probe: shared.buffer } });
-    await expect.poll(() => Atomics.load(shared.view, PROBE.started)).toBe(1);
+    await expect.poll(() => Atomics.load(shared.view, PROBE.started), { timeout: 15_000 }).toBe(1);
     await rt.close();
     const r = await pending;
     expect(r.error?.code).toBe('CANCELLED');
@@ -416,7 +416,9 @@ describe('cancel and crashes with real threads', () => {
       workers: { maxThreads: 1, cancelGraceMs: 100, restart: { minBackoffMs: 0, jitter: 0 } },
     });
     const busy = rt.invoke('busy', { message: 'x', args: { probe: busyProbe.buffer } });
-    await expect.poll(() => Atomics.load(busyProbe.view, PROBE.started)).toBe(1);
+    await expect
+      .poll(() => Atomics.load(busyProbe.view, PROBE.started), { timeout: 15_000 })
+      .toBe(1);
     const ctx = rt.createContext();
     const waiting = rt.invoke('waiter', { message: 'x', args: { probe: waitProbe.buffer } }, ctx);
     ctx.cancel();

@@ -9,6 +9,8 @@ const endpoint: StepEndpoint = {
   onItems: () => Promise.resolve(),
   delegate: () => Promise.reject(new Error('not in this test')),
   callTool: () => Promise.reject(new Error('not in this test')),
+  chat: () => Promise.reject(new Error('not in this test')),
+  fact: () => Promise.reject(new Error('not in this test')),
 };
 
 function task(stepId: string) {

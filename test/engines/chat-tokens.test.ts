@@ -7,8 +7,9 @@ import type {
   ChatRequest,
   Engine,
   EngineCallOptions,
-  EngineUsage,
+  EngineReply,
 } from '../../src/engines/chat-request.js';
+import { PRICE_TABLE } from '../../src/engines/price-table.js';
 import { chatTokens } from '../../src/engines/chat-tokens.js';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { BudgetExceededError } from '../../src/errors/budget-exceeded-error.js';
@@ -19,6 +20,8 @@ function counting(inner: Engine): { readonly engine: Engine; readonly calls: () 
   let calls = 0;
   const engine: Engine = {
     name: inner.name,
+    defaultModel: inner.defaultModel,
+    priceTable: inner.priceTable,
     defaultMaxTokens: inner.defaultMaxTokens,
     estimateTokensIn: (req) => inner.estimateTokensIn(req),
     stream(req: ChatRequest, options?: EngineCallOptions) {
@@ -34,7 +37,7 @@ function writerRuntime(engine: Engine, params: ChatRequest['params']): Runtime {
   const writer = defineAgent({
     name: 'writer',
     async *handler(input, ctx) {
-      return yield* chatTokens(
+      const reply = yield* chatTokens(
         engine,
         {
           messages: [{ role: 'user', content: input.message }],
@@ -43,6 +46,7 @@ function writerRuntime(engine: Engine, params: ChatRequest['params']): Runtime {
         },
         ctx,
       );
+      return reply.text;
     },
   });
   return createRuntime({ agents: [writer], logger: createLogger({ level: 'silent' }) });
@@ -163,9 +167,11 @@ describe('chatTokens inside a running agent', () => {
   it('leaves nothing reserved when the engine fails mid-stream', async () => {
     const failing: Engine = {
       name: 'failing',
+      defaultModel: 'm',
+      priceTable: PRICE_TABLE,
       defaultMaxTokens: 8,
       estimateTokensIn: () => 3,
-      async *stream(): AsyncGenerator<string, EngineUsage, undefined> {
+      async *stream(): AsyncGenerator<string, EngineReply, undefined> {
         yield 'one';
         yield ' two';
         await Promise.resolve();
@@ -191,9 +197,11 @@ describe('chatTokens inside a running agent', () => {
   it('leaves nothing reserved when the call is cancelled mid-stream', async () => {
     const clockless: Engine = {
       name: 'waiting',
+      defaultModel: 'm',
+      priceTable: PRICE_TABLE,
       defaultMaxTokens: 8,
       estimateTokensIn: () => 3,
-      async *stream(_req, options): AsyncGenerator<string, EngineUsage, undefined> {
+      async *stream(_req, options): AsyncGenerator<string, EngineReply, undefined> {
         yield 'first';
         // Waits until the call is aborted, like a slow engine honouring its signal.
         await new Promise<never>((_resolve, reject) => {
@@ -207,7 +215,7 @@ describe('chatTokens inside a running agent', () => {
             { once: true },
           );
         });
-        return { tokensIn: 3, tokensOut: 1, costUsd: 0 };
+        return { tokensIn: 3, tokensOut: 1, toolCalls: [], model: 'm', finishReason: 'stop' };
       },
     };
     const runtime = writerRuntime(clockless, { max_tokens: 8 });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/context/clock.js';
-import type { ChatRequest, Engine, EngineUsage } from '../../src/engines/chat-request.js';
+import type { ChatRequest, Engine, EngineReply } from '../../src/engines/chat-request.js';
 import {
   createScriptedEngine,
   SCRIPTED_DEFAULT_MAX_TOKENS,
@@ -8,10 +8,10 @@ import {
 
 interface Streamed {
   readonly tokens: string[];
-  readonly usage: EngineUsage;
+  readonly usage: EngineReply;
 }
 
-async function collect(stream: AsyncGenerator<string, EngineUsage, undefined>): Promise<Streamed> {
+async function collect(stream: AsyncGenerator<string, EngineReply, undefined>): Promise<Streamed> {
   const tokens: string[] = [];
   for (;;) {
     const r = await stream.next();
@@ -147,7 +147,7 @@ describe('createScriptedEngine: token count and shape', () => {
     // 'You are terse.' = 14 chars -> 4 tokens; 'Plan a trip to Berlin' = 21 chars -> 6 tokens.
     const req = request({ params: { max_tokens: 9 } });
     const { tokens, usage } = await collect(engine.stream(req));
-    expect(usage).toEqual({ tokensIn: 10, tokensOut: tokens.length, costUsd: 0 });
+    expect(usage).toMatchObject({ tokensIn: 10, tokensOut: tokens.length, toolCalls: [] });
     expect(engine.estimateTokensIn(req)).toBe(10);
   });
 });
@@ -317,5 +317,33 @@ describe('createScriptedEngine: AXON_SCRIPTED_TOKEN_MS', () => {
     expect(tokens).toHaveLength(4);
     expect(clock.now()).toBe(0);
     expect(clock.pending).toBe(0);
+  });
+});
+
+describe('createScriptedEngine: scripted tool calls', () => {
+  it('returns scripted tool calls with ids that depend only on the request and their position', async () => {
+    const engine = createScriptedEngine({
+      tokenDelayMs: 0,
+      script: () => ({
+        text: 'One moment.',
+        toolCalls: [
+          { name: 'add', arguments: { a: 1, b: 2 } },
+          { name: 'now', arguments: '{}' },
+        ],
+      }),
+    });
+    const first = await collect(engine.stream(request()));
+    const again = await collect(engine.stream(request()));
+    const other = await collect(engine.stream(request({ seed: 43 })));
+
+    expect(first.tokens.join('')).toBe('One moment.');
+    expect(first.usage.finishReason).toBe('tool_calls');
+    expect(first.usage.toolCalls.map((c) => [c.name, c.arguments])).toEqual([
+      ['add', '{"a":1,"b":2}'],
+      ['now', '{}'],
+    ]);
+    expect(again.usage.toolCalls).toEqual(first.usage.toolCalls);
+    expect(other.usage.toolCalls[0]?.id).not.toBe(first.usage.toolCalls[0]?.id);
+    expect(new Set(first.usage.toolCalls.map((c) => c.id)).size).toBe(2);
   });
 });

@@ -12,7 +12,15 @@ import { NotFoundError } from '../../src/errors/not-found-error.js';
 import { zeroUsage, type RunRecord, type StepRecord } from '../../src/store/records.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import type { RunStore } from '../../src/store/run-store.js';
-import { makeRun, makeStep, narration, uid } from '../support/records.js';
+import {
+  makeCheckpoint,
+  makeFact,
+  makeFlow,
+  makeRun,
+  makeStep,
+  narration,
+  uid,
+} from '../support/records.js';
 
 /** Registers the RunStore conformance suite for the implementation `create` makes. */
 export function describeRunStore(name: string, create: () => Promise<RunStore> | RunStore): void {
@@ -222,6 +230,7 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
               tokens_out: 0,
               cost_usd: 0,
               decode_time_ms: null,
+              price_table: null,
             },
           },
           { type: 'token', step_id: id, seq: 2, ts: 2, t: 'Hel', i: 0 },
@@ -316,6 +325,173 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
 
         expect(await store.readEvents(steps[0]?.step_id ?? '')).toEqual([]);
         expect(await store.readEvents(uid('step'))).toEqual([]);
+      });
+    });
+
+    describe('idempotent steps (NERVE-4003)', () => {
+      it('a second claim of a client token in a run returns the first step and writes nothing', async () => {
+        const run = makeRun();
+        await store.createRun(run);
+        const first = makeStep(run.run_id, { client_token: 'c-1' });
+        expect(await store.claimStep(first)).toEqual({ step: first, created: true });
+
+        const again = makeStep(run.run_id, { client_token: 'c-1', name: 'other' });
+        expect(await store.claimStep(again)).toEqual({ step: first, created: false });
+        expect(await store.getStep(again.step_id)).toBeNull();
+        expect(await store.listSteps(run.run_id)).toEqual([first]);
+      });
+
+      it('the same token in another run, and steps without a token, are new steps', async () => {
+        const a = makeRun();
+        const b = makeRun();
+        await store.createRun(a);
+        await store.createRun(b);
+        await store.claimStep(makeStep(a.run_id, { client_token: 'c-1' }));
+        expect((await store.claimStep(makeStep(b.run_id, { client_token: 'c-1' }))).created).toBe(
+          true,
+        );
+        expect((await store.claimStep(makeStep(a.run_id))).created).toBe(true);
+        expect((await store.claimStep(makeStep(a.run_id))).created).toBe(true);
+        expect(await store.listSteps(a.run_id)).toHaveLength(3);
+      });
+
+      it('concurrent claims of one token create exactly one step', async () => {
+        const run = makeRun();
+        await store.createRun(run);
+        const claims = await Promise.all(
+          Array.from({ length: 12 }, () =>
+            store.claimStep(makeStep(run.run_id, { client_token: 'same' })),
+          ),
+        );
+        expect(claims.filter((c) => c.created)).toHaveLength(1);
+        expect(new Set(claims.map((c) => c.step.step_id)).size).toBe(1);
+        expect(await store.listSteps(run.run_id)).toHaveLength(1);
+      });
+
+      it('a claim in an unknown run is refused with NotFoundError', async () => {
+        await expect(
+          store.claimStep(makeStep(uid('run'), { client_token: 'x' })),
+        ).rejects.toBeInstanceOf(NotFoundError);
+      });
+    });
+
+    describe('flows (NERVE-4001)', () => {
+      it('stores a flow, finds it by id and by hash', async () => {
+        const flow = makeFlow();
+        expect(await store.putFlow(flow)).toEqual({ flow, created: true });
+        expect(await store.getFlow(flow.flow_id)).toEqual(flow);
+        expect(await store.getFlowByHash(flow.hash)).toEqual(flow);
+        expect(await store.getFlow(uid('flow'))).toBeNull();
+        expect(await store.getFlowByHash('0'.repeat(64))).toBeNull();
+      });
+
+      it('the same content (the same hash) gives back the first flow, whatever the new id', async () => {
+        const flow = makeFlow();
+        await store.putFlow(flow);
+        const same = makeFlow({ hash: flow.hash, created_at: '2030-01-01T00:00:00.000Z' });
+        expect(await store.putFlow(same)).toEqual({ flow, created: false });
+        expect(await store.getFlow(same.flow_id)).toBeNull();
+      });
+
+      it('concurrent puts of one content store it once', async () => {
+        const hash = makeFlow().hash;
+        const puts = await Promise.all(
+          Array.from({ length: 8 }, () => store.putFlow(makeFlow({ hash }))),
+        );
+        expect(puts.filter((p) => p.created)).toHaveLength(1);
+        expect(new Set(puts.map((p) => p.flow.flow_id)).size).toBe(1);
+      });
+    });
+
+    describe('facts (NERVE-4004)', () => {
+      it('appends facts and lists them by run in append order, by type, after a cursor, up to a limit', async () => {
+        const run = makeRun();
+        await store.createRun(run);
+        const facts = [
+          makeFact(run.run_id, { type: 'booking' }),
+          makeFact(run.run_id, { type: 'note', data: 'hello' }),
+          makeFact(run.run_id, { type: 'booking', data: { city: 'Rome' } }),
+        ];
+        for (const f of facts) await store.appendFact(f);
+
+        expect(await store.listFacts({ runId: run.run_id })).toEqual(facts);
+        expect(await store.listFacts({ runId: run.run_id, type: 'booking' })).toEqual([
+          facts[0],
+          facts[2],
+        ]);
+        expect(
+          await store.listFacts({ runId: run.run_id, after: facts[0]?.fact_id ?? '' }),
+        ).toEqual(facts.slice(1));
+        expect(await store.listFacts({ runId: run.run_id, limit: 2 })).toEqual(facts.slice(0, 2));
+        expect(await store.listFacts({ runId: run.run_id, after: uid('fact') })).toEqual([]);
+        expect(await store.listFacts({ runId: uid('run') })).toEqual([]);
+      });
+
+      it("lists a flow's facts across its runs, in append order", async () => {
+        const flow = makeFlow();
+        await store.putFlow(flow);
+        const a = makeRun({ flow_id: flow.flow_id });
+        const b = makeRun({ flow_id: flow.flow_id });
+        const other = makeRun();
+        for (const r of [a, b, other]) await store.createRun(r);
+        const f1 = makeFact(a.run_id);
+        const f2 = makeFact(other.run_id);
+        const f3 = makeFact(b.run_id);
+        const f4 = makeFact(a.run_id, { type: 'note' });
+        for (const f of [f1, f2, f3, f4]) await store.appendFact(f);
+
+        expect(await store.listFacts({ flowId: flow.flow_id })).toEqual([f1, f3, f4]);
+        expect(await store.listFacts({ flowId: flow.flow_id, type: 'booking' })).toEqual([f1, f3]);
+        expect(await store.listFacts({ flowId: flow.flow_id, runId: other.run_id })).toEqual([]);
+      });
+
+      it('refuses a fact of an unknown run, a second fact with the same id, and a query with no run or flow', async () => {
+        await expect(store.appendFact(makeFact(uid('run')))).rejects.toBeInstanceOf(NotFoundError);
+        const run = makeRun();
+        await store.createRun(run);
+        const fact = makeFact(run.run_id);
+        await store.appendFact(fact);
+        await expect(store.appendFact({ ...fact, data: 'changed' })).rejects.toBeInstanceOf(
+          ConflictError,
+        );
+        expect(await store.listFacts({ runId: run.run_id })).toEqual([fact]);
+        await expect(store.listFacts({})).rejects.toThrow(/runId or a flowId/);
+      });
+    });
+
+    describe('checkpoints (NERVE-4005)', () => {
+      it("stores a run's checkpoints with their snapshots and log offsets, oldest first", async () => {
+        const run = makeRun();
+        await store.createRun(run);
+        const first = makeCheckpoint(run.run_id, { label: 'one' });
+        const second = makeCheckpoint(run.run_id, { label: 'two', log_offsets: { step_a: 9 } });
+        await store.createCheckpoint(first);
+        await store.createCheckpoint(second);
+        expect(await store.listCheckpoints(run.run_id)).toEqual([first, second]);
+        expect(await store.listCheckpoints(uid('run'))).toEqual([]);
+        await expect(store.createCheckpoint(makeCheckpoint(uid('run')))).rejects.toBeInstanceOf(
+          NotFoundError,
+        );
+      });
+    });
+
+    describe('run usage (POLICY-3000)', () => {
+      it('adds usage to a run atomically, also when steps add theirs at once', async () => {
+        const run = makeRun();
+        await store.createRun(run);
+        const one = { tokens_in: 1, tokens_out: 2, cost_usd: 0.1, wall_ms: 5 };
+        await Promise.all(Array.from({ length: 10 }, () => store.addRunUsage(run.run_id, one)));
+        const total = await store.addRunUsage(run.run_id, { ...one, cost_usd: 0.2 });
+        let cost = 0;
+        for (let i = 0; i < 10; i++) cost += 0.1;
+        expect(total).toEqual({
+          tokens_in: 11,
+          tokens_out: 22,
+          cost_usd: cost + 0.2,
+          wall_ms: 55,
+        });
+        expect((await store.getRun(run.run_id))?.budget_usage).toEqual(total);
+        await expect(store.addRunUsage(uid('run'), one)).rejects.toBeInstanceOf(NotFoundError);
       });
     });
 

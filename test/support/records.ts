@@ -1,6 +1,13 @@
 /** @module Test helpers: valid run, step and event records with unique ids. */
 import { randomUUID } from 'node:crypto';
-import { zeroUsage, type RunRecord, type StepRecord } from '../../src/store/records.js';
+import {
+  zeroUsage,
+  type CheckpointRecord,
+  type FactRecord,
+  type FlowRecord,
+  type RunRecord,
+  type StepRecord,
+} from '../../src/store/records.js';
 import type { StepEvent } from '../../src/streams/events.js';
 
 /** A unique id with a readable prefix. */
@@ -53,4 +60,50 @@ export function makeStep(runId: string, overrides: Partial<StepRecord> = {}): St
 /** A narration event of a step. */
 export function narration(stepId: string, seq: number, text = `event ${seq}`): StepEvent {
   return { type: 'narration', step_id: stepId, seq, ts: 1_700_000_000_000 + seq, text };
+}
+
+/** A valid flow record with content `ast` (its hash is the caller's to compute or fake). */
+export function makeFlow(overrides: Partial<FlowRecord> = {}): FlowRecord {
+  return {
+    flow_id: uid('flow'),
+    hash: randomUUID().replaceAll('-', '').repeat(2),
+    name: 'trip-planner',
+    ast: { steps: ['plan', 'book'] },
+    tools: [{ name: 'search_flights', parameters: { type: 'object' } }],
+    config: { fact_schemas: { booking: { type: 'object' } } },
+    labels: { team: 'travel' },
+    created_at: '2025-01-01T00:00:00.000Z',
+    ...overrides,
+  };
+}
+
+/** A valid fact of `runId`. */
+export function makeFact(runId: string, overrides: Partial<FactRecord> = {}): FactRecord {
+  return {
+    fact_id: uid('fact'),
+    run_id: runId,
+    type: 'booking',
+    schema_uri: null,
+    data: { city: 'Berlin', seats: 2 },
+    emitted_by_step: null,
+    ts: 1_700_000_000_000,
+    ...overrides,
+  };
+}
+
+/** A valid checkpoint of `runId`. */
+export function makeCheckpoint(
+  runId: string,
+  overrides: Partial<CheckpointRecord> = {},
+): CheckpointRecord {
+  return {
+    checkpoint_id: uid('checkpoint'),
+    run_id: runId,
+    step_id: null,
+    label: null,
+    snapshots: { 'agent:planner': { status: 'active', value: 'idle', context: { n: 1 } } },
+    log_offsets: { step_a: 3 },
+    ts: 1_700_000_000_000,
+    ...overrides,
+  };
 }

@@ -1,0 +1,193 @@
+/**
+ * @module bench:store — each RunStore under the runtime: two-step runs per second (agent A
+ * delegates to agent B, no-op handlers) on the in-memory, SQLite (a file, WAL) and Redis
+ * (127.0.0.1:6379) stores, interleaved; events appended per second (batches of 8 to one
+ * step); and the time to read the second half of a 10 000-event log (from `seq` 5 000).
+ * `ratios.sqlite_vs_memory` = two-step runs/s on SQLite ÷ in memory (target ≥ 0.5).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { defineAgent } from '../src/actors/define-agent.js';
+import { createRuntime, type Runtime } from '../src/actors/runtime.js';
+import { createLogger } from '../src/observability/logger.js';
+import { memoryStore } from '../src/store/memory-store.js';
+import { zeroUsage } from '../src/store/records.js';
+import { redisStore } from '../src/store/redis-store.js';
+import type { RunStore } from '../src/store/run-store.js';
+import { sqliteStore } from '../src/store/sqlite-store.js';
+import type { StepEvent } from '../src/streams/events.js';
+import { interleave, report } from './harness.js';
+
+const rounds = Number(process.env['AXON_BENCH_ROUNDS'] ?? '6');
+const roundMs = Number(process.env['AXON_BENCH_ROUND_MS'] ?? '1500');
+const dir = mkdtempSync(join(tmpdir(), 'axon-bench-store-'));
+const redisPrefix = `axon-bench:${randomUUID()}:`;
+let files = 0;
+
+type Kind = 'memory' | 'sqlite' | 'redis';
+const makers: Record<Kind, () => RunStore> = {
+  memory: () => memoryStore(),
+  sqlite: () => sqliteStore(join(dir, `bench-${++files}.db`)),
+  redis: () => redisStore({ prefix: `${redisPrefix}${++files}:` }),
+};
+
+const b = defineAgent({ name: 'b', handler: () => 'b' });
+const a = defineAgent({
+  name: 'a',
+  handler: async (input, ctx, runtime) => (await runtime.delegate('b', input, ctx)).output,
+});
+
+/** A bench case running two-step runs on a fresh store of `kind` each round. */
+function runsOn(kind: Kind) {
+  let runtime: Runtime | null = null;
+  return {
+    name: `runs_${kind}`,
+    setup: () => {
+      runtime = createRuntime({
+        agents: [a, b],
+        store: makers[kind](),
+        logger: createLogger({ level: 'silent' }),
+      });
+    },
+    teardown: async () => {
+      await runtime?.close();
+      runtime = null;
+    },
+    run: async () => {
+      const r = await runtime?.invoke('a', 'x');
+      if (r?.status !== 'success') throw new Error(`run on ${kind} failed: ${r?.error?.message}`);
+    },
+  };
+}
+
+/** A store with one run and one step, ready for its log. */
+async function withStep(kind: Kind): Promise<{ store: RunStore; stepId: string }> {
+  const store = makers[kind]();
+  const runId = `run_${randomUUID()}`;
+  const stepId = `step_${randomUUID()}`;
+  await store.createRun({
+    run_id: runId,
+    flow_id: null,
+    mode: 'record',
+    seed: null,
+    budgets: {},
+    status: 'running',
+    budget_usage: zeroUsage(),
+    provenance: null,
+    entry: 'bench',
+    trace_id: 't',
+    user_id: null,
+    created_at: new Date().toISOString(),
+    ended_at: null,
+  });
+  await store.createStep({
+    step_id: stepId,
+    run_id: runId,
+    type: 'agent',
+    name: 'bench',
+    parent_step_id: null,
+    actor_path: ['bench'],
+    client_token: null,
+    input: null,
+    placement: 'inline',
+    status: 'running',
+    budget_usage: zeroUsage(),
+    provenance: null,
+    output: null,
+    error: null,
+    created_at: new Date().toISOString(),
+    started_at: null,
+    ended_at: null,
+  });
+  return { store, stepId };
+}
+
+const token = (stepId: string, seq: number): StepEvent => ({
+  type: 'token',
+  step_id: stepId,
+  seq,
+  ts: Date.now(),
+  t: ' word',
+  i: seq - 1,
+});
+
+/** A bench case appending batches of 8 token events to one step. */
+function appendsOn(kind: Kind) {
+  let target: { store: RunStore; stepId: string } | null = null;
+  let seq = 0;
+  return {
+    name: `appends_${kind}`,
+    setup: async () => {
+      target = await withStep(kind);
+      seq = 0;
+    },
+    teardown: async () => {
+      await target?.store.close();
+      target = null;
+    },
+    run: async () => {
+      if (!target) return;
+      const batch: StepEvent[] = [];
+      for (let i = 0; i < 8; i++) batch.push(token(target.stepId, ++seq));
+      await target.store.appendEvents(batch);
+    },
+  };
+}
+
+const kinds: Kind[] = ['memory', 'sqlite', 'redis'];
+const stats = await interleave([...kinds.map(runsOn), ...kinds.map(appendsOn)], {
+  rounds,
+  roundMs,
+  warmupOps: 50,
+});
+const median = (name: string): number => stats.find((s) => s.name === name)?.median ?? 0;
+
+/** Milliseconds to read events 5 001 … 10 000 of a 10 000-event log (median of 20). */
+async function readHalf(kind: Kind): Promise<number> {
+  const { store, stepId } = await withStep(kind);
+  for (let seq = 0; seq < 10_000;) {
+    const batch: StepEvent[] = [];
+    for (let i = 0; i < 500; i++) batch.push(token(stepId, ++seq));
+    await store.appendEvents(batch);
+  }
+  const times: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const t = performance.now();
+    const events = await store.readEvents(stepId, 5_000);
+    times.push(performance.now() - t);
+    if (events.length !== 5_000) throw new Error(`${kind} read ${events.length} events`);
+  }
+  await store.close();
+  times.sort((x, y) => x - y);
+  return Number((times[10] ?? 0).toFixed(2));
+}
+
+const metrics: Record<string, number> = {};
+for (const kind of kinds) {
+  metrics[`runs_per_s_${kind}`] = Math.round(median(`runs_${kind}`));
+  metrics[`events_per_s_${kind}`] = Math.round(median(`appends_${kind}`) * 8);
+  metrics[`read_5k_of_10k_ms_${kind}`] = await readHalf(kind);
+}
+
+// Leave nothing behind: the SQLite files and the Redis keys.
+rmSync(dir, { recursive: true, force: true });
+const redis = new Redis('redis://127.0.0.1:6379');
+let cursor = '0';
+do {
+  const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 1000);
+  if (keys.length > 0) await redis.del(...keys);
+  cursor = next;
+} while (cursor !== '0');
+await redis.quit();
+
+report({
+  bench: 'store',
+  metrics,
+  ratios: {
+    sqlite_vs_memory: Number((median('runs_sqlite') / median('runs_memory')).toFixed(2)),
+    redis_vs_memory: Number((median('runs_redis') / median('runs_memory')).toFixed(2)),
+  },
+});

@@ -1,0 +1,308 @@
+/**
+ * @module The flow, fact and checkpoint operations of API.md as library calls: flows stored
+ * by content (NERVE-4001), runs of a flow, facts checked against the flow's
+ * `config.fact_schemas` (NERVE-4004), checkpoints of a run's live steps and log offsets
+ * (NERVE-4005).
+ */
+import type { ValidateFunction } from 'ajv/dist/2020.js';
+import { z } from 'zod';
+import { canonicalHash } from '../context/canonical-json.js';
+import { isoTime, type Clock } from '../context/clock.js';
+import type { ExecContext } from '../context/exec-context.js';
+import type { IdSource } from '../context/id-source.js';
+import { CancelledError } from '../errors/cancelled-error.js';
+import { ConflictError } from '../errors/conflict-error.js';
+import { InvalidParamsError } from '../errors/invalid-params-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import type {
+  CheckpointRecord,
+  FactQuery,
+  FactRecord,
+  FlowRecord,
+  RunRecord,
+} from '../store/records.js';
+import type { RunStore } from '../store/run-store.js';
+import { checkJsonSchema, compileJsonSchema, type JsonSchema } from '../tools/json-schema.js';
+import type { ActorEntry, ActorSystem } from './actor-system.js';
+import { parseBody, wireBudgetsSchema } from './request-bodies.js';
+
+/** What these operations need from the runtime. */
+export interface FlowApiDeps {
+  readonly store: RunStore;
+  readonly clock: Clock;
+  readonly ids: IdSource;
+  readonly system: ActorSystem;
+}
+
+const jsonObject = z.record(z.string(), z.unknown());
+
+/** The body of `POST /v1/flows` (API.md). */
+export const flowInputSchema = z
+  .object({
+    name: z.string().min(1),
+    ast: z.unknown().optional(),
+    tools: z
+      .array(
+        z
+          .object({
+            name: z.string().min(1),
+            description: z.string().optional(),
+            parameters: jsonObject,
+          })
+          .strict(),
+      )
+      .default([]),
+    config: z
+      .object({ fact_schemas: z.record(z.string(), jsonObject).optional() })
+      .catchall(z.unknown())
+      .default({}),
+    labels: z.record(z.string(), z.string()).default({}),
+  })
+  .strict();
+export type FlowInput = z.input<typeof flowInputSchema>;
+
+/** The body of `POST /v1/flows/{flow_id}/runs`, as far as runs go today. */
+export const runInputSchema = z
+  .object({
+    mode: z.literal('record').default('record'),
+    seed: z.number().int().nullable().default(null),
+    budgets: wireBudgetsSchema.default({}),
+  })
+  .strict();
+export type RunInput = z.input<typeof runInputSchema>;
+
+/** The body of `POST /v1/runs/{run_id}/facts`. */
+export const factInputSchema = z
+  .object({
+    type: z.string().min(1),
+    data: z.unknown(),
+    schema_uri: z.string().nullable().optional(),
+  })
+  .strict();
+export type FactInput = z.input<typeof factInputSchema>;
+
+/**
+ * Stores a flow by its content: the sha256 of the canonical JSON of `{ ast, tools, config }`
+ * (NERVE-4001). The same content again gives the same flow (`created: false`); any change, a
+ * new one. Each tool's `parameters` and each fact schema must be valid JSON Schema 2020-12
+ * (`SchemaViolationError` naming it otherwise).
+ */
+export async function createFlow(
+  deps: FlowApiDeps,
+  body: unknown,
+): Promise<{ readonly flow: FlowRecord; readonly created: boolean }> {
+  const input = parseBody(flowInputSchema, 'flow', body);
+  for (const tool of input.tools) compileJsonSchema(`tool ${tool.name}`, tool.parameters);
+  for (const [type, schema] of Object.entries(input.config.fact_schemas ?? {})) {
+    compileJsonSchema(`fact type ${type}`, schema);
+  }
+  const ast = input.ast ?? null;
+  const hash = canonicalHash({ ast, tools: input.tools, config: input.config });
+  return deps.store.putFlow({
+    flow_id: deps.ids.id('flow'),
+    hash,
+    name: input.name,
+    ast,
+    // zod leaves absent optional keys out, so these fit the stored shapes.
+    tools: input.tools as FlowRecord['tools'],
+    config: input.config,
+    labels: input.labels,
+    created_at: isoTime(deps.clock.now()),
+  });
+}
+
+/** Starts a run of a flow (mode `record`; `replay` and `strict_replay` come with replay). */
+export async function createFlowRun(
+  deps: FlowApiDeps,
+  flowId: string,
+  body: unknown,
+): Promise<RunRecord> {
+  const flow = await deps.store.getFlow(flowId);
+  if (!flow) throw new NotFoundError('flow', flowId);
+  const input = parseBody(runInputSchema, 'run', body ?? {});
+  const run: RunRecord = {
+    run_id: deps.ids.id('run'),
+    flow_id: flow.flow_id,
+    mode: input.mode,
+    seed: input.seed,
+    budgets: input.budgets as RunRecord['budgets'],
+    status: 'running',
+    budget_usage: { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 },
+    provenance: null,
+    entry: flow.name,
+    trace_id: deps.ids.id('request').slice(-32),
+    user_id: null,
+    created_at: isoTime(deps.clock.now()),
+    ended_at: null,
+  };
+  await deps.store.createRun(run);
+  return run;
+}
+
+/** Compiled fact schemas, by flow hash and fact type (a flow's content never changes). */
+const factValidators = new Map<string, ValidateFunction>();
+
+/**
+ * Appends a fact to a run (NERVE-4004). If the run's flow has a schema for the fact's type
+ * in `config.fact_schemas`, `data` must match it (`SchemaViolationError` listing each path;
+ * nothing is stored). Facts are never updated or deleted.
+ */
+export async function appendFact(
+  deps: FlowApiDeps,
+  runId: string,
+  body: unknown,
+  emittedByStep: string | null = null,
+): Promise<FactRecord> {
+  const input = parseBody(factInputSchema, 'fact', body);
+  const run = await deps.store.getRun(runId);
+  if (!run) throw new NotFoundError('run', runId);
+  if (run.flow_id !== null) {
+    const flow = await deps.store.getFlow(run.flow_id);
+    const schemas = flow?.config['fact_schemas'] as Record<string, JsonSchema> | undefined;
+    const schema = schemas?.[input.type];
+    if (flow && schema) {
+      const key = `${flow.hash}\u0000${input.type}`;
+      let validate = factValidators.get(key);
+      if (!validate) {
+        validate = compileJsonSchema(`fact type ${input.type}`, schema);
+        factValidators.set(key, validate);
+      }
+      checkJsonSchema(`fact ${input.type}`, validate, input.data);
+    }
+  }
+  const fact: FactRecord = {
+    fact_id: deps.ids.id('fact'),
+    run_id: runId,
+    type: input.type,
+    schema_uri: input.schema_uri ?? null,
+    data: input.data ?? null,
+    emitted_by_step: emittedByStep,
+    ts: deps.clock.now(),
+  };
+  await deps.store.appendFact(fact);
+  return fact;
+}
+
+/** A fact of the run of `ctx`'s step, stored and then published as the step's `fact` event. */
+export async function emitStepFact(
+  deps: FlowApiDeps,
+  fact: { readonly type: string; readonly data: unknown; readonly schema_uri?: string | null },
+  ctx: ExecContext,
+): Promise<FactRecord> {
+  if (ctx.runId === null || ctx.stepId === null) {
+    throw new InvalidParamsError('emitFact: ctx must be the context of a running step');
+  }
+  const stored = await appendFact(deps, ctx.runId, fact, ctx.stepId);
+  ctx.stream.emit({ type: 'fact', fact: stored });
+  return stored;
+}
+
+/** A run's facts (API.md's `?type=&after=&limit=`); `NotFoundError` for an unknown run. */
+export async function listRunFacts(
+  deps: FlowApiDeps,
+  runId: string,
+  query: Omit<FactQuery, 'runId' | 'flowId'> = {},
+): Promise<FactRecord[]> {
+  if (!(await deps.store.getRun(runId))) throw new NotFoundError('run', runId);
+  return deps.store.listFacts({ ...query, runId });
+}
+
+/**
+ * Checkpoints a run (NERVE-4005): the persisted snapshot of each of its live steps' actors
+ * and the last `seq` of each of its steps' logs, stored as one checkpoint.
+ */
+export async function checkpointRun(
+  deps: FlowApiDeps,
+  runId: string,
+  options: { readonly label?: string; readonly stepId?: string } = {},
+): Promise<CheckpointRecord> {
+  if (!(await deps.store.getRun(runId))) throw new NotFoundError('run', runId);
+  const snapshots: Record<string, unknown> = {};
+  for (const entry of liveSteps(deps, runId)) {
+    snapshots[entry.id] = entry.ref.getPersistedSnapshot();
+  }
+  const logOffsets: Record<string, number> = {};
+  for (const step of await deps.store.listSteps(runId)) {
+    logOffsets[step.step_id] = (await deps.store.readEvents(step.step_id)).at(-1)?.seq ?? 0;
+  }
+  const checkpoint: CheckpointRecord = {
+    checkpoint_id: deps.ids.id('checkpoint'),
+    run_id: runId,
+    step_id: options.stepId ?? null,
+    label: options.label ?? null,
+    snapshots,
+    log_offsets: logOffsets,
+    ts: deps.clock.now(),
+  };
+  await deps.store.createCheckpoint(checkpoint);
+  return checkpoint;
+}
+
+/** The live steps of a run, as the actor system knows them. */
+function liveSteps(deps: FlowApiDeps, runId: string): ActorEntry[] {
+  return deps.system.list('step').filter((e) => e.runId === runId);
+}
+
+/**
+ * Cancels a run (`POST /v1/runs/{run_id}/cancel`): its status becomes `cancelling`, every
+ * live step of it ends with `error` `CANCELLED`, and then the run is `cancelled`. Resolves
+ * with the status at once; `done` settles when the run is `cancelled`. A run that already
+ * ended is refused with `ConflictError`.
+ */
+export async function cancelRun(
+  deps: FlowApiDeps,
+  runId: string,
+): Promise<{ readonly status: 'cancelling'; readonly done: Promise<void> }> {
+  const run = await deps.store.getRun(runId);
+  if (!run) throw new NotFoundError('run', runId);
+  if (run.status !== 'running' && run.status !== 'cancelling') {
+    throw new ConflictError(`run ${runId} is ${run.status}`, { details: { status: run.status } });
+  }
+  await deps.store.updateRun(runId, { status: 'cancelling' });
+  const reason = new CancelledError(`run ${runId} was cancelled`);
+  const live = liveSteps(deps, runId);
+  for (const entry of live) entry.ctx?.cancel(reason);
+  const done = (async () => {
+    // Each cancelled step ends on its own; the run is cancelled once none is left.
+    await Promise.all(live.map((e) => deps.system.whenUnregistered(e.id)));
+    await deps.store.updateRun(runId, {
+      status: 'cancelled',
+      ended_at: isoTime(deps.clock.now()),
+    });
+  })();
+  return { status: 'cancelling', done };
+}
+
+/** Marks a running run `completed` (`POST /v1/runs/{run_id}/complete`); `ConflictError` otherwise. */
+export async function completeRun(deps: FlowApiDeps, runId: string): Promise<RunRecord> {
+  const run = await deps.store.getRun(runId);
+  if (!run) throw new NotFoundError('run', runId);
+  if (run.status !== 'running') {
+    throw new ConflictError(`run ${runId} is ${run.status}`, { details: { status: run.status } });
+  }
+  const live = liveSteps(deps, runId).length;
+  if (live > 0) {
+    throw new ConflictError(`run ${runId} still has steps running`, {
+      details: { live_steps: live },
+    });
+  }
+  return deps.store.updateRun(runId, { status: 'completed', ended_at: isoTime(deps.clock.now()) });
+}
+
+/**
+ * Cancels one live step (`POST /v1/steps/{step_id}/cancel`): it ends with `error`
+ * `CANCELLED`. An unknown step is `NotFoundError`; one that already ended, `ConflictError`.
+ */
+export async function cancelStep(
+  deps: FlowApiDeps,
+  stepId: string,
+): Promise<{ readonly status: 'cancelling' }> {
+  const entry = deps.system.list('step').find((e) => e.id === stepId);
+  if (entry?.ctx) {
+    entry.ctx.cancel(new CancelledError(`step ${stepId} was cancelled`));
+    return { status: 'cancelling' };
+  }
+  const step = await deps.store.getStep(stepId);
+  if (!step) throw new NotFoundError('step', stepId);
+  throw new ConflictError(`step ${stepId} is ${step.status}`, { details: { status: step.status } });
+}

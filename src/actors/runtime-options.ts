@@ -1,0 +1,48 @@
+/** @module The options of `createRuntime`. */
+import type { Tracer } from '@opentelemetry/api';
+import type { Clock } from '../context/clock.js';
+import type { IdSource } from '../context/id-source.js';
+import type { Engine } from '../engines/chat-request.js';
+import type { Logger } from '../observability/logger.js';
+import type { RunStore } from '../store/run-store.js';
+import type { BreakerOptions } from '../supervisors/circuit-breaker.js';
+import type { ToolDefinition } from '../tools/define-tool.js';
+import type { ToolManager } from '../tools/tool-manager.js';
+import type { AgentDefinition } from './agent-runtime.js';
+import type { WorkerPoolOptions } from './worker-pool.js';
+
+/** Options of `createRuntime`. */
+export interface RuntimeOptions {
+  /** Where runs, steps and event logs go; default an in-memory store. */
+  readonly store?: RunStore;
+  readonly clock?: Clock;
+  readonly ids?: IdSource;
+  /** Default: the global OpenTelemetry tracer provider's `axon` tracer. */
+  readonly tracer?: Tracer;
+  /** Default: a pino logger on stderr at `AXON_LOG_LEVEL` (or `warn`), secrets redacted. */
+  readonly logger?: Logger;
+  readonly agents?: readonly AgentDefinition[];
+  readonly tools?: readonly ToolDefinition[];
+  /** Maximum delegation depth (the root step is depth 1); default 5. */
+  readonly maxDepth?: number;
+  /** The pool id inline steps report; default `local`. */
+  readonly poolId?: string;
+  /** The worker-thread pool of worker-placed agents (started on first use). */
+  readonly workers?: WorkerPoolOptions;
+  /**
+   * A circuit breaker per agent, tool and engine (POLICY-3002); default Nerva's (3
+   * failures, 60 s); `false` for none.
+   */
+  readonly breakers?: BreakerOptions | false;
+  /**
+   * Engines for `chat`, `llm_call` and `llm_plan`, by name. The scripted engine is always
+   * there as `scripted` (the default), and `openai` when `AXON_ENGINE_URL` is set, unless
+   * an engine given here has that name.
+   */
+  readonly engines?: readonly Engine[];
+  /**
+   * More sources of tools (MCP servers, …), after the function tools: the first
+   * registration of a name wins; a hidden duplicate is logged as a warning.
+   */
+  readonly toolManagers?: readonly ToolManager[];
+}

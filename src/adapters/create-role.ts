@@ -1,0 +1,59 @@
+/**
+ * @module Roles (seed 001): an adapter (the capability) with a system prompt and an output
+ * schema (the scenario). A role runs its adapter on a thread and extracts typed data from
+ * the answer.
+ */
+import type { z } from 'zod';
+import { extract, mergeExtractConfig, type ExtractConfig } from './extract.js';
+import type { AgentFn, ThreadContext } from './thread-context.js';
+
+/** What a role's run produced: the raw answer and the data extracted from it. */
+export interface RoleOutput<T> {
+  readonly raw: string;
+  readonly meta: T;
+}
+
+/** A role. */
+export interface Role<T> {
+  readonly prompt: string;
+  readonly schema: z.ZodType<T>;
+  /** The extract settings in force: the global ones with the role's over them. */
+  readonly extractConfig: ExtractConfig;
+  /** Runs the adapter on `thread`, then extracts (with one corrected retry, if configured). */
+  run(thread: ThreadContext, options?: { readonly signal?: AbortSignal }): Promise<RoleOutput<T>>;
+}
+
+/**
+ * Makes a role: `adapter` (an `AgentFn`, or an adapter that has one) prompted with `prompt`,
+ * its answers read with `schema`. `extractConfig` overrides `globalConfig` field by field.
+ *
+ * @example
+ * const coder = createRole(cursorAdapter, 'You write code.', z.object({ files: z.array(z.string()) }), { engine });
+ * const { meta } = await coder.run({ threadId: 't1', start: 'Add a README', steps: [] });
+ */
+export function createRole<T>(
+  adapter: AgentFn | { readonly agentFn: AgentFn },
+  prompt: string,
+  schema: z.ZodType<T>,
+  extractConfig: ExtractConfig = {},
+  globalConfig: ExtractConfig = {},
+): Role<T> {
+  const agentFn = typeof adapter === 'function' ? adapter : adapter.agentFn;
+  if (typeof agentFn !== 'function') {
+    throw new TypeError('createRole: adapter must be an AgentFn or have one (agentFn)');
+  }
+  const config = mergeExtractConfig(globalConfig, extractConfig);
+  return {
+    prompt,
+    schema,
+    extractConfig: config,
+    async run(thread, options = {}) {
+      const raw = await agentFn(thread, prompt, options);
+      const meta = await extract(raw, schema, {
+        ...config,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+      return { raw, meta };
+    },
+  };
+}

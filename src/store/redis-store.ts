@@ -1,0 +1,429 @@
+/**
+ * @module The Redis RunStore (ioredis), for a fleet: runs and steps as hashes of JSON
+ * fields, each step's log as a list, and every check-then-write as one Lua script, so
+ * several processes can share the store safely. All keys start with the store's prefix.
+ */
+import { Redis, type RedisOptions } from 'ioredis';
+import { ConflictError } from '../errors/conflict-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import type { BudgetUsage, StepEvent } from '../streams/events.js';
+import { checkFactQuery, selectFacts } from './fact-query.js';
+import type {
+  CheckpointRecord,
+  FactQuery,
+  FactRecord,
+  FlowRecord,
+  RunPatch,
+  RunRecord,
+  StepPatch,
+  StepRecord,
+} from './records.js';
+import type { RunStore } from './run-store.js';
+
+/** Options of {@link redisStore}. */
+export interface RedisStoreOptions {
+  /** An existing connection to use (the store does not close it); else one is made. */
+  readonly client?: Redis;
+  /** Where to connect when no client is given; default `redis://127.0.0.1:6379`. */
+  readonly url?: string;
+  /** More ioredis options for the connection the store makes. */
+  readonly redis?: RedisOptions;
+  /** Prefix of every key; default `axon:`. Stores with different prefixes do not meet. */
+  readonly prefix?: string;
+  /**
+   * Told of connection errors of the connection the store makes (a lost connection, a
+   * refused one). Calls fail on their own as well; without this, errors are only theirs.
+   */
+  readonly onError?: (err: Error) => void;
+}
+
+// KEYS[1] the record's hash. ARGV field, value, field, value, …  → 1, or 0 if it exists.
+const CREATE_RUN = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV))
+return 1`;
+
+// KEYS[1] the run's hash, KEYS[2] the step's hash, KEYS[3] the run's step list.
+// ARGV[1] the step id, then field, value, …  → 1; 0 if the step exists; -1 if the run does not.
+const CREATE_STEP = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('HSET', KEYS[2], unpack(ARGV, 2))
+redis.call('RPUSH', KEYS[3], ARGV[1])
+return 1`;
+
+// KEYS[1] the run's hash, KEYS[2] the step's hash, KEYS[3] the run's step list, KEYS[4] the
+// step-by-token key. ARGV[1] the step id, then field, value, …
+// → {'created'}, {'found', id}, {'exists'} (the step id is taken), {'no-run'}.
+const CLAIM_STEP = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return {'no-run'} end
+local found = redis.call('GET', KEYS[4])
+if found then return {'found', found} end
+if redis.call('EXISTS', KEYS[2]) == 1 then return {'exists'} end
+redis.call('HSET', KEYS[2], unpack(ARGV, 2))
+redis.call('RPUSH', KEYS[3], ARGV[1])
+redis.call('SET', KEYS[4], ARGV[1])
+return {'created'}`;
+
+// KEYS[1] the flow-by-hash key, KEYS[2] the flow's hash. ARGV[1] the flow id, then fields.
+// → {'created'}, {'found', id}, {'exists'} (the flow id is taken by other content).
+const PUT_FLOW = `
+local found = redis.call('GET', KEYS[1])
+if found then return {'found', found} end
+if redis.call('EXISTS', KEYS[2]) == 1 then return {'exists'} end
+redis.call('HSET', KEYS[2], unpack(ARGV, 2))
+redis.call('SET', KEYS[1], ARGV[1])
+return {'created'}`;
+
+// KEYS[1] the run's hash, KEYS[2] the run's facts, KEYS[3] the fact ids, KEYS[4] the flow's
+// facts (or the run's again). ARGV[1] the fact id, ARGV[2] its JSON, ARGV[3] '1' to add to
+// the flow's list. → 1; 0 if the fact id is taken; -1 without the run.
+const APPEND_FACT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('SADD', KEYS[3], ARGV[1]) == 0 then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[2])
+if ARGV[3] == '1' then redis.call('RPUSH', KEYS[4], ARGV[2]) end
+return 1`;
+
+// KEYS[1] the run's hash, KEYS[2] its checkpoint list. ARGV[1] the JSON. → 1, or -1.
+const APPEND_IF_RUN = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+return 1`;
+
+// KEYS[1] the run's hash. ARGV tokens_in, tokens_out, cost_usd, wall_ms to add.
+// → the new usage as JSON, or false without the run. Numbers are summed in Lua and written
+// back with string.format('%.17g'), which keeps a double's every digit.
+const ADD_USAGE = `
+local raw = redis.call('HGET', KEYS[1], 'budget_usage')
+if not raw then return false end
+local u = cjson.decode(raw)
+local function sum(a, b) return string.format('%.17g', (tonumber(a) or 0) + tonumber(b)) end
+local out = '{"tokens_in":' .. sum(u.tokens_in, ARGV[1]) ..
+  ',"tokens_out":' .. sum(u.tokens_out, ARGV[2]) ..
+  ',"cost_usd":' .. sum(u.cost_usd, ARGV[3]) ..
+  ',"wall_ms":' .. sum(u.wall_ms, ARGV[4]) .. '}'
+redis.call('HSET', KEYS[1], 'budget_usage', out)
+return out`;
+
+// KEYS[1] the hash. ARGV field, value, …  → 1, or 0 if there is no such record.
+const PATCH = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if #ARGV > 0 then redis.call('HSET', KEYS[1], unpack(ARGV)) end
+return 1`;
+
+// KEYS: for each step in the batch, its hash then its log. ARGV: for each event, the index
+// (1-based) of its step among KEYS pairs, its seq, its JSON. The whole batch is checked
+// before anything is written. → {'ok'}, {'missing', i} or {'seq', i, expected, got}.
+const APPEND = `
+local last = {}
+local n = #ARGV / 3
+for e = 0, n - 1 do
+  local i = tonumber(ARGV[e * 3 + 1])
+  local seq = tonumber(ARGV[e * 3 + 2])
+  if last[i] == nil then
+    if redis.call('EXISTS', KEYS[i * 2 - 1]) == 0 then return {'missing', i} end
+    last[i] = redis.call('LLEN', KEYS[i * 2])
+  end
+  if seq ~= last[i] + 1 then return {'seq', i, last[i] + 1, seq} end
+  last[i] = seq
+end
+for e = 0, n - 1 do
+  local i = tonumber(ARGV[e * 3 + 1])
+  redis.call('RPUSH', KEYS[i * 2], ARGV[e * 3 + 3])
+end
+return {'ok'}`;
+
+/** A record as hash fields: each value as JSON. */
+function toFields(record: object): string[] {
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(record)) {
+    if (value !== undefined) out.push(key, JSON.stringify(value));
+  }
+  return out;
+}
+
+/** A record from its hash fields; `null` for an empty hash (no such key). */
+function fromFields(hash: Record<string, string>): Record<string, unknown> | null {
+  const keys = Object.keys(hash);
+  if (keys.length === 0) return null;
+  const out: Record<string, unknown> = {};
+  for (const key of keys) out[key] = JSON.parse(hash[key] ?? 'null');
+  return out;
+}
+
+/** A stored run as its record (the hash holds exactly the record's fields). */
+function asRun(fields: Record<string, unknown> | null): RunRecord | null {
+  return fields as RunRecord | null;
+}
+
+/** A stored step as its record. */
+function asStep(fields: Record<string, unknown> | null): StepRecord | null {
+  return fields as StepRecord | null;
+}
+
+/**
+ * A {@link RunStore} on Redis, for processes that share runs (a worker fleet). Records and
+ * events are stored as JSON: plain data only. Needs Redis 6.2 or later.
+ *
+ * @example
+ * const runtime = createRuntime({ store: redisStore({ url: 'redis://127.0.0.1:6379', prefix: 'axon:' }) });
+ */
+export class RedisRunStore implements RunStore {
+  readonly prefix: string;
+  readonly client: Redis;
+  readonly #owned: boolean;
+
+  constructor(options: RedisStoreOptions = {}) {
+    this.prefix = options.prefix ?? 'axon:';
+    if (options.client) {
+      this.client = options.client;
+      this.#owned = false;
+    } else {
+      // A store call fails with the connection error instead of waiting for it forever.
+      const redisOptions: RedisOptions = {
+        maxRetriesPerRequest: 2,
+        connectTimeout: 5_000,
+        lazyConnect: false,
+        ...options.redis,
+      };
+      this.client = new Redis(options.url ?? 'redis://127.0.0.1:6379', redisOptions);
+      // Without a listener ioredis prints every connection error to the console.
+      const onError = options.onError ?? (() => undefined);
+      this.client.on('error', onError);
+      this.#owned = true;
+    }
+  }
+
+  #run(id: string): string {
+    return `${this.prefix}run:${id}`;
+  }
+
+  #runSteps(id: string): string {
+    return `${this.prefix}run:${id}:steps`;
+  }
+
+  #step(id: string): string {
+    return `${this.prefix}step:${id}`;
+  }
+
+  #flow(id: string): string {
+    return `${this.prefix}flow:${id}`;
+  }
+
+  #log(id: string): string {
+    return `${this.prefix}log:${id}`;
+  }
+
+  async createRun(run: RunRecord): Promise<void> {
+    const created = await this.client.eval(CREATE_RUN, 1, this.#run(run.run_id), ...toFields(run));
+    if (created === 0) throw new ConflictError(`run ${run.run_id} exists`);
+  }
+
+  async getRun(runId: string): Promise<RunRecord | null> {
+    return asRun(fromFields(await this.client.hgetall(this.#run(runId))));
+  }
+
+  async updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
+    const key = this.#run(runId);
+    const found = await this.client.eval(PATCH, 1, key, ...toFields(patch));
+    const run = found === 1 ? asRun(fromFields(await this.client.hgetall(key))) : null;
+    if (!run) throw new NotFoundError('run', runId);
+    return run;
+  }
+
+  async createStep(step: StepRecord): Promise<void> {
+    const r = await this.client.eval(
+      CREATE_STEP,
+      3,
+      this.#run(step.run_id),
+      this.#step(step.step_id),
+      this.#runSteps(step.run_id),
+      step.step_id,
+      ...toFields(step),
+    );
+    if (r === -1) throw new NotFoundError('run', step.run_id);
+    if (r === 0) throw new ConflictError(`step ${step.step_id} exists`);
+  }
+
+  async getStep(stepId: string): Promise<StepRecord | null> {
+    return asStep(fromFields(await this.client.hgetall(this.#step(stepId))));
+  }
+
+  async updateStep(stepId: string, patch: StepPatch): Promise<StepRecord> {
+    const key = this.#step(stepId);
+    const found = await this.client.eval(PATCH, 1, key, ...toFields(patch));
+    const step = found === 1 ? asStep(fromFields(await this.client.hgetall(key))) : null;
+    if (!step) throw new NotFoundError('step', stepId);
+    return step;
+  }
+
+  async listSteps(runId: string): Promise<StepRecord[]> {
+    const ids = await this.client.lrange(this.#runSteps(runId), 0, -1);
+    if (ids.length === 0) return [];
+    const pipeline = this.client.pipeline();
+    for (const id of ids) pipeline.hgetall(this.#step(id));
+    const replies = (await pipeline.exec()) ?? [];
+    const steps: StepRecord[] = [];
+    for (const [err, hash] of replies) {
+      if (err) throw err;
+      const step = asStep(fromFields(hash as Record<string, string>));
+      if (step) steps.push(step);
+    }
+    return steps;
+  }
+
+  async appendEvents(events: readonly StepEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const index = new Map<string, number>();
+    const keys: string[] = [];
+    const args: string[] = [];
+    for (const ev of events) {
+      let i = index.get(ev.step_id);
+      if (i === undefined) {
+        i = index.size + 1;
+        index.set(ev.step_id, i);
+        keys.push(this.#step(ev.step_id), this.#log(ev.step_id));
+      }
+      args.push(String(i), String(ev.seq), JSON.stringify(ev));
+    }
+    const r = (await this.client.eval(APPEND, keys.length, ...keys, ...args)) as (
+      string | number
+    )[];
+    if (r[0] === 'ok') return;
+    const stepId = [...index.keys()][Number(r[1]) - 1] ?? '?';
+    if (r[0] === 'missing') throw new NotFoundError('step', stepId);
+    const expected = Number(r[2]);
+    const got = Number(r[3]);
+    throw new ConflictError(`step ${stepId}: expected seq ${expected}, got ${got}`, {
+      details: { step_id: stepId, expected, got },
+    });
+  }
+
+  async claimStep(step: StepRecord): Promise<{ step: StepRecord; created: boolean }> {
+    if (step.client_token === null) {
+      await this.createStep(step);
+      return { step, created: true };
+    }
+    const r = (await this.client.eval(
+      CLAIM_STEP,
+      4,
+      this.#run(step.run_id),
+      this.#step(step.step_id),
+      this.#runSteps(step.run_id),
+      `${this.#run(step.run_id)}:token:${step.client_token}`,
+      step.step_id,
+      ...toFields(step),
+    )) as string[];
+    if (r[0] === 'no-run') throw new NotFoundError('run', step.run_id);
+    if (r[0] === 'exists') throw new ConflictError(`step ${step.step_id} exists`);
+    if (r[0] === 'created') return { step, created: true };
+    const found = await this.getStep(r[1] ?? '');
+    if (!found) throw new NotFoundError('step', r[1] ?? '');
+    return { step: found, created: false };
+  }
+
+  async putFlow(flow: FlowRecord): Promise<{ flow: FlowRecord; created: boolean }> {
+    const r = (await this.client.eval(
+      PUT_FLOW,
+      2,
+      `${this.prefix}flowhash:${flow.hash}`,
+      this.#flow(flow.flow_id),
+      flow.flow_id,
+      ...toFields(flow),
+    )) as string[];
+    if (r[0] === 'exists') throw new ConflictError(`flow ${flow.flow_id} exists`);
+    if (r[0] === 'created') return { flow, created: true };
+    const found = await this.getFlow(r[1] ?? '');
+    if (!found) throw new NotFoundError('flow', r[1] ?? '');
+    return { flow: found, created: false };
+  }
+
+  async getFlow(flowId: string): Promise<FlowRecord | null> {
+    return fromFields(await this.client.hgetall(this.#flow(flowId))) as FlowRecord | null;
+  }
+
+  async getFlowByHash(hash: string): Promise<FlowRecord | null> {
+    const id = await this.client.get(`${this.prefix}flowhash:${hash}`);
+    return id === null ? null : this.getFlow(id);
+  }
+
+  async appendFact(fact: FactRecord): Promise<void> {
+    const run = await this.getRun(fact.run_id);
+    if (!run) throw new NotFoundError('run', fact.run_id);
+    const runFacts = `${this.#run(fact.run_id)}:facts`;
+    const r = await this.client.eval(
+      APPEND_FACT,
+      4,
+      this.#run(fact.run_id),
+      runFacts,
+      `${this.prefix}fact-ids`,
+      run.flow_id === null ? runFacts : `${this.#flow(run.flow_id)}:facts`,
+      fact.fact_id,
+      JSON.stringify(fact),
+      run.flow_id === null ? '0' : '1',
+    );
+    if (r === -1) throw new NotFoundError('run', fact.run_id);
+    if (r === 0) throw new ConflictError(`fact ${fact.fact_id} exists`);
+  }
+
+  /** Reads the whole list of the run or flow, then selects: fine for the facts of a run. */
+  async listFacts(query: FactQuery): Promise<FactRecord[]> {
+    checkFactQuery(query);
+    const key =
+      query.runId !== undefined
+        ? `${this.#run(query.runId)}:facts`
+        : `${this.#flow(query.flowId ?? '')}:facts`;
+    let facts = (await this.client.lrange(key, 0, -1)).map((s) => JSON.parse(s) as FactRecord);
+    if (query.runId !== undefined && query.flowId !== undefined) {
+      const run = await this.getRun(query.runId);
+      if (run?.flow_id !== query.flowId) facts = [];
+    }
+    return selectFacts(facts, query);
+  }
+
+  async addRunUsage(runId: string, usage: BudgetUsage): Promise<BudgetUsage> {
+    const out = (await this.client.eval(
+      ADD_USAGE,
+      1,
+      this.#run(runId),
+      String(usage.tokens_in),
+      String(usage.tokens_out),
+      String(usage.cost_usd),
+      String(usage.wall_ms),
+    )) as string | null;
+    if (out === null) throw new NotFoundError('run', runId);
+    return JSON.parse(out) as BudgetUsage;
+  }
+
+  async createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
+    const r = await this.client.eval(
+      APPEND_IF_RUN,
+      2,
+      this.#run(checkpoint.run_id),
+      `${this.#run(checkpoint.run_id)}:checkpoints`,
+      JSON.stringify(checkpoint),
+    );
+    if (r === -1) throw new NotFoundError('run', checkpoint.run_id);
+  }
+
+  async listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
+    const items = await this.client.lrange(`${this.#run(runId)}:checkpoints`, 0, -1);
+    return items.map((s) => JSON.parse(s) as CheckpointRecord);
+  }
+
+  async readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
+    const items = await this.client.lrange(this.#log(stepId), Math.max(0, afterSeq), -1);
+    return items.map((s) => JSON.parse(s) as StepEvent);
+  }
+
+  async close(): Promise<void> {
+    if (this.#owned && this.client.status !== 'end')
+      await this.client.quit().catch(() => undefined);
+  }
+}
+
+/** A {@link RedisRunStore}. */
+export function redisStore(options: RedisStoreOptions = {}): RedisRunStore {
+  return new RedisRunStore(options);
+}

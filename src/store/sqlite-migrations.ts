@@ -1,0 +1,150 @@
+/**
+ * @module The SQLite store's schema, as numbered migrations. Each runs once, in order, in a
+ * transaction; the `schema_migrations` table records which have run. Never edit a migration
+ * that has shipped: add the next one.
+ */
+
+import type Database from 'better-sqlite3';
+import { ConflictError } from '../errors/conflict-error.js';
+
+/** One schema change. */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+/** Every migration, oldest first. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'runs, steps and step event logs',
+    sql: `
+      CREATE TABLE runs (
+        run_id       TEXT PRIMARY KEY,
+        flow_id      TEXT,
+        mode         TEXT NOT NULL,
+        seed         INTEGER,
+        budgets      TEXT NOT NULL,
+        status       TEXT NOT NULL,
+        budget_usage TEXT NOT NULL,
+        provenance   TEXT,
+        entry        TEXT NOT NULL,
+        trace_id     TEXT NOT NULL,
+        user_id      TEXT,
+        created_at   TEXT NOT NULL,
+        ended_at     TEXT
+      );
+      CREATE TABLE steps (
+        step_id        TEXT PRIMARY KEY,
+        run_id         TEXT NOT NULL REFERENCES runs (run_id),
+        type           TEXT NOT NULL,
+        name           TEXT NOT NULL,
+        parent_step_id TEXT,
+        actor_path     TEXT NOT NULL,
+        client_token   TEXT,
+        input          TEXT,
+        placement      TEXT NOT NULL,
+        status         TEXT NOT NULL,
+        budget_usage   TEXT NOT NULL,
+        provenance     TEXT,
+        output         TEXT,
+        error          TEXT,
+        created_at     TEXT NOT NULL,
+        started_at     TEXT,
+        ended_at       TEXT
+      );
+      -- A run's steps in creation order: by rowid, which grows with each insert, in any
+      -- process sharing the file.
+      CREATE INDEX steps_by_run ON steps (run_id);
+      CREATE UNIQUE INDEX steps_by_client_token ON steps (run_id, client_token)
+        WHERE client_token IS NOT NULL;
+      CREATE TABLE events (
+        step_id TEXT NOT NULL REFERENCES steps (step_id),
+        seq     INTEGER NOT NULL,
+        body    TEXT NOT NULL,
+        PRIMARY KEY (step_id, seq)
+      ) WITHOUT ROWID;
+    `,
+  },
+  {
+    version: 2,
+    name: 'flows, facts and checkpoints',
+    sql: `
+      CREATE TABLE flows (
+        flow_id    TEXT PRIMARY KEY,
+        hash       TEXT NOT NULL UNIQUE,
+        name       TEXT NOT NULL,
+        ast        TEXT,
+        tools      TEXT NOT NULL,
+        config     TEXT NOT NULL,
+        labels     TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX runs_by_flow ON runs (flow_id);
+      -- Append order is rowid order.
+      CREATE TABLE facts (
+        fact_id         TEXT PRIMARY KEY,
+        run_id          TEXT NOT NULL REFERENCES runs (run_id),
+        type            TEXT NOT NULL,
+        schema_uri      TEXT,
+        data            TEXT,
+        emitted_by_step TEXT,
+        ts              INTEGER NOT NULL
+      );
+      CREATE INDEX facts_by_run ON facts (run_id);
+      -- NERVE-4004: facts are append-only, whoever writes to the file.
+      CREATE TRIGGER facts_no_update BEFORE UPDATE ON facts
+        BEGIN SELECT RAISE(ABORT, 'facts are append-only'); END;
+      CREATE TRIGGER facts_no_delete BEFORE DELETE ON facts
+        BEGIN SELECT RAISE(ABORT, 'facts are append-only'); END;
+      CREATE TABLE checkpoints (
+        checkpoint_id TEXT PRIMARY KEY,
+        run_id        TEXT NOT NULL REFERENCES runs (run_id),
+        step_id       TEXT,
+        label         TEXT,
+        snapshots     TEXT NOT NULL,
+        log_offsets   TEXT NOT NULL,
+        ts            INTEGER NOT NULL
+      );
+      CREATE INDEX checkpoints_by_run ON checkpoints (run_id);
+    `,
+  },
+];
+
+/**
+ * Applies the migrations the database has not had, each in a transaction. Refuses a
+ * database that has had migrations this code does not know (a newer axon wrote it).
+ */
+export function migrate(
+  db: Database.Database,
+  migrations: readonly Migration[] = MIGRATIONS,
+): number {
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)',
+  );
+  const applied = new Set(
+    (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map(
+      (r) => r.version,
+    ),
+  );
+  const known = new Set(migrations.map((m) => m.version));
+  const unknown = [...applied].filter((v) => !known.has(v));
+  if (unknown.length > 0) {
+    throw new ConflictError(
+      `the database has schema version ${Math.max(...unknown)}, newer than this axon knows (${Math.max(0, ...known)}); upgrade axon`,
+      { details: { versions: unknown } },
+    );
+  }
+  const record = db.prepare(
+    'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
+  );
+  for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+    if (applied.has(m.version)) continue;
+    db.transaction(() => {
+      db.exec(m.sql);
+      record.run(m.version, m.name, new Date().toISOString());
+    })();
+  }
+  return Math.max(0, ...migrations.map((m) => m.version));
+}

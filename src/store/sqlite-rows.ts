@@ -1,0 +1,145 @@
+/**
+ * @module The SQLite store's rows: their shapes, and how records become rows and back
+ * (JSON columns as text).
+ */
+import type { FlowRecord, RunRecord, StepRecord } from './records.js';
+
+export interface RunRow {
+  run_id: string;
+  flow_id: string | null;
+  mode: string;
+  seed: number | null;
+  budgets: string;
+  status: string;
+  budget_usage: string;
+  provenance: string | null;
+  entry: string;
+  trace_id: string;
+  user_id: string | null;
+  created_at: string;
+  ended_at: string | null;
+}
+
+export interface StepRow {
+  step_id: string;
+  run_id: string;
+  type: string;
+  name: string;
+  parent_step_id: string | null;
+  actor_path: string;
+  client_token: string | null;
+  input: string | null;
+  placement: string;
+  status: string;
+  budget_usage: string;
+  provenance: string | null;
+  output: string | null;
+  error: string | null;
+  created_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+}
+
+export interface FlowRow {
+  flow_id: string;
+  hash: string;
+  name: string;
+  ast: string | null;
+  tools: string;
+  config: string;
+  labels: string;
+  created_at: string;
+}
+
+export interface FactRow {
+  fact_id: string;
+  run_id: string;
+  type: string;
+  schema_uri: string | null;
+  data: string | null;
+  emitted_by_step: string | null;
+  ts: number;
+}
+
+export interface CheckpointRow {
+  checkpoint_id: string;
+  run_id: string;
+  step_id: string | null;
+  label: string | null;
+  snapshots: string;
+  log_offsets: string;
+  ts: number;
+}
+
+export function flowFromRow(r: FlowRow): FlowRecord {
+  return {
+    flow_id: r.flow_id,
+    hash: r.hash,
+    name: r.name,
+    ast: parse(r.ast),
+    tools: parse(r.tools) as FlowRecord['tools'],
+    config: parse(r.config) as FlowRecord['config'],
+    labels: parse(r.labels) as FlowRecord['labels'],
+    created_at: r.created_at,
+  };
+}
+
+/** JSON text of a value (`undefined` as null). */
+export function json(value: unknown): string {
+  return JSON.stringify(value ?? null);
+}
+
+export function parse(text: string | null): unknown {
+  return text === null ? null : JSON.parse(text);
+}
+
+/** Columns that hold JSON. */
+export const JSON_COLUMNS: ReadonlySet<string> = new Set([
+  'budgets',
+  'budget_usage',
+  'provenance',
+  'actor_path',
+  'input',
+  'output',
+  'error',
+]);
+
+export function runFromRow(r: RunRow): RunRecord {
+  return {
+    run_id: r.run_id,
+    flow_id: r.flow_id,
+    mode: r.mode as RunRecord['mode'],
+    seed: r.seed,
+    budgets: parse(r.budgets) as RunRecord['budgets'],
+    status: r.status as RunRecord['status'],
+    budget_usage: parse(r.budget_usage) as RunRecord['budget_usage'],
+    provenance: parse(r.provenance) as RunRecord['provenance'],
+    entry: r.entry,
+    trace_id: r.trace_id,
+    user_id: r.user_id,
+    created_at: r.created_at,
+    ended_at: r.ended_at,
+  };
+}
+
+export function stepFromRow(r: StepRow): StepRecord {
+  return {
+    step_id: r.step_id,
+    run_id: r.run_id,
+    type: r.type as StepRecord['type'],
+    name: r.name,
+    parent_step_id: r.parent_step_id,
+    actor_path: parse(r.actor_path) as StepRecord['actor_path'],
+    client_token: r.client_token,
+    input: parse(r.input),
+    placement: r.placement,
+    status: r.status as StepRecord['status'],
+    budget_usage: parse(r.budget_usage) as StepRecord['budget_usage'],
+    provenance: parse(r.provenance) as StepRecord['provenance'],
+    output: parse(r.output),
+    error: parse(r.error) as StepRecord['error'],
+    created_at: r.created_at,
+    started_at: r.started_at,
+    ended_at: r.ended_at,
+  };
+}

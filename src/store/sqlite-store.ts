@@ -1,0 +1,484 @@
+/**
+ * @module The SQLite RunStore (better-sqlite3): durable runs, steps and event logs in one
+ * file, in WAL mode, with versioned migrations. The default store of `axon serve`.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { ConflictError } from '../errors/conflict-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import type { BudgetUsage, StepEvent } from '../streams/events.js';
+import { checkFactQuery } from './fact-query.js';
+import { addUsage } from './records.js';
+import type {
+  CheckpointRecord,
+  FactQuery,
+  FactRecord,
+  FlowRecord,
+  RunPatch,
+  RunRecord,
+  StepPatch,
+  StepRecord,
+} from './records.js';
+import type { RunStore } from './run-store.js';
+import { migrate, type Migration } from './sqlite-migrations.js';
+import {
+  flowFromRow,
+  json,
+  JSON_COLUMNS,
+  parse,
+  runFromRow,
+  stepFromRow,
+  type CheckpointRow,
+  type FactRow,
+  type FlowRow,
+  type RunRow,
+  type StepRow,
+} from './sqlite-rows.js';
+
+export { migrate } from './sqlite-migrations.js';
+
+/** The default database file of an embedded SQLite store. */
+export const DEFAULT_SQLITE_PATH = './.axon/axon.db';
+
+/** Options of {@link sqliteStore}. */
+export interface SqliteStoreOptions {
+  /** How long a write waits for another process's lock; default 5 000 ms. */
+  readonly busyTimeoutMs?: number;
+  /** The migrations to apply (tests use this to simulate a newer schema); default all. */
+  readonly migrations?: readonly Migration[];
+}
+
+/** SQLite's code of a failed statement (`SQLITE_CONSTRAINT_PRIMARYKEY`, …), if any. */
+function sqliteCode(err: unknown): string | undefined {
+  return (err as { code?: string } | null)?.code;
+}
+
+/** Runs `fn`, resolving its value or rejecting with what it threw (never throwing). */
+function settle<T>(fn: () => T): Promise<T> {
+  try {
+    return Promise.resolve(fn());
+  } catch (err) {
+    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+  }
+}
+
+/**
+ * A {@link RunStore} in a SQLite file. Survives restarts; several processes may share the
+ * file (WAL mode: readers do not block the writer; writers wait up to `busyTimeoutMs`).
+ * Records and events are stored as JSON, so inputs, outputs and event data must be plain
+ * JSON data (a `Date` comes back as its ISO string).
+ *
+ * @example
+ * const runtime = createRuntime({ store: sqliteStore('./.axon/axon.db') });
+ */
+export class SqliteRunStore implements RunStore {
+  readonly path: string;
+  readonly db: Database.Database;
+  /** The schema version after migrating. */
+  readonly schemaVersion: number;
+  readonly #stmt;
+  #closed = false;
+
+  constructor(path: string, options: SqliteStoreOptions = {}) {
+    this.path = path;
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('foreign_keys = ON');
+    this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    try {
+      this.schemaVersion = migrate(this.db, options.migrations);
+    } catch (err) {
+      this.db.close();
+      throw err;
+    }
+    const db = this.db;
+    this.#stmt = {
+      insertRun: db.prepare(
+        `INSERT INTO runs (run_id, flow_id, mode, seed, budgets, status, budget_usage, provenance, entry, trace_id, user_id, created_at, ended_at)
+         VALUES (@run_id, @flow_id, @mode, @seed, @budgets, @status, @budget_usage, @provenance, @entry, @trace_id, @user_id, @created_at, @ended_at)`,
+      ),
+      getRun: db.prepare('SELECT * FROM runs WHERE run_id = ?'),
+      insertStep: db.prepare(
+        `INSERT INTO steps (step_id, run_id, type, name, parent_step_id, actor_path, client_token, input, placement, status, budget_usage, provenance, output, error, created_at, started_at, ended_at)
+         VALUES (@step_id, @run_id, @type, @name, @parent_step_id, @actor_path, @client_token, @input, @placement, @status, @budget_usage, @provenance, @output, @error, @created_at, @started_at, @ended_at)`,
+      ),
+      getStep: db.prepare('SELECT * FROM steps WHERE step_id = ?'),
+      listSteps: db.prepare('SELECT * FROM steps WHERE run_id = ? ORDER BY rowid'),
+      lastSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE step_id = ?'),
+      stepExists: db.prepare('SELECT 1 FROM steps WHERE step_id = ?'),
+      insertEvent: db.prepare('INSERT INTO events (step_id, seq, body) VALUES (?, ?, ?)'),
+      readEvents: db.prepare('SELECT body FROM events WHERE step_id = ? AND seq > ? ORDER BY seq'),
+      stepByToken: db.prepare('SELECT * FROM steps WHERE run_id = ? AND client_token = ?'),
+      insertFlow: db.prepare(
+        `INSERT INTO flows (flow_id, hash, name, ast, tools, config, labels, created_at)
+         VALUES (@flow_id, @hash, @name, @ast, @tools, @config, @labels, @created_at)`,
+      ),
+      getFlow: db.prepare('SELECT * FROM flows WHERE flow_id = ?'),
+      getFlowByHash: db.prepare('SELECT * FROM flows WHERE hash = ?'),
+      insertFact: db.prepare(
+        `INSERT INTO facts (fact_id, run_id, type, schema_uri, data, emitted_by_step, ts)
+         VALUES (@fact_id, @run_id, @type, @schema_uri, @data, @emitted_by_step, @ts)`,
+      ),
+      insertCheckpoint: db.prepare(
+        `INSERT INTO checkpoints (checkpoint_id, run_id, step_id, label, snapshots, log_offsets, ts)
+         VALUES (@checkpoint_id, @run_id, @step_id, @label, @snapshots, @log_offsets, @ts)`,
+      ),
+      listCheckpoints: db.prepare('SELECT * FROM checkpoints WHERE run_id = ? ORDER BY rowid'),
+    };
+    this.#claim = db.transaction((step: StepRecord) => {
+      if (step.client_token !== null) {
+        const row = this.#stmt.stepByToken.get(step.run_id, step.client_token) as
+          StepRow | undefined;
+        if (row) return { step: stepFromRow(row), created: false };
+      }
+      this.#insertStep(step);
+      return { step, created: true };
+    });
+    this.#addUsage = db.transaction((runId: string, usage: BudgetUsage) => {
+      const row = this.#stmt.getRun.get(runId) as RunRow | undefined;
+      if (!row) return null;
+      const total = addUsage(parse(row.budget_usage) as BudgetUsage, usage);
+      this.#patch('runs', 'run_id', runId, { budget_usage: total });
+      return total;
+    });
+    this.#putFlow = db.transaction((flow: FlowRecord) => {
+      const row = this.#stmt.getFlowByHash.get(flow.hash) as FlowRow | undefined;
+      if (row) return { flow: flowFromRow(row), created: false };
+      if (this.#stmt.getFlow.get(flow.flow_id))
+        throw new ConflictError(`flow ${flow.flow_id} exists`);
+      this.#stmt.insertFlow.run({
+        ...flow,
+        ast: json(flow.ast),
+        tools: json(flow.tools),
+        config: json(flow.config),
+        labels: json(flow.labels),
+      });
+      return { flow, created: true };
+    });
+    this.#append = db.transaction((events: readonly StepEvent[]) => {
+      const last = new Map<string, number>();
+      for (const ev of events) {
+        let seq = last.get(ev.step_id) ?? this.#lastSeq.get(ev.step_id);
+        if (seq === undefined) {
+          seq = (this.#stmt.lastSeq.get(ev.step_id) as { seq: number }).seq;
+          if (seq === 0 && !this.#stmt.stepExists.get(ev.step_id)) {
+            throw new NotFoundError('step', ev.step_id);
+          }
+        }
+        if (ev.seq !== seq + 1) throw this.#seqConflict(ev, seq + 1);
+        try {
+          this.#stmt.insertEvent.run(ev.step_id, ev.seq, JSON.stringify(ev));
+        } catch (err) {
+          // Another process appended to this log since we last looked: the key refuses a
+          // taken seq, so the cache can only be behind, never let a gap or a repeat in.
+          if (sqliteCode(err) !== 'SQLITE_CONSTRAINT_PRIMARYKEY') throw err;
+          this.#lastSeq.delete(ev.step_id);
+          const actual = (this.#stmt.lastSeq.get(ev.step_id) as { seq: number }).seq;
+          throw this.#seqConflict(ev, actual + 1);
+        }
+        last.set(ev.step_id, ev.seq);
+      }
+      // Only a committed batch moves the cache.
+      if (this.#lastSeq.size > SqliteRunStore.LAST_SEQ_CACHE) this.#lastSeq.clear();
+      for (const [stepId, seq] of last) this.#lastSeq.set(stepId, seq);
+    });
+  }
+
+  readonly #append: (events: readonly StepEvent[]) => void;
+  /**
+   * The last `seq` of logs this store appended to, so an append costs one statement. The
+   * log's primary key stays the arbiter (see `#append`).
+   */
+  readonly #lastSeq = new Map<string, number>();
+  /** Logs remembered at most in {@link #lastSeq} (it is a cache: past this it starts over). */
+  static readonly LAST_SEQ_CACHE = 10_000;
+  /** Find-or-create of a step by client token, under the write lock (IMMEDIATE). */
+  readonly #claim: Database.Transaction<
+    (step: StepRecord) => { step: StepRecord; created: boolean }
+  >;
+  readonly #addUsage: Database.Transaction<
+    (runId: string, usage: BudgetUsage) => BudgetUsage | null
+  >;
+  readonly #putFlow: Database.Transaction<
+    (flow: FlowRecord) => { flow: FlowRecord; created: boolean }
+  >;
+  /** UPDATE statements by table and patched columns. */
+  readonly #patches = new Map<string, Database.Statement>();
+
+  /** Inserts a step; the keys refuse an unknown run (NotFound) and a taken id (Conflict). */
+  #insertStep(step: StepRecord): void {
+    try {
+      this.#insertStepRow(step);
+    } catch (err) {
+      const code = sqliteCode(err);
+      if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw new NotFoundError('run', step.run_id);
+      if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+        throw new ConflictError(`step ${step.step_id} exists`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  #insertStepRow(step: StepRecord): void {
+    this.#stmt.insertStep.run({
+      step_id: step.step_id,
+      run_id: step.run_id,
+      type: step.type,
+      name: step.name,
+      parent_step_id: step.parent_step_id,
+      actor_path: json(step.actor_path),
+      client_token: step.client_token,
+      input: json(step.input),
+      placement: step.placement,
+      status: step.status,
+      budget_usage: json(step.budget_usage),
+      provenance: step.provenance === null ? null : json(step.provenance),
+      output: json(step.output),
+      error: step.error === null ? null : json(step.error),
+      created_at: step.created_at,
+      started_at: step.started_at,
+      ended_at: step.ended_at,
+    });
+  }
+
+  #seqConflict(ev: StepEvent, expected: number): ConflictError {
+    return new ConflictError(`step ${ev.step_id}: expected seq ${expected}, got ${ev.seq}`, {
+      details: { step_id: ev.step_id, expected, got: ev.seq },
+    });
+  }
+
+  createRun(run: RunRecord): Promise<void> {
+    return settle(() => {
+      try {
+        this.#insertRun(run);
+      } catch (err) {
+        if (sqliteCode(err) === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+          throw new ConflictError(`run ${run.run_id} exists`, { cause: err });
+        }
+        throw err;
+      }
+    });
+  }
+
+  #insertRun(run: RunRecord): void {
+    this.#stmt.insertRun.run({
+      run_id: run.run_id,
+      flow_id: run.flow_id,
+      mode: run.mode,
+      seed: run.seed,
+      budgets: json(run.budgets),
+      status: run.status,
+      budget_usage: json(run.budget_usage),
+      provenance: run.provenance === null ? null : json(run.provenance),
+      entry: run.entry,
+      trace_id: run.trace_id,
+      user_id: run.user_id,
+      created_at: run.created_at,
+      ended_at: run.ended_at,
+    });
+  }
+
+  getRun(runId: string): Promise<RunRecord | null> {
+    return settle(() => {
+      const row = this.#stmt.getRun.get(runId) as RunRow | undefined;
+      return row ? runFromRow(row) : null;
+    });
+  }
+
+  updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
+    return settle(() => {
+      const row = (this.#patch('runs', 'run_id', runId, patch) ?? this.#stmt.getRun.get(runId)) as
+        RunRow | undefined;
+      if (!row) throw new NotFoundError('run', runId);
+      return runFromRow(row);
+    });
+  }
+
+  /**
+   * Sets a patch's fields on a row (JSON columns encoded) and returns the row as it is now,
+   * in one statement; `undefined` when there is no such row, or nothing to set.
+   */
+  #patch(table: 'runs' | 'steps', idColumn: string, id: string, patch: object): unknown {
+    const columns = Object.keys(patch).filter(
+      (k) => (patch as Record<string, unknown>)[k] !== undefined,
+    );
+    if (columns.length === 0) return undefined;
+    const key = `${table}:${columns.join(',')}`;
+    let statement = this.#patches.get(key);
+    if (!statement) {
+      const sets = columns.map((c) => `${c} = @${c}`).join(', ');
+      statement = this.db.prepare(
+        `UPDATE ${table} SET ${sets} WHERE ${idColumn} = @id RETURNING *`,
+      );
+      this.#patches.set(key, statement);
+    }
+    const values: Record<string, unknown> = { id };
+    for (const c of columns) {
+      const v = (patch as Record<string, unknown>)[c];
+      values[c] = JSON_COLUMNS.has(c) && v !== null ? JSON.stringify(v) : v;
+    }
+    return statement.get(values);
+  }
+
+  createStep(step: StepRecord): Promise<void> {
+    return settle(() => {
+      this.#insertStep(step);
+    });
+  }
+
+  claimStep(step: StepRecord): Promise<{ step: StepRecord; created: boolean }> {
+    return settle(() => this.#claim.immediate(step));
+  }
+
+  putFlow(flow: FlowRecord): Promise<{ flow: FlowRecord; created: boolean }> {
+    return settle(() => this.#putFlow.immediate(flow));
+  }
+
+  getFlow(flowId: string): Promise<FlowRecord | null> {
+    return settle(() => {
+      const row = this.#stmt.getFlow.get(flowId) as FlowRow | undefined;
+      return row ? flowFromRow(row) : null;
+    });
+  }
+
+  getFlowByHash(hash: string): Promise<FlowRecord | null> {
+    return settle(() => {
+      const row = this.#stmt.getFlowByHash.get(hash) as FlowRow | undefined;
+      return row ? flowFromRow(row) : null;
+    });
+  }
+
+  appendFact(fact: FactRecord): Promise<void> {
+    return settle(() => {
+      if (!this.#stmt.getRun.get(fact.run_id)) throw new NotFoundError('run', fact.run_id);
+      try {
+        this.#stmt.insertFact.run({ ...fact, data: json(fact.data) });
+      } catch (err) {
+        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+          throw new ConflictError(`fact ${fact.fact_id} exists`, { cause: err });
+        }
+        throw err;
+      }
+    });
+  }
+
+  listFacts(query: FactQuery): Promise<FactRecord[]> {
+    return settle(() => {
+      checkFactQuery(query);
+      const where: string[] = [];
+      const values: Record<string, unknown> = {};
+      if (query.runId !== undefined) {
+        where.push('run_id = @run_id');
+        values['run_id'] = query.runId;
+      }
+      if (query.flowId !== undefined) {
+        where.push('run_id IN (SELECT run_id FROM runs WHERE flow_id = @flow_id)');
+        values['flow_id'] = query.flowId;
+      }
+      if (query.type !== undefined) {
+        where.push('type = @type');
+        values['type'] = query.type;
+      }
+      if (query.after !== undefined) {
+        // An unknown cursor selects nothing (the subquery is NULL).
+        where.push('rowid > (SELECT rowid FROM facts WHERE fact_id = @after)');
+        values['after'] = query.after;
+      }
+      const limit = query.limit === undefined ? '' : ` LIMIT ${query.limit}`;
+      const rows = this.db
+        .prepare(`SELECT * FROM facts WHERE ${where.join(' AND ')} ORDER BY rowid${limit}`)
+        .all(values) as FactRow[];
+      return rows.map((r) => ({ ...r, data: parse(r.data) }));
+    });
+  }
+
+  addRunUsage(runId: string, usage: BudgetUsage): Promise<BudgetUsage> {
+    return settle(() => {
+      // Read and write under the write lock, so concurrent adders (other processes
+      // included) each add theirs.
+      const total = this.#addUsage.immediate(runId, usage);
+      if (!total) throw new NotFoundError('run', runId);
+      return total;
+    });
+  }
+
+  createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
+    return settle(() => {
+      if (!this.#stmt.getRun.get(checkpoint.run_id)) {
+        throw new NotFoundError('run', checkpoint.run_id);
+      }
+      this.#stmt.insertCheckpoint.run({
+        ...checkpoint,
+        snapshots: json(checkpoint.snapshots),
+        log_offsets: json(checkpoint.log_offsets),
+      });
+    });
+  }
+
+  listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
+    return settle(() =>
+      (this.#stmt.listCheckpoints.all(runId) as CheckpointRow[]).map((r) => ({
+        ...r,
+        snapshots: parse(r.snapshots) as CheckpointRecord['snapshots'],
+        log_offsets: parse(r.log_offsets) as CheckpointRecord['log_offsets'],
+      })),
+    );
+  }
+
+  getStep(stepId: string): Promise<StepRecord | null> {
+    return settle(() => {
+      const row = this.#stmt.getStep.get(stepId) as StepRow | undefined;
+      return row ? stepFromRow(row) : null;
+    });
+  }
+
+  updateStep(stepId: string, patch: StepPatch): Promise<StepRecord> {
+    return settle(() => {
+      const row = (this.#patch('steps', 'step_id', stepId, patch) ??
+        this.#stmt.getStep.get(stepId)) as StepRow | undefined;
+      if (!row) throw new NotFoundError('step', stepId);
+      // A finished step's log is complete: no more appends to remember its end for.
+      if (patch.status !== undefined && patch.status !== 'running' && patch.status !== 'queued') {
+        this.#lastSeq.delete(stepId);
+      }
+      return stepFromRow(row);
+    });
+  }
+
+  listSteps(runId: string): Promise<StepRecord[]> {
+    return settle(() => (this.#stmt.listSteps.all(runId) as StepRow[]).map(stepFromRow));
+  }
+
+  appendEvents(events: readonly StepEvent[]): Promise<void> {
+    return settle(() => {
+      if (events.length > 0) this.#append(events);
+    });
+  }
+
+  readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
+    return settle(() =>
+      (this.#stmt.readEvents.all(stepId, afterSeq) as { body: string }[]).map(
+        (r) => JSON.parse(r.body) as StepEvent,
+      ),
+    );
+  }
+
+  close(): Promise<void> {
+    if (!this.#closed) {
+      this.#closed = true;
+      this.db.close();
+    }
+    return Promise.resolve();
+  }
+}
+
+/** A {@link SqliteRunStore} on the file at `path` (created, with its folder, if missing). */
+export function sqliteStore(
+  path: string = DEFAULT_SQLITE_PATH,
+  options: SqliteStoreOptions = {},
+): SqliteRunStore {
+  return new SqliteRunStore(path, options);
+}

@@ -1,0 +1,202 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineAgent } from '../../src/actors/define-agent.js';
+import type { Runtime } from '../../src/actors/runtime.js';
+import { ConflictError } from '../../src/errors/conflict-error.js';
+import { NotFoundError } from '../../src/errors/not-found-error.js';
+import { SchemaViolationError } from '../../src/errors/schema-violation-error.js';
+import { memoryStore } from '../../src/store/memory-store.js';
+import { redisStore } from '../../src/store/redis-store.js';
+import type { RunStore } from '../../src/store/run-store.js';
+import { sqliteStore } from '../../src/store/sqlite-store.js';
+import { defineTool } from '../../src/tools/define-tool.js';
+import { clearRedisPrefix } from '../support/redis.js';
+import { quietRuntime } from '../support/runtime.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'axon-submit-'));
+const redisBase = `axon-test:${randomUUID()}:`;
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  await clearRedisPrefix(redisBase);
+});
+
+const flowBody = { name: 'f', ast: { id: randomUUID() } };
+
+/** A runtime whose agent `count` counts its runs. */
+function setup(store: RunStore): { rt: Runtime; runs: () => number } {
+  let runs = 0;
+  const count = defineAgent({
+    name: 'count',
+    handler: (input) => {
+      runs++;
+      return `counted ${input.message}`;
+    },
+  });
+  const add = defineTool({
+    name: 'add',
+    description: 'Adds',
+    input: z.object({ a: z.number(), b: z.number() }).strict(),
+    handler: ({ a, b }) => ({ sum: a + b }),
+  });
+  return { rt: quietRuntime({ store, agents: [count], tools: [add] }), runs: () => runs };
+}
+
+describe.each([
+  ['memory', (): RunStore => memoryStore()],
+  ['sqlite', (): RunStore => sqliteStore(join(dir, `${randomUUID()}.db`))],
+  ['redis', (): RunStore => redisStore({ prefix: `${redisBase}${randomUUID()}:` })],
+])('step submission on the %s store (NERVE-4003)', (_name, make) => {
+  it('runs a step once per client token; the same token again finds it and runs nothing', async () => {
+    const { rt, runs } = setup(make());
+    const { flow } = await rt.createFlow(flowBody);
+    const run = await rt.createRun(flow.flow_id);
+    const body = {
+      type: 'agent',
+      client_token: 'c-1',
+      input: { agent: 'count', message: 'one' },
+    };
+
+    const first = await rt.submitStep(run.run_id, body);
+    expect(first).toMatchObject({ created: true, status: 'running' });
+    await first.done;
+    const again = await rt.submitStep(run.run_id, body);
+    expect(again).toMatchObject({ created: false, step_id: first.step_id, status: 'succeeded' });
+    expect(runs()).toBe(1);
+    expect(await rt.store.getStep(first.step_id)).toMatchObject({
+      client_token: 'c-1',
+      status: 'succeeded',
+      output: 'counted one',
+      type: 'agent',
+    });
+    await rt.close();
+  });
+
+  it('parallel submissions of one token make one step and run it once', async () => {
+    const { rt, runs } = setup(make());
+    const { flow } = await rt.createFlow(flowBody);
+    const run = await rt.createRun(flow.flow_id);
+    const body = { type: 'agent', client_token: 'same', input: { agent: 'count', message: 'x' } };
+
+    const submitted = await Promise.all(
+      Array.from({ length: 10 }, () => rt.submitStep(run.run_id, body)),
+    );
+    await Promise.all(submitted.map((s) => s.done));
+    expect(submitted.filter((s) => s.created)).toHaveLength(1);
+    expect(new Set(submitted.map((s) => s.step_id)).size).toBe(1);
+    expect(runs()).toBe(1);
+    expect(await rt.store.listSteps(run.run_id)).toHaveLength(1);
+    await rt.close();
+  });
+});
+
+describe('step submission: kinds and refusals', () => {
+  it('runs tool_call and llm_call steps; a tool given bad arguments fails its step and never runs', async () => {
+    const { rt } = setup(memoryStore());
+    const { flow } = await rt.createFlow(flowBody);
+    const run = await rt.createRun(flow.flow_id, { seed: 7 });
+
+    const tool = await rt.submitStep(run.run_id, {
+      type: 'tool_call',
+      client_token: 't-1',
+      input: { tool: 'add', args: { a: 2, b: 40 } },
+    });
+    await tool.done;
+    expect(await rt.store.getStep(tool.step_id)).toMatchObject({
+      type: 'tool_call',
+      status: 'succeeded',
+      output: { sum: 42 },
+    });
+
+    const bad = await rt.submitStep(run.run_id, {
+      type: 'tool_call',
+      input: { tool: 'add', args: { a: 'two' } },
+    });
+    await bad.done;
+    expect(await rt.store.getStep(bad.step_id)).toMatchObject({
+      status: 'failed',
+      error: { code: 'SCHEMA_VIOLATION' },
+    });
+
+    const llm = await rt.submitStep(run.run_id, {
+      type: 'llm_call',
+      input: { messages: [{ role: 'user', content: 'hi' }], params: { max_tokens: 5 } },
+    });
+    await llm.done;
+    const events = await rt.store.readEvents(llm.step_id);
+    expect(events.filter((e) => e.type === 'token')).toHaveLength(5);
+    await rt.close();
+  });
+
+  it("the run's budgets hold for its steps: a call that does not fit fails BUDGET_EXCEEDED", async () => {
+    const { rt } = setup(memoryStore());
+    const { flow } = await rt.createFlow(flowBody);
+    const run = await rt.createRun(flow.flow_id, { budgets: { max_tokens_out: 10 } });
+    const llm = await rt.submitStep(run.run_id, {
+      type: 'llm_call',
+      input: { messages: [{ role: 'user', content: 'hi' }], params: { max_tokens: 64 } },
+    });
+    await llm.done;
+    expect(await rt.store.getStep(llm.step_id)).toMatchObject({
+      status: 'failed',
+      error: { code: 'BUDGET_EXCEEDED' },
+    });
+    await rt.close();
+  });
+
+  it('refuses an unknown run, a run that ended, a bad body, an unknown agent or tool', async () => {
+    const { rt } = setup(memoryStore());
+    const { flow } = await rt.createFlow(flowBody);
+    const run = await rt.createRun(flow.flow_id);
+    const agentStep = { type: 'agent', input: { agent: 'count', message: 'x' } };
+
+    await expect(rt.submitStep('run_unknown', agentStep)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(rt.submitStep(run.run_id, { ...agentStep, type: 'fs_op' })).rejects.toBeInstanceOf(
+      SchemaViolationError,
+    );
+    await expect(
+      rt.submitStep(run.run_id, { type: 'agent', input: { agent: 'nobody', message: 'x' } }),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      rt.submitStep(run.run_id, { type: 'tool_call', input: { tool: 'nope', args: {} } }),
+    ).rejects.toBeInstanceOf(NotFoundError);
+
+    await rt.store.updateRun(run.run_id, { status: 'completed' });
+    await expect(rt.submitStep(run.run_id, agentStep)).rejects.toBeInstanceOf(ConflictError);
+    await rt.close();
+  });
+});
+
+describe("POLICY-3000: a run's usage is kept in the store and holds across a restart", () => {
+  it('a runtime restarted on the same SQLite file refuses a call past what the run has left', async () => {
+    const file = join(dir, `${randomUUID()}.db`);
+    const llm = (maxTokens: number) => ({
+      type: 'llm_call',
+      input: { messages: [{ role: 'user', content: 'go' }], params: { max_tokens: maxTokens } },
+    });
+
+    const first = quietRuntime({ store: sqliteStore(file) });
+    const { flow } = await first.createFlow(flowBody);
+    const run = await first.createRun(flow.flow_id, { budgets: { max_tokens_out: 20 } });
+    const used = await first.submitStep(run.run_id, llm(12));
+    await used.done;
+    expect((await first.getRun(run.run_id))?.budget_usage.tokens_out).toBe(12);
+    await first.close();
+
+    const second = quietRuntime({ store: sqliteStore(file) });
+    const tooBig = await second.submitStep(run.run_id, llm(12));
+    await tooBig.done;
+    expect(await second.store.getStep(tooBig.step_id)).toMatchObject({
+      status: 'failed',
+      error: { code: 'BUDGET_EXCEEDED', details: { limit: 'max_tokens_out', remaining: 8 } },
+    });
+    const fits = await second.submitStep(run.run_id, llm(8));
+    await fits.done;
+    expect((await second.store.getStep(fits.step_id))?.status).toBe('succeeded');
+    expect((await second.getRun(run.run_id))?.budget_usage.tokens_out).toBe(20);
+    await second.close();
+  });
+});
