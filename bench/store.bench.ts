@@ -14,7 +14,7 @@ import { defineAgent } from '../src/actors/define-agent.js';
 import { createRuntime, type Runtime } from '../src/actors/runtime.js';
 import { createLogger } from '../src/observability/logger.js';
 import { memoryStore } from '../src/store/memory-store.js';
-import { zeroUsage } from '../src/store/records.js';
+import { NO_RUN_SETTINGS, zeroUsage } from '../src/store/records.js';
 import { redisStore } from '../src/store/redis-store.js';
 import type { RunStore } from '../src/store/run-store.js';
 import { sqliteStore } from '../src/store/sqlite-store.js';
@@ -82,6 +82,7 @@ async function withStep(kind: Kind): Promise<{ store: RunStore; stepId: string }
     user_id: null,
     created_at: new Date().toISOString(),
     ended_at: null,
+    ...NO_RUN_SETTINGS,
   });
   await store.createStep({
     step_id: stepId,

@@ -119,6 +119,7 @@ export { RateLimitedError } from './errors/rate-limited-error.js';
 export { ToolError, type ToolFailure } from './errors/tool-error.js';
 export { CliAgentError, type CliAgentFailure } from './errors/cli-agent-error.js';
 export { ExtractError, type ExtractAttempt } from './errors/extract-error.js';
+export { ReplayMismatchError } from './errors/replay-mismatch-error.js';
 export {
   RestartSupervisor,
   RESTART_DEFAULTS,
@@ -265,6 +266,7 @@ export { stepSubmissionSchema, type SubmittedStep } from './actors/step-submissi
 export { wireBudgetsSchema } from './actors/request-bodies.js';
 export type { AgentSnapshot } from './actors/agent-registry.js';
 export type * from './store/records.js';
+export type { RecordedEngineOutput, RecordedToolOutput } from './actors/run-calls.js';
 export { buildTraceTree } from './store/step-tree.js';
 
 export { renderTraceTree, type TraceNode } from './observability/trace-tree.js';

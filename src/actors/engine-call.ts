@@ -10,8 +10,17 @@ import { chatTokens, type ChatResult } from '../engines/chat-tokens.js';
 import { DEFAULT_ENGINE, type EngineRegistry } from '../engines/engine-registry.js';
 import { BudgetExceededError } from '../errors/budget-exceeded-error.js';
 import { CancelledError } from '../errors/cancelled-error.js';
+import { fromErrorPayload } from '../errors/remote-error.js';
 import { refuseByBreaker } from '../supervisors/breaker-guard.js';
 import type { BreakerTable } from '../supervisors/breaker-table.js';
+import {
+  engineInputs,
+  engineOutput,
+  recordsFailure,
+  runCallsOf,
+  type RecordedEngineOutput,
+  type RunCalls,
+} from './run-calls.js';
 
 /** A chat request to one of the runtime's engines. */
 export interface ChatCall extends ChatRequest {
@@ -47,34 +56,30 @@ export async function chatInStep(
   ctx: ExecContext,
   options: ChatCallOptions = {},
 ): Promise<ChatResult> {
-  const engine = deps.engines.get(call.engine ?? DEFAULT_ENGINE);
+  const streaming = options.stream ?? true;
+  const calls = runCallsOf(ctx);
+  // A run's engine calls get the run's seed unless they name one.
+  const request: ChatCall =
+    calls && calls.seed !== null && call.seed == null ? { ...call, seed: calls.seed } : call;
+  if (calls?.replaying) return replayChat(deps, calls, request, ctx, streaming);
+  const engine = deps.engines.get(request.engine ?? DEFAULT_ENGINE);
+  const key = calls?.recording ? calls.next(ctx.path) : null;
   const breaker = deps.breakers.get('engine', engine.name);
   if (breaker && !breaker.tryAcquire()) refuseByBreaker(breaker, ctx.stream);
-  const streaming = options.stream ?? true;
+  const recorded: string[] | null = key ? [] : null;
+  let result: ChatResult | null = null;
   try {
-    const tokens = chatTokens(engine, call, ctx, { tracer: deps.tracer });
-    let result: ChatResult;
+    const tokens = chatTokens(engine, request, ctx, { tracer: deps.tracer });
     for (;;) {
       const r = await tokens.next();
       if (r.done) {
         result = r.value;
         break;
       }
-      if (!streaming) continue;
-      ctx.stream.push(r.value);
-      const wait = ctx.stream.ready();
-      if (wait) await wait;
+      recorded?.push(r.value);
+      if (streaming) await streamToken(ctx, r.value);
     }
     breaker?.success();
-    if (streaming) {
-      ctx.stream.emit({
-        type: 'metrics',
-        tokens_in: result.tokensIn,
-        tokens_out: result.tokensOut,
-        cost_usd: result.costUsd,
-      });
-    }
-    return result;
   } catch (err) {
     // A call the caller cancelled, or that never went out, says nothing about the engine.
     if (err instanceof CancelledError || err instanceof BudgetExceededError || ctx.isCancelled()) {
@@ -82,6 +87,86 @@ export async function chatInStep(
     } else {
       breaker?.failure();
     }
+    if (calls && key && recorded && recordsFailure(err, ctx)) {
+      const inputs = engineInputs(engine, request, calls.replica);
+      await calls.record(key, 'engine', engine.name, inputs, engineOutput(recorded, null, err));
+    }
     throw err;
   }
+  if (calls && key && recorded) {
+    const inputs = engineInputs(engine, request, calls.replica);
+    await calls.record(key, 'engine', engine.name, inputs, engineOutput(recorded, result, null));
+  }
+  if (streaming) emitMetrics(ctx, result);
+  return result;
+}
+
+async function streamToken(ctx: ExecContext, token: string): Promise<void> {
+  ctx.stream.push(token);
+  const wait = ctx.stream.ready();
+  if (wait) await wait;
+}
+
+function emitMetrics(
+  ctx: ExecContext,
+  result: Pick<ChatResult, 'tokensIn' | 'tokensOut' | 'costUsd'>,
+): void {
+  ctx.stream.emit({
+    type: 'metrics',
+    tokens_in: result.tokensIn,
+    tokens_out: result.tokensOut,
+    cost_usd: result.costUsd,
+  });
+}
+
+/**
+ * An engine call of a `replay` or `strict_replay` run, served from the recorded run: no
+ * engine is called (NERVE-4021). In `strict_replay` its determinism inputs are checked first
+ * (NERVE-4022), which needs the engine registered. Its recorded use goes through the budget
+ * ledger as if it had been made, its tokens stream into the step as they were recorded, and a
+ * recorded failure fails it the same way after them.
+ */
+async function replayChat(
+  deps: EngineCallDeps,
+  calls: RunCalls,
+  request: ChatCall,
+  ctx: ExecContext,
+  streaming: boolean,
+): Promise<ChatResult> {
+  const key = calls.next(ctx.path);
+  const rec = await calls.recorded(key, 'engine', () =>
+    engineInputs(deps.engines.get(request.engine ?? DEFAULT_ENGINE), request, calls.replica),
+  );
+  const out = rec.output as RecordedEngineOutput;
+  const use = { tokensIn: out.tokens_in, tokensOut: out.tokens_out, costUsd: out.cost_usd };
+  const reservation = ctx.ledger.reserve(use);
+  try {
+    for (const token of out.tokens) if (streaming) await streamToken(ctx, token);
+  } catch (err) {
+    reservation.release();
+    throw err;
+  }
+  reservation.commit(use);
+  if (out.facts) ctx.noteCall(out.facts);
+  if (out.error) throw fromErrorPayload(out.error);
+  const result: ChatResult = {
+    text: out.tokens.join(''),
+    toolCalls: out.tool_calls,
+    finishReason: out.finish_reason,
+    model: out.model,
+    tokensIn: out.tokens_in,
+    tokensOut: out.tokens_out,
+    costUsd: out.cost_usd,
+    facts: out.facts ?? {
+      seed: request.seed ?? null,
+      promptHash: '',
+      paramsHash: '',
+      engine: rec.name,
+      modelHash: '',
+      decodeTimeMs: 0,
+      priceTable: null,
+    },
+  };
+  if (streaming) emitMetrics(ctx, result);
+  return result;
 }

@@ -14,6 +14,7 @@ import { CancelledError } from '../errors/cancelled-error.js';
 import { ConflictError } from '../errors/conflict-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
+import { ReplayMismatchError } from '../errors/replay-mismatch-error.js';
 import type {
   CheckpointRecord,
   FactQuery,
@@ -61,14 +62,72 @@ export const flowInputSchema = z
   .strict();
 export type FlowInput = z.input<typeof flowInputSchema>;
 
-/** The body of `POST /v1/flows/{flow_id}/runs`, as far as runs go today. */
-export const runInputSchema = z
+/** API.md's run `policy`: it narrows the server's policy, never widens it. */
+const runPolicySchema = z
   .object({
-    mode: z.literal('record').default('record'),
-    seed: z.number().int().nullable().default(null),
-    budgets: wireBudgetsSchema.default({}),
+    tools: z
+      .object({
+        allow: z.array(z.string().min(1)).nullable().optional(),
+        deny: z.array(z.string().min(1)).optional(),
+      })
+      .strict()
+      .optional(),
+    max_depth: z.number().int().min(1).optional(),
+    steps_per_minute: z.number().int().min(1).optional(),
   })
   .strict();
+
+/** API.md's `pool_policy`: `auto`, a pinned pool, or pools with the given tags. */
+const poolPolicySchema = z
+  .object({
+    placement: z
+      .union([
+        z.literal('auto'),
+        z.object({ pin: z.string().min(1) }).strict(),
+        z.object({ affinity: z.object({ tags: z.array(z.string().min(1)) }).strict() }).strict(),
+      ])
+      .default('auto'),
+  })
+  .strict();
+
+/** API.md's `fs_policy`: the FS broker's sandbox roots, allow-list globs and byte quota. */
+const fsPolicySchema = z
+  .object({
+    roots: z.array(z.string().min(1)).min(1),
+    allow: z.array(z.string().min(1)).optional(),
+    quota_bytes: z.number().int().nonnegative().optional(),
+  })
+  .strict();
+
+/** The body of `POST /v1/flows/{flow_id}/runs` (API.md, NERVE-4002). */
+export const runInputSchema = z
+  .object({
+    mode: z.enum(['record', 'replay', 'strict_replay']).default('record'),
+    seed: z.number().int().nullable().default(null),
+    budgets: wireBudgetsSchema.default({}),
+    policy: runPolicySchema.default({}),
+    pool_policy: poolPolicySchema.default({ placement: 'auto' }),
+    fs_policy: fsPolicySchema.nullable().default(null),
+    replay_of: z.string().min(1).nullable().default(null),
+    cancel_on_disconnect: z.boolean().default(false),
+  })
+  .strict()
+  .superRefine((run, issues) => {
+    if (run.mode !== 'record' && run.replay_of === null) {
+      issues.addIssue({
+        code: 'custom',
+        path: ['replay_of'],
+        message: `mode ${run.mode} needs replay_of: the recorded run to replay`,
+      });
+    }
+    if (run.mode === 'record' && run.replay_of !== null) {
+      issues.addIssue({
+        code: 'custom',
+        path: ['replay_of'],
+        message: 'replay_of is only for the replay and strict_replay modes',
+      });
+    }
+  });
 export type RunInput = z.input<typeof runInputSchema>;
 
 /** The body of `POST /v1/runs/{run_id}/facts`. */
@@ -111,7 +170,12 @@ export async function createFlow(
   });
 }
 
-/** Starts a run of a flow (mode `record`; `replay` and `strict_replay` come with replay). */
+/**
+ * Starts a run of a flow (NERVE-4002). A `replay` or `strict_replay` run names the recorded
+ * run in `replay_of`: `NotFoundError` if there is none; a `strict_replay` run whose seed is
+ * not the recorded run's is refused with `ReplayMismatchError` (NERVE-4022). Its seed
+ * defaults to the recorded run's.
+ */
 export async function createFlowRun(
   deps: FlowApiDeps,
   flowId: string,
@@ -120,11 +184,25 @@ export async function createFlowRun(
   const flow = await deps.store.getFlow(flowId);
   if (!flow) throw new NotFoundError('flow', flowId);
   const input = parseBody(runInputSchema, 'run', body ?? {});
+  let seed = input.seed;
+  if (input.replay_of !== null) {
+    const recorded = await deps.store.getRun(input.replay_of);
+    if (!recorded) throw new NotFoundError('run', input.replay_of);
+    const seedGiven = body !== null && typeof body === 'object' && 'seed' in body;
+    if (!seedGiven) seed = recorded.seed;
+    if (input.mode === 'strict_replay' && seed !== recorded.seed) {
+      throw new ReplayMismatchError(
+        'seed',
+        `run ${recorded.run_id} was recorded with seed ${String(recorded.seed)}, this run asks for ${String(seed)}`,
+        { expected: recorded.seed, actual: seed },
+      );
+    }
+  }
   const run: RunRecord = {
     run_id: deps.ids.id('run'),
     flow_id: flow.flow_id,
     mode: input.mode,
-    seed: input.seed,
+    seed,
     budgets: input.budgets as RunRecord['budgets'],
     status: 'running',
     budget_usage: { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 },
@@ -134,6 +212,11 @@ export async function createFlowRun(
     user_id: null,
     created_at: isoTime(deps.clock.now()),
     ended_at: null,
+    policy: input.policy,
+    pool_policy: input.pool_policy,
+    fs_policy: input.fs_policy,
+    replay_of: input.replay_of,
+    cancel_on_disconnect: input.cancel_on_disconnect,
   };
   await deps.store.createRun(run);
   return run;

@@ -74,6 +74,11 @@ export async function openRun(
     user_id: ctx.userId,
     created_at: isoTime(createdAt),
     ended_at: null,
+    policy: {},
+    pool_policy: {},
+    fs_policy: null,
+    replay_of: null,
+    cancel_on_disconnect: false,
   });
   return { runId, owned: true, createdAt };
 }

@@ -27,6 +27,11 @@ export interface RuntimeOptions {
   readonly maxDepth?: number;
   /** The pool id inline steps report; default `local`. */
   readonly poolId?: string;
+  /**
+   * The replica this runtime is within its pool, a determinism input of engine calls that
+   * `strict_replay` compares (NERVE-4022); default `null` (embedded: one replica).
+   */
+  readonly replicaId?: string;
   /** The worker-thread pool of worker-placed agents (started on first use). */
   readonly workers?: WorkerPoolOptions;
   /**

@@ -43,6 +43,7 @@ import {
   type SubmittedStep,
 } from './step-submission.js';
 import { callTool, type ToolCallDeps } from './tool-call.js';
+import { RunCalls } from './run-calls.js';
 import { RuntimeTools } from './runtime-tools.js';
 import type { RuntimeOptions } from './runtime-options.js';
 
@@ -165,6 +166,8 @@ export class Runtime implements AgentRuntime {
     this.#submissions = {
       store: this.store,
       logger: this.logger,
+      callsFor: (run, clientToken) =>
+        new RunCalls(this.store, this.system.clock, run, clientToken, options.replicaId ?? null),
       contextFor: (run, step) =>
         this.createContext({ runId: run.run_id, budgets: combinedBudgets(run, step) }),
       runAgent: (agent, input, ctx, runId, submission) =>

@@ -13,6 +13,7 @@ import type { RunRecord, StepRecord, StepStatus } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
+import { attachRunCalls, type RunCalls } from './run-calls.js';
 import { AlreadyClaimed, type StepSubmission } from './step-runner.js';
 
 /** The body of a step submission (API.md), for the step types that run today. */
@@ -74,6 +75,8 @@ export function combinedBudgets(
 export interface SubmissionHost {
   readonly store: RunStore;
   readonly logger: Logger;
+  /** The books of the calls of a step submitted to `run` with `clientToken` (record / replay). */
+  callsFor(run: RunRecord, clientToken: string | null): RunCalls;
   /** A context inside `run`, its budgets from the run's and the step's. */
   contextFor(
     run: RunRecord,
@@ -120,6 +123,7 @@ export async function submitStep(
     });
   }
   const ctx = host.contextFor(run, request.budgets);
+  attachRunCalls(ctx, host.callsFor(run, request.client_token ?? null));
   let claimed: (claim: { record: StepRecord; created: boolean }) => void = () => undefined;
   const claim = new Promise<{ record: StepRecord; created: boolean }>((resolve) => {
     claimed = resolve;

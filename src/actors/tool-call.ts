@@ -24,6 +24,7 @@ import {
   type RunHandle,
   type RunRecordsDeps,
 } from './run-records.js';
+import { bookedToolCall, runCallsOf } from './run-calls.js';
 import {
   runStep,
   type StepOutcome,
@@ -125,7 +126,9 @@ export async function callTool<TOutput>(
     return failed(name, 'error', toAxonError(err));
   }
   let outcome: StepOutcome;
-  const breaker = deps.breakers.get('tool', name);
+  // A replayed call is served from its recording: the tool's breaker has no say, and hears
+  // nothing of it.
+  const breaker = runCallsOf(ctx)?.replaying ? undefined : deps.breakers.get('tool', name);
   const admitted = breaker?.tryAcquire() ?? true;
   try {
     outcome = await runStep(deps.steps, {
@@ -139,7 +142,7 @@ export async function callTool<TOutput>(
       submission,
       execute: (stepCtx, step) => {
         if (!admitted && breaker) refuseByBreaker(breaker, step);
-        return target.run(stepCtx);
+        return bookedToolCall(stepCtx, name, args, () => target.run(stepCtx));
       },
     });
     // Arguments that fail the schema are the caller's fault, not the tool's: no verdict.

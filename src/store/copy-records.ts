@@ -107,6 +107,14 @@ export const KEPT: NestedCopy = {
   provenance: keepProvenance,
 };
 
+const NO_SETTINGS: Readonly<Record<string, unknown>> = Object.freeze({});
+
+/** A run's policy-like settings, kept: the empty ones shared. */
+function keepSettings(o: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  for (const _ in o) return deepCopy(o);
+  return NO_SETTINGS;
+}
+
 function provenanceOrNull(nested: NestedCopy, p: Provenance | null): Provenance | null {
   return p === null ? null : nested.provenance(p);
 }
@@ -130,6 +138,11 @@ export function copyRunRecord(r: RunRecord, nested: NestedCopy = FRESH): RunReco
     user_id: r.user_id,
     created_at: r.created_at,
     ended_at: r.ended_at,
+    policy: nested === KEPT ? keepSettings(r.policy) : deepCopy(r.policy),
+    pool_policy: nested === KEPT ? keepSettings(r.pool_policy) : deepCopy(r.pool_policy),
+    fs_policy: r.fs_policy === null ? null : deepCopy(r.fs_policy),
+    replay_of: r.replay_of,
+    cancel_on_disconnect: r.cancel_on_disconnect,
   };
 }
 
@@ -154,6 +167,11 @@ export function patchRunRecord(
     user_id: r.user_id,
     created_at: r.created_at,
     ended_at: patch.ended_at === undefined ? r.ended_at : patch.ended_at,
+    policy: r.policy,
+    pool_policy: r.pool_policy,
+    fs_policy: r.fs_policy,
+    replay_of: r.replay_of,
+    cancel_on_disconnect: r.cancel_on_disconnect,
   };
 }
 

@@ -12,12 +12,14 @@ import {
 } from './copy-records.js';
 import { deepCopy } from './deep-copy.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
-import { addUsage } from './records.js';
+import { addUsage, recordingKey } from './records.js';
 import type {
+  CallRecording,
   CheckpointRecord,
   FactQuery,
   FactRecord,
   FlowRecord,
+  RecordingKey,
   RunPatch,
   RunRecord,
   StepPatch,
@@ -39,6 +41,8 @@ interface RunEntry {
   /** Facts in append order, each with its place among all facts of the store. */
   facts: { readonly seq: number; readonly fact: FactRecord }[];
   checkpoints: CheckpointRecord[];
+  /** Call recordings by key (see `recordingKey`), in the order first stored. */
+  recordings: Map<string, CallRecording> | null;
 }
 
 /** Options of {@link memoryStore}. */
@@ -96,6 +100,7 @@ export class MemoryRunStore implements RunStore {
       tokens: null,
       facts: [],
       checkpoints: [],
+      recordings: null,
     });
     if (FINISHED.has(run.status)) this.#finished.push(run.run_id);
     if (this.#runs.size > this.maxRuns) this.#evict();
@@ -228,6 +233,23 @@ export class MemoryRunStore implements RunStore {
   listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
     const entry = this.#runs.get(runId);
     return Promise.resolve(entry ? entry.checkpoints.map((c) => deepCopy(c)) : []);
+  }
+
+  putRecording(recording: CallRecording): Promise<void> {
+    const entry = this.#runs.get(recording.run_id);
+    if (!entry) return Promise.reject(new NotFoundError('run', recording.run_id));
+    (entry.recordings ??= new Map()).set(recordingKey(recording), deepCopy(recording));
+    return Promise.resolve();
+  }
+
+  getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null> {
+    const found = this.#runs.get(runId)?.recordings?.get(recordingKey(key));
+    return Promise.resolve(found ? deepCopy(found) : null);
+  }
+
+  listRecordings(runId: string): Promise<CallRecording[]> {
+    const recordings = this.#runs.get(runId)?.recordings;
+    return Promise.resolve(recordings ? [...recordings.values()].map((r) => deepCopy(r)) : []);
   }
 
   getStep(stepId: string): Promise<StepRecord | null> {

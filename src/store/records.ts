@@ -36,7 +36,32 @@ export interface RunRecord {
   readonly user_id: string | null;
   readonly created_at: string;
   readonly ended_at: string | null;
+  /**
+   * The run's own policy (API.md: `tools`, `max_depth`, `steps_per_minute`); it narrows
+   * the server's policy, never widens it. `{}` for none.
+   */
+  readonly policy: Readonly<Record<string, unknown>>;
+  /** Where its steps may run (API.md's `pool_policy`); `{}` for the default, `auto`. */
+  readonly pool_policy: Readonly<Record<string, unknown>>;
+  /** The FS broker's roots, allow-list and quota for its `fs_op` steps, or `null`. */
+  readonly fs_policy: Readonly<Record<string, unknown>> | null;
+  /** The recorded run a `replay` or `strict_replay` run replays; `null` in `record` mode. */
+  readonly replay_of: string | null;
+  /** Whether the last stream of a live step closing cancels it (API.md). */
+  readonly cancel_on_disconnect: boolean;
 }
+
+/** A run's settings when it has none of its own: no policy of its own, `auto` placement. */
+export const NO_RUN_SETTINGS: Pick<
+  RunRecord,
+  'policy' | 'pool_policy' | 'fs_policy' | 'replay_of' | 'cancel_on_disconnect'
+> = Object.freeze({
+  policy: Object.freeze({}),
+  pool_policy: Object.freeze({}),
+  fs_policy: null,
+  replay_of: null,
+  cancel_on_disconnect: false,
+});
 
 /** A step: the unit of work (NERVE-4003), with its place in the actor tree. */
 export interface StepRecord {
@@ -144,4 +169,55 @@ export interface CheckpointRecord {
   /** The last `seq` of each step's log when it was taken. */
   readonly log_offsets: Readonly<Record<string, number>>;
   readonly ts: number;
+}
+
+/** Which kind of call a recording holds. */
+export type RecordedCallKind = 'engine' | 'tool';
+
+/**
+ * The determinism inputs of a recorded call (NERVE-4022): what `strict_replay` compares
+ * before serving it. For an engine call, the hashes of its normalized prompt and parameters
+ * (NERVE-4012), the seed, the engine, the model asked for and the replica; for a tool call,
+ * the tool and the hash of its arguments.
+ */
+export interface RecordedInputs {
+  readonly prompt_hash?: string;
+  readonly params_hash?: string;
+  readonly seed?: number | null;
+  readonly engine?: string;
+  readonly model?: string;
+  readonly replica?: string | null;
+  readonly tool?: string;
+  readonly args_hash?: string;
+}
+
+/**
+ * One engine or tool call of a recorded run, keyed by (run, client token of the submitted
+ * step whose tree made it, actor path, call sequence) — never by prompt, so repeated
+ * identical calls stay distinct. `output` is the whole answer: for an engine call the token
+ * stream and what the engine reported; for a tool call its result or its error.
+ */
+export interface CallRecording {
+  readonly run_id: string;
+  /** The client token of the submitted step whose tree made the call; `''` for none. */
+  readonly client_token: string;
+  /** Actor names from the submitted step down to the caller. */
+  readonly actor_path: readonly string[];
+  /** The caller's calls are numbered 1, 2, 3, … in the order they were made. */
+  readonly seq: number;
+  readonly kind: RecordedCallKind;
+  /** The engine or tool called. */
+  readonly name: string;
+  readonly inputs: RecordedInputs;
+  readonly output: unknown;
+  /** Milliseconds since the epoch. */
+  readonly ts: number;
+}
+
+/** Where a recording sits in its run. */
+export type RecordingKey = Pick<CallRecording, 'client_token' | 'actor_path' | 'seq'>;
+
+/** One string for a recording's key within its run. */
+export function recordingKey(key: RecordingKey): string {
+  return `${key.client_token}\u0000${key.actor_path.join('\u0001')}\u0000${key.seq}`;
 }

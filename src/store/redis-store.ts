@@ -8,11 +8,14 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
+import { recordingKey } from './records.js';
 import type {
+  CallRecording,
   CheckpointRecord,
   FactQuery,
   FactRecord,
   FlowRecord,
+  RecordingKey,
   RunPatch,
   RunRecord,
   StepPatch,
@@ -89,6 +92,13 @@ return 1`;
 const APPEND_IF_RUN = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 redis.call('RPUSH', KEYS[2], ARGV[1])
+return 1`;
+
+// KEYS[1] the run's hash, KEYS[2] its recordings (a hash by call key), KEYS[3] the call keys
+// in the order first stored. ARGV[1] the call key, ARGV[2] the JSON. → 1, or -1 without the run.
+const PUT_RECORDING = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[3], ARGV[1]) end
 return 1`;
 
 // KEYS[1] the run's hash. ARGV tokens_in, tokens_out, cost_usd, wall_ms to add.
@@ -410,6 +420,33 @@ export class RedisRunStore implements RunStore {
   async listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
     const items = await this.client.lrange(`${this.#run(runId)}:checkpoints`, 0, -1);
     return items.map((s) => JSON.parse(s) as CheckpointRecord);
+  }
+
+  async putRecording(recording: CallRecording): Promise<void> {
+    const run = this.#run(recording.run_id);
+    const r = await this.client.eval(
+      PUT_RECORDING,
+      3,
+      run,
+      `${run}:recordings`,
+      `${run}:recording-keys`,
+      recordingKey(recording),
+      JSON.stringify(recording),
+    );
+    if (r === -1) throw new NotFoundError('run', recording.run_id);
+  }
+
+  async getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null> {
+    const raw = await this.client.hget(`${this.#run(runId)}:recordings`, recordingKey(key));
+    return raw === null ? null : (JSON.parse(raw) as CallRecording);
+  }
+
+  async listRecordings(runId: string): Promise<CallRecording[]> {
+    const run = this.#run(runId);
+    const keys = await this.client.lrange(`${run}:recording-keys`, 0, -1);
+    if (keys.length === 0) return [];
+    const values = await this.client.hmget(`${run}:recordings`, ...keys);
+    return values.flatMap((v) => (v === null ? [] : [JSON.parse(v) as CallRecording]));
   }
 
   async readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {

@@ -1,10 +1,12 @@
 /** @module The RunStore interface: runs, steps and each step's append-only event log. */
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import type {
+  CallRecording,
   CheckpointRecord,
   FactQuery,
   FactRecord,
   FlowRecord,
+  RecordingKey,
   RunPatch,
   RunRecord,
   StepPatch,
@@ -62,6 +64,15 @@ export interface RunStore {
    * unknown run.
    */
   addRunUsage(runId: string, usage: BudgetUsage): Promise<BudgetUsage>;
+  /**
+   * Stores a call's recording (record mode), replacing one with the same key: a step run
+   * again after a restart records its calls afresh. `NotFoundError` for an unknown run.
+   */
+  putRecording(recording: CallRecording): Promise<void>;
+  /** The recording of a run's call at `key`, or `null`. */
+  getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null>;
+  /** A run's recordings, in the order they were first stored. */
+  listRecordings(runId: string): Promise<CallRecording[]>;
   /** Releases connections and handles. */
   close(): Promise<void>;
 }

@@ -110,6 +110,30 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX checkpoints_by_run ON checkpoints (run_id);
     `,
   },
+  {
+    version: 3,
+    name: 'run settings (NERVE-4002) and call recordings',
+    sql: `
+      ALTER TABLE runs ADD COLUMN policy TEXT NOT NULL DEFAULT '{}';
+      ALTER TABLE runs ADD COLUMN pool_policy TEXT NOT NULL DEFAULT '{}';
+      ALTER TABLE runs ADD COLUMN fs_policy TEXT;
+      ALTER TABLE runs ADD COLUMN replay_of TEXT;
+      ALTER TABLE runs ADD COLUMN cancel_on_disconnect INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE recordings (
+        run_id       TEXT NOT NULL REFERENCES runs (run_id),
+        call_key     TEXT NOT NULL,
+        client_token TEXT NOT NULL,
+        actor_path   TEXT NOT NULL,
+        seq          INTEGER NOT NULL,
+        kind         TEXT NOT NULL,
+        name         TEXT NOT NULL,
+        inputs       TEXT NOT NULL,
+        output       TEXT,
+        ts           INTEGER NOT NULL,
+        PRIMARY KEY (run_id, call_key)
+      );
+    `,
+  },
 ];
 
 /**

@@ -2,7 +2,7 @@
  * @module The SQLite store's rows: their shapes, and how records become rows and back
  * (JSON columns as text).
  */
-import type { FlowRecord, RunRecord, StepRecord } from './records.js';
+import type { CallRecording, FlowRecord, RunRecord, StepRecord } from './records.js';
 
 export interface RunRow {
   run_id: string;
@@ -18,6 +18,11 @@ export interface RunRow {
   user_id: string | null;
   created_at: string;
   ended_at: string | null;
+  policy: string;
+  pool_policy: string;
+  fs_policy: string | null;
+  replay_of: string | null;
+  cancel_on_disconnect: number;
 }
 
 export interface StepRow {
@@ -119,6 +124,62 @@ export function runFromRow(r: RunRow): RunRecord {
     user_id: r.user_id,
     created_at: r.created_at,
     ended_at: r.ended_at,
+    policy: parse(r.policy) as RunRecord['policy'],
+    pool_policy: parse(r.pool_policy) as RunRecord['pool_policy'],
+    fs_policy: parse(r.fs_policy) as RunRecord['fs_policy'],
+    replay_of: r.replay_of,
+    cancel_on_disconnect: r.cancel_on_disconnect === 1,
+  };
+}
+
+/** A run as the parameters of its insert. */
+export function runToRow(run: RunRecord): RunRow {
+  return {
+    run_id: run.run_id,
+    flow_id: run.flow_id,
+    mode: run.mode,
+    seed: run.seed,
+    budgets: json(run.budgets),
+    status: run.status,
+    budget_usage: json(run.budget_usage),
+    provenance: run.provenance === null ? null : json(run.provenance),
+    entry: run.entry,
+    trace_id: run.trace_id,
+    user_id: run.user_id,
+    created_at: run.created_at,
+    ended_at: run.ended_at,
+    policy: json(run.policy),
+    pool_policy: json(run.pool_policy),
+    fs_policy: run.fs_policy === null ? null : json(run.fs_policy),
+    replay_of: run.replay_of,
+    cancel_on_disconnect: run.cancel_on_disconnect ? 1 : 0,
+  };
+}
+
+export interface RecordingRow {
+  run_id: string;
+  call_key: string;
+  client_token: string;
+  actor_path: string;
+  seq: number;
+  kind: string;
+  name: string;
+  inputs: string;
+  output: string | null;
+  ts: number;
+}
+
+export function recordingFromRow(r: RecordingRow): CallRecording {
+  return {
+    run_id: r.run_id,
+    client_token: r.client_token,
+    actor_path: parse(r.actor_path) as CallRecording['actor_path'],
+    seq: r.seq,
+    kind: r.kind as CallRecording['kind'],
+    name: r.name,
+    inputs: parse(r.inputs) as CallRecording['inputs'],
+    output: parse(r.output),
+    ts: r.ts,
   };
 }
 

@@ -9,12 +9,14 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { checkFactQuery } from './fact-query.js';
-import { addUsage } from './records.js';
+import { addUsage, recordingKey } from './records.js';
 import type {
+  CallRecording,
   CheckpointRecord,
   FactQuery,
   FactRecord,
   FlowRecord,
+  RecordingKey,
   RunPatch,
   RunRecord,
   StepPatch,
@@ -27,11 +29,14 @@ import {
   json,
   JSON_COLUMNS,
   parse,
+  recordingFromRow,
   runFromRow,
+  runToRow,
   stepFromRow,
   type CheckpointRow,
   type FactRow,
   type FlowRow,
+  type RecordingRow,
   type RunRow,
   type StepRow,
 } from './sqlite-rows.js';
@@ -97,9 +102,18 @@ export class SqliteRunStore implements RunStore {
     const db = this.db;
     this.#stmt = {
       insertRun: db.prepare(
-        `INSERT INTO runs (run_id, flow_id, mode, seed, budgets, status, budget_usage, provenance, entry, trace_id, user_id, created_at, ended_at)
-         VALUES (@run_id, @flow_id, @mode, @seed, @budgets, @status, @budget_usage, @provenance, @entry, @trace_id, @user_id, @created_at, @ended_at)`,
+        `INSERT INTO runs (run_id, flow_id, mode, seed, budgets, status, budget_usage, provenance, entry, trace_id, user_id, created_at, ended_at, policy, pool_policy, fs_policy, replay_of, cancel_on_disconnect)
+         VALUES (@run_id, @flow_id, @mode, @seed, @budgets, @status, @budget_usage, @provenance, @entry, @trace_id, @user_id, @created_at, @ended_at, @policy, @pool_policy, @fs_policy, @replay_of, @cancel_on_disconnect)`,
       ),
+      putRecording: db.prepare(
+        `INSERT INTO recordings (run_id, call_key, client_token, actor_path, seq, kind, name, inputs, output, ts)
+         VALUES (@run_id, @call_key, @client_token, @actor_path, @seq, @kind, @name, @inputs, @output, @ts)
+         ON CONFLICT (run_id, call_key) DO UPDATE SET
+           kind = excluded.kind, name = excluded.name, inputs = excluded.inputs,
+           output = excluded.output, ts = excluded.ts`,
+      ),
+      getRecording: db.prepare('SELECT * FROM recordings WHERE run_id = ? AND call_key = ?'),
+      listRecordings: db.prepare('SELECT * FROM recordings WHERE run_id = ? ORDER BY rowid'),
       getRun: db.prepare('SELECT * FROM runs WHERE run_id = ?'),
       insertStep: db.prepare(
         `INSERT INTO steps (step_id, run_id, type, name, parent_step_id, actor_path, client_token, input, placement, status, budget_usage, provenance, output, error, created_at, started_at, ended_at)
@@ -264,21 +278,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   #insertRun(run: RunRecord): void {
-    this.#stmt.insertRun.run({
-      run_id: run.run_id,
-      flow_id: run.flow_id,
-      mode: run.mode,
-      seed: run.seed,
-      budgets: json(run.budgets),
-      status: run.status,
-      budget_usage: json(run.budget_usage),
-      provenance: run.provenance === null ? null : json(run.provenance),
-      entry: run.entry,
-      trace_id: run.trace_id,
-      user_id: run.user_id,
-      created_at: run.created_at,
-      ended_at: run.ended_at,
-    });
+    this.#stmt.insertRun.run(runToRow(run));
   }
 
   getRun(runId: string): Promise<RunRecord | null> {
@@ -425,6 +425,39 @@ export class SqliteRunStore implements RunStore {
         snapshots: parse(r.snapshots) as CheckpointRecord['snapshots'],
         log_offsets: parse(r.log_offsets) as CheckpointRecord['log_offsets'],
       })),
+    );
+  }
+
+  putRecording(recording: CallRecording): Promise<void> {
+    return settle(() => {
+      if (!this.#stmt.getRun.get(recording.run_id)) {
+        throw new NotFoundError('run', recording.run_id);
+      }
+      this.#stmt.putRecording.run({
+        run_id: recording.run_id,
+        call_key: recordingKey(recording),
+        client_token: recording.client_token,
+        actor_path: json(recording.actor_path),
+        seq: recording.seq,
+        kind: recording.kind,
+        name: recording.name,
+        inputs: json(recording.inputs),
+        output: json(recording.output),
+        ts: recording.ts,
+      });
+    });
+  }
+
+  getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null> {
+    return settle(() => {
+      const row = this.#stmt.getRecording.get(runId, recordingKey(key)) as RecordingRow | undefined;
+      return row ? recordingFromRow(row) : null;
+    });
+  }
+
+  listRecordings(runId: string): Promise<CallRecording[]> {
+    return settle(() =>
+      (this.#stmt.listRecordings.all(runId) as RecordingRow[]).map(recordingFromRow),
     );
   }
 

@@ -9,7 +9,12 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../src/errors/conflict-error.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';
-import { zeroUsage, type RunRecord, type StepRecord } from '../../src/store/records.js';
+import {
+  zeroUsage,
+  type CallRecording,
+  type RunRecord,
+  type StepRecord,
+} from '../../src/store/records.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import type { RunStore } from '../../src/store/run-store.js';
 import {
@@ -472,6 +477,100 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
         await expect(store.createCheckpoint(makeCheckpoint(uid('run')))).rejects.toBeInstanceOf(
           NotFoundError,
         );
+      });
+    });
+
+    describe('call recordings (NERVE-4021)', () => {
+      const recording = (runId: string, over: Partial<CallRecording> = {}): CallRecording => ({
+        run_id: runId,
+        client_token: 'c-1',
+        actor_path: ['planner'],
+        seq: 1,
+        kind: 'engine',
+        name: 'scripted',
+        inputs: { prompt_hash: 'p', params_hash: 'q', seed: 7, engine: 'scripted' },
+        output: { tokens: ['Hello', ' world'], error: null },
+        ts: 1_700_000_000_000,
+        ...over,
+      });
+
+      it('stores recordings by (client token, actor path, call sequence) and finds each by its key', async () => {
+        const run = makeRun();
+        await store.createRun(run);
+        const one = recording(run.run_id);
+        const two = recording(run.run_id, { seq: 2, output: { tokens: ['Again'], error: null } });
+        const tool = recording(run.run_id, {
+          actor_path: ['planner', 'add'],
+          kind: 'tool',
+          name: 'add',
+          inputs: { tool: 'add', args_hash: 'h' },
+          output: { value: { sum: 3 }, error: null },
+        });
+        const otherToken = recording(run.run_id, { client_token: 'c-2' });
+        for (const r of [one, two, tool, otherToken]) await store.putRecording(r);
+
+        expect(await store.getRecording(run.run_id, one)).toEqual(one);
+        expect(await store.getRecording(run.run_id, two)).toEqual(two);
+        expect(await store.getRecording(run.run_id, tool)).toEqual(tool);
+        expect(await store.getRecording(run.run_id, otherToken)).toEqual(otherToken);
+        expect(
+          await store.getRecording(run.run_id, {
+            client_token: 'c-1',
+            actor_path: ['planner'],
+            seq: 3,
+          }),
+        ).toBeNull();
+        // A path is a list of names, not a string to split: ['a', 'b'] is not ['a/b'].
+        await store.putRecording(recording(run.run_id, { actor_path: ['planner/add'] }));
+        expect(await store.getRecording(run.run_id, tool)).toEqual(tool);
+        expect(await store.getRecording(uid('run'), one)).toBeNull();
+        expect((await store.listRecordings(run.run_id)).map((r) => r.actor_path)).toEqual([
+          ['planner'],
+          ['planner'],
+          ['planner', 'add'],
+          ['planner'],
+          ['planner/add'],
+        ]);
+        expect(await store.listRecordings(uid('run'))).toEqual([]);
+      });
+
+      it('a recording stored again under its key replaces the first, in its place', async () => {
+        const run = makeRun();
+        await store.createRun(run);
+        await store.putRecording(recording(run.run_id));
+        await store.putRecording(recording(run.run_id, { seq: 2 }));
+        const redone = recording(run.run_id, { output: { tokens: ['Redone'], error: null } });
+        await store.putRecording(redone);
+        expect(await store.getRecording(run.run_id, redone)).toEqual(redone);
+        const listed = await store.listRecordings(run.run_id);
+        expect(listed.map((r) => r.seq)).toEqual([1, 2]);
+        expect(listed[0]).toEqual(redone);
+      });
+
+      it('refuses a recording of an unknown run with NotFoundError', async () => {
+        await expect(store.putRecording(recording(uid('run')))).rejects.toBeInstanceOf(
+          NotFoundError,
+        );
+      });
+    });
+
+    describe('run settings (NERVE-4002)', () => {
+      it("keeps a run's policy, pool policy, FS policy, replay_of and cancel_on_disconnect", async () => {
+        const recorded = makeRun();
+        await store.createRun(recorded);
+        const run = makeRun({
+          mode: 'strict_replay',
+          seed: 42,
+          policy: { tools: { allow: ['add'], deny: [] }, max_depth: 3 },
+          pool_policy: { placement: { affinity: { tags: ['gpu'] } } },
+          fs_policy: { roots: ['./sandbox'], allow: ['**/*.md'], quota_bytes: 1024 },
+          replay_of: recorded.run_id,
+          cancel_on_disconnect: true,
+        });
+        await store.createRun(run);
+        expect(await store.getRun(run.run_id)).toEqual(run);
+        const updated = await store.updateRun(run.run_id, { status: 'completed' });
+        expect(updated).toEqual({ ...run, status: 'completed' });
       });
     });
 

@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../src/errors/conflict-error.js';
 import { MIGRATIONS } from '../../src/store/sqlite-migrations.js';
-import { sqliteStore } from '../../src/store/sqlite-store.js';
+import { migrate, sqliteStore } from '../../src/store/sqlite-store.js';
 import { makeRun, makeStep, narration } from '../support/records.js';
 import { describeRunStore } from './run-store.conformance.js';
 
@@ -65,6 +66,39 @@ describe('SqliteRunStore', () => {
     });
     await newer.close();
     expect(() => sqliteStore(path)).toThrow(/schema version 99, newer than this axon knows/);
+  });
+
+  it('migrates a file of an older schema in place: its runs gain the run settings, with their defaults', async () => {
+    const path = file();
+    // A file written by the axon of schema 2 (its store could not even prepare today's statements).
+    const older = new Database(path);
+    expect(
+      migrate(
+        older,
+        MIGRATIONS.filter((m) => m.version <= 2),
+      ),
+    ).toBe(2);
+    const run = makeRun();
+    older
+      .prepare(
+        `INSERT INTO runs (run_id, flow_id, mode, seed, budgets, status, budget_usage, provenance, entry, trace_id, user_id, created_at, ended_at)
+         VALUES (?, NULL, 'record', NULL, '{}', 'running', ?, NULL, 'old', 't', NULL, ?, NULL)`,
+      )
+      .run(run.run_id, JSON.stringify(run.budget_usage), run.created_at);
+    older.close();
+
+    const store = sqliteStore(path);
+    expect(store.schemaVersion).toBe(MIGRATIONS.length);
+    expect(await store.getRun(run.run_id)).toMatchObject({
+      run_id: run.run_id,
+      policy: {},
+      pool_policy: {},
+      fs_policy: null,
+      replay_of: null,
+      cancel_on_disconnect: false,
+    });
+    expect(await store.listRecordings(run.run_id)).toEqual([]);
+    await store.close();
   });
 
   it('creates the folder of a new file', async () => {

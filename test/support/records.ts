@@ -29,6 +29,11 @@ export function makeRun(overrides: Partial<RunRecord> = {}): RunRecord {
     user_id: 'user-1',
     created_at: '2025-01-01T00:00:00.000Z',
     ended_at: null,
+    policy: {},
+    pool_policy: {},
+    fs_policy: null,
+    replay_of: null,
+    cancel_on_disconnect: false,
     ...overrides,
   };
 }

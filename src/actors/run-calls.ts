@@ -1,0 +1,276 @@
+/**
+ * @module Record and replay (NERVE-4021, NERVE-4022): the engine and tool calls of a step
+ * submitted to a run, numbered per actor path, stored in `record` mode and served from the
+ * recorded run in `replay` and `strict_replay` modes. The calls themselves are made (or not)
+ * by `engine-call.ts` and `tool-call.ts`; this file decides and keeps the books.
+ */
+import { canonicalHash } from '../context/canonical-json.js';
+import type { CallFacts } from '../context/call-facts.js';
+import type { Clock } from '../context/clock.js';
+import type { ExecContext } from '../context/exec-context.js';
+import type { ChatRequest, ChatToolCall, Engine } from '../engines/chat-request.js';
+import type { ChatResult } from '../engines/chat-tokens.js';
+import { paramsHash, promptHash } from '../engines/request-hash.js';
+import { BudgetExceededError } from '../errors/budget-exceeded-error.js';
+import { CancelledError } from '../errors/cancelled-error.js';
+import { fromErrorPayload } from '../errors/remote-error.js';
+import { ReplayMismatchError } from '../errors/replay-mismatch-error.js';
+import { toErrorPayload, type ErrorPayload } from '../errors/to-error-payload.js';
+import type {
+  CallRecording,
+  RecordedCallKind,
+  RecordedInputs,
+  RecordingKey,
+  RunMode,
+  RunRecord,
+} from '../store/records.js';
+import type { RunStore } from '../store/run-store.js';
+
+/** What an engine call's recording holds as its output. */
+export interface RecordedEngineOutput {
+  /** The token stream, as it was streamed. */
+  readonly tokens: readonly string[];
+  readonly tool_calls: readonly ChatToolCall[];
+  readonly finish_reason: string | null;
+  readonly model: string;
+  readonly tokens_in: number;
+  readonly tokens_out: number;
+  readonly cost_usd: number;
+  readonly facts: CallFacts | null;
+  /** Set when the call failed: the replay fails the same way, after the same tokens. */
+  readonly error: ErrorPayload | null;
+}
+
+/** What a tool call's recording holds as its output. */
+export interface RecordedToolOutput {
+  readonly value: unknown;
+  readonly error: ErrorPayload | null;
+}
+
+/** The order in which `strict_replay` compares an engine call's inputs (NERVE-4022). */
+const ENGINE_FIELDS = ['engine', 'model', 'seed', 'prompt_hash', 'params_hash', 'replica'] as const;
+const TOOL_FIELDS = ['tool', 'args_hash'] as const;
+
+/**
+ * The calls of one step submitted to a run, and of every step below it: they are numbered
+ * per actor path in the order they are made (the call sequence), and recorded or replayed
+ * according to the run's mode. Calls made concurrently by one actor are numbered in the
+ * order they start, which a replay must repeat to match.
+ */
+export class RunCalls {
+  readonly runId: string;
+  readonly mode: RunMode;
+  /** The run's seed: every engine call of the run that names none gets it. */
+  readonly seed: number | null;
+  /** The recorded run this one replays; `null` in `record` mode. */
+  readonly replayOf: string | null;
+  /**
+   * The client token of the submitted step: what a replay matches its calls by. A step
+   * submitted without one is not recorded (a replay could not find it).
+   */
+  readonly clientToken: string | null;
+  /** The replica engine calls report (NERVE-4022 compares it). */
+  readonly replica: string | null;
+  readonly #store: RunStore;
+  readonly #clock: Clock;
+  readonly #counters = new Map<string, number>();
+
+  constructor(
+    store: RunStore,
+    clock: Clock,
+    run: Pick<RunRecord, 'run_id' | 'mode' | 'seed' | 'replay_of'>,
+    clientToken: string | null,
+    replica: string | null = null,
+  ) {
+    this.#store = store;
+    this.#clock = clock;
+    this.runId = run.run_id;
+    this.mode = run.mode;
+    this.seed = run.seed;
+    this.replayOf = run.replay_of;
+    this.clientToken = clientToken;
+    this.replica = replica;
+  }
+
+  /** True in `replay` and `strict_replay` mode: calls are served, never made. */
+  get replaying(): boolean {
+    return this.mode !== 'record';
+  }
+
+  /** True in `record` mode for a step with a client token: its calls are stored. */
+  get recording(): boolean {
+    return this.mode === 'record' && this.clientToken !== null;
+  }
+
+  /** The next call of the actor at `path`. */
+  next(path: readonly string[]): RecordingKey {
+    const at = path.join('\u0001');
+    const seq = (this.#counters.get(at) ?? 0) + 1;
+    this.#counters.set(at, seq);
+    return { client_token: this.clientToken ?? '', actor_path: path, seq };
+  }
+
+  /** Stores a call made in `record` mode. */
+  async record(
+    key: RecordingKey,
+    kind: RecordedCallKind,
+    name: string,
+    inputs: RecordedInputs,
+    output: RecordedEngineOutput | RecordedToolOutput,
+  ): Promise<void> {
+    await this.#store.putRecording({
+      run_id: this.runId,
+      client_token: key.client_token,
+      actor_path: key.actor_path,
+      seq: key.seq,
+      kind,
+      name,
+      inputs,
+      output,
+      ts: this.#clock.now(),
+    });
+  }
+
+  /**
+   * The recording of the call at `key` in the recorded run, checked: its kind, and in
+   * `strict_replay` every determinism input, in a fixed order (NERVE-4022). Throws
+   * {@link ReplayMismatchError} naming the first field that differs, or `recording` when the
+   * recorded run made no such call.
+   */
+  async recorded(
+    key: RecordingKey,
+    kind: RecordedCallKind,
+    inputs: () => RecordedInputs,
+  ): Promise<CallRecording> {
+    const where = `call ${key.seq} of ${key.actor_path.join('/') || 'the step'} (client token "${key.client_token}")`;
+    const rec = await this.#store.getRecording(this.replayOf ?? '', key);
+    if (!rec) {
+      throw new ReplayMismatchError(
+        'recording',
+        `run ${this.replayOf ?? '?'} has no recording of ${where}`,
+      );
+    }
+    if (rec.kind !== kind) {
+      throw new ReplayMismatchError('kind', `${where} was a ${rec.kind} call, now a ${kind} call`, {
+        expected: rec.kind,
+        actual: kind,
+      });
+    }
+    if (this.mode === 'strict_replay') {
+      const now = inputs();
+      for (const field of kind === 'engine' ? ENGINE_FIELDS : TOOL_FIELDS) {
+        const expected = rec.inputs[field] ?? null;
+        const actual = now[field] ?? null;
+        if (expected !== actual) {
+          throw new ReplayMismatchError(
+            field,
+            `${where} was recorded with ${field} ${JSON.stringify(expected)}, now ${JSON.stringify(actual)}`,
+            { expected, actual },
+          );
+        }
+      }
+    }
+    return rec;
+  }
+}
+
+const scopes = new WeakMap<ExecContext, RunCalls>();
+
+/** Makes `calls` the books of every call made under `ctx` (the submitted step's context). */
+export function attachRunCalls(ctx: ExecContext, calls: RunCalls): void {
+  scopes.set(ctx, calls);
+}
+
+/** The books of the calls made under `ctx`, from it or its nearest ancestor; `null` outside a run's submitted step. */
+export function runCallsOf(ctx: ExecContext): RunCalls | null {
+  for (let c: ExecContext | null = ctx; c !== null; c = c.parent) {
+    const calls = scopes.get(c);
+    if (calls) return calls;
+  }
+  return null;
+}
+
+/** An engine call's determinism inputs (NERVE-4022). */
+export function engineInputs(
+  engine: Engine,
+  request: ChatRequest,
+  replica: string | null,
+): RecordedInputs {
+  return {
+    engine: engine.name,
+    model: request.model ?? engine.defaultModel,
+    seed: request.seed ?? null,
+    prompt_hash: promptHash(request),
+    params_hash: paramsHash(request, engine),
+    replica,
+  };
+}
+
+/** A tool call's determinism inputs. */
+export function toolInputs(tool: string, args: unknown): RecordedInputs {
+  return { tool, args_hash: canonicalHash(args ?? null) };
+}
+
+/** The output an engine call's recording keeps. */
+export function engineOutput(
+  tokens: readonly string[],
+  result: ChatResult | null,
+  error: unknown,
+): RecordedEngineOutput {
+  return {
+    tokens,
+    tool_calls: result?.toolCalls ?? [],
+    finish_reason: result?.finishReason ?? null,
+    model: result?.model ?? '',
+    tokens_in: result?.tokensIn ?? 0,
+    tokens_out: result?.tokensOut ?? tokens.length,
+    cost_usd: result?.costUsd ?? 0,
+    facts: result?.facts ?? null,
+    error: error === null ? null : toErrorPayload(error),
+  };
+}
+
+/**
+ * Whether a failed call is part of the recording: a failure of the engine or tool, or a
+ * budget refusal, is (the replay must fail alike); the caller's own cancel is not.
+ */
+export function recordsFailure(err: unknown, ctx: ExecContext): boolean {
+  if (err instanceof BudgetExceededError) return true;
+  return !(err instanceof CancelledError || ctx.isCancelled());
+}
+
+/**
+ * Runs a tool call's work under `ctx`'s books: made and recorded in `record` mode, served
+ * from the recording (the tool not called) in the replay modes; made as is outside a run's
+ * submitted step.
+ */
+export async function bookedToolCall(
+  ctx: ExecContext,
+  tool: string,
+  args: unknown,
+  work: () => Promise<unknown>,
+): Promise<unknown> {
+  const calls = runCallsOf(ctx);
+  if (!calls || !(calls.replaying || calls.recording)) return work();
+  const key = calls.next(ctx.path);
+  if (calls.replaying) {
+    const rec = await calls.recorded(key, 'tool', () => toolInputs(tool, args));
+    const out = rec.output as RecordedToolOutput;
+    if (out.error) throw fromErrorPayload(out.error);
+    return out.value;
+  }
+  let value: unknown;
+  try {
+    value = await work();
+  } catch (err) {
+    if (recordsFailure(err, ctx)) {
+      await calls.record(key, 'tool', tool, toolInputs(tool, args), {
+        value: null,
+        error: toErrorPayload(err),
+      });
+    }
+    throw err;
+  }
+  await calls.record(key, 'tool', tool, toolInputs(tool, args), { value, error: null });
+  return value;
+}
