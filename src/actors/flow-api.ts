@@ -26,6 +26,7 @@ import type { RunStore } from '../store/run-store.js';
 import { checkJsonSchema, compileJsonSchema, type JsonSchema } from '../tools/json-schema.js';
 import type { ActorEntry, ActorSystem } from './actor-system.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
+import { runCallsOf } from './run-calls.js';
 
 /** What these operations need from the runtime. */
 export interface FlowApiDeps {
@@ -235,6 +236,7 @@ export async function appendFact(
   runId: string,
   body: unknown,
   emittedByStep: string | null = null,
+  factId: string | null = null,
 ): Promise<FactRecord> {
   const input = parseBody(factInputSchema, 'fact', body);
   const run = await deps.store.getRun(runId);
@@ -254,7 +256,7 @@ export async function appendFact(
     }
   }
   const fact: FactRecord = {
-    fact_id: deps.ids.id('fact'),
+    fact_id: factId ?? deps.ids.id('fact'),
     run_id: runId,
     type: input.type,
     schema_uri: input.schema_uri ?? null,
@@ -262,7 +264,17 @@ export async function appendFact(
     emitted_by_step: emittedByStep,
     ts: deps.clock.now(),
   };
-  await deps.store.appendFact(fact);
+  try {
+    await deps.store.appendFact(fact);
+  } catch (err) {
+    // An idempotent fact stored before (by the same step, run again): that one stands.
+    if (factId === null || !(err instanceof ConflictError)) throw err;
+    const stored = (await deps.store.listFacts({ runId, type: input.type })).find(
+      (f) => f.fact_id === factId,
+    );
+    if (!stored) throw err;
+    return stored;
+  }
   return fact;
 }
 
@@ -275,7 +287,8 @@ export async function emitStepFact(
   if (ctx.runId === null || ctx.stepId === null) {
     throw new InvalidParamsError('emitFact: ctx must be the context of a running step');
   }
-  const stored = await appendFact(deps, ctx.runId, fact, ctx.stepId);
+  const factId = runCallsOf(ctx)?.nextFactId(ctx.path) ?? null;
+  const stored = await appendFact(deps, ctx.runId, fact, ctx.stepId, factId);
   ctx.stream.emit({ type: 'fact', fact: stored });
   return stored;
 }

@@ -102,6 +102,20 @@ export class RunCalls {
     return this.mode === 'record' && this.clientToken !== null;
   }
 
+  /**
+   * The id of the next fact the actor at `path` emits: the same for the same fact of the
+   * same submitted step, so a step run again after a restart does not store its facts twice
+   * (facts are idempotent). `null` without a client token (a random id is used then).
+   */
+  nextFactId(path: readonly string[]): string | null {
+    if (this.clientToken === null) return null;
+    const at = `fact\u0000${path.join('\u0001')}`;
+    const n = (this.#counters.get(at) ?? 0) + 1;
+    this.#counters.set(at, n);
+    const hash = canonicalHash({ run: this.runId, token: this.clientToken, path, n });
+    return `fact_${hash.slice(0, 32)}`;
+  }
+
   /** The next call of the actor at `path`. */
   next(path: readonly string[]): RecordingKey {
     const at = path.join('\u0001');

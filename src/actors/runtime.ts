@@ -44,6 +44,8 @@ import {
 } from './step-submission.js';
 import { callTool, type ToolCallDeps } from './tool-call.js';
 import { RunCalls } from './run-calls.js';
+import { runCheckpointStep } from './checkpoint-step.js';
+import { resumeRun, resumeRuns, type ResumedRun, type ResumeDeps } from './run-resume.js';
 import { RuntimeTools } from './runtime-tools.js';
 import type { RuntimeOptions } from './runtime-options.js';
 
@@ -185,6 +187,8 @@ export class Runtime implements AgentRuntime {
         callTool(this.#toolDeps(), name, args, ctx, submission),
       runLlm: (type, input, ctx, submission) =>
         runLlmStep(this.#llmDeps, type, input, ctx, submission),
+      runCheckpoint: (label, ctx, runId, submission) =>
+        runCheckpointStep(this.#deps, this.#runDeps, label, ctx, runId, submission),
     };
     // Given worker options are checked now; the default pool starts on first use.
     if (options.workers) this.#workers = this.#newWorkerPool();
@@ -452,6 +456,37 @@ export class Runtime implements AgentRuntime {
   submitStep(runId: string, body: unknown): Promise<SubmittedStep> {
     this.#assertOpen();
     return submitStep(this.#submissions, runId, body);
+  }
+
+  /**
+   * Picks up a run that a stopped runtime left running in this runtime's (durable) store:
+   * steps left running are closed with `WORKER_RESET`, rebuilt from the run's latest
+   * checkpoint and their logs, and the submitted ones among them run again under their
+   * client tokens; finished steps stand (NERVE-4005). See `run-resume.ts`.
+   *
+   * @example
+   * const runtime = createRuntime({ store: sqliteStore('./.axon/axon.db'), agents });
+   * await runtime.resumeRuns(); // after a crash, before taking new work
+   */
+  resumeRun(runId: string): Promise<ResumedRun> {
+    this.#assertOpen();
+    return resumeRun(this.#resumeDeps(), runId);
+  }
+
+  /** {@link resumeRun} for every `running` run of the store. */
+  resumeRuns(): Promise<ResumedRun[]> {
+    this.#assertOpen();
+    return resumeRuns(this.#resumeDeps());
+  }
+
+  #resumeDeps(): ResumeDeps {
+    return {
+      store: this.store,
+      system: this.system,
+      clock: this.system.clock,
+      logger: this.logger,
+      submit: (runId, body) => this.submitStep(runId, body),
+    };
   }
 
   /** The run record, or `null`. */

@@ -40,6 +40,8 @@ export interface StepActorOptions {
   readonly tap: StreamTap | null;
   /** Called when the log refuses an append; the step is then failed by its runner. */
   readonly onLogFailure?: (err: unknown) => void;
+  /** Where the lifecycle stands (a step picked up from its log); default before `started`. */
+  readonly lifecycle?: StepLifecycle;
 }
 
 /**
@@ -64,7 +66,7 @@ export class StepActor implements HandlerSink {
     this.#opts = options;
     this.stepId = options.stepId;
     this.path = options.path;
-    this.actor = new StepLifecycle(options.stepId);
+    this.actor = options.lifecycle ?? new StepLifecycle(options.stepId);
     this.sink = new StepSink(this);
   }
 

@@ -12,11 +12,20 @@
  * answers (test/actors/step-lifecycle.test.ts).
  */
 import { transition, type SnapshotFrom } from 'xstate';
-import { emptyProvenance } from '../streams/events.js';
+import type { ErrorPayload } from '../errors/to-error-payload.js';
+import {
+  copyErrorDetails,
+  copyStartedOptions,
+  emptyProvenance,
+  type Mutable,
+  type StepEvent,
+} from '../streams/events.js';
 import {
   acceptEvent,
   INITIAL_STEP_CONTEXT,
   stepMachine,
+  type EscalationFields,
+  type StartedFields,
   type StepLifecycleState,
   type StepMachineContext,
   type StepMachineEvent,
@@ -116,6 +125,30 @@ export class StepLifecycle {
     });
   }
 
+  /**
+   * The lifecycle a step's log leaves it in: its events fed through the machine again, from
+   * a checkpoint's persisted snapshot of the step when there is one (NERVE-4005), else from
+   * the start. How a runtime restarted on a durable store picks up a step its predecessor
+   * left running. An event the machine refuses means the log is not one the machine wrote:
+   * `TypeError` naming its `seq`.
+   */
+  static fromLog(
+    id: string,
+    events: readonly StepEvent[],
+    checkpoint?: SnapshotFrom<typeof stepMachine>,
+  ): StepLifecycle {
+    const lifecycle = checkpoint ? StepLifecycle.fromXState(id, checkpoint) : new StepLifecycle(id);
+    for (const event of events) {
+      if (event.seq <= lifecycle.getSnapshot().context.seq) continue;
+      if (!lifecycle.send(messageOf(event))) {
+        throw new TypeError(
+          `the log of step ${id} does not follow the step lifecycle at seq ${event.seq} (${event.type})`,
+        );
+      }
+    }
+    return lifecycle;
+  }
+
   getSnapshot(): StepLifecycleSnapshot {
     return this.#snapshot;
   }
@@ -159,5 +192,47 @@ export class StepLifecycle {
       this.#observers?.delete(observer);
       if (this.#observers?.size === 0) this.#observers = null;
     };
+  }
+}
+
+/** The message that makes the machine give `event` (a logged event fed back). */
+function messageOf(event: StepEvent): StepMachineEvent {
+  switch (event.type) {
+    case 'started': {
+      const fields: Mutable<StartedFields> = { provenance: event.provenance };
+      copyStartedOptions(fields, event);
+      return { type: 'START', fields };
+    }
+    case 'token':
+      return { type: 'TOKENS', texts: [event.t] };
+    case 'checkpoint':
+      return { type: 'CHECKPOINT', checkpointId: event.checkpoint_id };
+    case 'end':
+      return {
+        type: 'END',
+        fields: {
+          output: event.output,
+          budget_usage: event.budget_usage,
+          provenance: event.provenance,
+        },
+      };
+    case 'error': {
+      const error: Mutable<ErrorPayload> = {
+        code: event.code,
+        message: event.message,
+        retriable: event.retriable,
+      };
+      copyErrorDetails(error, event);
+      return { type: 'FAIL', error };
+    }
+    case 'escalation': {
+      const escalation: Mutable<EscalationFields> = { reason: event.reason, target: event.target };
+      if (event.breaker_state !== undefined) escalation.breaker_state = event.breaker_state;
+      return { type: 'ESCALATE', escalation };
+    }
+    default: {
+      const { step_id: _step, seq: _seq, ts: _ts, ...body } = event;
+      return { type: 'EMIT', body };
+    }
   }
 }

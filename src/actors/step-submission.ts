@@ -19,7 +19,7 @@ import { AlreadyClaimed, type StepSubmission } from './step-runner.js';
 /** The body of a step submission (API.md), for the step types that run today. */
 export const stepSubmissionSchema = z
   .object({
-    type: z.enum(['agent', 'tool_call', 'llm_call', 'llm_plan']),
+    type: z.enum(['agent', 'tool_call', 'llm_call', 'llm_plan', 'checkpoint']),
     client_token: z.string().min(1).max(256).optional(),
     input: z.record(z.string(), z.unknown()),
     placement: z.literal('auto').optional(),
@@ -37,6 +37,8 @@ const agentInputSchema = z
 const toolInputSchema = z
   .object({ tool: z.string().min(1), args: z.record(z.string(), z.unknown()) })
   .strict();
+
+const checkpointInputSchema = z.object({ label: z.string().max(256).optional() }).strict();
 
 /** What a submission returns at once. */
 export interface SubmittedStep {
@@ -95,6 +97,13 @@ export interface SubmissionHost {
     ctx: ExecContext,
     submission: StepSubmission,
   ): Promise<ToolResult>;
+  /** A `checkpoint` step: the run's live steps' snapshots and log offsets (NERVE-4005). */
+  runCheckpoint(
+    label: string | null,
+    ctx: ExecContext,
+    runId: string,
+    submission: StepSubmission,
+  ): Promise<unknown>;
   runLlm(
     type: 'llm_call' | 'llm_plan',
     input: unknown,
@@ -154,6 +163,11 @@ export async function submitStep(
         if (r.stepId === null && r.error) throw r.error;
         return r;
       });
+      break;
+    }
+    case 'checkpoint': {
+      const input = parseBody(checkpointInputSchema, 'checkpoint input', request.input);
+      work = host.runCheckpoint(input.label ?? null, ctx, runId, submission);
       break;
     }
     default:

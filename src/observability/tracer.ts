@@ -20,8 +20,11 @@ export function defaultTracer(): Tracer {
   return trace.getTracer(TRACER_NAME);
 }
 
-/** GenAI operation names axon emits (`gen_ai.operation.name`). */
-export type GenAiOperation = 'invoke_agent' | 'execute_tool' | 'chat';
+/**
+ * Operation names axon emits (`gen_ai.operation.name`): GenAI's, and `checkpoint` for a
+ * run's checkpoint steps, which call no model or tool.
+ */
+export type GenAiOperation = 'invoke_agent' | 'execute_tool' | 'chat' | 'checkpoint';
 
 /**
  * Starts a span named `<operation> <name>` (e.g. `invoke_agent planner`) as a child of
@@ -41,7 +44,9 @@ export function startOperationSpan(
       ? 'gen_ai.tool.name'
       : operation === 'chat'
         ? 'gen_ai.request.model'
-        : 'gen_ai.agent.name';
+        : operation === 'checkpoint'
+          ? 'axon.checkpoint.label'
+          : 'gen_ai.agent.name';
   return tracer.startSpan(
     `${operation} ${name}`,
     {

@@ -22,6 +22,7 @@ import type {
   RecordingKey,
   RunPatch,
   RunRecord,
+  RunStatus,
   StepPatch,
   StepRecord,
 } from './records.js';
@@ -250,6 +251,28 @@ export class MemoryRunStore implements RunStore {
   listRecordings(runId: string): Promise<CallRecording[]> {
     const recordings = this.#runs.get(runId)?.recordings;
     return Promise.resolve(recordings ? [...recordings.values()].map((r) => deepCopy(r)) : []);
+  }
+
+  listRuns(query: { readonly status?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {
+    const out: RunRecord[] = [];
+    for (const entry of this.#runs.values()) {
+      if (!query.status || query.status.includes(entry.run.status)) {
+        out.push(copyRunRecord(entry.run));
+      }
+    }
+    return Promise.resolve(out);
+  }
+
+  releaseClientToken(stepId: string): Promise<StepRecord> {
+    const entry = this.#steps.get(stepId);
+    if (!entry) return Promise.reject(new NotFoundError('step', stepId));
+    const token = entry.record.client_token;
+    if (token !== null) {
+      const tokens = this.#runs.get(entry.record.run_id)?.tokens;
+      if (tokens?.get(token) === entry) tokens.delete(token);
+      entry.record = { ...entry.record, client_token: null };
+    }
+    return Promise.resolve(copyStepRecord(entry.record));
   }
 
   getStep(stepId: string): Promise<StepRecord | null> {

@@ -18,6 +18,7 @@ import type {
   RecordingKey,
   RunPatch,
   RunRecord,
+  RunStatus,
   StepPatch,
   StepRecord,
 } from './records.js';
@@ -99,6 +100,21 @@ return 1`;
 const PUT_RECORDING = `
 if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[3], ARGV[1]) end
+return 1`;
+
+// KEYS[1] the step's hash. ARGV[1] the prefix of run keys. → 1, or -1 without the step.
+// The run's token key is freed only if it still names this step.
+const RELEASE_TOKEN = `
+local raw = redis.call('HGET', KEYS[1], 'client_token')
+if not raw then return -1 end
+local token = cjson.decode(raw)
+if token ~= cjson.null then
+  local run = cjson.decode(redis.call('HGET', KEYS[1], 'run_id'))
+  local key = ARGV[1] .. run .. ':token:' .. token
+  local id = cjson.decode(redis.call('HGET', KEYS[1], 'step_id'))
+  if redis.call('GET', key) == id then redis.call('DEL', key) end
+  redis.call('HSET', KEYS[1], 'client_token', 'null')
+end
 return 1`;
 
 // KEYS[1] the run's hash. ARGV tokens_in, tokens_out, cost_usd, wall_ms to add.
@@ -447,6 +463,33 @@ export class RedisRunStore implements RunStore {
     if (keys.length === 0) return [];
     const values = await this.client.hmget(`${run}:recordings`, ...keys);
     return values.flatMap((v) => (v === null ? [] : [JSON.parse(v) as CallRecording]));
+  }
+
+  async listRuns(query: { readonly status?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {
+    const runs: RunRecord[] = [];
+    const prefix = `${this.prefix}run:`;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.client.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+      cursor = next;
+      // A run's own hash; its steps, facts and other lists have a further ':'.
+      for (const key of keys) {
+        if (key.slice(prefix.length).includes(':')) continue;
+        const run = asRun(fromFields(await this.client.hgetall(key)));
+        if (run && (!query.status || query.status.includes(run.status))) runs.push(run);
+      }
+    } while (cursor !== '0');
+    return runs.sort((a, b) =>
+      a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0,
+    );
+  }
+
+  async releaseClientToken(stepId: string): Promise<StepRecord> {
+    const r = await this.client.eval(RELEASE_TOKEN, 1, this.#step(stepId), `${this.prefix}run:`);
+    if (r === -1) throw new NotFoundError('step', stepId);
+    const step = await this.getStep(stepId);
+    if (!step) throw new NotFoundError('step', stepId);
+    return step;
   }
 
   async readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {

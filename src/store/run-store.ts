@@ -9,6 +9,7 @@ import type {
   RecordingKey,
   RunPatch,
   RunRecord,
+  RunStatus,
   StepPatch,
   StepRecord,
 } from './records.js';
@@ -28,6 +29,18 @@ export interface RunStore {
   createStep(step: StepRecord): Promise<void>;
   getStep(stepId: string): Promise<StepRecord | null>;
   updateStep(stepId: string, patch: StepPatch): Promise<StepRecord>;
+  /**
+   * Runs in creation order, those with one of `status` when given (a runtime restarted on a
+   * durable store looks for the `running` ones). Meant for startup and operators, not hot
+   * paths: on Redis it scans the store's keys.
+   */
+  listRuns(query?: { readonly status?: readonly RunStatus[] }): Promise<RunRecord[]>;
+  /**
+   * Takes a step's `client_token` off it, so the token may claim a new step (an interrupted
+   * step run again after a restart); the step is returned without it. A token already
+   * claimed by another step is left to that step. `NotFoundError` for an unknown step.
+   */
+  releaseClientToken(stepId: string): Promise<StepRecord>;
   /** Steps of a run in creation order. */
   listSteps(runId: string): Promise<StepRecord[]>;
   /**

@@ -19,6 +19,7 @@ import type {
   RecordingKey,
   RunPatch,
   RunRecord,
+  RunStatus,
   StepPatch,
   StepRecord,
 } from './records.js';
@@ -112,6 +113,10 @@ export class SqliteRunStore implements RunStore {
            kind = excluded.kind, name = excluded.name, inputs = excluded.inputs,
            output = excluded.output, ts = excluded.ts`,
       ),
+      releaseToken: db.prepare(
+        'UPDATE steps SET client_token = NULL WHERE step_id = ? RETURNING *',
+      ),
+      listRuns: db.prepare('SELECT * FROM runs ORDER BY rowid'),
       getRecording: db.prepare('SELECT * FROM recordings WHERE run_id = ? AND call_key = ?'),
       listRecordings: db.prepare('SELECT * FROM recordings WHERE run_id = ? ORDER BY rowid'),
       getRun: db.prepare('SELECT * FROM runs WHERE run_id = ?'),
@@ -459,6 +464,24 @@ export class SqliteRunStore implements RunStore {
     return settle(() =>
       (this.#stmt.listRecordings.all(runId) as RecordingRow[]).map(recordingFromRow),
     );
+  }
+
+  listRuns(query: { readonly status?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {
+    return settle(() => {
+      const rows = this.#stmt.listRuns.all() as RunRow[];
+      const status = query.status;
+      return (status ? rows.filter((r) => status.includes(r.status as RunStatus)) : rows).map(
+        runFromRow,
+      );
+    });
+  }
+
+  releaseClientToken(stepId: string): Promise<StepRecord> {
+    return settle(() => {
+      const row = this.#stmt.releaseToken.get(stepId) as StepRow | undefined;
+      if (!row) throw new NotFoundError('step', stepId);
+      return stepFromRow(row);
+    });
   }
 
   getStep(stepId: string): Promise<StepRecord | null> {

@@ -480,6 +480,48 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
       });
     });
 
+    describe('restarts', () => {
+      it('lists runs, or those of some statuses', async () => {
+        const running = makeRun({ created_at: '2025-01-01T00:00:01.000Z' });
+        const done = makeRun({ status: 'completed', created_at: '2025-01-01T00:00:02.000Z' });
+        const cancelling = makeRun({
+          status: 'cancelling',
+          created_at: '2025-01-01T00:00:03.000Z',
+        });
+        for (const r of [running, done, cancelling]) await store.createRun(r);
+        // A run's steps, facts and checkpoints are not runs.
+        await store.createStep(makeStep(running.run_id));
+        await store.appendFact(makeFact(running.run_id));
+        await store.createCheckpoint(makeCheckpoint(running.run_id));
+        const ids = (runs: RunRecord[]): string[] => runs.map((r) => r.run_id);
+        const mine = new Set([running.run_id, done.run_id, cancelling.run_id]);
+        const all = (await store.listRuns()).filter((r) => mine.has(r.run_id));
+        expect(ids(all)).toEqual([running.run_id, done.run_id, cancelling.run_id]);
+        expect(all[0]).toEqual(running);
+        const live = (await store.listRuns({ status: ['running', 'cancelling'] })).filter((r) =>
+          mine.has(r.run_id),
+        );
+        expect(ids(live)).toEqual([running.run_id, cancelling.run_id]);
+      });
+
+      it('releases a client token: the step keeps everything else, and the token claims a new step', async () => {
+        const run = makeRun();
+        await store.createRun(run);
+        const first = makeStep(run.run_id, { client_token: 'c-1' });
+        await store.claimStep(first);
+        const released = await store.releaseClientToken(first.step_id);
+        expect(released).toEqual({ ...first, client_token: null });
+        expect(await store.getStep(first.step_id)).toEqual(released);
+        const second = makeStep(run.run_id, { client_token: 'c-1' });
+        expect(await store.claimStep(second)).toEqual({ step: second, created: true });
+        // Releasing the first again leaves the token with the second.
+        await store.releaseClientToken(first.step_id);
+        const third = makeStep(run.run_id, { client_token: 'c-1' });
+        expect(await store.claimStep(third)).toEqual({ step: second, created: false });
+        await expect(store.releaseClientToken(uid('step'))).rejects.toBeInstanceOf(NotFoundError);
+      });
+    });
+
     describe('call recordings (NERVE-4021)', () => {
       const recording = (runId: string, over: Partial<CallRecording> = {}): CallRecording => ({
         run_id: runId,

@@ -1,0 +1,198 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { defineAgent } from '../../src/actors/define-agent.js';
+import { StepLifecycle } from '../../src/actors/step-lifecycle.js';
+import { ConflictError } from '../../src/errors/conflict-error.js';
+import { NotFoundError } from '../../src/errors/not-found-error.js';
+import type { FactRecord, StepRecord } from '../../src/store/records.js';
+import { sqliteStore } from '../../src/store/sqlite-store.js';
+import type { StepEvent } from '../../src/streams/events.js';
+import { quietRuntime } from '../support/runtime.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'axon-resume-'));
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const fixture = fileURLToPath(new URL('../fixtures/resumable-run.ts', import.meta.url));
+
+interface RunDump {
+  readonly run_id: string;
+  readonly status: string;
+  readonly facts: FactRecord[];
+  readonly steps: StepRecord[];
+}
+
+/** Runs the fixture to its end; its last line, parsed. */
+function runToEnd(db: string, phase: string): Promise<RunDump> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture, db, phase], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) => {
+      if (code !== 0) reject(new Error(`${phase} exited ${code}: ${err}`));
+      else resolve(JSON.parse(out.trim().split('\n').at(-1) ?? '{}') as RunDump);
+    });
+  });
+}
+
+/** Starts the fixture and kills it (SIGKILL) once step `b` is waiting mid-run. */
+function runAndKill(db: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture, db, 'start'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('B-WAITING')) child.kill('SIGKILL');
+    });
+    child.on('exit', (code, signal) => {
+      if (signal !== 'SIGKILL') reject(new Error(`start ended ${code ?? signal}: ${err}`));
+      else resolve((JSON.parse(out.split('\n')[0] ?? '{}') as { run_id: string }).run_id);
+    });
+  });
+}
+
+const shape = (facts: FactRecord[]): unknown[] => facts.map((f) => [f.type, f.data]);
+
+describe('a run resumed after its process was killed (NERVE-4005)', () => {
+  it('keeps finished steps, runs the interrupted one again, and ends with the facts of an uninterrupted run', async () => {
+    const whole = await runToEnd(join(dir, 'whole.db'), 'whole');
+    expect(whole.status).toBe('completed');
+
+    const db = join(dir, 'killed.db');
+    const runId = await runAndKill(db);
+    // What the killed process left: a finished, a checkpoint, and b still running.
+    const left = sqliteStore(db);
+    const before = await left.listSteps(runId);
+    expect(before.map((s) => [s.client_token, s.status])).toEqual([
+      ['a', 'succeeded'],
+      ['cp', 'succeeded'],
+      ['b', 'running'],
+    ]);
+    const bBefore = await left.readEvents(before[2]?.step_id ?? '');
+    expect(bBefore.map((e) => e.type)).toContain('token');
+    expect((await left.listCheckpoints(runId)).length).toBe(1);
+    await left.close();
+
+    const resumed = await runToEnd(db, 'resume');
+    expect(resumed).toMatchObject({ run_id: runId, status: 'completed' });
+
+    // The same facts as the uninterrupted run: b's first fact is not there twice.
+    expect(shape(resumed.facts)).toEqual(shape(whole.facts));
+    expect(shape(resumed.facts)).toEqual([
+      ['milestone', { step: 'a' }],
+      ['milestone', { step: 'b', n: 1 }],
+      ['milestone', { step: 'b', n: 2, text: expect.any(String) as string }],
+      ['milestone', { step: 'c' }],
+    ]);
+
+    // a ran once, in the first process; b twice; c once, in the second.
+    const calls = readFileSync(`${db}.calls`, 'utf8').trim().split('\n');
+    expect(calls).toEqual([
+      'start collector a',
+      'start slow b',
+      'resume slow b',
+      'resume collector c',
+    ]);
+
+    const steps = resumed.steps;
+    const interrupted = steps.find((s) => s.step_id === before[2]?.step_id);
+    expect(interrupted).toMatchObject({
+      status: 'failed',
+      client_token: null,
+      error: { code: 'WORKER_RESET', retriable: true, details: { client_token: 'b' } },
+    });
+    expect(steps.find((s) => s.client_token === 'b')).toMatchObject({
+      status: 'succeeded',
+      output: whole.steps.find((s) => s.client_token === 'b')?.output,
+    });
+    expect(steps.find((s) => s.client_token === 'a')).toEqual(before[0]);
+
+    // The interrupted step's log is closed in order (STREAM-2001): its last event is the error.
+    const store = sqliteStore(db);
+    const log = await store.readEvents(interrupted?.step_id ?? '');
+    expect(log.slice(0, bBefore.length)).toEqual(bBefore);
+    expect(log.slice(bBefore.length).map((e) => [e.type, e.seq])).toEqual([
+      ['error', bBefore.length + 1],
+    ]);
+    expect(() => StepLifecycle.fromLog('check', log)).not.toThrow();
+    await store.close();
+  }, 120_000);
+});
+
+describe('resumeRun', () => {
+  it('refuses a run that is not running, a run it is running itself, and an unknown run', async () => {
+    let release: () => void = () => undefined;
+    const waiting = defineAgent({
+      name: 'waiting',
+      handler: () =>
+        new Promise<string>((resolve) => {
+          release = () => {
+            resolve('done');
+          };
+        }),
+    });
+    const rt = quietRuntime({ agents: [waiting] });
+    const { flow } = await rt.createFlow({ name: 'f' });
+    const run = await rt.createRun(flow.flow_id);
+    const step = await rt.submitStep(run.run_id, {
+      type: 'agent',
+      client_token: 'w',
+      input: { agent: 'waiting', message: 'x' },
+    });
+    await expect(rt.resumeRun(run.run_id)).rejects.toBeInstanceOf(ConflictError);
+    release();
+    await step.done;
+    await rt.completeRun(run.run_id);
+    await expect(rt.resumeRun(run.run_id)).rejects.toThrow(/is completed/);
+    await expect(rt.resumeRun('run_missing')).rejects.toBeInstanceOf(NotFoundError);
+    await rt.close();
+  });
+
+  it('rebuilds a step from a checkpoint snapshot and the log after it', () => {
+    const base = { step_id: 's', ts: 0 };
+    const events: StepEvent[] = [
+      {
+        ...base,
+        seq: 1,
+        type: 'started',
+        provenance: {
+          seed: null,
+          prompt_hash: null,
+          params_hash: null,
+          engine: null,
+          model_hash: null,
+          pool_id: null,
+          replica_id: null,
+          tokens_in: 0,
+          tokens_out: 0,
+          cost_usd: 0,
+          decode_time_ms: null,
+          price_table: null,
+        },
+      },
+      { ...base, seq: 2, type: 'token', t: 'a', i: 0 },
+      { ...base, seq: 3, type: 'token', t: 'b', i: 1 },
+    ];
+    const atTwo = StepLifecycle.fromLog('s', events.slice(0, 2));
+    const resumed = StepLifecycle.fromLog('s', events, atTwo.toXState());
+    expect(resumed.getSnapshot()).toMatchObject({
+      value: 'running',
+      context: { seq: 3, tokenIndex: 2 },
+    });
+    // A log the machine would not have written is refused, naming where.
+    expect(() => StepLifecycle.fromLog('s', events.slice(1))).toThrow(/at seq 2 \(token\)/);
+  });
+});
