@@ -171,7 +171,10 @@ export class Runtime implements AgentRuntime {
       callsFor: (run, clientToken) =>
         new RunCalls(this.store, this.system.clock, run, clientToken, options.replicaId ?? null),
       contextFor: (run, step) =>
-        this.createContext({ runId: run.run_id, budgets: combinedBudgets(run, step) }),
+        this.createContext({
+          runId: run.run_id,
+          budgets: combinedBudgets(run, step, this.system.clock.now()),
+        }),
       runAgent: (agent, input, ctx, runId, submission) =>
         runAgent(
           this.#host,

@@ -52,13 +52,14 @@ export interface SubmittedStep {
 
 /** Run and step budgets on the wire, as a context's (the smaller of each limit). */
 export function combinedBudgets(
-  run: Pick<RunRecord, 'budgets' | 'budget_usage'>,
+  run: Pick<RunRecord, 'budgets' | 'budget_usage' | 'created_at'>,
   step: z.infer<typeof wireBudgetsSchema> | undefined,
+  now: number,
 ): Budgets {
   const min = (a: number | undefined, b: number | undefined): number | undefined =>
     a === undefined ? b : b === undefined ? a : Math.min(a, b);
   // What the run has left: its limits less what its steps used (kept in the store, so it
-  // holds across a restart). `max_wall_ms` bounds each step's wall time.
+  // holds across a restart), and of its wall time, what is left since it was created.
   const left = (limit: number | undefined, used: number): number | undefined =>
     limit === undefined ? undefined : Math.max(0, limit - used);
   const { budgets, budget_usage: used } = run;
@@ -67,7 +68,10 @@ export function combinedBudgets(
     ['maxTokensIn', min(left(budgets.max_tokens_in, used.tokens_in), step?.max_tokens_in)],
     ['maxTokensOut', min(left(budgets.max_tokens_out, used.tokens_out), step?.max_tokens_out)],
     ['maxCostUsd', min(left(budgets.max_cost_usd, used.cost_usd), step?.max_cost_usd)],
-    ['maxWallMs', min(budgets.max_wall_ms, step?.max_wall_ms)],
+    [
+      'maxWallMs',
+      min(left(budgets.max_wall_ms, now - Date.parse(run.created_at)), step?.max_wall_ms),
+    ],
   ];
   for (const [key, value] of pairs) if (value !== undefined) out[key] = value;
   return out;

@@ -27,6 +27,7 @@ export function createContext(options: CreateContextOptions = {}): ExecContext {
   const name = options.name ?? 'root';
   const now = clock.now();
   let deadline: number | null = null;
+  let wallDeadline: number | null = null;
   if (options.timeoutMs !== undefined) deadline = now + options.timeoutMs;
   const wall = options.budgets?.maxWallMs;
   if (wall !== undefined) {
@@ -35,7 +36,8 @@ export function createContext(options: CreateContextOptions = {}): ExecContext {
         `createContext: budgets.maxWallMs must be a finite number >= 0, got ${wall}`,
       );
     }
-    deadline = minDeadline(deadline, now + wall);
+    wallDeadline = now + wall;
+    deadline = minDeadline(deadline, wallDeadline);
   }
   if (options.traceId !== undefined && !TRACE_ID.test(options.traceId)) {
     throw new TypeError(
@@ -54,6 +56,7 @@ export function createContext(options: CreateContextOptions = {}): ExecContext {
     memoryScope: options.memoryScope ?? 'session',
     ledger: new BudgetLedger(name, options.budgets ?? {}),
     deadline,
+    wallDeadline,
     depth: 0,
     path: [],
     metadata: options.metadata ?? {},

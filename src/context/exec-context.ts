@@ -96,6 +96,8 @@ interface ContextFields {
   readonly memoryScope: MemoryScope;
   readonly ledger: BudgetLedger;
   readonly deadline: number | null;
+  /** The part of `deadline` set by `max_wall_ms` budgets; `null` for none. */
+  readonly wallDeadline?: number | null;
   readonly depth: number;
   readonly path: readonly string[];
   readonly metadata: Readonly<Record<string, unknown>>;
@@ -146,6 +148,11 @@ export class ExecContext {
   readonly ledger: BudgetLedger;
   /** Absolute deadline in clock milliseconds, or `null` for none. */
   readonly deadline: number | null;
+  /**
+   * The earliest end that a `max_wall_ms` budget (this context's or an ancestor's) sets, or
+   * `null`: a step stopped by it fails `BUDGET_EXCEEDED` rather than `TIMEOUT` (POLICY-3000).
+   */
+  readonly wallDeadline: number | null;
   readonly depth: number;
   /** Actor names from the root down to this context. */
   readonly path: readonly string[];
@@ -187,6 +194,7 @@ export class ExecContext {
     this.memoryScope = fields.memoryScope;
     this.ledger = fields.ledger;
     this.deadline = fields.deadline;
+    this.wallDeadline = fields.wallDeadline ?? null;
     this.depth = fields.depth;
     this.path = fields.path;
     this.metadata = fields.metadata;
@@ -354,6 +362,7 @@ export class ExecContext {
     checkTimeout('ExecContext.child', narrowing?.timeoutMs);
     const now = this.clock.now();
     let deadline = this.deadline;
+    let wallDeadline = this.wallDeadline;
     if (budgets?.maxWallMs !== undefined) {
       if (!(Number.isFinite(budgets.maxWallMs) && budgets.maxWallMs >= 0)) {
         throw new RangeError(
@@ -365,6 +374,7 @@ export class ExecContext {
         throw new WideningError('budgets.maxWallMs', budgets.maxWallMs, left);
       }
       deadline = minDeadline(deadline, now + budgets.maxWallMs);
+      wallDeadline = minDeadline(wallDeadline, now + budgets.maxWallMs);
     }
     if (narrowing?.timeoutMs !== undefined)
       deadline = minDeadline(deadline, now + narrowing.timeoutMs);
@@ -382,6 +392,7 @@ export class ExecContext {
         internals?.ledger ??
         (budgets ? this.ledger.child(name, budgets) : new BudgetLedger(name, {}, this.ledger)),
       deadline,
+      wallDeadline,
       depth: this.depth + 1,
       path: internals?.path ?? [...this.path, name],
       metadata: narrowing?.metadata ? { ...this.metadata, ...narrowing.metadata } : this.metadata,

@@ -1,5 +1,6 @@
 /** @module Arms a step's timeout: the earlier of its own limit and its context's deadline. */
 import type { ExecContext } from '../context/exec-context.js';
+import { BudgetExceededError } from '../errors/budget-exceeded-error.js';
 import { TimeoutError } from '../errors/timeout-error.js';
 
 /**
@@ -13,8 +14,14 @@ export function armStepDeadline(ctx: ExecContext, timeoutMs: number | null): () 
     own === null ? ctx.deadline : ctx.deadline === null ? own : Math.min(own, ctx.deadline);
   if (due === null) return noop;
   const allowed = Math.max(0, due - ctx.createdAt);
+  // The end a `max_wall_ms` budget set is that budget running out, not a timeout (POLICY-3000).
+  const wall = ctx.wallDeadline !== null && ctx.wallDeadline <= due;
   const fire = (): void => {
-    ctx.cancel(new TimeoutError(ctx.name, allowed));
+    ctx.cancel(
+      wall
+        ? new BudgetExceededError('max_wall_ms', ctx.name, ctx.clock.now() - ctx.createdAt, 0)
+        : new TimeoutError(ctx.name, allowed),
+    );
   };
   if (due <= now) {
     fire();

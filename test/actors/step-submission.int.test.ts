@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../../src/actors/define-agent.js';
+import { SimulatedClock } from '../../src/context/clock.js';
 import type { Runtime } from '../../src/actors/runtime.js';
 import { ConflictError } from '../../src/errors/conflict-error.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';
@@ -198,5 +199,70 @@ describe("POLICY-3000: a run's usage is kept in the store and holds across a res
     expect((await second.store.getStep(fits.step_id))?.status).toBe('succeeded');
     expect((await second.getRun(run.run_id))?.budget_usage.tokens_out).toBe(20);
     await second.close();
+  });
+});
+
+describe("POLICY-3000: a run's max_wall_ms is its wall time since it was created", () => {
+  it("a step still running when the run's wall time is spent fails BUDGET_EXCEEDED; later steps fail before any call", async () => {
+    const clock = new SimulatedClock(Date.parse('2026-01-01T00:00:00.000Z'));
+    let calls = 0;
+    const waiter = defineAgent({
+      name: 'waiter',
+      handler: (_input, ctx) =>
+        new Promise<string>((_resolve, reject) => {
+          calls++;
+          ctx.signal.addEventListener('abort', () => {
+            reject(ctx.signal.reason as Error);
+          });
+        }),
+    });
+    const rt = quietRuntime({ clock, agents: [waiter] });
+    const { flow } = await rt.createFlow(flowBody);
+    const run = await rt.createRun(flow.flow_id, { budgets: { max_wall_ms: 1_000 } });
+    const body = { type: 'agent', input: { agent: 'waiter', message: 'x' } };
+
+    clock.advance(400);
+    const first = await rt.submitStep(run.run_id, body);
+    clock.advance(599);
+    expect((await rt.store.getStep(first.step_id))?.status).toBe('running');
+    clock.advance(1);
+    await first.done;
+    expect(await rt.store.getStep(first.step_id)).toMatchObject({
+      status: 'failed',
+      error: { code: 'BUDGET_EXCEEDED', details: { limit: 'max_wall_ms' } },
+    });
+
+    const late = await rt.submitStep(run.run_id, body);
+    await late.done;
+    expect(await rt.store.getStep(late.step_id)).toMatchObject({
+      status: 'failed',
+      error: { code: 'BUDGET_EXCEEDED', details: { limit: 'max_wall_ms' } },
+    });
+    expect(calls).toBe(1);
+    await rt.close();
+  });
+
+  it("a step's own max_wall_ms is a budget too; a plain timeout stays TIMEOUT", async () => {
+    const clock = new SimulatedClock(Date.parse('2026-01-01T00:00:00.000Z'));
+    const waiter = defineAgent({
+      name: 'waiter',
+      timeoutMs: 300,
+      handler: () => new Promise<string>(() => undefined),
+    });
+    const rt = quietRuntime({ clock, agents: [waiter] });
+    const { flow } = await rt.createFlow(flowBody);
+    const run = await rt.createRun(flow.flow_id);
+    const body = (budgets?: object): unknown => ({
+      type: 'agent',
+      input: { agent: 'waiter', message: 'x' },
+      ...(budgets ? { budgets } : {}),
+    });
+    const budgeted = await rt.submitStep(run.run_id, body({ max_wall_ms: 100 }));
+    const timed = await rt.submitStep(run.run_id, body());
+    clock.advance(300);
+    await Promise.all([budgeted.done, timed.done]);
+    expect((await rt.store.getStep(budgeted.step_id))?.error?.code).toBe('BUDGET_EXCEEDED');
+    expect((await rt.store.getStep(timed.step_id))?.error?.code).toBe('TIMEOUT');
+    await rt.close();
   });
 });
