@@ -22,7 +22,7 @@ import type {
   FlowRecord,
   RunRecord,
 } from '../store/records.js';
-import type { RunStore } from '../store/run-store.js';
+import { flushed, type RunStore } from '../store/run-store.js';
 import { checkJsonSchema, compileJsonSchema, type JsonSchema } from '../tools/json-schema.js';
 import type { ActorEntry, ActorSystem } from './actor-system.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
@@ -158,7 +158,7 @@ export async function createFlow(
   }
   const ast = input.ast ?? null;
   const hash = canonicalHash({ ast, tools: input.tools, config: input.config });
-  return deps.store.putFlow({
+  const stored = await deps.store.putFlow({
     flow_id: deps.ids.id('flow'),
     hash,
     name: input.name,
@@ -169,6 +169,8 @@ export async function createFlow(
     labels: input.labels,
     created_at: isoTime(deps.clock.now()),
   });
+  await flushed(deps.store);
+  return stored;
 }
 
 /**
@@ -220,6 +222,7 @@ export async function createFlowRun(
     cancel_on_disconnect: input.cancel_on_disconnect,
   };
   await deps.store.createRun(run);
+  await flushed(deps.store);
   return run;
 }
 
@@ -275,6 +278,7 @@ export async function appendFact(
     if (!stored) throw err;
     return stored;
   }
+  await flushed(deps.store);
   return fact;
 }
 
@@ -331,6 +335,7 @@ export async function checkpointRun(
     ts: deps.clock.now(),
   };
   await deps.store.createCheckpoint(checkpoint);
+  await flushed(deps.store);
   return checkpoint;
 }
 
@@ -355,6 +360,7 @@ export async function cancelRun(
     throw new ConflictError(`run ${runId} is ${run.status}`, { details: { status: run.status } });
   }
   await deps.store.updateRun(runId, { status: 'cancelling' });
+  await flushed(deps.store);
   const reason = new CancelledError(`run ${runId} was cancelled`);
   const live = liveSteps(deps, runId);
   for (const entry of live) entry.ctx?.cancel(reason);
@@ -365,6 +371,7 @@ export async function cancelRun(
       status: 'cancelled',
       ended_at: isoTime(deps.clock.now()),
     });
+    await flushed(deps.store);
   })();
   return { status: 'cancelling', done };
 }
@@ -382,7 +389,10 @@ export async function completeRun(deps: FlowApiDeps, runId: string): Promise<Run
       details: { live_steps: live },
     });
   }
-  return deps.store.updateRun(runId, { status: 'completed', ended_at: isoTime(deps.clock.now()) });
+  const ended = { status: 'completed', ended_at: isoTime(deps.clock.now()) } as const;
+  await deps.store.updateRun(runId, ended);
+  await flushed(deps.store);
+  return { ...run, ...ended };
 }
 
 /**

@@ -102,6 +102,9 @@ export async function closeRun(
         wall_ms: now - run.createdAt,
       },
     });
+    // The caller learns the result next: what it learns is durable first.
+    const pending = deps.store.flush();
+    if (pending) await pending;
   } catch (err) {
     deps.logger.error({ err, run_id: run.runId }, 'run end could not be stored');
   }

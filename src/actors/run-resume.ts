@@ -16,7 +16,7 @@ import { toErrorPayload } from '../errors/to-error-payload.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
 import type { Logger } from '../observability/logger.js';
 import type { CheckpointRecord, StepRecord } from '../store/records.js';
-import type { RunStore } from '../store/run-store.js';
+import { flushed, type RunStore } from '../store/run-store.js';
 import type { ActorSystem } from './actor-system.js';
 import { StepActor } from './step-actor.js';
 import { StepLifecycle } from './step-lifecycle.js';
@@ -66,6 +66,7 @@ export async function resumeRun(deps: ResumeDeps, runId: string): Promise<Resume
   const steps = await deps.store.listSteps(runId);
   const interrupted = steps.filter((s) => OPEN.has(s.status));
   for (const step of interrupted) await closeInterrupted(deps, step, checkpoint);
+  await flushed(deps.store);
   const rerun: { step_id: string; rerun: SubmittedStep }[] = [];
   for (const step of interrupted) {
     const body = resubmission(step);

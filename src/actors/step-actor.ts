@@ -194,6 +194,15 @@ export class StepActor implements HandlerSink {
         }
         const tap = this.#opts.tap;
         if (tap) {
+          // Shown to a subscriber only once durable: the log holds whatever anyone has seen.
+          try {
+            const pending = this.#opts.store.flush();
+            if (pending) await pending;
+          } catch (err) {
+            this.#logError ??= err;
+            this.#opts.onLogFailure?.(err);
+            return;
+          }
           for (const ev of batch) {
             let wait: void | Promise<void> = undefined;
             try {

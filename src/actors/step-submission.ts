@@ -10,7 +10,7 @@ import { InternalError } from '../errors/internal-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunRecord, StepRecord, StepStatus } from '../store/records.js';
-import type { RunStore } from '../store/run-store.js';
+import { flushed, type RunStore } from '../store/run-store.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
 import { attachRunCalls, type RunCalls } from './run-calls.js';
@@ -197,6 +197,8 @@ export async function submitStep(
   // Whichever comes first: the claim, or a refusal before any step began.
   const settled = await Promise.race([claim, work.then(() => null)]);
   if (settled === null) throw new InternalError(`the ${request.type} step ended without a claim`);
+  // The caller is told the step exists: it must, whatever happens to this process next.
+  await flushed(host.store);
   return {
     step_id: settled.record.step_id,
     status: settled.record.status,

@@ -131,7 +131,7 @@ export class MemoryRunStore implements RunStore {
     return Promise.resolve(entry ? copyRunRecord(entry.run) : null);
   }
 
-  updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
+  updateRun(runId: string, patch: RunPatch): Promise<void> {
     const entry = this.#runs.get(runId);
     if (!entry) return Promise.reject(new NotFoundError('run', runId));
     const wasFinished = FINISHED.has(entry.run.status);
@@ -141,7 +141,7 @@ export class MemoryRunStore implements RunStore {
       this.#finished.push(runId);
       if (this.#runs.size > this.maxRuns) this.#evict();
     }
-    return Promise.resolve(copyRunRecord(entry.run));
+    return Promise.resolve();
   }
 
   createStep(step: StepRecord): Promise<void> {
@@ -280,13 +280,13 @@ export class MemoryRunStore implements RunStore {
     return Promise.resolve(entry ? copyStepRecord(entry.record) : null);
   }
 
-  updateStep(stepId: string, patch: StepPatch): Promise<StepRecord> {
+  updateStep(stepId: string, patch: StepPatch): Promise<void> {
     const entry = this.#steps.get(stepId);
     if (!entry) return Promise.reject(new NotFoundError('step', stepId));
     entry.record = patchStepRecord(entry.record, patch);
     // A finished step's log is complete: keep it at its size (a growing array keeps slack).
     if (FINISHED_STEP.has(entry.record.status)) entry.log = entry.log.slice();
-    return Promise.resolve(copyStepRecord(entry.record));
+    return Promise.resolve();
   }
 
   listSteps(runId: string): Promise<StepRecord[]> {
@@ -330,6 +330,11 @@ export class MemoryRunStore implements RunStore {
   readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
     const log = this.#steps.get(stepId)?.log ?? [];
     return Promise.resolve(log.slice(Math.max(0, afterSeq)).map((e) => copyStepEvent(e)));
+  }
+
+  /** Nothing is ever held back. */
+  flush(): null {
+    return null;
   }
 
   close(): Promise<void> {

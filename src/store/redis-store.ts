@@ -250,12 +250,9 @@ export class RedisRunStore implements RunStore {
     return asRun(fromFields(await this.client.hgetall(this.#run(runId))));
   }
 
-  async updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
-    const key = this.#run(runId);
-    const found = await this.client.eval(PATCH, 1, key, ...toFields(patch));
-    const run = found === 1 ? asRun(fromFields(await this.client.hgetall(key))) : null;
-    if (!run) throw new NotFoundError('run', runId);
-    return run;
+  async updateRun(runId: string, patch: RunPatch): Promise<void> {
+    const found = await this.client.eval(PATCH, 1, this.#run(runId), ...toFields(patch));
+    if (found !== 1) throw new NotFoundError('run', runId);
   }
 
   async createStep(step: StepRecord): Promise<void> {
@@ -276,12 +273,9 @@ export class RedisRunStore implements RunStore {
     return asStep(fromFields(await this.client.hgetall(this.#step(stepId))));
   }
 
-  async updateStep(stepId: string, patch: StepPatch): Promise<StepRecord> {
-    const key = this.#step(stepId);
-    const found = await this.client.eval(PATCH, 1, key, ...toFields(patch));
-    const step = found === 1 ? asStep(fromFields(await this.client.hgetall(key))) : null;
-    if (!step) throw new NotFoundError('step', stepId);
-    return step;
+  async updateStep(stepId: string, patch: StepPatch): Promise<void> {
+    const found = await this.client.eval(PATCH, 1, this.#step(stepId), ...toFields(patch));
+    if (found !== 1) throw new NotFoundError('step', stepId);
   }
 
   async listSteps(runId: string): Promise<StepRecord[]> {
@@ -495,6 +489,11 @@ export class RedisRunStore implements RunStore {
   async readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
     const items = await this.client.lrange(this.#log(stepId), Math.max(0, afterSeq), -1);
     return items.map((s) => JSON.parse(s) as StepEvent);
+  }
+
+  /** Every write is on the server when its call resolves: nothing is held back. */
+  flush(): null {
+    return null;
   }
 
   async close(): Promise<void> {

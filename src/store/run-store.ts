@@ -16,19 +16,22 @@ import type {
 
 /**
  * Where runs, steps and event logs live. The log is the truth: an event a subscriber has
- * seen has been appended first. One conformance suite (`test/store/run-store.conformance.ts`)
+ * seen has been appended (and flushed) first. One conformance suite (`test/store/run-store.conformance.ts`)
  * runs against every implementation.
  *
  * Every method is async; lookups of unknown ids resolve `null`, updates of unknown ids
- * reject with `NotFoundError`.
+ * reject with `NotFoundError`. Writes resolve nothing: reading back costs a store round
+ * trip that the runtime's hot path does not need.
  */
 export interface RunStore {
   createRun(run: RunRecord): Promise<void>;
   getRun(runId: string): Promise<RunRecord | null>;
-  updateRun(runId: string, patch: RunPatch): Promise<RunRecord>;
+  /** Applies `patch` to a run; read it back with `getRun` if needed (writes do not read). */
+  updateRun(runId: string, patch: RunPatch): Promise<void>;
   createStep(step: StepRecord): Promise<void>;
   getStep(stepId: string): Promise<StepRecord | null>;
-  updateStep(stepId: string, patch: StepPatch): Promise<StepRecord>;
+  /** Applies `patch` to a step; read it back with `getStep` if needed. */
+  updateStep(stepId: string, patch: StepPatch): Promise<void>;
   /**
    * Runs in creation order, those with one of `status` when given (a runtime restarted on a
    * durable store looks for the `running` ones). Meant for startup and operators, not hot
@@ -86,6 +89,19 @@ export interface RunStore {
   getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null>;
   /** A run's recordings, in the order they were first stored. */
   listRecordings(runId: string): Promise<CallRecording[]>;
+  /**
+   * Makes every write so far durable. A store may hold writes back to commit them together
+   * (the SQLite store commits one turn of the event loop at a time); the runtime flushes
+   * before it acknowledges anything — a submitted step, a created run, an invocation's
+   * result, an event shown to a subscriber. `null` when nothing is held back.
+   */
+  flush(): Promise<void> | null;
   /** Releases connections and handles. */
   close(): Promise<void>;
+}
+
+/** Waits for `store`'s writes to be durable (see {@link RunStore.flush}); no wait when none are held back. */
+export async function flushed(store: RunStore): Promise<void> {
+  const pending = store.flush();
+  if (pending) await pending;
 }

@@ -25,6 +25,8 @@ import type {
 } from './records.js';
 import type { RunStore } from './run-store.js';
 import { migrate, type Migration } from './sqlite-migrations.js';
+import { settle, TurnCommit } from './sqlite-turn-commit.js';
+import { prepareStatements, type Statements } from './sqlite-statements.js';
 import {
   flowFromRow,
   json,
@@ -53,20 +55,22 @@ export interface SqliteStoreOptions {
   readonly busyTimeoutMs?: number;
   /** The migrations to apply (tests use this to simulate a newer schema); default all. */
   readonly migrations?: readonly Migration[];
+  /**
+   * Told when a commit fails (a full disk, a lost file): that turn's writes are lost and the
+   * store refuses everything after, with the same error.
+   */
+  readonly onError?: (err: Error) => void;
+  /**
+   * Writes are committed together, a turn of the event loop at a time, and at least every
+   * `maxBatchMs` of a turn that goes on writing; default 10. `0` commits every write by
+   * itself (slower; nothing is ever held back).
+   */
+  readonly maxBatchMs?: number;
 }
 
 /** SQLite's code of a failed statement (`SQLITE_CONSTRAINT_PRIMARYKEY`, …), if any. */
 function sqliteCode(err: unknown): string | undefined {
   return (err as { code?: string } | null)?.code;
-}
-
-/** Runs `fn`, resolving its value or rejecting with what it threw (never throwing). */
-function settle<T>(fn: () => T): Promise<T> {
-  try {
-    return Promise.resolve(fn());
-  } catch (err) {
-    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-  }
 }
 
 /**
@@ -83,8 +87,10 @@ export class SqliteRunStore implements RunStore {
   readonly db: Database.Database;
   /** The schema version after migrating. */
   readonly schemaVersion: number;
-  readonly #stmt;
+  readonly #stmt: Statements;
   #closed = false;
+  /** The writes of this turn of the event loop, committed together. */
+  readonly #turn: TurnCommit;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.path = path;
@@ -100,53 +106,9 @@ export class SqliteRunStore implements RunStore {
       this.db.close();
       throw err;
     }
+    this.#turn = new TurnCommit(this.db, options.maxBatchMs ?? 10, options.onError);
     const db = this.db;
-    this.#stmt = {
-      insertRun: db.prepare(
-        `INSERT INTO runs (run_id, flow_id, mode, seed, budgets, status, budget_usage, provenance, entry, trace_id, user_id, created_at, ended_at, policy, pool_policy, fs_policy, replay_of, cancel_on_disconnect)
-         VALUES (@run_id, @flow_id, @mode, @seed, @budgets, @status, @budget_usage, @provenance, @entry, @trace_id, @user_id, @created_at, @ended_at, @policy, @pool_policy, @fs_policy, @replay_of, @cancel_on_disconnect)`,
-      ),
-      putRecording: db.prepare(
-        `INSERT INTO recordings (run_id, call_key, client_token, actor_path, seq, kind, name, inputs, output, ts)
-         VALUES (@run_id, @call_key, @client_token, @actor_path, @seq, @kind, @name, @inputs, @output, @ts)
-         ON CONFLICT (run_id, call_key) DO UPDATE SET
-           kind = excluded.kind, name = excluded.name, inputs = excluded.inputs,
-           output = excluded.output, ts = excluded.ts`,
-      ),
-      releaseToken: db.prepare(
-        'UPDATE steps SET client_token = NULL WHERE step_id = ? RETURNING *',
-      ),
-      listRuns: db.prepare('SELECT * FROM runs ORDER BY rowid'),
-      getRecording: db.prepare('SELECT * FROM recordings WHERE run_id = ? AND call_key = ?'),
-      listRecordings: db.prepare('SELECT * FROM recordings WHERE run_id = ? ORDER BY rowid'),
-      getRun: db.prepare('SELECT * FROM runs WHERE run_id = ?'),
-      insertStep: db.prepare(
-        `INSERT INTO steps (step_id, run_id, type, name, parent_step_id, actor_path, client_token, input, placement, status, budget_usage, provenance, output, error, created_at, started_at, ended_at)
-         VALUES (@step_id, @run_id, @type, @name, @parent_step_id, @actor_path, @client_token, @input, @placement, @status, @budget_usage, @provenance, @output, @error, @created_at, @started_at, @ended_at)`,
-      ),
-      getStep: db.prepare('SELECT * FROM steps WHERE step_id = ?'),
-      listSteps: db.prepare('SELECT * FROM steps WHERE run_id = ? ORDER BY rowid'),
-      lastSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE step_id = ?'),
-      stepExists: db.prepare('SELECT 1 FROM steps WHERE step_id = ?'),
-      insertEvent: db.prepare('INSERT INTO events (step_id, seq, body) VALUES (?, ?, ?)'),
-      readEvents: db.prepare('SELECT body FROM events WHERE step_id = ? AND seq > ? ORDER BY seq'),
-      stepByToken: db.prepare('SELECT * FROM steps WHERE run_id = ? AND client_token = ?'),
-      insertFlow: db.prepare(
-        `INSERT INTO flows (flow_id, hash, name, ast, tools, config, labels, created_at)
-         VALUES (@flow_id, @hash, @name, @ast, @tools, @config, @labels, @created_at)`,
-      ),
-      getFlow: db.prepare('SELECT * FROM flows WHERE flow_id = ?'),
-      getFlowByHash: db.prepare('SELECT * FROM flows WHERE hash = ?'),
-      insertFact: db.prepare(
-        `INSERT INTO facts (fact_id, run_id, type, schema_uri, data, emitted_by_step, ts)
-         VALUES (@fact_id, @run_id, @type, @schema_uri, @data, @emitted_by_step, @ts)`,
-      ),
-      insertCheckpoint: db.prepare(
-        `INSERT INTO checkpoints (checkpoint_id, run_id, step_id, label, snapshots, log_offsets, ts)
-         VALUES (@checkpoint_id, @run_id, @step_id, @label, @snapshots, @log_offsets, @ts)`,
-      ),
-      listCheckpoints: db.prepare('SELECT * FROM checkpoints WHERE run_id = ? ORDER BY rowid'),
-    };
+    this.#stmt = prepareStatements(db);
     this.#claim = db.transaction((step: StepRecord) => {
       if (step.client_token !== null) {
         const row = this.#stmt.stepByToken.get(step.run_id, step.client_token) as
@@ -270,7 +232,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   createRun(run: RunRecord): Promise<void> {
-    return settle(() => {
+    return this.#write(() => {
       try {
         this.#insertRun(run);
       } catch (err) {
@@ -293,31 +255,26 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
-  updateRun(runId: string, patch: RunPatch): Promise<RunRecord> {
-    return settle(() => {
-      const row = (this.#patch('runs', 'run_id', runId, patch) ?? this.#stmt.getRun.get(runId)) as
-        RunRow | undefined;
-      if (!row) throw new NotFoundError('run', runId);
-      return runFromRow(row);
+  updateRun(runId: string, patch: RunPatch): Promise<void> {
+    return this.#write(() => {
+      if (!this.#patch('runs', 'run_id', runId, patch)) throw new NotFoundError('run', runId);
     });
   }
 
-  /**
-   * Sets a patch's fields on a row (JSON columns encoded) and returns the row as it is now,
-   * in one statement; `undefined` when there is no such row, or nothing to set.
-   */
-  #patch(table: 'runs' | 'steps', idColumn: string, id: string, patch: object): unknown {
+  /** Updates the row's patched columns; false when there is no such row. */
+  #patch(table: 'runs' | 'steps', idColumn: string, id: string, patch: object): boolean {
     const columns = Object.keys(patch).filter(
       (k) => (patch as Record<string, unknown>)[k] !== undefined,
     );
-    if (columns.length === 0) return undefined;
+    if (columns.length === 0) {
+      const exists = table === 'runs' ? this.#stmt.getRun : this.#stmt.stepExists;
+      return exists.get(id) !== undefined;
+    }
     const key = `${table}:${columns.join(',')}`;
     let statement = this.#patches.get(key);
     if (!statement) {
       const sets = columns.map((c) => `${c} = @${c}`).join(', ');
-      statement = this.db.prepare(
-        `UPDATE ${table} SET ${sets} WHERE ${idColumn} = @id RETURNING *`,
-      );
+      statement = this.db.prepare(`UPDATE ${table} SET ${sets} WHERE ${idColumn} = @id`);
       this.#patches.set(key, statement);
     }
     const values: Record<string, unknown> = { id };
@@ -325,21 +282,21 @@ export class SqliteRunStore implements RunStore {
       const v = (patch as Record<string, unknown>)[c];
       values[c] = JSON_COLUMNS.has(c) && v !== null ? JSON.stringify(v) : v;
     }
-    return statement.get(values);
+    return statement.run(values).changes > 0;
   }
 
   createStep(step: StepRecord): Promise<void> {
-    return settle(() => {
+    return this.#write(() => {
       this.#insertStep(step);
     });
   }
 
   claimStep(step: StepRecord): Promise<{ step: StepRecord; created: boolean }> {
-    return settle(() => this.#claim.immediate(step));
+    return this.#write(() => this.#claim(step));
   }
 
   putFlow(flow: FlowRecord): Promise<{ flow: FlowRecord; created: boolean }> {
-    return settle(() => this.#putFlow.immediate(flow));
+    return this.#write(() => this.#putFlow(flow));
   }
 
   getFlow(flowId: string): Promise<FlowRecord | null> {
@@ -357,7 +314,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   appendFact(fact: FactRecord): Promise<void> {
-    return settle(() => {
+    return this.#write(() => {
       if (!this.#stmt.getRun.get(fact.run_id)) throw new NotFoundError('run', fact.run_id);
       try {
         this.#stmt.insertFact.run({ ...fact, data: json(fact.data) });
@@ -401,17 +358,17 @@ export class SqliteRunStore implements RunStore {
   }
 
   addRunUsage(runId: string, usage: BudgetUsage): Promise<BudgetUsage> {
-    return settle(() => {
+    return this.#write(() => {
       // Read and write under the write lock, so concurrent adders (other processes
       // included) each add theirs.
-      const total = this.#addUsage.immediate(runId, usage);
+      const total = this.#addUsage(runId, usage);
       if (!total) throw new NotFoundError('run', runId);
       return total;
     });
   }
 
   createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
-    return settle(() => {
+    return this.#write(() => {
       if (!this.#stmt.getRun.get(checkpoint.run_id)) {
         throw new NotFoundError('run', checkpoint.run_id);
       }
@@ -434,7 +391,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   putRecording(recording: CallRecording): Promise<void> {
-    return settle(() => {
+    return this.#write(() => {
       if (!this.#stmt.getRun.get(recording.run_id)) {
         throw new NotFoundError('run', recording.run_id);
       }
@@ -477,7 +434,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   releaseClientToken(stepId: string): Promise<StepRecord> {
-    return settle(() => {
+    return this.#write(() => {
       const row = this.#stmt.releaseToken.get(stepId) as StepRow | undefined;
       if (!row) throw new NotFoundError('step', stepId);
       return stepFromRow(row);
@@ -491,16 +448,13 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
-  updateStep(stepId: string, patch: StepPatch): Promise<StepRecord> {
-    return settle(() => {
-      const row = (this.#patch('steps', 'step_id', stepId, patch) ??
-        this.#stmt.getStep.get(stepId)) as StepRow | undefined;
-      if (!row) throw new NotFoundError('step', stepId);
+  updateStep(stepId: string, patch: StepPatch): Promise<void> {
+    return this.#write(() => {
+      if (!this.#patch('steps', 'step_id', stepId, patch)) throw new NotFoundError('step', stepId);
       // A finished step's log is complete: no more appends to remember its end for.
       if (patch.status !== undefined && patch.status !== 'running' && patch.status !== 'queued') {
         this.#lastSeq.delete(stepId);
       }
-      return stepFromRow(row);
     });
   }
 
@@ -509,7 +463,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   appendEvents(events: readonly StepEvent[]): Promise<void> {
-    return settle(() => {
+    return this.#write(() => {
       if (events.length > 0) this.#append(events);
     });
   }
@@ -522,12 +476,24 @@ export class SqliteRunStore implements RunStore {
     );
   }
 
+  #write<T>(fn: () => T): Promise<T> {
+    return this.#turn.write(fn);
+  }
+
+  /**
+   * Resolves when the writes held back so far are committed, at the end of this turn of the
+   * event loop: every caller of the turn shares one commit. `null` when none are held back.
+   */
+  flush(): Promise<void> | null {
+    return this.#turn.flush();
+  }
+
   close(): Promise<void> {
-    if (!this.#closed) {
-      this.#closed = true;
-      this.db.close();
-    }
-    return Promise.resolve();
+    if (this.#closed) return this.#turn.closed();
+    this.#closed = true;
+    const done = this.#turn.close();
+    if (this.db.open) this.db.close();
+    return done;
   }
 }
 

@@ -101,6 +101,57 @@ describe('SqliteRunStore', () => {
     await store.close();
   });
 
+  it('commits the writes of one turn together; flush() resolves once they are durable', async () => {
+    const path = file();
+    const store = sqliteStore(path);
+    const other = new Database(path, { readonly: true });
+    const count = (): number =>
+      (other.prepare('SELECT COUNT(*) AS n FROM runs').get() as { n: number }).n;
+    const a = makeRun();
+    const b = makeRun();
+    await store.createRun(a);
+    await store.createRun(b);
+    // This process reads its own writes at once; another sees them after the commit.
+    expect(await store.getRun(b.run_id)).toEqual(b);
+    expect(count()).toBe(0);
+    const pending = store.flush();
+    expect(pending).not.toBeNull();
+    await pending;
+    expect(count()).toBe(2);
+    expect(store.flush()).toBeNull();
+    // Without a flush, the end of the turn commits as well.
+    await store.createRun(makeRun());
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(count()).toBe(3);
+    other.close();
+    await store.close();
+  });
+
+  it('with maxBatchMs 0 every write is committed when it resolves', async () => {
+    const path = file();
+    const store = sqliteStore(path, { maxBatchMs: 0 });
+    const other = new Database(path, { readonly: true });
+    await store.createRun(makeRun());
+    expect((other.prepare('SELECT COUNT(*) AS n FROM runs').get() as { n: number }).n).toBe(1);
+    expect(store.flush()).toBeNull();
+    other.close();
+    await store.close();
+    expect(() => sqliteStore(file(), { maxBatchMs: -1 })).toThrow(RangeError);
+  });
+
+  it('a commit that fails is reported, and the store refuses everything after it', async () => {
+    const errors: Error[] = [];
+    const store = sqliteStore(file(), { onError: (err) => errors.push(err) });
+    await store.createRun(makeRun());
+    const pending = store.flush();
+    // The file's connection is lost under the store (as a disk or mount going away would).
+    store.db.close();
+    await expect(pending).rejects.toThrow(/could not commit/);
+    expect(errors).toHaveLength(1);
+    await expect(store.createRun(makeRun())).rejects.toThrow(/could not commit/);
+    await expect(store.close()).rejects.toThrow(/could not commit/);
+  });
+
   it('creates the folder of a new file', async () => {
     const store = sqliteStore(join(dir, 'nested', 'deeper', 'axon.db'));
     await store.createRun(makeRun());

@@ -1,0 +1,46 @@
+/** @module The SQLite store's fixed statements, prepared once per connection. */
+import type Database from 'better-sqlite3';
+
+/** The SQL of each fixed statement (patches are built and prepared as they are needed). */
+const SQL = {
+  insertRun: `INSERT INTO runs (run_id, flow_id, mode, seed, budgets, status, budget_usage, provenance, entry, trace_id, user_id, created_at, ended_at, policy, pool_policy, fs_policy, replay_of, cancel_on_disconnect)
+       VALUES (@run_id, @flow_id, @mode, @seed, @budgets, @status, @budget_usage, @provenance, @entry, @trace_id, @user_id, @created_at, @ended_at, @policy, @pool_policy, @fs_policy, @replay_of, @cancel_on_disconnect)`,
+  putRecording: `INSERT INTO recordings (run_id, call_key, client_token, actor_path, seq, kind, name, inputs, output, ts)
+       VALUES (@run_id, @call_key, @client_token, @actor_path, @seq, @kind, @name, @inputs, @output, @ts)
+       ON CONFLICT (run_id, call_key) DO UPDATE SET
+         kind = excluded.kind, name = excluded.name, inputs = excluded.inputs,
+         output = excluded.output, ts = excluded.ts`,
+  releaseToken: 'UPDATE steps SET client_token = NULL WHERE step_id = ? RETURNING *',
+  listRuns: 'SELECT * FROM runs ORDER BY rowid',
+  getRecording: 'SELECT * FROM recordings WHERE run_id = ? AND call_key = ?',
+  listRecordings: 'SELECT * FROM recordings WHERE run_id = ? ORDER BY rowid',
+  getRun: 'SELECT * FROM runs WHERE run_id = ?',
+  insertStep: `INSERT INTO steps (step_id, run_id, type, name, parent_step_id, actor_path, client_token, input, placement, status, budget_usage, provenance, output, error, created_at, started_at, ended_at)
+       VALUES (@step_id, @run_id, @type, @name, @parent_step_id, @actor_path, @client_token, @input, @placement, @status, @budget_usage, @provenance, @output, @error, @created_at, @started_at, @ended_at)`,
+  getStep: 'SELECT * FROM steps WHERE step_id = ?',
+  listSteps: 'SELECT * FROM steps WHERE run_id = ? ORDER BY rowid',
+  lastSeq: 'SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE step_id = ?',
+  stepExists: 'SELECT 1 FROM steps WHERE step_id = ?',
+  insertEvent: 'INSERT INTO events (step_id, seq, body) VALUES (?, ?, ?)',
+  readEvents: 'SELECT body FROM events WHERE step_id = ? AND seq > ? ORDER BY seq',
+  stepByToken: 'SELECT * FROM steps WHERE run_id = ? AND client_token = ?',
+  insertFlow: `INSERT INTO flows (flow_id, hash, name, ast, tools, config, labels, created_at)
+       VALUES (@flow_id, @hash, @name, @ast, @tools, @config, @labels, @created_at)`,
+  getFlow: 'SELECT * FROM flows WHERE flow_id = ?',
+  getFlowByHash: 'SELECT * FROM flows WHERE hash = ?',
+  insertFact: `INSERT INTO facts (fact_id, run_id, type, schema_uri, data, emitted_by_step, ts)
+       VALUES (@fact_id, @run_id, @type, @schema_uri, @data, @emitted_by_step, @ts)`,
+  insertCheckpoint: `INSERT INTO checkpoints (checkpoint_id, run_id, step_id, label, snapshots, log_offsets, ts)
+       VALUES (@checkpoint_id, @run_id, @step_id, @label, @snapshots, @log_offsets, @ts)`,
+  listCheckpoints: 'SELECT * FROM checkpoints WHERE run_id = ? ORDER BY rowid',
+} as const;
+
+/** The store's prepared statements, by name. */
+export type Statements = { readonly [K in keyof typeof SQL]: Database.Statement };
+
+/** Prepares every fixed statement of the store on `db`. */
+export function prepareStatements(db: Database.Database): Statements {
+  const out: Partial<Record<keyof typeof SQL, Database.Statement>> = {};
+  for (const name of Object.keys(SQL) as (keyof typeof SQL)[]) out[name] = db.prepare(SQL[name]);
+  return out as Statements;
+}
