@@ -1,5 +1,6 @@
-/** @module The SQLite store's fixed statements, prepared once per connection. */
+/** @module The SQLite store's options and its fixed statements, prepared once per connection. */
 import type Database from 'better-sqlite3';
+import type { Migration } from './sqlite-migrations.js';
 
 /** The SQL of each fixed statement (patches are built and prepared as they are needed). */
 const SQL = {
@@ -43,4 +44,23 @@ export function prepareStatements(db: Database.Database): Statements {
   const out: Partial<Record<keyof typeof SQL, Database.Statement>> = {};
   for (const name of Object.keys(SQL) as (keyof typeof SQL)[]) out[name] = db.prepare(SQL[name]);
   return out as Statements;
+}
+
+/** Options of {@link sqliteStore}. */
+export interface SqliteStoreOptions {
+  /** How long a write waits for another process's lock; default 5 000 ms. */
+  readonly busyTimeoutMs?: number;
+  /** The migrations to apply (tests use this to simulate a newer schema); default all. */
+  readonly migrations?: readonly Migration[];
+  /**
+   * Told when a commit fails (a full disk, a lost file): that turn's writes are lost and the
+   * store refuses everything after, with the same error.
+   */
+  readonly onError?: (err: Error) => void;
+  /**
+   * Writes are committed together, a turn of the event loop at a time, and at least every
+   * `maxBatchMs` of a turn that goes on writing; default 10. `0` commits every write by
+   * itself (slower; nothing is ever held back).
+   */
+  readonly maxBatchMs?: number;
 }

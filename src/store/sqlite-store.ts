@@ -24,7 +24,7 @@ import type {
   StepRecord,
 } from './records.js';
 import type { RunStore } from './run-store.js';
-import { migrate, type Migration } from './sqlite-migrations.js';
+import { migrate } from './sqlite-migrations.js';
 import { settle, TurnCommit } from './sqlite-turn-commit.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
 import {
@@ -45,28 +45,11 @@ import {
 } from './sqlite-rows.js';
 
 export { migrate } from './sqlite-migrations.js';
+export type { SqliteStoreOptions } from './sqlite-statements.js';
+import type { SqliteStoreOptions } from './sqlite-statements.js';
 
 /** The default database file of an embedded SQLite store. */
 export const DEFAULT_SQLITE_PATH = './.axon/axon.db';
-
-/** Options of {@link sqliteStore}. */
-export interface SqliteStoreOptions {
-  /** How long a write waits for another process's lock; default 5 000 ms. */
-  readonly busyTimeoutMs?: number;
-  /** The migrations to apply (tests use this to simulate a newer schema); default all. */
-  readonly migrations?: readonly Migration[];
-  /**
-   * Told when a commit fails (a full disk, a lost file): that turn's writes are lost and the
-   * store refuses everything after, with the same error.
-   */
-  readonly onError?: (err: Error) => void;
-  /**
-   * Writes are committed together, a turn of the event loop at a time, and at least every
-   * `maxBatchMs` of a turn that goes on writing; default 10. `0` commits every write by
-   * itself (slower; nothing is ever held back).
-   */
-  readonly maxBatchMs?: number;
-}
 
 /** SQLite's code of a failed statement (`SQLITE_CONSTRAINT_PRIMARYKEY`, …), if any. */
 function sqliteCode(err: unknown): string | undefined {
