@@ -2,6 +2,10 @@
  * @module The runtime facade: registries, contexts, and the invoke / delegate / stream /
  * callTool entry points. It composes the actor system, the step runner, placement and the
  * store; it does not do their work.
+ *
+ * It is past 500 lines on purpose: every operation of API.md is a method here, so an
+ * embedded service has what the server exposes, each a documented one-line delegation to
+ * the module that does the work (`flow-api`, `step-submission`, `run-resume`, …).
  */
 import {
   type ContextNarrowing,

@@ -278,6 +278,44 @@ describe('strict_replay refuses what it cannot reproduce (NERVE-4022)', () => {
   });
 });
 
+describe('record and replay from a worker thread', () => {
+  it("a worker-placed agent's engine calls are recorded on the host and served from the recording", async () => {
+    const chatter = defineAgent({
+      name: 'chatter',
+      placement: 'worker',
+      module: new URL('../fixtures/worker-agents.ts', import.meta.url).href,
+      export: 'chatter',
+    });
+    const rt = quietRuntime({
+      agents: [chatter],
+      engines: [createOpenAIEngine({ baseURL: server.baseURL, model: 'scripted', maxRetries: 0 })],
+      workers: { maxThreads: 1 },
+    });
+    runtimes.push(rt);
+    const { flow } = await rt.createFlow({ name: 'thread', ast: { id: randomUUID() } });
+    const recorded = await rt.createRun(flow.flow_id, { seed: 11 });
+    const body = {
+      type: 'agent',
+      client_token: 'w-1',
+      input: { agent: 'chatter', message: 'Hello from a thread', args: { engine: 'openai' } },
+    };
+    const original = await runStep(rt, recorded.run_id, body);
+    expect(original.status).toBe('succeeded');
+    expect((await rt.store.listRecordings(recorded.run_id)).map((r) => r.name)).toEqual(['openai']);
+    const requests = server.requests.length;
+
+    const strict = await rt.createRun(flow.flow_id, {
+      mode: 'strict_replay',
+      replay_of: recorded.run_id,
+    });
+    const replayed = await runStep(rt, strict.run_id, body);
+    expect(replayed.status).toBe('succeeded');
+    expect(replayed.output).toEqual(original.output);
+    expect(await tokens(rt, replayed.step_id)).toEqual(await tokens(rt, original.step_id));
+    expect(server.requests.length).toBe(requests);
+  });
+});
+
 describe('determinism suite: 64 fixed seeds, record then strict_replay (NERVE-4021)', () => {
   it('every stream replays byte for byte, and the same seed records the same bytes twice', async () => {
     const { rt } = setup(memoryStore());

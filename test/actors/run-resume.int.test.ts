@@ -10,7 +10,7 @@ import { ConflictError } from '../../src/errors/conflict-error.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';
 import type { FactRecord, StepRecord } from '../../src/store/records.js';
 import { sqliteStore } from '../../src/store/sqlite-store.js';
-import type { StepEvent } from '../../src/streams/events.js';
+import { emptyProvenance, type StepEvent } from '../../src/streams/events.js';
 import { quietRuntime } from '../support/runtime.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-resume-'));
@@ -170,20 +170,7 @@ describe('resumeRun', () => {
         ...base,
         seq: 1,
         type: 'started',
-        provenance: {
-          seed: null,
-          prompt_hash: null,
-          params_hash: null,
-          engine: null,
-          model_hash: null,
-          pool_id: null,
-          replica_id: null,
-          tokens_in: 0,
-          tokens_out: 0,
-          cost_usd: 0,
-          decode_time_ms: null,
-          price_table: null,
-        },
+        provenance: emptyProvenance(),
       },
       { ...base, seq: 2, type: 'token', t: 'a', i: 0 },
       { ...base, seq: 3, type: 'token', t: 'b', i: 1 },
