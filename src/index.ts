@@ -277,3 +277,36 @@ export {
   type CreateLoggerOptions,
   type Logger,
 } from './observability/logger.js';
+
+export {
+  ALLOW,
+  deny,
+  noopPolicy,
+  subjectOf,
+  type PolicyAction,
+  type PolicyActionKind,
+  type PolicyDecision,
+  type PolicyDenial,
+  type PolicyEngine,
+} from './policy/policy-engine.js';
+export {
+  loadPolicyYaml,
+  parsePolicyConfig,
+  policyConfigSchema,
+  PolicyConfigError,
+  type PolicyConfig,
+  type PolicyConfigInput,
+} from './policy/policy-config.js';
+export {
+  configuredPolicy,
+  yamlPolicy,
+  type ConfiguredPolicyOptions,
+} from './policy/configured-policy.js';
+export { adaptivePolicy, type AdaptivePolicyOptions } from './policy/adaptive-policy.js';
+export {
+  memoryRateLimiter,
+  redisRateLimiter,
+  type RateLimiter,
+  type RateVerdict,
+} from './policy/rate-limiter.js';
+export { PolicyDeniedError } from './errors/policy-denied-error.js';

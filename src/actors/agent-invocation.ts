@@ -9,6 +9,7 @@ import { PermissionDeniedError } from '../errors/permission-denied-error.js';
 import { refuseByBreaker, reportToBreaker } from '../supervisors/breaker-guard.js';
 import type { BreakerTable } from '../supervisors/breaker-table.js';
 import { assertDepth } from '../supervisors/depth-limit.js';
+import { armStepDeadline } from '../supervisors/step-deadline.js';
 import type { AgentStatsBatch } from './agent-stats-batch.js';
 import type { AgentDefinition, AgentRuntime, AgentTarget } from './agent-runtime.js';
 import {
@@ -27,6 +28,7 @@ import {
   type StepSubmission,
 } from './step-runner.js';
 import { toAgentResult } from './to-agent-result.js';
+import type { PolicyGate } from './policy-gate.js';
 import type { WorkerPool } from './worker-pool.js';
 import { executeInWorker } from './worker-placement.js';
 
@@ -46,6 +48,8 @@ export interface AgentInvocationHost {
   assertOpen(): void;
   /** The worker-thread pool, started on first use. */
   workerPool(): WorkerPool;
+  /** Where the policy is asked (routing, invocation, delegation). */
+  readonly gate: PolicyGate;
 }
 
 /**
@@ -64,6 +68,10 @@ export async function invokeTree<TOutput>(
   host.assertOpen();
   const def = host.resolve(agent);
   const agentInput = toAgentInput(input);
+  // Checkpoint 1, before routing: an invocation from outside any step (rate limits).
+  if (ctx.stepId === null && host.gate.applies(ctx)) {
+    await host.gate.check('route', def.name, ctx);
+  }
   const run = await openRun(host.runs, ctx, def.name);
   let result: AgentResult<TOutput> | null = null;
   try {
@@ -89,6 +97,11 @@ export async function runAgent<TOutput>(
 ): Promise<AgentResult<TOutput>> {
   if (!parentCtx.canUseAgent(def.name)) throw new PermissionDeniedError('agent', def.name);
   assertDepth(parentCtx, def.name, host.maxDepth);
+  const gated = host.gate.applies(parentCtx);
+  // Checkpoint 3, during the caller's execution: a delegation.
+  if (gated && parentCtx.stepId !== null) {
+    await host.gate.check('delegate', def.name, parentCtx);
+  }
   const stats = host.stats(def.name);
   stats?.started(host.steps.system.clock.now());
   const breaker = host.breakers.get('agent', def.name);
@@ -111,13 +124,27 @@ export async function runAgent<TOutput>(
       submission,
       execute: async (ctx, step) => {
         if (!admitted && breaker) refuseByBreaker(breaker, step);
-        const out =
-          def.placement === 'worker'
-            ? await executeInWorker(def, input, ctx, step, host.runtime, host.workerPool())
-            : await executeInline(def, input, ctx, step, host.runtime);
-        if (!isAgentOutcome(out)) return out;
-        special = out;
-        return { status: out.status, message: out.message, data: out.data };
+        // Checkpoint 2, before invocation (permissions, approvals): refused, the step
+        // exists and ends POLICY_DENIED with an escalation; its handler never runs.
+        let disarm = noop;
+        if (gated) {
+          const { decision } = await host.gate.check('invoke_agent', def.name, parentCtx, {
+            escalateTo: ctx,
+          });
+          // `execution.timeout_seconds`: the policy's limit on the step, besides its own.
+          if (decision.timeoutMs !== undefined) disarm = armStepDeadline(ctx, decision.timeoutMs);
+        }
+        try {
+          const out =
+            def.placement === 'worker'
+              ? await executeInWorker(def, input, ctx, step, host.runtime, host.workerPool())
+              : await executeInline(def, input, ctx, step, host.runtime);
+          if (!isAgentOutcome(out)) return out;
+          special = out;
+          return { status: out.status, message: out.message, data: out.data };
+        } finally {
+          disarm();
+        }
       },
     });
   } finally {
@@ -158,4 +185,8 @@ export async function invokeChain<TOutput>(
     if (run.owned) await closeRun(host.runs, run, runStatusFor(result), sumUsage(usages));
   }
   return result as AgentResult<TOutput>;
+}
+
+function noop(): void {
+  /* no policy timeout armed */
 }

@@ -13,6 +13,7 @@ import { CancelledError } from '../errors/cancelled-error.js';
 import { fromErrorPayload } from '../errors/remote-error.js';
 import { refuseByBreaker } from '../supervisors/breaker-guard.js';
 import type { BreakerTable } from '../supervisors/breaker-table.js';
+import type { PolicyGate } from './policy-gate.js';
 import {
   engineInputs,
   engineOutput,
@@ -42,6 +43,8 @@ export interface EngineCallDeps {
   readonly engines: EngineRegistry;
   readonly breakers: BreakerTable;
   readonly tracer: Tracer;
+  /** Asked before every call (checkpoint 3), told its use after. */
+  readonly gate: PolicyGate;
 }
 
 /**
@@ -59,10 +62,21 @@ export async function chatInStep(
   const streaming = options.stream ?? true;
   const calls = runCallsOf(ctx);
   // A run's engine calls get the run's seed unless they name one.
-  const request: ChatCall =
+  let request: ChatCall =
     calls && calls.seed !== null && call.seed == null ? { ...call, seed: calls.seed } : call;
+  const engineName = request.engine ?? DEFAULT_ENGINE;
+  // Checkpoint 3, during execution: every engine call (budgets per agent, pauses).
+  const agent = ctx.path.at(-1) ?? ctx.name;
+  const checked = deps.gate.applies(ctx)
+    ? await deps.gate.check('engine_call', engineName, ctx, { metadata: { agent } })
+    : null;
+  const cap = checked?.decision.maxTokens;
+  if (cap !== undefined && (request.params?.max_tokens ?? Infinity) > cap) {
+    // `on_exceed: degrade`: the answer is made shorter, not refused.
+    request = { ...request, params: { ...request.params, max_tokens: cap } };
+  }
   if (calls?.replaying) return replayChat(deps, calls, request, ctx, streaming);
-  const engine = deps.engines.get(request.engine ?? DEFAULT_ENGINE);
+  const engine = deps.engines.get(engineName);
   const key = calls?.recording ? calls.next(ctx.path) : null;
   const breaker = deps.breakers.get('engine', engine.name);
   if (breaker && !breaker.tryAcquire()) refuseByBreaker(breaker, ctx.stream);
@@ -96,6 +110,12 @@ export async function chatInStep(
   if (calls && key && recorded) {
     const inputs = engineInputs(engine, request, calls.replica);
     await calls.record(key, 'engine', engine.name, inputs, engineOutput(recorded, result, null));
+  }
+  if (checked) {
+    deps.gate.record(checked, ctx, {
+      tokens: result.tokensIn + result.tokensOut,
+      cost_usd: result.costUsd,
+    });
   }
   if (streaming) emitMetrics(ctx, result);
   return result;

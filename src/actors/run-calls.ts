@@ -71,6 +71,8 @@ export class RunCalls {
   readonly clientToken: string | null;
   /** The replica engine calls report (NERVE-4022 compares it). */
   readonly replica: string | null;
+  /** The run's own policy (API.md), which narrows the runtime's. */
+  readonly policy: Readonly<Record<string, unknown>>;
   readonly #store: RunStore;
   readonly #clock: Clock;
   readonly #counters = new Map<string, number>();
@@ -78,7 +80,7 @@ export class RunCalls {
   constructor(
     store: RunStore,
     clock: Clock,
-    run: Pick<RunRecord, 'run_id' | 'mode' | 'seed' | 'replay_of'>,
+    run: Pick<RunRecord, 'run_id' | 'mode' | 'seed' | 'replay_of' | 'policy'>,
     clientToken: string | null,
     replica: string | null = null,
   ) {
@@ -90,6 +92,7 @@ export class RunCalls {
     this.replayOf = run.replay_of;
     this.clientToken = clientToken;
     this.replica = replica;
+    this.policy = run.policy;
   }
 
   /** True in `replay` and `strict_replay` mode: calls are served, never made. */

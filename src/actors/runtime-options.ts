@@ -1,5 +1,7 @@
 /** @module The options of `createRuntime`. */
 import type { Tracer } from '@opentelemetry/api';
+import type { PolicyEngine } from '../policy/policy-engine.js';
+import type { RateLimiter } from '../policy/rate-limiter.js';
 import type { Clock } from '../context/clock.js';
 import type { IdSource } from '../context/id-source.js';
 import type { Engine } from '../engines/chat-request.js';
@@ -32,6 +34,17 @@ export interface RuntimeOptions {
    * `strict_replay` compares (NERVE-4022); default `null` (embedded: one replica).
    */
   readonly replicaId?: string;
+  /**
+   * The policy asked at the three checkpoints (routing, invocation, execution); default
+   * `noopPolicy`. See `yamlPolicy`, `configuredPolicy`, `adaptivePolicy`. The runtime closes
+   * it on `close()`.
+   */
+  readonly policy?: PolicyEngine;
+  /**
+   * Where runs' `steps_per_minute` are counted; default this process. A
+   * `redisRateLimiter` shares the counts across processes.
+   */
+  readonly rateLimiter?: RateLimiter;
   /** The worker-thread pool of worker-placed agents (started on first use). */
   readonly workers?: WorkerPoolOptions;
   /**

@@ -48,6 +48,9 @@ import {
 } from './step-submission.js';
 import { callTool, type ToolCallDeps } from './tool-call.js';
 import { RunCalls } from './run-calls.js';
+import { PolicyGate } from './policy-gate.js';
+import { noopPolicy, type PolicyEngine } from '../policy/policy-engine.js';
+import { memoryRateLimiter } from '../policy/rate-limiter.js';
 import { runCheckpointStep } from './checkpoint-step.js';
 import { resumeRun, resumeRuns, type ResumedRun, type ResumeDeps } from './run-resume.js';
 import { RuntimeTools } from './runtime-tools.js';
@@ -100,6 +103,8 @@ export class Runtime implements AgentRuntime {
   readonly #llmDeps: LlmStepRunDeps;
   readonly #workerOptions: WorkerPoolOptions;
   readonly #breakers: BreakerTable;
+  readonly #gate: PolicyGate;
+  readonly #policy: PolicyEngine;
   #workers: WorkerPool | null = null;
   #closed = false;
 
@@ -134,7 +139,15 @@ export class Runtime implements AgentRuntime {
       logger: this.logger,
       system: this.system,
     };
+    this.#policy = options.policy ?? noopPolicy;
+    this.#gate = new PolicyGate({
+      policy: this.#policy,
+      clock: this.system.clock,
+      logger: this.logger,
+      limiter: options.rateLimiter ?? memoryRateLimiter(this.system.clock),
+    });
     this.#host = {
+      gate: this.#gate,
       steps: this.#deps,
       runs: this.#runDeps,
       breakers: this.#breakers,
@@ -156,6 +169,7 @@ export class Runtime implements AgentRuntime {
     );
     this.#engines = createEngineRegistry(options.engines ?? []);
     this.#engineDeps = {
+      gate: this.#gate,
       engines: this.#engines,
       breakers: this.#breakers,
       tracer: this.#deps.tracer,
@@ -170,6 +184,7 @@ export class Runtime implements AgentRuntime {
       },
     };
     this.#submissions = {
+      gate: this.#gate,
       store: this.store,
       logger: this.logger,
       callsFor: (run, clientToken) =>
@@ -356,6 +371,7 @@ export class Runtime implements AgentRuntime {
       catalog: this.#catalog.all,
       breakers: this.#breakers,
       closed: this.#closed,
+      gate: this.#gate,
     };
   }
 
@@ -509,6 +525,7 @@ export class Runtime implements AgentRuntime {
     this.#breakers.stop();
     await this.#workers?.destroy();
     await this.#catalog.all.close();
+    await this.#policy.close?.();
     await this.store.close();
   }
 

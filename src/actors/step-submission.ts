@@ -13,6 +13,7 @@ import type { RunRecord, StepRecord, StepStatus } from '../store/records.js';
 import { flushed, type RunStore } from '../store/run-store.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
+import type { PolicyGate } from './policy-gate.js';
 import { attachRunCalls, type RunCalls } from './run-calls.js';
 import { AlreadyClaimed, type StepSubmission } from './step-runner.js';
 
@@ -39,6 +40,12 @@ const toolInputSchema = z
   .strict();
 
 const checkpointInputSchema = z.object({ label: z.string().max(256).optional() }).strict();
+
+/** What a step submission is for: its agent, tool, or its type. */
+function stepTarget(request: { type: string; input: Record<string, unknown> }): string {
+  const named = request.input['agent'] ?? request.input['tool'];
+  return typeof named === 'string' ? named : request.type;
+}
 
 /** What a submission returns at once. */
 export interface SubmittedStep {
@@ -81,6 +88,8 @@ export function combinedBudgets(
 export interface SubmissionHost {
   readonly store: RunStore;
   readonly logger: Logger;
+  /** Where the policy is asked: the route checkpoint and the run's `steps_per_minute`. */
+  readonly gate: PolicyGate;
   /** The books of the calls of a step submitted to `run` with `clientToken` (record / replay). */
   callsFor(run: RunRecord, clientToken: string | null): RunCalls;
   /** A context inside `run`, its budgets from the run's and the step's. */
@@ -137,6 +146,10 @@ export async function submitStep(
   }
   const ctx = host.contextFor(run, request.budgets);
   attachRunCalls(ctx, host.callsFor(run, request.client_token ?? null));
+  // Checkpoint 1, before routing: the run's steps per minute, then the policy's rate limits.
+  // Every submission counts, a repeated client token too: it is a request all the same.
+  await host.gate.admitStep(run);
+  if (host.gate.applies(ctx)) await host.gate.check('route', stepTarget(request), ctx);
   let claimed: (claim: { record: StepRecord; created: boolean }) => void = () => undefined;
   const claim = new Promise<{ record: StepRecord; created: boolean }>((resolve) => {
     claimed = resolve;

@@ -24,6 +24,7 @@ import {
   type RunHandle,
   type RunRecordsDeps,
 } from './run-records.js';
+import type { PolicyGate } from './policy-gate.js';
 import { bookedToolCall, runCallsOf } from './run-calls.js';
 import {
   runStep,
@@ -41,6 +42,8 @@ export interface ToolCallDeps {
   readonly catalog: ToolManager;
   readonly breakers: BreakerTable;
   readonly closed: boolean;
+  /** Asked before every call (checkpoint 3). */
+  readonly gate: PolicyGate;
 }
 
 /** A result for a call that did not succeed and has no output. */
@@ -140,8 +143,13 @@ export async function callTool<TOutput>(
       timeoutMs: target.timeoutMs,
       operation: 'execute_tool',
       submission,
-      execute: (stepCtx, step) => {
+      execute: async (stepCtx, step) => {
         if (!admitted && breaker) refuseByBreaker(breaker, step);
+        // Checkpoint 3, during the caller's execution: the tool call, counted against the
+        // caller's context; refused, this step ends POLICY_DENIED and the tool never runs.
+        if (deps.gate.applies(ctx)) {
+          await deps.gate.check('call_tool', name, ctx, { escalateTo: stepCtx });
+        }
         return bookedToolCall(stepCtx, name, args, () => target.run(stepCtx));
       },
     });

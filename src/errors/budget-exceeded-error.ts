@@ -1,8 +1,17 @@
 /** @module A reservation that does not fit the remaining budget. */
 import { AxonError, type AxonErrorOptions } from './axon-error.js';
 
-/** The budget dimensions a ledger tracks. */
-export type BudgetLimit = 'max_tokens_in' | 'max_tokens_out' | 'max_cost_usd' | 'max_wall_ms';
+/**
+ * The budget dimensions a ledger tracks, and the per-agent windows a policy keeps
+ * (`tokens_per_hour`, `cost_per_day`).
+ */
+export type BudgetLimit =
+  | 'max_tokens_in'
+  | 'max_tokens_out'
+  | 'max_cost_usd'
+  | 'max_wall_ms'
+  | 'tokens_per_hour'
+  | 'cost_per_day';
 
 /**
  * A call would pass a budget at some level of the context tree; it was not made.
