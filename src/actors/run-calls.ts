@@ -112,19 +112,25 @@ export class RunCalls {
    */
   nextFactId(path: readonly string[]): string | null {
     if (this.clientToken === null) return null;
-    const at = `fact\u0000${path.join('\u0001')}`;
+    const below = path.slice(1);
+    const at = `fact\u0000${below.join('\u0001')}`;
     const n = (this.#counters.get(at) ?? 0) + 1;
     this.#counters.set(at, n);
-    const hash = canonicalHash({ run: this.runId, token: this.clientToken, path, n });
+    const hash = canonicalHash({ run: this.runId, token: this.clientToken, path: below, n });
     return `fact_${hash.slice(0, 32)}`;
   }
 
-  /** The next call of the actor at `path`. */
+  /**
+   * The next call of the actor at `path`. Keys hold the path below the submitted step (whose
+   * own name — an `llm_call`'s engine, say — may be what a replay changes): the step itself
+   * is `[]`, an agent it delegates to `['calendar']`.
+   */
   next(path: readonly string[]): RecordingKey {
-    const at = path.join('\u0001');
+    const below = path.slice(1);
+    const at = below.join('\u0001');
     const seq = (this.#counters.get(at) ?? 0) + 1;
     this.#counters.set(at, seq);
-    return { client_token: this.clientToken ?? '', actor_path: path, seq };
+    return { client_token: this.clientToken ?? '', actor_path: below, seq };
   }
 
   /** Stores a call made in `record` mode. */
@@ -159,7 +165,8 @@ export class RunCalls {
     kind: RecordedCallKind,
     inputs: () => RecordedInputs,
   ): Promise<CallRecording> {
-    const where = `call ${key.seq} of ${key.actor_path.join('/') || 'the step'} (client token "${key.client_token}")`;
+    const below = key.actor_path.join('/');
+    const where = `call ${key.seq} of ${below ? `"${below}" in ` : ''}the step with client token "${key.client_token}"`;
     const rec = await this.#store.getRecording(this.replayOf ?? '', key);
     if (!rec) {
       throw new ReplayMismatchError(

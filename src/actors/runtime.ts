@@ -21,12 +21,15 @@ import { createEngineRegistry, type EngineRegistry } from '../engines/engine-reg
 import { createLogger, type Logger } from '../observability/logger.js';
 import { defaultTracer } from '../observability/tracer.js';
 import { memoryStore } from '../store/memory-store.js';
+import type { StepEvent } from '../streams/events.js';
 import type {
+  CallRecording,
   CheckpointRecord,
   FactQuery,
   FactRecord,
   FlowRecord,
   RunRecord,
+  StepRecord,
 } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
@@ -41,7 +44,8 @@ import type { AgentDefinition, AgentRuntime, AgentTarget } from './agent-runtime
 import type { AgentInput, AgentResult } from './agent-result.js';
 import { invokeChain, invokeTree, runAgent, type AgentInvocationHost } from './agent-invocation.js';
 import {
-  combinedBudgets,
+  RunLedgers,
+  stepBudgets,
   submitStep,
   type SubmissionHost,
   type SubmittedStep,
@@ -104,6 +108,7 @@ export class Runtime implements AgentRuntime {
   readonly #workerOptions: WorkerPoolOptions;
   readonly #breakers: BreakerTable;
   readonly #gate: PolicyGate;
+  readonly #runLedgers = new RunLedgers();
   readonly #policy: PolicyEngine;
   #workers: WorkerPool | null = null;
   #closed = false;
@@ -131,6 +136,7 @@ export class Runtime implements AgentRuntime {
       tracer: options.tracer ?? defaultTracer(),
       logger: this.logger,
       poolId: options.poolId ?? 'local',
+      replicaId: options.replicaId ?? null,
     };
     this.#runDeps = {
       store: this.store,
@@ -189,11 +195,15 @@ export class Runtime implements AgentRuntime {
       logger: this.logger,
       callsFor: (run, clientToken) =>
         new RunCalls(this.store, this.system.clock, run, clientToken, options.replicaId ?? null),
-      contextFor: (run, step) =>
-        this.createContext({
+      contextFor: (run, step) => {
+        const shared = this.#runLedgers.acquire(run);
+        const ctx = this.createContext({
           runId: run.run_id,
-          budgets: combinedBudgets(run, step, this.system.clock.now()),
-        }),
+          budgets: stepBudgets(run, step, this.system.clock.now()),
+          ledgerParent: shared.ledger,
+        });
+        return { ctx, release: shared.release };
+      },
       runAgent: (agent, input, ctx, runId, submission) =>
         runAgent(
           this.#host,
@@ -510,6 +520,29 @@ export class Runtime implements AgentRuntime {
       logger: this.logger,
       submit: (runId, body) => this.submitStep(runId, body),
     };
+  }
+
+  /** A step record (`GET /v1/steps/{step_id}`), or `null`. */
+  getStep(stepId: string): Promise<StepRecord | null> {
+    return this.store.getStep(stepId);
+  }
+
+  /** A run's steps in creation order. */
+  listSteps(runId: string): Promise<StepRecord[]> {
+    return this.store.listSteps(runId);
+  }
+
+  /**
+   * A step's logged events with `seq > afterSeq` (what an SSE client resuming with
+   * `Last-Event-ID: afterSeq` is owed first), in order.
+   */
+  readStepEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
+    return this.store.readEvents(stepId, afterSeq);
+  }
+
+  /** A run's recorded engine and tool calls (record mode), in the order first stored. */
+  listRecordings(runId: string): Promise<CallRecording[]> {
+    return this.store.listRecordings(runId);
   }
 
   /** The run record, or `null`. */

@@ -32,6 +32,8 @@ export interface StepRunnerDeps {
   readonly logger: Logger;
   /** The pool that inline placement reports (`local` when embedded). */
   readonly poolId: string;
+  /** The replica of the pool this runtime is, reported with engine calls; `null` embedded. */
+  readonly replicaId?: string | null;
 }
 
 /** One step to run. */
@@ -241,7 +243,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     cost_usd: committed.costUsd,
     wall_ms: endedAt - startedAt,
   };
-  const provenance = stepProvenance(usage, stepCtx.lastCall, deps.poolId);
+  const provenance = stepProvenance(usage, stepCtx.lastCall, deps.poolId, deps.replicaId ?? null);
   const payload = error ? toErrorPayload(error) : null;
   try {
     if (status === 'succeeded') step.end({ output, budget_usage: usage, provenance });

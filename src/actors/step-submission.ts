@@ -4,6 +4,7 @@
  * finds the first step and runs nothing.
  */
 import { z } from 'zod';
+import { BudgetLedger, type BudgetLimits } from '../context/budget-ledger.js';
 import type { Budgets, ExecContext } from '../context/exec-context.js';
 import { ConflictError } from '../errors/conflict-error.js';
 import { InternalError } from '../errors/internal-error.js';
@@ -57,31 +58,73 @@ export interface SubmittedStep {
   readonly done: Promise<void>;
 }
 
-/** Run and step budgets on the wire, as a context's (the smaller of each limit). */
-export function combinedBudgets(
-  run: Pick<RunRecord, 'budgets' | 'budget_usage' | 'created_at'>,
-  step: z.infer<typeof wireBudgetsSchema> | undefined,
-  now: number,
-): Budgets {
-  const min = (a: number | undefined, b: number | undefined): number | undefined =>
-    a === undefined ? b : b === undefined ? a : Math.min(a, b);
-  // What the run has left: its limits less what its steps used (kept in the store, so it
-  // holds across a restart), and of its wall time, what is left since it was created.
+/** What a run has left of its budgets: its limits less what its steps used (in the store). */
+export function runBudgetsLeft(run: Pick<RunRecord, 'budgets' | 'budget_usage'>): BudgetLimits {
   const left = (limit: number | undefined, used: number): number | undefined =>
     limit === undefined ? undefined : Math.max(0, limit - used);
   const { budgets, budget_usage: used } = run;
-  const out: Record<string, number> = {};
-  const pairs: [keyof Budgets, number | undefined][] = [
-    ['maxTokensIn', min(left(budgets.max_tokens_in, used.tokens_in), step?.max_tokens_in)],
-    ['maxTokensOut', min(left(budgets.max_tokens_out, used.tokens_out), step?.max_tokens_out)],
-    ['maxCostUsd', min(left(budgets.max_cost_usd, used.cost_usd), step?.max_cost_usd)],
-    [
-      'maxWallMs',
-      min(left(budgets.max_wall_ms, now - Date.parse(run.created_at)), step?.max_wall_ms),
-    ],
-  ];
-  for (const [key, value] of pairs) if (value !== undefined) out[key] = value;
+  const out: { -readonly [K in keyof BudgetLimits]: number } = {};
+  const tokensIn = left(budgets.max_tokens_in, used.tokens_in);
+  const tokensOut = left(budgets.max_tokens_out, used.tokens_out);
+  const cost = left(budgets.max_cost_usd, used.cost_usd);
+  if (tokensIn !== undefined) out.maxTokensIn = tokensIn;
+  if (tokensOut !== undefined) out.maxTokensOut = tokensOut;
+  if (cost !== undefined) out.maxCostUsd = cost;
   return out;
+}
+
+/**
+ * A submitted step's own budgets as a context's. Its token and cost limits are its own (the
+ * run's are on the run's shared ledger); its wall time is the smaller of its own and what
+ * is left of the run's since the run was created.
+ */
+export function stepBudgets(
+  run: Pick<RunRecord, 'budgets' | 'created_at'>,
+  step: z.infer<typeof wireBudgetsSchema> | undefined,
+  now: number,
+): Budgets {
+  const out: { -readonly [K in keyof Budgets]: number } = {};
+  if (step?.max_tokens_in !== undefined) out.maxTokensIn = step.max_tokens_in;
+  if (step?.max_tokens_out !== undefined) out.maxTokensOut = step.max_tokens_out;
+  if (step?.max_cost_usd !== undefined) out.maxCostUsd = step.max_cost_usd;
+  const runWall = run.budgets.max_wall_ms;
+  const runLeft =
+    runWall === undefined ? undefined : Math.max(0, runWall - (now - Date.parse(run.created_at)));
+  const wall =
+    runLeft === undefined ? step?.max_wall_ms : Math.min(runLeft, step?.max_wall_ms ?? Infinity);
+  if (wall !== undefined) out.maxWallMs = wall;
+  return out;
+}
+
+/**
+ * The ledgers of runs with steps running in this runtime: one per run, shared by its steps
+ * (a step's ledger draws on it), made from what the store says the run has left when its
+ * first step starts and dropped when its last one ends.
+ */
+export class RunLedgers {
+  readonly #live = new Map<string, { ledger: BudgetLedger; steps: number }>();
+
+  /** The run's shared ledger for one more step; call the returned `release` when it ends. */
+  acquire(run: RunRecord): { readonly ledger: BudgetLedger; readonly release: () => void } {
+    let entry = this.#live.get(run.run_id);
+    if (!entry) {
+      entry = { ledger: new BudgetLedger(`run ${run.run_id}`, runBudgetsLeft(run)), steps: 0 };
+      this.#live.set(run.run_id, entry);
+    }
+    entry.steps++;
+    const held = entry;
+    let released = false;
+    return {
+      ledger: held.ledger,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (--held.steps === 0 && this.#live.get(run.run_id) === held) {
+          this.#live.delete(run.run_id);
+        }
+      },
+    };
+  }
 }
 
 /** What a submission needs from the runtime. */
@@ -92,11 +135,14 @@ export interface SubmissionHost {
   readonly gate: PolicyGate;
   /** The books of the calls of a step submitted to `run` with `clientToken` (record / replay). */
   callsFor(run: RunRecord, clientToken: string | null): RunCalls;
-  /** A context inside `run`, its budgets from the run's and the step's. */
+  /**
+   * A context inside `run` with the step's own budgets, drawing on the run's shared ledger;
+   * `release` when the step has ended.
+   */
   contextFor(
     run: RunRecord,
     stepBudgets: z.infer<typeof wireBudgetsSchema> | undefined,
-  ): ExecContext;
+  ): { readonly ctx: ExecContext; readonly release: () => void };
   runAgent(
     agent: string,
     input: { message: string; args?: Record<string, unknown> },
@@ -144,7 +190,24 @@ export async function submitStep(
       details: { status: run.status },
     });
   }
-  const ctx = host.contextFor(run, request.budgets);
+  const { ctx, release } = host.contextFor(run, request.budgets);
+  try {
+    return await submitIn(host, run, request, ctx, release);
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+/** {@link submitStep} once the run and the context are there. */
+async function submitIn(
+  host: SubmissionHost,
+  run: RunRecord,
+  request: z.infer<typeof stepSubmissionSchema>,
+  ctx: ExecContext,
+  release: () => void,
+): Promise<SubmittedStep> {
+  const runId = run.run_id;
   attachRunCalls(ctx, host.callsFor(run, request.client_token ?? null));
   // Checkpoint 1, before routing: the run's steps per minute, then the policy's rate limits.
   // Every submission counts, a repeated client token too: it is a request all the same.
@@ -206,7 +269,8 @@ export async function submitStep(
     )
     .catch((err: unknown) => {
       host.logger.error({ err, run_id: runId }, "a step's usage could not be added to its run");
-    });
+    })
+    .finally(release);
   // Whichever comes first: the claim, or a refusal before any step began.
   const settled = await Promise.race([claim, work.then(() => null)]);
   if (settled === null) throw new InternalError(`the ${request.type} step ended without a claim`);

@@ -54,7 +54,7 @@ export function createContext(options: CreateContextOptions = {}): ExecContext {
     stepId: null,
     permissions: createPermissions(options.permissions),
     memoryScope: options.memoryScope ?? 'session',
-    ledger: new BudgetLedger(name, options.budgets ?? {}),
+    ledger: new BudgetLedger(name, options.budgets ?? {}, options.ledgerParent ?? null),
     deadline,
     wallDeadline,
     depth: 0,

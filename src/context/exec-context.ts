@@ -49,6 +49,12 @@ export interface CreateContextOptions {
   readonly permissions?: PermissionsNarrowing;
   readonly memoryScope?: MemoryScope;
   readonly budgets?: Budgets;
+  /**
+   * A ledger this context's draws on as well, as on a parent's: every reservation must fit
+   * both. A run's steps share their run's this way, so steps running at once cannot
+   * together spend more than the run has.
+   */
+  readonly ledgerParent?: BudgetLedger;
   /** Relative deadline; combined with `budgets.maxWallMs`, the earlier wins. */
   readonly timeoutMs?: number;
   /** An outside signal (e.g. an HTTP request's); aborting it cancels the context. */

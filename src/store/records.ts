@@ -201,7 +201,7 @@ export interface CallRecording {
   readonly run_id: string;
   /** The client token of the submitted step whose tree made the call; `''` for none. */
   readonly client_token: string;
-  /** Actor names from the submitted step down to the caller. */
+  /** Actor names below the submitted step down to the caller (`[]`: the step itself). */
   readonly actor_path: readonly string[];
   /** The caller's calls are numbered 1, 2, 3, … in the order they were made. */
   readonly seq: number;

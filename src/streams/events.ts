@@ -231,6 +231,7 @@ export function stepProvenance(
   usage: Pick<BudgetUsage, 'tokens_in' | 'tokens_out' | 'cost_usd'>,
   call: CallFacts | null,
   poolId: string | null = null,
+  replicaId: string | null = null,
 ): Provenance {
   if (!call) return usageProvenance(usage);
   return {
@@ -240,7 +241,7 @@ export function stepProvenance(
     engine: call.engine,
     model_hash: call.modelHash,
     pool_id: poolId,
-    replica_id: null,
+    replica_id: replicaId,
     tokens_in: usage.tokens_in,
     tokens_out: usage.tokens_out,
     cost_usd: usage.cost_usd,

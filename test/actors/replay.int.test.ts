@@ -124,10 +124,11 @@ describe.each([
     expect(step.status).toBe('succeeded');
 
     const recordings = await rt.store.listRecordings(run.run_id);
+    // Paths are below the submitted step: the planner itself is [], its tool call ['add'].
     expect(recordings.map((r) => [r.kind, r.name, r.actor_path.join('/'), r.seq])).toEqual([
-      ['engine', 'openai', 'planner', 1],
-      ['engine', 'openai', 'planner', 2],
-      ['tool', 'add', 'planner/add', 1],
+      ['engine', 'openai', '', 1],
+      ['engine', 'openai', '', 2],
+      ['tool', 'add', 'add', 1],
     ]);
     const [first, second] = recordings;
     // The same prompt twice: one hash, two recordings.
@@ -252,6 +253,54 @@ describe('strict_replay refuses what it cannot reproduce (NERVE-4022)', () => {
       expect(await tokens(rt, step.step_id)).toEqual([]);
     },
   );
+
+  it('an engine, a replica or tool arguments that differ are named too', async () => {
+    const store = memoryStore();
+    const { rt } = setup(store);
+    const { flowId, runId } = await recordedRun(rt);
+    const tool = (b: number): unknown => ({
+      type: 'tool_call',
+      client_token: 't-tool',
+      input: { tool: 'add', args: { a: 1, b } },
+    });
+    expect((await runStep(rt, runId, tool(2))).status).toBe('succeeded');
+
+    const strict = await rt.createRun(flowId, { mode: 'strict_replay', replay_of: runId });
+    const otherEngine = await runStep(rt, strict.run_id, {
+      type: 'llm_call',
+      client_token: 't-1',
+      input: {
+        engine: 'openai',
+        messages: [{ role: 'user', content: 'Name three rivers' }],
+        params: { max_tokens: 16 },
+      },
+    });
+    expect(otherEngine.error).toMatchObject({
+      code: 'REPLAY_MISMATCH',
+      details: { field: 'engine' },
+    });
+    const otherArgs = await runStep(rt, strict.run_id, tool(3));
+    expect(otherArgs.error).toMatchObject({
+      code: 'REPLAY_MISMATCH',
+      details: { field: 'args_hash' },
+    });
+    const again = await rt.createRun(flowId, { mode: 'strict_replay', replay_of: runId });
+    expect((await runStep(rt, again.run_id, tool(2))).output).toEqual({ sum: 3 });
+
+    // Another replica of the pool, on the same store: its calls name another replica.
+    const elsewhere = quietRuntime({
+      store,
+      replicaId: 'replica-2',
+      engines: [createScriptedEngine({ tokenDelayMs: 0 })],
+    });
+    runtimes.push(elsewhere);
+    const there = await elsewhere.createRun(flowId, { mode: 'strict_replay', replay_of: runId });
+    const moved = await runStep(elsewhere, there.run_id, llmStep('t-1'));
+    expect(moved.error).toMatchObject({
+      code: 'REPLAY_MISMATCH',
+      details: { field: 'replica', expected: null, actual: 'replica-2' },
+    });
+  });
 
   it('the same differences pass a plain replay, which serves the recording as it is', async () => {
     const { rt } = setup(memoryStore());

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../../src/actors/define-agent.js';
+import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { SimulatedClock } from '../../src/context/clock.js';
 import type { Runtime } from '../../src/actors/runtime.js';
 import { ConflictError } from '../../src/errors/conflict-error.js';
@@ -167,6 +168,38 @@ describe('step submission: kinds and refusals', () => {
 
     await rt.store.updateRun(run.run_id, { status: 'completed' });
     await expect(rt.submitStep(run.run_id, agentStep)).rejects.toBeInstanceOf(ConflictError);
+    await rt.close();
+  });
+});
+
+describe("POLICY-3000: a run's steps share its budget", () => {
+  it('steps running at once cannot together spend more than the run has', async () => {
+    const rt = quietRuntime({ engines: [createScriptedEngine({ tokenDelayMs: 1 })] });
+    const { flow } = await rt.createFlow(flowBody);
+    const run = await rt.createRun(flow.flow_id, { budgets: { max_tokens_out: 20 } });
+    const llm = {
+      type: 'llm_call',
+      input: { messages: [{ role: 'user', content: 'go' }], params: { max_tokens: 12 } },
+    };
+    const [one, two] = await Promise.all([
+      rt.submitStep(run.run_id, llm),
+      rt.submitStep(run.run_id, llm),
+    ]);
+    await Promise.all([one.done, two.done]);
+    const steps = await Promise.all([one, two].map((s) => rt.store.getStep(s.step_id)));
+    expect(steps.map((s) => s?.status).sort()).toEqual(['failed', 'succeeded']);
+    expect(steps.find((s) => s?.status === 'failed')?.error).toMatchObject({
+      code: 'BUDGET_EXCEEDED',
+      details: { limit: 'max_tokens_out', remaining: 8 },
+    });
+    expect((await rt.getRun(run.run_id))?.budget_usage.tokens_out).toBe(12);
+    // Once both have ended, the next step starts from what the store says is left.
+    const next = await rt.submitStep(run.run_id, {
+      ...llm,
+      input: { ...llm.input, params: { max_tokens: 8 } },
+    });
+    await next.done;
+    expect((await rt.store.getStep(next.step_id))?.status).toBe('succeeded');
     await rt.close();
   });
 });
