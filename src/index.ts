@@ -310,3 +310,14 @@ export {
   type RateVerdict,
 } from './policy/rate-limiter.js';
 export { PolicyDeniedError } from './errors/policy-denied-error.js';
+export {
+  createFsBroker,
+  fsOpInputSchema,
+  type FsBroker,
+  type FsBrokerOptions,
+  type FsEntry,
+  type FsOp,
+  type FsOpInput,
+  type FsPolicy,
+  type FsResult,
+} from './policy/fs-broker.js';

@@ -6,6 +6,7 @@ import type { ProcessBehaviour } from '../adapters/process-behaviour.js';
 import type { ContextNarrowing, ExecContext } from '../context/exec-context.js';
 import type { SinkEvent } from '../context/stream-sink.js';
 import type { ChatResult } from '../engines/chat-tokens.js';
+import type { FsOpInput, FsResult } from '../policy/fs-broker.js';
 import type { FactRecord } from '../store/records.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import type { ChatCall, ChatCallOptions } from './engine-call.js';
@@ -128,4 +129,12 @@ export interface AgentRuntime {
     fact: { readonly type: string; readonly data: unknown; readonly schema_uri?: string | null },
     ctx: ExecContext,
   ): Promise<FactRecord>;
+  /**
+   * A file operation (`read`, `write`, `list`, `stat`, `delete`) as an `fs_op` child step,
+   * through the FS broker of the run's `fs_policy` (POLICY-3001). Resolves API.md's output
+   * (`{ content }`, `{ bytes }`, `{ entries }`, `{ type, size, mtime }`, `{ deleted }`);
+   * rejects with the step's typed error: `PolicyDeniedError` (outside the sandbox, not
+   * allowed, over the quota, no `fs_policy`), `NotFoundError`, `SchemaViolationError`.
+   */
+  fs(request: FsOpInput, ctx: ExecContext): Promise<FsResult>;
 }

@@ -73,6 +73,8 @@ export class RunCalls {
   readonly replica: string | null;
   /** The run's own policy (API.md), which narrows the runtime's. */
   readonly policy: Readonly<Record<string, unknown>>;
+  /** The run's `fs_policy` (API.md), which binds its FS broker; `null` for none. */
+  readonly fsPolicy: Readonly<Record<string, unknown>> | null;
   readonly #store: RunStore;
   readonly #clock: Clock;
   readonly #counters = new Map<string, number>();
@@ -80,7 +82,7 @@ export class RunCalls {
   constructor(
     store: RunStore,
     clock: Clock,
-    run: Pick<RunRecord, 'run_id' | 'mode' | 'seed' | 'replay_of' | 'policy'>,
+    run: Pick<RunRecord, 'run_id' | 'mode' | 'seed' | 'replay_of' | 'policy' | 'fs_policy'>,
     clientToken: string | null,
     replica: string | null = null,
   ) {
@@ -93,6 +95,7 @@ export class RunCalls {
     this.clientToken = clientToken;
     this.replica = replica;
     this.policy = run.policy;
+    this.fsPolicy = run.fs_policy;
   }
 
   /** True in `replay` and `strict_replay` mode: calls are served, never made. */

@@ -45,6 +45,11 @@ export interface RuntimeOptions {
    * `redisRateLimiter` shares the counts across processes.
    */
   readonly rateLimiter?: RateLimiter;
+  /**
+   * The runtime's data folder: relative sandbox roots of runs' `fs_policy` live under
+   * `<dataDir>/sandbox/`; default `./.axon`.
+   */
+  readonly dataDir?: string;
   /** The worker-thread pool of worker-placed agents (started on first use). */
   readonly workers?: WorkerPoolOptions;
   /**

@@ -52,6 +52,8 @@ import {
 } from './step-submission.js';
 import { callTool, type ToolCallDeps } from './tool-call.js';
 import { RunCalls } from './run-calls.js';
+import { runFsOp, type FsOpDeps } from './fs-op.js';
+import type { FsOpInput, FsResult } from '../policy/fs-broker.js';
 import { PolicyGate } from './policy-gate.js';
 import { noopPolicy, type PolicyEngine } from '../policy/policy-engine.js';
 import { memoryRateLimiter } from '../policy/rate-limiter.js';
@@ -109,6 +111,7 @@ export class Runtime implements AgentRuntime {
   readonly #breakers: BreakerTable;
   readonly #gate: PolicyGate;
   readonly #runLedgers = new RunLedgers();
+  readonly #fsDeps: FsOpDeps;
   readonly #policy: PolicyEngine;
   #workers: WorkerPool | null = null;
   #closed = false;
@@ -219,8 +222,17 @@ export class Runtime implements AgentRuntime {
         callTool(this.#toolDeps(), name, args, ctx, submission),
       runLlm: (type, input, ctx, submission) =>
         runLlmStep(this.#llmDeps, type, input, ctx, submission),
+      runFsOp: (input, ctx, submission) => runFsOp(this.#fsDeps, input, ctx, submission),
       runCheckpoint: (label, ctx, runId, submission) =>
         runCheckpointStep(this.#deps, this.#runDeps, label, ctx, runId, submission),
+    };
+    this.#fsDeps = {
+      steps: this.#deps,
+      runs: this.#runDeps,
+      gate: this.#gate,
+      store: this.store,
+      dataDir: options.dataDir ?? './.axon',
+      brokers: new Map(),
     };
     // Given worker options are checked now; the default pool starts on first use.
     if (options.workers) this.#workers = this.#newWorkerPool();
@@ -443,6 +455,14 @@ export class Runtime implements AgentRuntime {
   /** Appends a fact to a run, checked against its flow's schema (NERVE-4004). */
   appendFact(runId: string, body: unknown): Promise<FactRecord> {
     return appendFact(this.#runDeps, runId, body);
+  }
+
+  /** {@inheritDoc AgentRuntime.fs} */
+  async fs(request: FsOpInput, ctx: ExecContext): Promise<FsResult> {
+    this.#assertOpen();
+    const r = await runFsOp(this.#fsDeps, request, ctx);
+    if (r.error) throw r.error;
+    return r.output as FsResult;
   }
 
   /** {@inheritDoc AgentRuntime.emitFact} */

@@ -21,7 +21,7 @@ import { AlreadyClaimed, type StepSubmission } from './step-runner.js';
 /** The body of a step submission (API.md), for the step types that run today. */
 export const stepSubmissionSchema = z
   .object({
-    type: z.enum(['agent', 'tool_call', 'llm_call', 'llm_plan', 'checkpoint']),
+    type: z.enum(['agent', 'tool_call', 'llm_call', 'llm_plan', 'checkpoint', 'fs_op']),
     client_token: z.string().min(1).max(256).optional(),
     input: z.record(z.string(), z.unknown()),
     placement: z.literal('auto').optional(),
@@ -156,6 +156,8 @@ export interface SubmissionHost {
     ctx: ExecContext,
     submission: StepSubmission,
   ): Promise<ToolResult>;
+  /** An `fs_op` step, through the FS broker of the run's `fs_policy`. */
+  runFsOp(input: unknown, ctx: ExecContext, submission: StepSubmission): Promise<unknown>;
   /** A `checkpoint` step: the run's live steps' snapshots and log offsets (NERVE-4005). */
   runCheckpoint(
     label: string | null,
@@ -245,6 +247,9 @@ async function submitIn(
       });
       break;
     }
+    case 'fs_op':
+      work = host.runFsOp(request.input, ctx, submission);
+      break;
     case 'checkpoint': {
       const input = parseBody(checkpointInputSchema, 'checkpoint input', request.input);
       work = host.runCheckpoint(input.label ?? null, ctx, runId, submission);

@@ -369,6 +369,12 @@ async function runStep(link: Link, task: WorkerTask): Promise<WorkerOutcome> {
       if (settling) await settling;
       return unwrap(await link.host.fact(step, fact));
     },
+    // A file operation is a child step on the host, after what this thread sent before.
+    fs: async (request) => {
+      const settling = sender.settle();
+      if (settling) await settling;
+      return unwrap(await link.host.fs(step, request));
+    },
     chat: async (call, _ctx, options = {}) => {
       const settling = sender.settle();
       if (settling) await settling;

@@ -14,6 +14,7 @@ import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
 import type { ChatResult } from '../engines/chat-tokens.js';
+import type { FsResult } from '../policy/fs-broker.js';
 import type { FactRecord } from '../store/records.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import type { ChatCall, ChatCallOptions } from './engine-call.js';
@@ -103,6 +104,10 @@ class HostSide implements StepEndpoint {
 
   fact(fact: Parameters<AgentRuntime['emitFact']>[0]): Promise<HostReply<FactRecord>> {
     return reply(() => this.#runtime.emitFact(fact, this.#ctx));
+  }
+
+  fs(request: Parameters<AgentRuntime['fs']>[0]): Promise<HostReply<FsResult>> {
+    return reply(() => this.#runtime.fs(request, this.#ctx));
   }
 }
 

@@ -60,6 +60,7 @@ export interface StepEndpoint {
     options: Parameters<HostCalls['chat']>[2],
   ): ReturnType<HostCalls['chat']>;
   fact(fact: Parameters<HostCalls['fact']>[1]): ReturnType<HostCalls['fact']>;
+  fs(request: Parameters<HostCalls['fs']>[1]): ReturnType<HostCalls['fs']>;
 }
 
 /** A step on the pool: its task, its endpoint, the session running it, how it ends. */
@@ -412,6 +413,7 @@ export class WorkerPool {
       callTool: (id, name, args) => lookup(id).callTool(name, args),
       chat: (id, call, options) => lookup(id).chat(call, options),
       fact: (id, fact) => lookup(id).fact(fact),
+      fs: (id, request) => lookup(id).fs(request),
     };
     Comlink.expose(hostCalls, rpcEndpoint(port1));
     port1.unref();

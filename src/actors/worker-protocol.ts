@@ -12,6 +12,7 @@ import type { SinkEvent } from '../context/stream-sink.js';
 import type { WireContext } from '../context/wire-context.js';
 import type { ErrorPayload } from '../errors/to-error-payload.js';
 import type { ChatResult } from '../engines/chat-tokens.js';
+import type { FsResult } from '../policy/fs-broker.js';
 import type { FactRecord } from '../store/records.js';
 import type { ToolStatus } from '../tools/tool-result.js';
 import type { AgentRuntime } from './agent-runtime.js';
@@ -130,6 +131,8 @@ export interface HostCalls {
   chat(step: string, call: ChatCall, options: ChatCallOptions): Promise<HostReply<ChatResult>>;
   /** A fact of the step's run, stored and published on the host. */
   fact(step: string, fact: Parameters<AgentRuntime['emitFact']>[0]): Promise<HostReply<FactRecord>>;
+  /** A file operation of the step's run, through the host's FS broker. */
+  fs(step: string, request: Parameters<AgentRuntime['fs']>[0]): Promise<HostReply<FsResult>>;
 }
 
 /**

@@ -22,7 +22,8 @@ export class PolicyDeniedError extends AxonError {
   ) {
     super(`policy denied ${action} "${target}": ${reason}`, {
       ...options,
-      details: { ...options.details, action, target, rule, reason },
+      // The caller's details come last: a refusal may say `reason: 'quota'` (API.md).
+      details: { action, target, rule, reason, ...options.details },
     });
     this.action = action;
     this.target = target;

@@ -156,9 +156,9 @@ describe('step submission: kinds and refusals', () => {
     const agentStep = { type: 'agent', input: { agent: 'count', message: 'x' } };
 
     await expect(rt.submitStep('run_unknown', agentStep)).rejects.toBeInstanceOf(NotFoundError);
-    await expect(rt.submitStep(run.run_id, { ...agentStep, type: 'fs_op' })).rejects.toBeInstanceOf(
-      SchemaViolationError,
-    );
+    await expect(
+      rt.submitStep(run.run_id, { ...agentStep, type: 'gate_eval' }),
+    ).rejects.toBeInstanceOf(SchemaViolationError);
     await expect(
       rt.submitStep(run.run_id, { type: 'agent', input: { agent: 'nobody', message: 'x' } }),
     ).rejects.toBeInstanceOf(NotFoundError);

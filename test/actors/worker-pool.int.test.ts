@@ -11,6 +11,7 @@ const endpoint: StepEndpoint = {
   callTool: () => Promise.reject(new Error('not in this test')),
   chat: () => Promise.reject(new Error('not in this test')),
   fact: () => Promise.reject(new Error('not in this test')),
+  fs: () => Promise.reject(new Error('not in this test')),
 };
 
 function task(stepId: string) {
