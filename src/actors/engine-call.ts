@@ -101,6 +101,10 @@ export async function chatInStep(
     } else {
       breaker?.failure();
     }
+    // A budget that runs out is a supervisor's matter too (POLICY-3002): the step says so.
+    if (err instanceof BudgetExceededError && !ctx.stream.closed) {
+      ctx.stream.escalate({ reason: err.message, target: `budget:${err.limit}` });
+    }
     if (calls && key && recorded && recordsFailure(err, ctx)) {
       const inputs = engineInputs(engine, request, calls.replica);
       await calls.record(key, 'engine', engine.name, inputs, engineOutput(recorded, null, err));

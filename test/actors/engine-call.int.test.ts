@@ -103,11 +103,21 @@ describe('runtime.chat: an engine call inside a step', () => {
     const rt = runtime({ engines: [openai()], agents: [writer] });
     const ctx = rt.createContext({ budgets: { maxCostUsd: 0.00001 } });
 
-    const result = await rt.invoke('writer', 'go', ctx);
+    const stream = rt.stream('writer', 'go', ctx);
+    const escalations: unknown[] = [];
+    for await (const { event } of stream) if (event.type === 'escalation') escalations.push(event);
+    const result = await stream.result;
 
     expect(result.output).toEqual({ failed: 'BUDGET_EXCEEDED' });
     expect(server.requests).toHaveLength(0);
     expect(ctx.ledger.committed.costUsd).toBe(0);
+    // POLICY-3002: the budget running out is an escalation of the step, with the reason.
+    expect(escalations).toEqual([
+      expect.objectContaining({
+        target: 'budget:max_cost_usd',
+        reason: expect.stringMatching(/budget exceeded: max_cost_usd/) as string,
+      }),
+    ]);
   });
 
   it('POLICY-3002: the engine breaker opens after three failures, refuses with an escalation, and a probe closes it', async () => {
