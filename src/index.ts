@@ -321,3 +321,5 @@ export {
   type FsPolicy,
   type FsResult,
 } from './policy/fs-broker.js';
+export { redactingStore } from './store/redacting-store.js';
+export { redactingTracer } from './observability/redacting-tracer.js';

@@ -50,6 +50,13 @@ export interface RuntimeOptions {
    * `<dataDir>/sandbox/`; default `./.axon`.
    */
   readonly dataDir?: string;
+  /**
+   * Field names (any depth, any case) redacted from the runtime's logs, its spans'
+   * attributes and everything it stores (step inputs and outputs, event payloads, facts,
+   * recorded tool results): they are kept as `[REDACTED]`. The running step keeps the real
+   * values. A logger you pass yourself redacts what you configured it with.
+   */
+  readonly redact?: readonly string[];
   /** The worker-thread pool of worker-placed agents (started on first use). */
   readonly workers?: WorkerPoolOptions;
   /**

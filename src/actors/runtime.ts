@@ -21,6 +21,8 @@ import { createEngineRegistry, type EngineRegistry } from '../engines/engine-reg
 import { createLogger, type Logger } from '../observability/logger.js';
 import { defaultTracer } from '../observability/tracer.js';
 import { memoryStore } from '../store/memory-store.js';
+import { redactingStore } from '../store/redacting-store.js';
+import { redactingTracer } from '../observability/redacting-tracer.js';
 import type { StepEvent } from '../streams/events.js';
 import type {
   CallRecording,
@@ -131,12 +133,13 @@ export class Runtime implements AgentRuntime {
     });
     this.#agents = new AgentRegistry(this.system);
     this.#breakers = new BreakerTable(this.system.clock, options.breakers ?? {});
-    this.store = options.store ?? memoryStore();
-    this.logger = options.logger ?? createLogger();
+    const redact = options.redact ?? [];
+    this.store = redactingStore(options.store ?? memoryStore(), redact);
+    this.logger = options.logger ?? createLogger({ redactKeys: redact });
     this.#deps = {
       store: this.store,
       system: this.system,
-      tracer: options.tracer ?? defaultTracer(),
+      tracer: redactingTracer(options.tracer ?? defaultTracer(), redact),
       logger: this.logger,
       poolId: options.poolId ?? 'local',
       replicaId: options.replicaId ?? null,
