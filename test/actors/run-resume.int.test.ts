@@ -22,6 +22,8 @@ const fixture = fileURLToPath(new URL('../fixtures/resumable-run.ts', import.met
 
 interface RunDump {
   readonly run_id: string;
+  /** The checkpoint the resume rebuilt interrupted steps from (resume phase). */
+  readonly checkpoint_id: string | null;
   readonly status: string;
   readonly facts: FactRecord[];
   readonly steps: StepRecord[];
@@ -85,11 +87,17 @@ describe('a run resumed after its process was killed (NERVE-4005)', () => {
     // commits a turn of the event loop at a time, and the kill may land inside one).
     const bBefore = await left.readEvents(before[2]?.step_id ?? '');
     expect(() => StepLifecycle.fromLog('b', bBefore)).not.toThrow();
-    expect((await left.listCheckpoints(runId)).length).toBe(1);
+    // The second checkpoint was taken with b live: it holds b's actor snapshot.
+    const checkpoints = await left.listCheckpoints(runId);
+    expect(checkpoints.map((c) => c.label)).toEqual(['after a', 'b live']);
+    const bId = before[2]?.step_id ?? '';
+    expect(Object.keys(checkpoints[1]?.snapshots ?? {})).toEqual([bId]);
+    expect(checkpoints[1]?.log_offsets[bId]).toBeGreaterThan(0);
     await left.close();
 
     const resumed = await runToEnd(db, 'resume');
     expect(resumed).toMatchObject({ run_id: runId, status: 'completed' });
+    expect(resumed.checkpoint_id).toBe(checkpoints[1]?.checkpoint_id);
 
     // The same facts as the uninterrupted run: b's first fact is not there twice.
     expect(shape(resumed.facts)).toEqual(shape(whole.facts));
