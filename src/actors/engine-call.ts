@@ -4,6 +4,7 @@
  * (budgets, cost, hashes), its tokens streamed into the step under backpressure.
  */
 import type { Tracer } from '@opentelemetry/api';
+import { z } from 'zod';
 import type { ExecContext } from '../context/exec-context.js';
 import type { ChatRequest } from '../engines/chat-request.js';
 import { chatTokens, type ChatResult } from '../engines/chat-tokens.js';
@@ -11,6 +12,8 @@ import { DEFAULT_ENGINE, type EngineRegistry } from '../engines/engine-registry.
 import { BudgetExceededError } from '../errors/budget-exceeded-error.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import { fromErrorPayload } from '../errors/remote-error.js';
+import { SchemaViolationError } from '../errors/schema-violation-error.js';
+import { zodIssues } from '../tools/zod-issues.js';
 import { refuseByBreaker } from '../supervisors/breaker-guard.js';
 import type { BreakerTable } from '../supervisors/breaker-table.js';
 import type { PolicyGate } from './policy-gate.js';
@@ -22,6 +25,44 @@ import {
   type RecordedEngineOutput,
   type RunCalls,
 } from './run-calls.js';
+
+/** A chat message as a call gives it. */
+export const chatMessageSchema = z.object({
+  role: z.enum(['system', 'user', 'assistant', 'tool']),
+  content: z.string(),
+  tool_call_id: z.string().optional(),
+  tool_calls: z
+    .array(z.object({ id: z.string(), name: z.string(), arguments: z.string() }))
+    .optional(),
+});
+
+/** Sampling parameters (API.md's `params`). */
+export const chatParamsSchema = z
+  .object({
+    temperature: z.number().min(0).max(2).optional(),
+    top_p: z.number().min(0).max(1).optional(),
+    max_tokens: z.number().int().nonnegative().optional(),
+    stop: z.array(z.string()).optional(),
+  })
+  .strict();
+
+/** What `runtime.chat` accepts: checked before anything else, so a bad call is the caller's. */
+const chatCallSchema = z.object({
+  engine: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+  messages: z.array(chatMessageSchema).min(1),
+  params: chatParamsSchema.optional(),
+  seed: z.number().int().nullable().optional(),
+  tools: z
+    .array(
+      z.object({
+        name: z.string().min(1),
+        description: z.string().optional(),
+        parameters: z.record(z.string(), z.unknown()),
+      }),
+    )
+    .optional(),
+});
 
 /** A chat request to one of the runtime's engines. */
 export interface ChatCall extends ChatRequest {
@@ -60,6 +101,10 @@ export async function chatInStep(
   options: ChatCallOptions = {},
 ): Promise<ChatResult> {
   const streaming = options.stream ?? true;
+  // A malformed call is the caller's fault: refused before the engine (and its breaker)
+  // hears of it.
+  const validCall = chatCallSchema.safeParse(call);
+  if (!validCall.success) throw new SchemaViolationError('chat call', zodIssues(validCall.error));
   const calls = runCallsOf(ctx);
   // A run's engine calls get the run's seed unless they name one.
   let request: ChatCall =

@@ -13,35 +13,25 @@ import { PermissionDeniedError } from '../errors/permission-denied-error.js';
 import { SchemaViolationError, type SchemaIssue } from '../errors/schema-violation-error.js';
 import { toolRefusal, type ToolInfo } from '../tools/tool-manager.js';
 import type { ToolResult } from '../tools/tool-result.js';
-import type { ChatCall, ChatCallOptions } from './engine-call.js';
+import {
+  chatMessageSchema,
+  chatParamsSchema,
+  type ChatCall,
+  type ChatCallOptions,
+} from './engine-call.js';
 import { parseBody } from './request-bodies.js';
 
 /** Rounds of tool calls an `llm_call` makes at most before it stops. */
 export const MAX_TOOL_ROUNDS = 8;
-
-const messageSchema = z.object({
-  role: z.enum(['system', 'user', 'assistant', 'tool']),
-  content: z.string(),
-  tool_call_id: z.string().optional(),
-  tool_calls: z
-    .array(z.object({ id: z.string(), name: z.string(), arguments: z.string() }))
-    .optional(),
-});
 
 /** The input of an `llm_call` or `llm_plan` step (API.md). */
 export const llmStepInputSchema = z
   .object({
     engine: z.string().min(1).optional(),
     model: z.string().min(1).optional(),
-    messages: z.array(messageSchema).min(1),
-    params: z
-      .object({
-        temperature: z.number().min(0).max(2).optional(),
-        top_p: z.number().min(0).max(1).optional(),
-        max_tokens: z.number().int().positive().optional(),
-        stop: z.array(z.string()).optional(),
-      })
-      .strict()
+    messages: z.array(chatMessageSchema).min(1),
+    params: chatParamsSchema
+      .extend({ max_tokens: z.number().int().positive().optional() })
       .optional(),
     tools: z.array(z.string().min(1)).optional(),
   })

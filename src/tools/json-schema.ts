@@ -8,10 +8,19 @@ import { SchemaViolationError, type SchemaIssue } from '../errors/schema-violati
 /** A JSON Schema document (draft 2020-12). */
 export type JsonSchema = Record<string, unknown>;
 
-// One instance: ajv caches compiled schemas by identity, and compiling is the costly part.
 // `strict: false` because schemas come from other systems (MCP servers, flows) that use
 // keywords ajv's strict mode rejects (`title` in odd places, unknown formats).
-const ajv = new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+const newAjv = (): Ajv2020 =>
+  new Ajv2020({ allErrors: true, strict: false, validateFormats: false });
+// One instance for schemas without an `$id`: ajv caches compiled schemas by identity, and
+// compiling is the costly part.
+const ajv = newAjv();
+/**
+ * Validators by the schema's JSON text, so the same schema compiled twice (an MCP tool's,
+ * by its manager and by the runtime) is compiled once. A schema with an `$id` gets an ajv
+ * of its own: one ajv refuses a second schema under an `$id` it has seen.
+ */
+const compiled = new Map<string, ValidateFunction>();
 
 /** A JSON Pointer (`/a/0/b`) as a path (`['a', 0, 'b']`). */
 function pointerPath(pointer: string): (string | number)[] {
@@ -53,9 +62,13 @@ export function compileJsonSchema<T = unknown>(
     const { $schema: _dialect, ...rest } = schema;
     schema = rest;
   }
+  const key = JSON.stringify(schema);
+  const known = compiled.get(key);
+  if (known) return known as ValidateFunction<T>;
+  const own = typeof schema['$id'] === 'string' ? newAjv() : ajv;
   let valid: boolean;
   try {
-    valid = ajv.validateSchema(schema) as boolean;
+    valid = own.validateSchema(schema) as boolean;
   } catch (err) {
     // A `$schema` naming a dialect this build does not know (draft-07, say).
     throw new SchemaViolationError(
@@ -65,10 +78,12 @@ export function compileJsonSchema<T = unknown>(
     );
   }
   if (!valid) {
-    throw new SchemaViolationError(`the JSON Schema of ${subject}`, ajvIssues(ajv.errors));
+    throw new SchemaViolationError(`the JSON Schema of ${subject}`, ajvIssues(own.errors));
   }
   try {
-    return ajv.compile<T>(schema);
+    const validate = own.compile<T>(schema);
+    compiled.set(key, validate as ValidateFunction);
+    return validate;
   } catch (err) {
     throw new SchemaViolationError(
       `the JSON Schema of ${subject}`,

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../../src/actors/define-agent.js';
+import { SchemaViolationError } from '../../src/errors/schema-violation-error.js';
 import type { Runtime, RuntimeOptions } from '../../src/actors/runtime.js';
 import { SimulatedClock } from '../../src/context/clock.js';
 import type { ChatRequest } from '../../src/engines/chat-request.js';
@@ -118,6 +119,24 @@ describe('runtime.chat: an engine call inside a step', () => {
         reason: expect.stringMatching(/budget exceeded: max_cost_usd/) as string,
       }),
     ]);
+  });
+
+  it('a malformed call is SCHEMA_VIOLATION before any request, and no verdict on the engine (regression: it opened the breaker)', async () => {
+    const rt = runtime({ engines: [openai()] });
+    const bad = [
+      { engine: 'openai', messages: null },
+      { engine: 'openai', messages: [{ role: 'user', content: 'x' }], params: { max_tokens: -1 } },
+      { engine: 'openai', messages: [{ role: 'user', content: 'x' }], params: { max_tokens: 1.5 } },
+      { engine: 'openai', messages: [] },
+    ];
+    for (const call of bad) {
+      const err = await rt.chat(call as never, rt.createContext()).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(SchemaViolationError);
+    }
+    expect(server.requests).toHaveLength(0);
+    // Four refusals later the engine's breaker is still closed: a good call goes through.
+    const ok = await rt.chat({ ...request, engine: 'openai' }, rt.createContext());
+    expect(ok.tokensOut).toBe(10);
   });
 
   it('POLICY-3002: the engine breaker opens after three failures, refuses with an escalation, and a probe closes it', async () => {

@@ -61,3 +61,38 @@ describe('tools known only by a JSON Schema (ajv, draft 2020-12)', () => {
     expect(() => compileJsonSchema('d7', draft7, { anyDialect: true })).not.toThrow();
   });
 });
+
+describe('schemas with an $id (regression: the second compile failed as a SCHEMA_VIOLATION)', () => {
+  it('compiles the same $id schema twice (two managers, or a manager and the runtime)', () => {
+    const schema = {
+      $id: 'https://example.test/tools/lookup.json',
+      type: 'object',
+      properties: { q: { type: 'string' } },
+      required: ['q'],
+    };
+    const first = compileJsonSchema('tool lookup', schema);
+    const second = compileJsonSchema('tool lookup', { ...schema });
+    expect(first({ q: 'x' })).toBe(true);
+    expect(second({ q: 'x' })).toBe(true);
+    expect(second({})).toBe(false);
+  });
+
+  it('keeps two different schemas under one $id apart', () => {
+    const id = 'https://example.test/tools/same-id.json';
+    const numbers = compileJsonSchema('tool a', {
+      $id: id,
+      type: 'object',
+      properties: { n: { type: 'number' } },
+      required: ['n'],
+    });
+    const strings = compileJsonSchema('tool b', {
+      $id: id,
+      type: 'object',
+      properties: { s: { type: 'string' } },
+      required: ['s'],
+    });
+    expect(numbers({ n: 1 })).toBe(true);
+    expect(strings({ s: 'x' })).toBe(true);
+    expect(strings({ n: 1 })).toBe(false);
+  });
+});
