@@ -4,6 +4,7 @@
  * the answer.
  */
 import type { z } from 'zod';
+import type { ExecContext } from '../context/exec-context.js';
 import { extract, mergeExtractConfig, type ExtractConfig } from './extract.js';
 import type { AgentFn, ThreadContext } from './thread-context.js';
 
@@ -20,7 +21,14 @@ export interface Role<T> {
   /** The extract settings in force: the global ones with the role's over them. */
   readonly extractConfig: ExtractConfig;
   /** Runs the adapter on `thread`, then extracts (with one corrected retry, if configured). */
-  run(thread: ThreadContext, options?: { readonly signal?: AbortSignal }): Promise<RoleOutput<T>>;
+  run(
+    thread: ThreadContext,
+    options?: {
+      readonly signal?: AbortSignal;
+      /** The context whose budget the correcting engine call is charged to. */
+      readonly ctx?: ExecContext;
+    },
+  ): Promise<RoleOutput<T>>;
 }
 
 /**
@@ -48,10 +56,11 @@ export function createRole<T>(
     schema,
     extractConfig: config,
     async run(thread, options = {}) {
-      const raw = await agentFn(thread, prompt, options);
+      const raw = await agentFn(thread, prompt, options.signal ? { signal: options.signal } : {});
       const meta = await extract(raw, schema, {
         ...config,
         ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.ctx ? { ctx: options.ctx } : {}),
       });
       return { raw, meta };
     },

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import type { ExecContext } from '../context/exec-context.js';
 import type { ChatRequest, Engine } from '../engines/chat-request.js';
+import { createContext } from '../context/create-context.js';
 import { chatTokens } from '../engines/chat-tokens.js';
 import { ExtractError, type ExtractAttempt } from '../errors/extract-error.js';
 import type { SchemaIssue } from '../errors/schema-violation-error.js';
@@ -123,21 +124,14 @@ async function askAgain(
       ...(options.maxTokens === undefined ? {} : { max_tokens: options.maxTokens }),
     },
   };
-  let text = '';
-  if (options.ctx) {
-    const stream = chatTokens(engine, request, options.ctx);
-    for (;;) {
-      const r = await stream.next();
-      if (r.done) return r.value.text;
-    }
+  // Every engine call goes through a budget ledger: the caller's context's when given,
+  // else one of its own (no limits, but reserved, committed and costed all the same).
+  const ctx = options.ctx ?? createContext(options.signal ? { signal: options.signal } : {});
+  const stream = chatTokens(engine, request, ctx);
+  for (;;) {
+    const r = await stream.next();
+    if (r.done) return r.value.text;
   }
-  for await (const token of engine.stream(
-    request,
-    options.signal ? { signal: options.signal } : {},
-  )) {
-    text += token;
-  }
-  return text;
 }
 
 /**

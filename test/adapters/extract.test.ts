@@ -114,4 +114,22 @@ describe('createRole', () => {
     expect(seen).toEqual(['You are the coder.', 'write x.ts']);
     expect(role.extractConfig).toEqual({ model: 'role-model', temperature: 0 });
   });
+
+  it("charges a role's correcting call to the context it runs under; past its budget nothing is sent", async () => {
+    const { engine, requests } = correcting('{"done": false, "files": ["a"]}');
+    const role = createRole(() => Promise.resolve('not json'), 'You code.', meta, {
+      engine,
+      maxTokens: 20,
+    });
+    const ctx = createContext({ budgets: { maxTokensOut: 100 } });
+    const out = await role.run({ threadId: 't', start: 'go', steps: [] }, { ctx });
+    expect(out.meta).toEqual({ done: false, files: ['a'] });
+    expect(ctx.ledger.committed.tokensOut).toBeGreaterThan(0);
+    const poor = createContext({ budgets: { maxTokensOut: 5 } });
+    const err = await role
+      .run({ threadId: 't', start: 'go', steps: [] }, { ctx: poor })
+      .catch((e: unknown) => e);
+    expect((err as { code?: string }).code).toBe('BUDGET_EXCEEDED');
+    expect(requests).toHaveLength(1);
+  });
 });
