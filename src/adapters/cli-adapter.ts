@@ -62,6 +62,11 @@ export function createCliAdapter(options: CliAdapterOptions): CliAdapter {
     throw new RangeError(`createCliAdapter: timeoutMs must be a positive number, got ${timeoutMs}`);
   }
   const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT;
+  if (!(Number.isInteger(maxOutputBytes) && maxOutputBytes > 0)) {
+    throw new RangeError(
+      `createCliAdapter: maxOutputBytes must be a whole number > 0, got ${maxOutputBytes}`,
+    );
+  }
   const name = options.name ?? options.command;
   const parse = options.parse ?? ((stdout: string) => stdout.trim());
 

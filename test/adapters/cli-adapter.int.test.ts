@@ -108,6 +108,41 @@ describe('CLI agent adapters: a process agent in a runtime', () => {
   });
 });
 
+describe('adapter options', () => {
+  it('parse shapes the output, cwd is where the process runs, maxOutputBytes bounds what parse sees', async () => {
+    const parsed = createCliAdapter({
+      name: 'fake',
+      command: process.execPath,
+      args: [fakeAgent],
+      input: 'arg',
+      env: { FAKE_MODE: 'echo' },
+      parse: (stdout) => stdout.split('\n').length,
+    });
+    expect(await parsed.complete('hi')).toBe(3);
+    const located = createCliAdapter({
+      name: 'fake',
+      command: process.execPath,
+      args: [fakeAgent],
+      input: 'arg',
+      env: { FAKE_MODE: 'cwd' },
+      cwd: scratch,
+    });
+    expect(await located.complete('x')).toBe(scratch);
+    const capped = createCliAdapter({
+      name: 'fake',
+      command: process.execPath,
+      args: [fakeAgent],
+      input: 'arg',
+      env: { FAKE_MODE: 'echo' },
+      maxOutputBytes: 8,
+    });
+    expect(await capped.complete('hello')).toBe('you said');
+    expect(() =>
+      createCliAdapter({ name: 'x', command: 'x', input: 'arg', maxOutputBytes: Number.NaN }),
+    ).toThrow(/maxOutputBytes must be a whole number > 0/);
+  });
+});
+
 describe("seed 001's error taxonomy, with real processes", () => {
   it('spawn_failed: no such binary', async () => {
     const err = await failure(
