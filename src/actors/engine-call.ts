@@ -103,8 +103,8 @@ export async function chatInStep(
   const streaming = options.stream ?? true;
   // A malformed call is the caller's fault: refused before the engine (and its breaker)
   // hears of it.
-  const validCall = chatCallSchema.safeParse(call);
-  if (!validCall.success) throw new SchemaViolationError('chat call', zodIssues(validCall.error));
+  const parsedCall = chatCallSchema.safeParse(call);
+  if (!parsedCall.success) throw new SchemaViolationError('chat call', zodIssues(parsedCall.error));
   const calls = runCallsOf(ctx);
   // A run's engine calls get the run's seed unless they name one.
   let request: ChatCall =
@@ -157,7 +157,7 @@ export async function chatInStep(
     throw err;
   }
   if (calls && key && recorded) {
-    const inputs = engineInputs(engine, request, calls.replica);
+    const inputs = engineInputs(engine, request, calls.replica, result.facts);
     await calls.record(key, 'engine', engine.name, inputs, engineOutput(recorded, result, null));
   }
   if (checked) {

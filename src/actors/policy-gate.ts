@@ -15,6 +15,7 @@ import type { Logger } from '../observability/logger.js';
 import {
   ALLOW,
   deny,
+  noopPolicy,
   subjectOf,
   type PolicyAction,
   type PolicyActionKind,
@@ -49,9 +50,9 @@ export class PolicyGate {
     this.#deps = deps;
   }
 
-  /** True when the runtime's policy is the noop one: only run policies can refuse. */
+  /** True when the runtime's policy is `noopPolicy`: only run policies can refuse. */
   get idle(): boolean {
-    return this.#deps.policy.name === 'noop';
+    return this.#deps.policy === noopPolicy;
   }
 
   /**

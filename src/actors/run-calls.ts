@@ -217,18 +217,22 @@ export function runCallsOf(ctx: ExecContext): RunCalls | null {
   return null;
 }
 
-/** An engine call's determinism inputs (NERVE-4022). */
+/**
+ * An engine call's determinism inputs (NERVE-4022). `facts`, when the call was made, already
+ * hold its hashes (`chatTokens` computed them): they are not computed again.
+ */
 export function engineInputs(
   engine: Engine,
   request: ChatRequest,
   replica: string | null,
+  facts: CallFacts | null = null,
 ): RecordedInputs {
   return {
     engine: engine.name,
     model: request.model ?? engine.defaultModel,
     seed: request.seed ?? null,
-    prompt_hash: promptHash(request),
-    params_hash: paramsHash(request, engine),
+    prompt_hash: facts?.promptHash ?? promptHash(request),
+    params_hash: facts?.paramsHash ?? paramsHash(request, engine),
     replica,
   };
 }

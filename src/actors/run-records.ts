@@ -4,7 +4,7 @@ import type { ExecContext, TokenUsage } from '../context/exec-context.js';
 import type { IdSource } from '../context/id-source.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStatus } from '../store/records.js';
-import type { RunStore } from '../store/run-store.js';
+import { flushed, type RunStore } from '../store/run-store.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import type { AgentResult } from './agent-result.js';
 import type { StepOutcome } from './step-runner.js';
@@ -103,8 +103,7 @@ export async function closeRun(
       },
     });
     // The caller learns the result next: what it learns is durable first.
-    const pending = deps.store.flush();
-    if (pending) await pending;
+    await flushed(deps.store);
   } catch (err) {
     deps.logger.error({ err, run_id: run.runId }, 'run end could not be stored');
   }

@@ -8,7 +8,7 @@ import type { SinkEscalation, SinkEvent, StreamSink, StreamTap } from '../contex
 import { SchemaViolationError } from '../errors/schema-violation-error.js';
 import { StreamClosedError } from '../errors/stream-closed-error.js';
 import { toAxonError, type ErrorPayload } from '../errors/to-error-payload.js';
-import type { RunStore } from '../store/run-store.js';
+import { flushed, type RunStore } from '../store/run-store.js';
 import {
   copyErrorDetails,
   copyStartedOptions,
@@ -196,8 +196,7 @@ export class StepActor implements HandlerSink {
         if (tap) {
           // Shown to a subscriber only once durable: the log holds whatever anyone has seen.
           try {
-            const pending = this.#opts.store.flush();
-            if (pending) await pending;
+            await flushed(this.#opts.store);
           } catch (err) {
             this.#logError ??= err;
             this.#opts.onLogFailure?.(err);

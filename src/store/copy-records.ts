@@ -79,18 +79,23 @@ function keepProvenance(p: Provenance): Provenance {
     : copyProvenance(p);
 }
 
-const NO_BUDGETS: WireBudgets = Object.freeze({});
+const EMPTY: Readonly<Record<string, never>> = Object.freeze({});
 
-function keepBudgets(b: WireBudgets): WireBudgets {
-  for (const _ in b) return deepCopy(b);
-  return NO_BUDGETS;
+/** A plain object kept: a copy, or the one shared frozen empty object when it is empty. */
+function keepObject<T extends object>(o: T): T {
+  for (const _ in o) return deepCopy(o);
+  return EMPTY as T;
 }
 
-/** How the nested budgets, usage and provenance of a record or event are copied. */
+/**
+ * How the nested budgets, usage, provenance and settings (a run's policies) of a record or
+ * event are copied.
+ */
 export interface NestedCopy {
   readonly budgets: (b: WireBudgets) => WireBudgets;
   readonly usage: (u: BudgetUsage) => BudgetUsage;
   readonly provenance: (p: Provenance) => Provenance;
+  readonly settings: <T extends object>(o: T) => T;
 }
 
 /** For copies handed out: every object new. */
@@ -98,22 +103,16 @@ export const FRESH: NestedCopy = {
   budgets: deepCopy,
   usage: copyUsage,
   provenance: copyProvenance,
+  settings: deepCopy,
 };
 
 /** For copies kept by a store: the empty values shared, frozen. */
 export const KEPT: NestedCopy = {
-  budgets: keepBudgets,
+  budgets: keepObject,
   usage: keepUsage,
   provenance: keepProvenance,
+  settings: keepObject,
 };
-
-const NO_SETTINGS: Readonly<Record<string, unknown>> = Object.freeze({});
-
-/** A run's policy-like settings, kept: the empty ones shared. */
-function keepSettings(o: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
-  for (const _ in o) return deepCopy(o);
-  return NO_SETTINGS;
-}
 
 function provenanceOrNull(nested: NestedCopy, p: Provenance | null): Provenance | null {
   return p === null ? null : nested.provenance(p);
@@ -138,9 +137,9 @@ export function copyRunRecord(r: RunRecord, nested: NestedCopy = FRESH): RunReco
     user_id: r.user_id,
     created_at: r.created_at,
     ended_at: r.ended_at,
-    policy: nested === KEPT ? keepSettings(r.policy) : deepCopy(r.policy),
-    pool_policy: nested === KEPT ? keepSettings(r.pool_policy) : deepCopy(r.pool_policy),
-    fs_policy: r.fs_policy === null ? null : deepCopy(r.fs_policy),
+    policy: nested.settings(r.policy),
+    pool_policy: nested.settings(r.pool_policy),
+    fs_policy: r.fs_policy === null ? null : nested.settings(r.fs_policy),
     replay_of: r.replay_of,
     cancel_on_disconnect: r.cancel_on_disconnect,
   };
