@@ -12,8 +12,11 @@ import {
 } from './copy-records.js';
 import { deepCopy } from './deep-copy.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
+import { decided } from './approval-records.js';
 import { addUsage, recordingKey } from './records.js';
 import type {
+  ApprovalDecision,
+  ApprovalRecord,
   CallRecording,
   CheckpointRecord,
   FactQuery,
@@ -44,6 +47,8 @@ interface RunEntry {
   checkpoints: CheckpointRecord[];
   /** Call recordings by key (see `recordingKey`), in the order first stored. */
   recordings: Map<string, CallRecording> | null;
+  /** Approvals by id, in the order requested. */
+  approvals: Map<string, ApprovalRecord> | null;
 }
 
 /** Options of {@link memoryStore}. */
@@ -81,6 +86,8 @@ export class MemoryRunStore implements RunStore {
   readonly #steps = new Map<string, StepEntry>();
   readonly #flows = new Map<string, FlowRecord>();
   readonly #flowsByHash = new Map<string, string>();
+  /** The run of each approval. */
+  readonly #approvalRuns = new Map<string, string>();
   #factSeq = 0;
   /** Ids of finished runs, oldest first from `#evictFrom`; may hold ids already dropped. */
   #finished: string[] = [];
@@ -102,6 +109,7 @@ export class MemoryRunStore implements RunStore {
       facts: [],
       checkpoints: [],
       recordings: null,
+      approvals: null,
     });
     if (FINISHED.has(run.status)) this.#finished.push(run.run_id);
     if (this.#runs.size > this.maxRuns) this.#evict();
@@ -118,6 +126,7 @@ export class MemoryRunStore implements RunStore {
       const entry = this.#runs.get(runId);
       if (!entry || !FINISHED.has(entry.run.status)) continue;
       for (const step of entry.steps) this.#steps.delete(step.record.step_id);
+      for (const id of entry.approvals?.keys() ?? []) this.#approvalRuns.delete(id);
       this.#runs.delete(runId);
     }
     if (this.#evictFrom > 1024 && this.#evictFrom * 2 > this.#finished.length) {
@@ -251,6 +260,46 @@ export class MemoryRunStore implements RunStore {
   listRecordings(runId: string): Promise<CallRecording[]> {
     const recordings = this.#runs.get(runId)?.recordings;
     return Promise.resolve(recordings ? [...recordings.values()].map((r) => deepCopy(r)) : []);
+  }
+
+  createApproval(
+    approval: ApprovalRecord,
+  ): Promise<{ readonly approval: ApprovalRecord; readonly created: boolean }> {
+    const entry = this.#runs.get(approval.run_id);
+    if (!entry) return Promise.reject(new NotFoundError('run', approval.run_id));
+    const approvals = (entry.approvals ??= new Map());
+    const found = approvals.get(approval.approval_id);
+    if (found) return Promise.resolve({ approval: deepCopy(found), created: false });
+    approvals.set(approval.approval_id, deepCopy(approval));
+    this.#approvalRuns.set(approval.approval_id, approval.run_id);
+    return Promise.resolve({ approval: deepCopy(approval), created: true });
+  }
+
+  getApproval(approvalId: string): Promise<ApprovalRecord | null> {
+    const found = this.#approval(approvalId);
+    return Promise.resolve(found ? deepCopy(found) : null);
+  }
+
+  listApprovals(runId: string): Promise<ApprovalRecord[]> {
+    const approvals = this.#runs.get(runId)?.approvals;
+    return Promise.resolve(approvals ? [...approvals.values()].map((a) => deepCopy(a)) : []);
+  }
+
+  decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
+    const found = this.#approval(approvalId);
+    if (!found) return Promise.reject(new NotFoundError('approval', approvalId));
+    try {
+      const next = decided(found, decision);
+      this.#runs.get(found.run_id)?.approvals?.set(approvalId, next);
+      return Promise.resolve(deepCopy(next));
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  #approval(approvalId: string): ApprovalRecord | undefined {
+    const runId = this.#approvalRuns.get(approvalId);
+    return runId === undefined ? undefined : this.#runs.get(runId)?.approvals?.get(approvalId);
   }
 
   listRuns(query: { readonly status?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {

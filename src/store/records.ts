@@ -4,10 +4,16 @@ import type { BudgetUsage, Provenance } from '../streams/events.js';
 
 /** Run modes (NERVE-4002). */
 export type RunMode = 'record' | 'replay' | 'strict_replay';
-/** Run statuses of API.md. */
-export type RunStatus = 'running' | 'cancelling' | 'cancelled' | 'completed' | 'failed';
-/** Step statuses of API.md. */
-export type StepStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled';
+/**
+ * Run statuses of API.md, and `waiting`: a step of the run waits for an approval (issue 6;
+ * API.md lists no such status — see docs/policy.md). A waiting run takes steps as a running
+ * one does.
+ */
+export type RunStatus =
+  'running' | 'waiting' | 'cancelling' | 'cancelled' | 'completed' | 'failed';
+/** Step statuses of API.md, and `waiting`: suspended until an approval is decided. */
+export type StepStatus =
+  'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
 /** Step types: API.md's, plus `agent` (a registered agent invoked by name). */
 export type StepType =
   'llm_plan' | 'llm_call' | 'tool_call' | 'fs_op' | 'gate_eval' | 'checkpoint' | 'agent';
@@ -221,3 +227,44 @@ export type RecordingKey = Pick<CallRecording, 'client_token' | 'actor_path' | '
 export function recordingKey(key: RecordingKey): string {
   return `${key.client_token}\u0000${key.actor_path.join('\u0001')}\u0000${key.seq}`;
 }
+
+/** Where an approval stands. */
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected';
+
+/**
+ * A call that the policy let go on only once someone approves it (issue 6). The step that
+ * made it (a step submitted to a run, with a client token) is suspended while it is
+ * `pending`. Its id is derived from where the call sits — (run, client token, actor path
+ * below the step, the caller's approval sequence) — so the step run again after the
+ * decision finds it.
+ */
+export interface ApprovalRecord {
+  readonly approval_id: string;
+  readonly run_id: string;
+  /** The submitted step that waits for the decision. */
+  readonly step_id: string;
+  readonly client_token: string;
+  /** Actor names below the submitted step down to the caller (`[]`: the step itself). */
+  readonly actor_path: readonly string[];
+  /** The kind of action (`call_tool`, `invoke_agent`, …) and what it is for. */
+  readonly action: string;
+  readonly target: string;
+  /** Who asked: the context's user, or `anonymous`. */
+  readonly subject: string;
+  /** The policy rule that asked for the approval. */
+  readonly rule: string;
+  /** Who may decide. */
+  readonly approvers: readonly string[];
+  readonly status: ApprovalStatus;
+  /** The waiting step's lifecycle when it asked: XState's persisted snapshot of it. */
+  readonly snapshot: unknown;
+  readonly requested_at: string;
+  readonly decided_by: string | null;
+  readonly reason: string | null;
+  readonly decided_at: string | null;
+}
+
+/** A decision on a pending approval. */
+export type ApprovalDecision = Pick<ApprovalRecord, 'decided_by' | 'reason' | 'decided_at'> & {
+  readonly status: Exclude<ApprovalStatus, 'pending'>;
+};

@@ -121,3 +121,23 @@ for e = 0, n - 1 do
   redis.call('RPUSH', KEYS[i * 2], ARGV[e * 3 + 3])
 end
 return {'ok'}`;
+
+// KEYS[1] the run's hash, KEYS[2] the approval's key, KEYS[3] the run's approval ids.
+// ARGV[1] the approval id, ARGV[2] its JSON. → 1 stored, 0 already there (unchanged), -1
+// without the run.
+export const CREATE_APPROVAL = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+if redis.call('SET', KEYS[2], ARGV[2], 'NX') then
+  redis.call('RPUSH', KEYS[3], ARGV[1])
+  return 1
+end
+return 0`;
+
+// KEYS[1] the approval's key. ARGV[1] the JSON it must still hold, ARGV[2] the new JSON.
+// → 1 swapped, 0 it holds something else (decided meanwhile), -1 no such approval.
+export const SWAP_APPROVAL = `
+local now = redis.call('GET', KEYS[1])
+if not now then return -1 end
+if now ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2])
+return 1`;

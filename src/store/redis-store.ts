@@ -16,13 +16,18 @@ import {
   APPEND_FACT,
   APPEND_IF_RUN,
   PUT_RECORDING,
+  CREATE_APPROVAL,
+  SWAP_APPROVAL,
   RELEASE_TOKEN,
   ADD_USAGE,
   PATCH,
   APPEND,
 } from './redis-scripts.js';
+import { decided } from './approval-records.js';
 import { recordingKey } from './records.js';
 import type {
+  ApprovalDecision,
+  ApprovalRecord,
   CallRecording,
   CheckpointRecord,
   FactQuery,
@@ -133,6 +138,10 @@ export class RedisRunStore implements RunStore {
 
   #log(id: string): string {
     return `${this.prefix}log:${id}`;
+  }
+
+  #approval(id: string): string {
+    return `${this.prefix}approval:${id}`;
   }
 
   async createRun(run: RunRecord): Promise<void> {
@@ -351,6 +360,54 @@ export class RedisRunStore implements RunStore {
     if (keys.length === 0) return [];
     const values = await this.client.hmget(`${run}:recordings`, ...keys);
     return values.flatMap((v) => (v === null ? [] : [JSON.parse(v) as CallRecording]));
+  }
+
+  async createApproval(
+    approval: ApprovalRecord,
+  ): Promise<{ readonly approval: ApprovalRecord; readonly created: boolean }> {
+    const run = this.#run(approval.run_id);
+    const body = JSON.stringify(approval);
+    const key = this.#approval(approval.approval_id);
+    const r = await this.client.eval(
+      CREATE_APPROVAL,
+      3,
+      run,
+      key,
+      `${run}:approvals`,
+      approval.approval_id,
+      body,
+    );
+    if (r === -1) throw new NotFoundError('run', approval.run_id);
+    if (r === 1) return { approval: JSON.parse(body) as ApprovalRecord, created: true };
+    const found = await this.getApproval(approval.approval_id);
+    if (!found) throw new NotFoundError('approval', approval.approval_id);
+    return { approval: found, created: false };
+  }
+
+  async getApproval(approvalId: string): Promise<ApprovalRecord | null> {
+    const raw = await this.client.get(this.#approval(approvalId));
+    return raw === null ? null : (JSON.parse(raw) as ApprovalRecord);
+  }
+
+  async listApprovals(runId: string): Promise<ApprovalRecord[]> {
+    const ids = await this.client.lrange(`${this.#run(runId)}:approvals`, 0, -1);
+    if (ids.length === 0) return [];
+    const values = await this.client.mget(...ids.map((id) => this.#approval(id)));
+    return values.flatMap((v) => (v === null ? [] : [JSON.parse(v) as ApprovalRecord]));
+  }
+
+  /** Compare-and-swap on the stored JSON: a decision made meanwhile elsewhere wins, and this one then conflicts. */
+  async decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
+    const key = this.#approval(approvalId);
+    for (;;) {
+      const raw = await this.client.get(key);
+      if (raw === null) throw new NotFoundError('approval', approvalId);
+      const next = decided(JSON.parse(raw) as ApprovalRecord, decision);
+      const body = JSON.stringify(next);
+      const r = await this.client.eval(SWAP_APPROVAL, 1, key, raw, body);
+      if (r === 1) return JSON.parse(body) as ApprovalRecord;
+      if (r === -1) throw new NotFoundError('approval', approvalId);
+    }
   }
 
   async listRuns(query: { readonly status?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {

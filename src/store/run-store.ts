@@ -1,6 +1,8 @@
 /** @module The RunStore interface: runs, steps and each step's append-only event log. */
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import type {
+  ApprovalDecision,
+  ApprovalRecord,
   CallRecording,
   CheckpointRecord,
   FactQuery,
@@ -89,6 +91,23 @@ export interface RunStore {
   getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null>;
   /** A run's recordings, in the order they were first stored. */
   listRecordings(runId: string): Promise<CallRecording[]>;
+  /**
+   * Stores an approval request, or finds the one with the same id (a step run again asks
+   * again): then `created` is false and nothing is written. `NotFoundError` for an unknown
+   * run.
+   */
+  createApproval(
+    approval: ApprovalRecord,
+  ): Promise<{ readonly approval: ApprovalRecord; readonly created: boolean }>;
+  getApproval(approvalId: string): Promise<ApprovalRecord | null>;
+  /** A run's approvals, in the order they were requested. */
+  listApprovals(runId: string): Promise<ApprovalRecord[]>;
+  /**
+   * Decides a pending approval, atomically (of two concurrent decisions, in any processes,
+   * one wins) and resolves it decided. `NotFoundError` for an unknown approval,
+   * `ConflictError` (with `details.status`) for one already decided.
+   */
+  decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord>;
   /**
    * Makes every write so far durable. A store may hold writes back to commit them together
    * (the SQLite store commits one turn of the event loop at a time); the runtime flushes

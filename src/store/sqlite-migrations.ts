@@ -134,6 +134,19 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 4,
+    name: 'approvals',
+    sql: `
+      CREATE TABLE approvals (
+        approval_id TEXT PRIMARY KEY,
+        run_id      TEXT NOT NULL REFERENCES runs (run_id),
+        status      TEXT NOT NULL,
+        body        TEXT NOT NULL
+      );
+      CREATE INDEX approvals_by_run ON approvals (run_id);
+    `,
+  },
 ];
 
 /**

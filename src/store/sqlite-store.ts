@@ -11,6 +11,8 @@ import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { checkFactQuery } from './fact-query.js';
 import { addUsage, recordingKey } from './records.js';
 import type {
+  ApprovalDecision,
+  ApprovalRecord,
   CallRecording,
   CheckpointRecord,
   FactQuery,
@@ -24,6 +26,7 @@ import type {
   StepRecord,
 } from './records.js';
 import type { RunStore } from './run-store.js';
+import { SqliteApprovals } from './sqlite-approvals.js';
 import { migrate } from './sqlite-migrations.js';
 import { settle, TurnCommit } from './sqlite-turn-commit.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
@@ -74,6 +77,7 @@ export class SqliteRunStore implements RunStore {
   #closed = false;
   /** The writes of this turn of the event loop, committed together. */
   readonly #turn: TurnCommit;
+  readonly #approvals: SqliteApprovals;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.path = path;
@@ -92,6 +96,7 @@ export class SqliteRunStore implements RunStore {
     this.#turn = new TurnCommit(this.db, options.maxBatchMs ?? 10, options.onError);
     const db = this.db;
     this.#stmt = prepareStatements(db);
+    this.#approvals = new SqliteApprovals(db, (fn) => this.#write(fn), settle);
     this.#claim = db.transaction((step: StepRecord) => {
       if (step.client_token !== null) {
         const row = this.#stmt.stepByToken.get(step.run_id, step.client_token) as
@@ -404,6 +409,24 @@ export class SqliteRunStore implements RunStore {
     return settle(() =>
       (this.#stmt.listRecordings.all(runId) as RecordingRow[]).map(recordingFromRow),
     );
+  }
+
+  createApproval(
+    approval: ApprovalRecord,
+  ): Promise<{ readonly approval: ApprovalRecord; readonly created: boolean }> {
+    return this.#approvals.create(approval);
+  }
+
+  getApproval(approvalId: string): Promise<ApprovalRecord | null> {
+    return this.#approvals.get(approvalId);
+  }
+
+  listApprovals(runId: string): Promise<ApprovalRecord[]> {
+    return this.#approvals.list(runId);
+  }
+
+  decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
+    return this.#approvals.decide(approvalId, decision);
   }
 
   listRuns(query: { readonly status?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {

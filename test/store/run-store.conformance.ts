@@ -11,6 +11,7 @@ import { ConflictError } from '../../src/errors/conflict-error.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';
 import {
   zeroUsage,
+  type ApprovalRecord,
   type CallRecording,
   type RunRecord,
   type StepRecord,
@@ -591,6 +592,111 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
         await expect(store.putRecording(recording(uid('run')))).rejects.toBeInstanceOf(
           NotFoundError,
         );
+      });
+    });
+
+    describe('approvals', () => {
+      function approval(run: RunRecord, step: StepRecord, n: number): ApprovalRecord {
+        return {
+          approval_id: uid('apr'),
+          run_id: run.run_id,
+          step_id: step.step_id,
+          client_token: 'c-1',
+          actor_path: n === 1 ? [] : ['ops', 'deployer'],
+          action: 'call_tool',
+          target: 'deploy',
+          subject: 'alice',
+          rule: 'approvals.tools',
+          approvers: ['bob', 'carol'],
+          status: 'pending',
+          snapshot: { value: 'running', context: { seq: 3, tokenIndex: 1, accepted: [] } },
+          requested_at: '2026-11-23T10:00:00.000Z',
+          decided_by: null,
+          reason: null,
+          decided_at: null,
+        };
+      }
+
+      it('stores a request once: asked again under its id, the first is returned and nothing changes', async () => {
+        const { run, steps } = await runWithSteps(1);
+        const first = approval(run, steps[0] as StepRecord, 1);
+        const second = approval(run, steps[0] as StepRecord, 2);
+
+        expect(await store.createApproval(first)).toEqual({ approval: first, created: true });
+        await store.createApproval(second);
+        const again = await store.createApproval({ ...first, approvers: ['mallory'] });
+
+        expect(again).toEqual({ approval: first, created: false });
+        expect(await store.getApproval(first.approval_id)).toEqual(first);
+        expect(await store.listApprovals(run.run_id)).toEqual([first, second]);
+        expect(await store.getApproval(uid('apr'))).toBeNull();
+        expect(await store.listApprovals(uid('run'))).toEqual([]);
+      });
+
+      it('decides a pending approval once; a second decision is a ConflictError naming the first', async () => {
+        const { run, steps } = await runWithSteps(1);
+        const a = approval(run, steps[0] as StepRecord, 1);
+        await store.createApproval(a);
+        const decision = {
+          status: 'approved' as const,
+          decided_by: 'bob',
+          reason: 'looks fine',
+          decided_at: '2026-11-23T10:05:00.000Z',
+        };
+
+        const done = await store.decideApproval(a.approval_id, decision);
+
+        expect(done).toEqual({ ...a, ...decision });
+        expect(await store.getApproval(a.approval_id)).toEqual(done);
+        const again = store.decideApproval(a.approval_id, { ...decision, status: 'rejected' });
+        await expect(again).rejects.toBeInstanceOf(ConflictError);
+        await expect(again).rejects.toMatchObject({
+          details: { status: 'approved', decided_by: 'bob' },
+        });
+        expect((await store.getApproval(a.approval_id))?.status).toBe('approved');
+      });
+
+      it('of concurrent decisions exactly one wins', async () => {
+        const { run, steps } = await runWithSteps(1);
+        const a = approval(run, steps[0] as StepRecord, 1);
+        await store.createApproval(a);
+        const at = '2026-11-23T10:05:00.000Z';
+
+        const results = await Promise.allSettled(
+          ['bob', 'carol', 'bob', 'carol'].map((by, i) =>
+            store.decideApproval(a.approval_id, {
+              status: i % 2 === 0 ? 'approved' : 'rejected',
+              decided_by: by,
+              reason: null,
+              decided_at: at,
+            }),
+          ),
+        );
+
+        const won = results.filter((r) => r.status === 'fulfilled');
+        expect(won).toHaveLength(1);
+        const stored = await store.getApproval(a.approval_id);
+        expect(stored).toEqual((won[0] as PromiseFulfilledResult<ApprovalRecord>).value);
+        for (const r of results) {
+          if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ConflictError);
+        }
+      });
+
+      it('refuses a request in an unknown run and a decision on an unknown approval with NotFoundError', async () => {
+        const { run, steps } = await runWithSteps(1);
+        const a = approval(run, steps[0] as StepRecord, 1);
+
+        await expect(store.createApproval({ ...a, run_id: uid('run') })).rejects.toBeInstanceOf(
+          NotFoundError,
+        );
+        await expect(
+          store.decideApproval(uid('apr'), {
+            status: 'approved',
+            decided_by: 'bob',
+            reason: null,
+            decided_at: '2026-11-23T10:05:00.000Z',
+          }),
+        ).rejects.toBeInstanceOf(NotFoundError);
       });
     });
 
