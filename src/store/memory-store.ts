@@ -13,6 +13,7 @@ import {
 import { deepCopy } from './deep-copy.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
 import { decided } from './approval-records.js';
+import { settle } from './sqlite-turn-commit.js';
 import { addUsage, recordingKey } from './records.js';
 import type {
   ApprovalDecision,
@@ -267,7 +268,7 @@ export class MemoryRunStore implements RunStore {
   ): Promise<{ readonly approval: ApprovalRecord; readonly created: boolean }> {
     const entry = this.#runs.get(approval.run_id);
     if (!entry) return Promise.reject(new NotFoundError('run', approval.run_id));
-    const approvals = (entry.approvals ??= new Map());
+    const approvals = (entry.approvals ??= new Map<string, ApprovalRecord>());
     const found = approvals.get(approval.approval_id);
     if (found) return Promise.resolve({ approval: deepCopy(found), created: false });
     approvals.set(approval.approval_id, deepCopy(approval));
@@ -288,13 +289,11 @@ export class MemoryRunStore implements RunStore {
   decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
     const found = this.#approval(approvalId);
     if (!found) return Promise.reject(new NotFoundError('approval', approvalId));
-    try {
+    return settle(() => {
       const next = decided(found, decision);
       this.#runs.get(found.run_id)?.approvals?.set(approvalId, next);
-      return Promise.resolve(deepCopy(next));
-    } catch (err) {
-      return Promise.reject(err as Error);
-    }
+      return deepCopy(next);
+    });
   }
 
   #approval(approvalId: string): ApprovalRecord | undefined {
