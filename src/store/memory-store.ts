@@ -13,7 +13,6 @@ import {
 import { deepCopy } from './deep-copy.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
 import { decided } from './approval-records.js';
-import { settle } from './sqlite-turn-commit.js';
 import { addUsage, recordingKey } from './records.js';
 import type {
   ApprovalDecision,
@@ -289,11 +288,14 @@ export class MemoryRunStore implements RunStore {
   decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
     const found = this.#approval(approvalId);
     if (!found) return Promise.reject(new NotFoundError('approval', approvalId));
-    return settle(() => {
-      const next = decided(found, decision);
-      this.#runs.get(found.run_id)?.approvals?.set(approvalId, next);
-      return deepCopy(next);
-    });
+    let next: ApprovalRecord;
+    try {
+      next = decided(found, decision);
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+    this.#runs.get(found.run_id)?.approvals?.set(approvalId, next);
+    return Promise.resolve(deepCopy(next));
   }
 
   #approval(approvalId: string): ApprovalRecord | undefined {
