@@ -16,6 +16,7 @@ import { SchemaViolationError } from '../errors/schema-violation-error.js';
 import { zodIssues } from '../tools/zod-issues.js';
 import { refuseByBreaker } from '../supervisors/breaker-guard.js';
 import type { BreakerTable } from '../supervisors/breaker-table.js';
+import type { CallRecording } from '../store/records.js';
 import type { PolicyGate } from './policy-gate.js';
 import {
   engineInputs,
@@ -123,6 +124,9 @@ export async function chatInStep(
   if (calls?.replaying) return replayChat(deps, calls, request, ctx, streaming);
   const engine = deps.engines.get(engineName);
   const key = calls?.recording ? calls.next(ctx.path) : null;
+  // A step going on after an approval: the calls it made before are not made again.
+  const own = key && calls ? await calls.own(key) : null;
+  if (own) return serveChat(own, request, ctx, streaming);
   const breaker = deps.breakers.get('engine', engine.name);
   if (breaker && !breaker.tryAcquire()) refuseByBreaker(breaker, ctx.stream);
   const recorded: string[] | null = key ? [] : null;
@@ -191,9 +195,7 @@ function emitMetrics(
 /**
  * An engine call of a `replay` or `strict_replay` run, served from the recorded run: no
  * engine is called (NERVE-4021). In `strict_replay` its determinism inputs are checked first
- * (NERVE-4022), which needs the engine registered. Its recorded use goes through the budget
- * ledger as if it had been made, its tokens stream into the step as they were recorded, and a
- * recorded failure fails it the same way after them.
+ * (NERVE-4022), which needs the engine registered.
  */
 async function replayChat(
   deps: EngineCallDeps,
@@ -206,6 +208,20 @@ async function replayChat(
   const rec = await calls.recorded(key, 'engine', () =>
     engineInputs(deps.engines.get(request.engine ?? DEFAULT_ENGINE), request, calls.replica),
   );
+  return serveChat(rec, request, ctx, streaming);
+}
+
+/**
+ * An engine call answered from its recording `rec`: its recorded use goes through the
+ * budget ledger as if it had been made, its tokens stream into the step as they were
+ * recorded, and a recorded failure fails it the same way after them.
+ */
+async function serveChat(
+  rec: CallRecording,
+  request: ChatCall,
+  ctx: ExecContext,
+  streaming: boolean,
+): Promise<ChatResult> {
   const out = rec.output as RecordedEngineOutput;
   const use = { tokensIn: out.tokens_in, tokensOut: out.tokens_out, costUsd: out.cost_usd };
   const reservation = ctx.ledger.reserve(use);

@@ -15,18 +15,21 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { ReplayMismatchError } from '../errors/replay-mismatch-error.js';
+import { toErrorPayload } from '../errors/to-error-payload.js';
 import type {
   CheckpointRecord,
   FactQuery,
   FactRecord,
   FlowRecord,
   RunRecord,
+  StepRecord,
 } from '../store/records.js';
 import { flushed, type RunStore } from '../store/run-store.js';
 import { checkJsonSchema, compileJsonSchema, type JsonSchema } from '../tools/json-schema.js';
 import type { ActorEntry, ActorSystem } from './actor-system.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
 import { runCallsOf } from './run-calls.js';
+import { endStoredStep } from './stored-step-end.js';
 
 /** What these operations need from the runtime. */
 export interface FlowApiDeps {
@@ -356,7 +359,7 @@ export async function cancelRun(
 ): Promise<{ readonly status: 'cancelling'; readonly done: Promise<void> }> {
   const run = await deps.store.getRun(runId);
   if (!run) throw new NotFoundError('run', runId);
-  if (run.status !== 'running' && run.status !== 'cancelling') {
+  if (run.status !== 'running' && run.status !== 'cancelling' && run.status !== 'waiting') {
     throw new ConflictError(`run ${runId} is ${run.status}`, { details: { status: run.status } });
   }
   await deps.store.updateRun(runId, { status: 'cancelling' });
@@ -364,6 +367,10 @@ export async function cancelRun(
   const reason = new CancelledError(`run ${runId} was cancelled`);
   const live = liveSteps(deps, runId);
   for (const entry of live) entry.ctx?.cancel(reason);
+  // Steps suspended for an approval have no actor: they are ended in the store.
+  for (const step of await deps.store.listSteps(runId)) {
+    if (step.status === 'waiting') await cancelWaiting(deps, step, reason);
+  }
   const done = (async () => {
     // Each cancelled step ends on its own; the run is cancelled once none is left.
     await Promise.all(live.map((e) => deps.system.whenUnregistered(e.id)));
@@ -410,5 +417,19 @@ export async function cancelStep(
   }
   const step = await deps.store.getStep(stepId);
   if (!step) throw new NotFoundError('step', stepId);
+  if (step.status === 'waiting') {
+    await cancelWaiting(deps, step, new CancelledError(`step ${stepId} was cancelled`));
+    await flushed(deps.store);
+    return { status: 'cancelling' };
+  }
   throw new ConflictError(`step ${stepId} is ${step.status}`, { details: { status: step.status } });
+}
+
+/** Ends a step suspended for an approval `CANCELLED` (its approval stays undecided). */
+async function cancelWaiting(
+  deps: FlowApiDeps,
+  step: StepRecord,
+  reason: CancelledError,
+): Promise<void> {
+  await endStoredStep(deps, step, { status: 'cancelled', error: toErrorPayload(reason) });
 }

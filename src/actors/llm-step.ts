@@ -8,11 +8,17 @@ import type { BudgetUsage } from '../streams/events.js';
 import { DEFAULT_ENGINE } from '../engines/engine-registry.js';
 import { llmCall, llmPlan, type LlmStepDeps } from './llm-steps.js';
 import { closeRun, openRun, RUN_STATUS, type RunRecordsDeps } from './run-records.js';
-import { runStep, type StepRunnerDeps, type StepSubmission } from './step-runner.js';
+import {
+  runStep,
+  type StepOutcome,
+  type StepRunnerDeps,
+  type StepSubmission,
+} from './step-runner.js';
 
 /** How an `llm_call` or `llm_plan` step ended. */
 export interface LlmStepResult<TOutput> {
-  readonly status: 'succeeded' | 'failed' | 'cancelled';
+  /** `waiting`: a step submitted to a run, suspended for an approval. */
+  readonly status: StepOutcome['status'];
   /** The step's output; `null` unless it succeeded. */
   readonly output: TOutput | null;
   readonly error: AxonError | null;

@@ -4,7 +4,8 @@
  * (`engine_call`, `call_tool`, `delegate`, `fs_op`). The server's policy decides first; the
  * run's own `policy` (API.md: `tools`, `max_depth`, `steps_per_minute`) can only refuse more.
  * A refusal is a typed error and, during execution, an `escalation` on the calling step
- * (POLICY-3002); nothing refused runs.
+ * (POLICY-3002); nothing refused runs. A call that needs an approval waits for it with its
+ * step suspended (`approvals.ts`).
  */
 import type { Clock } from '../context/clock.js';
 import type { ExecContext } from '../context/exec-context.js';
@@ -24,6 +25,7 @@ import {
 } from '../policy/policy-engine.js';
 import type { RateLimiter } from '../policy/rate-limiter.js';
 import type { RunRecord } from '../store/records.js';
+import { awaitApproval, type ApprovalDeps } from './approval-gate.js';
 import { runCallsOf } from './run-calls.js';
 
 /** A run's own policy (API.md), as stored with the run. */
@@ -34,7 +36,7 @@ interface RunPolicy {
 }
 
 /** What the gate needs from the runtime. */
-export interface PolicyGateDeps {
+export interface PolicyGateDeps extends ApprovalDeps {
   readonly policy: PolicyEngine;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -104,14 +106,9 @@ export class PolicyGate {
         'policy: a limit was passed',
       );
     }
+    // Goes on once approved; a pending approval suspends the submitted step (approvals.ts).
     if (decision.requireApproval) {
-      throw new PolicyDeniedError(
-        kind,
-        target,
-        decision.rule ?? 'approvals',
-        `needs approval by ${decision.approvers.join(' or ')}`,
-        { details: { approvers: decision.approvers } },
-      );
+      await awaitApproval(this.#deps, action, decision, ctx, options.escalateTo ?? ctx);
     }
     if (decision.delayMs !== undefined && decision.delayMs > 0) {
       await sleep(this.#deps.clock, decision.delayMs, ctx);

@@ -26,6 +26,18 @@ import type {
 } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 
+/** A submitted step as an approval sees it (`approvals.ts`). */
+export interface SuspendableStep {
+  readonly stepId: string;
+  readonly ctx: ExecContext;
+  /** True while the step takes events. */
+  isOpen(): boolean;
+  /** Emits a `narration` on the step. */
+  narrate(text: string): void;
+  /** The step's lifecycle, as XState's persisted snapshot. */
+  persistedSnapshot(): unknown;
+}
+
 /** What an engine call's recording holds as its output. */
 export interface RecordedEngineOutput {
   /** The token stream, as it was streamed. */
@@ -75,6 +87,13 @@ export class RunCalls {
   readonly policy: Readonly<Record<string, unknown>>;
   /** The run's `fs_policy` (API.md), which binds its FS broker; `null` for none. */
   readonly fsPolicy: Readonly<Record<string, unknown>> | null;
+  /**
+   * True when the submitted step runs again to go on after an approval: the calls it made
+   * before it was suspended are served from this run's own recording, not made again.
+   */
+  readonly resumed: boolean;
+  /** The submitted step, once it runs: where an approval suspends it. */
+  root: SuspendableStep | null = null;
   readonly #store: RunStore;
   readonly #clock: Clock;
   readonly #counters = new Map<string, number>();
@@ -85,6 +104,7 @@ export class RunCalls {
     run: Pick<RunRecord, 'run_id' | 'mode' | 'seed' | 'replay_of' | 'policy' | 'fs_policy'>,
     clientToken: string | null,
     replica: string | null = null,
+    resumed = false,
   ) {
     this.#store = store;
     this.#clock = clock;
@@ -96,6 +116,7 @@ export class RunCalls {
     this.replica = replica;
     this.policy = run.policy;
     this.fsPolicy = run.fs_policy;
+    this.resumed = resumed;
   }
 
   /** True in `replay` and `strict_replay` mode: calls are served, never made. */
@@ -109,18 +130,46 @@ export class RunCalls {
   }
 
   /**
+   * The id of the approval the next call of the actor at `path` that needs one asks for: the
+   * same when the step runs again after the decision, which is how it finds the decision.
+   * `null` without a client token (such a step cannot wait for an approval).
+   */
+  nextApprovalId(path: readonly string[]): string | null {
+    return this.#derivedId('approval', 'apr', path);
+  }
+
+  /**
    * The id of the next fact the actor at `path` emits: the same for the same fact of the
    * same submitted step, so a step run again after a restart does not store its facts twice
    * (facts are idempotent). `null` without a client token (a random id is used then).
    */
   nextFactId(path: readonly string[]): string | null {
+    return this.#derivedId('fact', 'fact', path);
+  }
+
+  /** The next of the ids of `kind` the actor at `path` takes, derived from where it sits. */
+  #derivedId(kind: 'fact' | 'approval', prefix: string, path: readonly string[]): string | null {
     if (this.clientToken === null) return null;
     const below = path.slice(1);
-    const at = `fact\u0000${below.join('\u0001')}`;
+    const at = `${kind}\u0000${below.join('\u0001')}`;
     const n = (this.#counters.get(at) ?? 0) + 1;
     this.#counters.set(at, n);
-    const hash = canonicalHash({ run: this.runId, token: this.clientToken, path: below, n });
-    return `fact_${hash.slice(0, 32)}`;
+    // Facts hash without their kind, as they always have: their ids stay the same.
+    const hash = canonicalHash(
+      kind === 'fact'
+        ? { run: this.runId, token: this.clientToken, path: below, n }
+        : { kind, run: this.runId, token: this.clientToken, path: below, n },
+    );
+    return `${prefix}_${hash.slice(0, 32)}`;
+  }
+
+  /**
+   * In a resumed step (see {@link resumed}), the recording this run made of the call at
+   * `key` before the step was suspended; `null` for a call it had not made, and always
+   * outside a resumed step.
+   */
+  async own(key: RecordingKey): Promise<CallRecording | null> {
+    return this.resumed ? this.#store.getRecording(this.runId, key) : null;
   }
 
   /**
@@ -272,8 +321,8 @@ export function recordsFailure(err: unknown, ctx: ExecContext): boolean {
 
 /**
  * Runs a tool call's work under `ctx`'s books: made and recorded in `record` mode, served
- * from the recording (the tool not called) in the replay modes; made as is outside a run's
- * submitted step.
+ * from the recording (the tool not called) in the replay modes and, in a step resumed after
+ * an approval, when the step made it before; made as is outside a run's submitted step.
  */
 export async function bookedToolCall(
   ctx: ExecContext,
@@ -284,9 +333,11 @@ export async function bookedToolCall(
   const calls = runCallsOf(ctx);
   if (!calls || !(calls.replaying || calls.recording)) return work();
   const key = calls.next(ctx.path);
-  if (calls.replaying) {
-    const rec = await calls.recorded(key, 'tool', () => toolInputs(tool, args));
-    const out = rec.output as RecordedToolOutput;
+  const served = calls.replaying
+    ? await calls.recorded(key, 'tool', () => toolInputs(tool, args))
+    : await calls.own(key);
+  if (served) {
+    const out = served.output as RecordedToolOutput;
     if (out.error) throw fromErrorPayload(out.error);
     return out.value;
   }

@@ -23,6 +23,8 @@ export const RUN_STATUS: Readonly<Record<StepOutcome['status'], RunStatus>> = {
   succeeded: 'completed',
   failed: 'failed',
   cancelled: 'cancelled',
+  // A suspended step is never an owned run's root (only steps submitted to a run wait).
+  waiting: 'waiting',
 };
 
 /**

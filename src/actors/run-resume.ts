@@ -8,27 +8,20 @@
  * Its facts are idempotent (see `RunCalls.nextFactId`), so the run ends with the facts an
  * uninterrupted run would have.
  */
-import type { SnapshotFrom } from 'xstate';
-import { isoTime, type Clock } from '../context/clock.js';
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
-import type { Logger } from '../observability/logger.js';
 import type { CheckpointRecord, StepRecord } from '../store/records.js';
-import { flushed, type RunStore } from '../store/run-store.js';
+import { flushed } from '../store/run-store.js';
 import type { ActorSystem } from './actor-system.js';
-import { StepActor } from './step-actor.js';
-import { StepLifecycle } from './step-lifecycle.js';
-import type { stepMachine } from './step-machine.js';
-import type { SubmittedStep } from './step-submission.js';
+import { decidedButWaiting, settleDecided, type DecisionDeps } from './approvals.js';
+import { resubmission, type SubmittedStep } from './submitted-step.js';
+import { endStoredStep } from './stored-step-end.js';
 
 /** What resuming needs from the runtime. */
-export interface ResumeDeps {
-  readonly store: RunStore;
+export interface ResumeDeps extends DecisionDeps {
   readonly system: ActorSystem;
-  readonly clock: Clock;
-  readonly logger: Logger;
   /** Submits a step to a run, as `runtime.submitStep` does. */
   submit(runId: string, body: unknown): Promise<SubmittedStep>;
 }
@@ -42,6 +35,11 @@ export interface ResumedRun {
   readonly interrupted: readonly string[];
   /** The submitted steps among them, each run again: the old id and the new step. */
   readonly rerun: readonly { readonly step_id: string; readonly rerun: SubmittedStep }[];
+  /**
+   * Steps that waited for an approval decided before the stop but not acted on: now going
+   * on (approved, the same step) or failed (rejected, `null`).
+   */
+  readonly decided: readonly { readonly step_id: string; readonly step: SubmittedStep | null }[];
 }
 
 const OPEN: ReadonlySet<string> = new Set(['queued', 'running']);
@@ -54,7 +52,7 @@ const OPEN: ReadonlySet<string> = new Set(['queued', 'running']);
 export async function resumeRun(deps: ResumeDeps, runId: string): Promise<ResumedRun> {
   const run = await deps.store.getRun(runId);
   if (!run) throw new NotFoundError('run', runId);
-  if (run.status !== 'running') {
+  if (run.status !== 'running' && run.status !== 'waiting') {
     throw new ConflictError(`run ${runId} is ${run.status}: there is nothing to resume`, {
       details: { status: run.status },
     });
@@ -74,6 +72,10 @@ export async function resumeRun(deps: ResumeDeps, runId: string): Promise<Resume
     await deps.store.releaseClientToken(step.step_id);
     rerun.push({ step_id: step.step_id, rerun: await deps.submit(runId, body) });
   }
+  const decided: { step_id: string; step: SubmittedStep | null }[] = [];
+  for (const { step, approval } of await decidedButWaiting(deps.store, runId)) {
+    decided.push({ step_id: step.step_id, step: await settleDecided(deps, step, approval) });
+  }
   deps.logger.info(
     { run_id: runId, interrupted: interrupted.length, rerun: rerun.length },
     'run resumed',
@@ -83,13 +85,14 @@ export async function resumeRun(deps: ResumeDeps, runId: string): Promise<Resume
     checkpoint_id: checkpoint?.checkpoint_id ?? null,
     interrupted: interrupted.map((s) => s.step_id),
     rerun,
+    decided,
   };
 }
 
 /** Resumes every `running` run of the store; a run that cannot be resumed is logged and skipped. */
 export async function resumeRuns(deps: ResumeDeps): Promise<ResumedRun[]> {
   const out: ResumedRun[] = [];
-  for (const run of await deps.store.listRuns({ status: ['running'] })) {
+  for (const run of await deps.store.listRuns({ status: ['running', 'waiting'] })) {
     try {
       out.push(await resumeRun(deps, run.run_id));
     } catch (err) {
@@ -108,13 +111,6 @@ async function closeInterrupted(
   step: StepRecord,
   checkpoint: CheckpointRecord | null,
 ): Promise<void> {
-  const snapshot = checkpoint?.snapshots[step.step_id] as
-    SnapshotFrom<typeof stepMachine> | undefined;
-  const lifecycle = StepLifecycle.fromLog(
-    step.step_id,
-    await deps.store.readEvents(step.step_id),
-    snapshot,
-  );
   const error = toErrorPayload(
     new WorkerResetError(
       `step ${step.step_id} (${step.name}) was interrupted: the runtime running it stopped`,
@@ -126,44 +122,9 @@ async function closeInterrupted(
       },
     ),
   );
-  const actor = new StepActor({
-    stepId: step.step_id,
-    path: step.actor_path,
-    store: deps.store,
-    clock: deps.clock,
-    tap: null,
-    lifecycle,
-  });
-  if (!actor.isFinal) actor.fail(error);
-  await actor.drain();
-  await deps.store.updateStep(step.step_id, {
+  await endStoredStep(deps, step, {
     status: 'failed',
     error,
-    ended_at: isoTime(deps.clock.now()),
+    snapshot: checkpoint?.snapshots[step.step_id],
   });
-}
-
-/** The submission that makes `step` again, if it was submitted to its run (a root step with a client token). */
-function resubmission(step: StepRecord): unknown {
-  if (step.parent_step_id !== null || step.client_token === null) return null;
-  const input = step.input as Record<string, unknown>;
-  switch (step.type) {
-    case 'agent':
-      return {
-        type: 'agent',
-        client_token: step.client_token,
-        input: {
-          agent: step.name,
-          message: input['message'],
-          ...(input['args'] === undefined ? {} : { args: input['args'] }),
-        },
-      };
-    case 'tool_call':
-    case 'llm_call':
-    case 'llm_plan':
-    case 'checkpoint':
-      return { type: step.type, client_token: step.client_token, input };
-    default:
-      return null;
-  }
 }

@@ -25,6 +25,7 @@ import { redactingStore } from '../store/redacting-store.js';
 import { redactingTracer } from '../observability/redacting-tracer.js';
 import type { StepEvent } from '../streams/events.js';
 import type {
+  ApprovalRecord,
   CallRecording,
   CheckpointRecord,
   FactQuery,
@@ -60,6 +61,7 @@ import { PolicyGate } from './policy-gate.js';
 import { noopPolicy, type PolicyEngine } from '../policy/policy-engine.js';
 import { memoryRateLimiter } from '../policy/rate-limiter.js';
 import { runCheckpointStep } from './checkpoint-step.js';
+import { decideApproval, type DecidedApproval } from './approvals.js';
 import { resumeRun, resumeRuns, type ResumedRun, type ResumeDeps } from './run-resume.js';
 import { RuntimeTools } from './runtime-tools.js';
 import type { RuntimeOptions } from './runtime-options.js';
@@ -153,6 +155,7 @@ export class Runtime implements AgentRuntime {
     };
     this.#policy = options.policy ?? noopPolicy;
     this.#gate = new PolicyGate({
+      store: this.store,
       policy: this.#policy,
       clock: this.system.clock,
       logger: this.logger,
@@ -199,8 +202,15 @@ export class Runtime implements AgentRuntime {
       gate: this.#gate,
       store: this.store,
       logger: this.logger,
-      callsFor: (run, clientToken) =>
-        new RunCalls(this.store, this.system.clock, run, clientToken, options.replicaId ?? null),
+      callsFor: (run, clientToken, resumed) =>
+        new RunCalls(
+          this.store,
+          this.system.clock,
+          run,
+          clientToken,
+          options.replicaId ?? null,
+          resumed,
+        ),
       contextFor: (run, step) => {
         const shared = this.#runLedgers.acquire(run);
         const ctx = this.createContext({
@@ -542,7 +552,41 @@ export class Runtime implements AgentRuntime {
       clock: this.system.clock,
       logger: this.logger,
       submit: (runId, body) => this.submitStep(runId, body),
+      resubmit: (runId, body, resume) => submitStep(this.#submissions, runId, body, resume),
     };
+  }
+
+  /**
+   * Approves a call that waits for approval (`body`: `{ by, reason? }`, `by` one of its
+   * approvers): the suspended step goes on under its id, from the store — its earlier calls
+   * served from the run's recording, not made again. See `approvals.ts`.
+   *
+   * @example
+   * const [pending] = await runtime.listApprovals(runId);
+   * const { step } = await runtime.approve(pending.approval_id, { by: 'ops-lead' });
+   * await step?.done;
+   */
+  approve(approvalId: string, body: unknown): Promise<DecidedApproval> {
+    this.#assertOpen();
+    return decideApproval(this.#resumeDeps(), approvalId, 'approved', body);
+  }
+
+  /**
+   * Rejects a call that waits for approval: its step fails with `POLICY_DENIED` and an
+   * `escalation`; the call never runs.
+   */
+  reject(approvalId: string, body: unknown): Promise<DecidedApproval> {
+    this.#assertOpen();
+    return decideApproval(this.#resumeDeps(), approvalId, 'rejected', body);
+  }
+
+  getApproval(approvalId: string): Promise<ApprovalRecord | null> {
+    return this.store.getApproval(approvalId);
+  }
+
+  /** A run's approvals, pending and decided, in the order they were asked for. */
+  listApprovals(runId: string): Promise<ApprovalRecord[]> {
+    return this.store.listApprovals(runId);
   }
 
   /** A step record (`GET /v1/steps/{step_id}`), or `null`. */

@@ -42,6 +42,12 @@ export interface StepActorOptions {
   readonly onLogFailure?: (err: unknown) => void;
   /** Where the lifecycle stands (a step picked up from its log); default before `started`. */
   readonly lifecycle?: StepLifecycle;
+  /**
+   * How many of the first tokens and events (`tool_suggest`, `fact`, `metrics`,
+   * `narration`) to drop: those a step resumed after an approval emits again, already in
+   * its log. Default 0.
+   */
+  readonly skip?: number;
 }
 
 /**
@@ -61,9 +67,12 @@ export class StepActor implements HandlerSink {
   #buffer: StepEvent[] = [];
   #flushing: Promise<void> | null = null;
   #logError: unknown = null;
+  #skip: number;
+  #detached = false;
 
   constructor(options: StepActorOptions) {
     this.#opts = options;
+    this.#skip = options.skip ?? 0;
     this.stepId = options.stepId;
     this.path = options.path;
     this.actor = options.lifecycle ?? new StepLifecycle(options.stepId);
@@ -91,6 +100,11 @@ export class StepActor implements HandlerSink {
 
   /** Emits tokens, in order. */
   tokens(texts: readonly string[]): void {
+    if (this.#skip > 0 && texts.length > 0 && this.isOpen) {
+      const dropped = Math.min(this.#skip, texts.length);
+      this.#skip -= dropped;
+      texts = texts.slice(dropped);
+    }
     if (texts.length > 0) this.#send({ type: 'TOKENS', texts }, 'token');
   }
 
@@ -105,6 +119,10 @@ export class StepActor implements HandlerSink {
           message: i.message,
         })),
       );
+    }
+    if (this.#skip > 0 && this.isOpen) {
+      this.#skip--;
+      return;
     }
     this.#send({ type: 'EMIT', body: parsed.data }, parsed.data.type);
   }
@@ -162,7 +180,16 @@ export class StepActor implements HandlerSink {
     if (this.#logError !== null) throw toAxonError(this.#logError);
   }
 
+  /**
+   * Refuses every event from now on (each emit throws {@link StreamClosedError}), without
+   * ending the step: how a step suspended for an approval stops the work it leaves behind.
+   */
+  detach(): void {
+    this.#detached = true;
+  }
+
   #send(event: StepMachineEvent, eventType: string): void {
+    if (this.#detached) throw new StreamClosedError(this.stepId, eventType, 'suspended');
     if (!this.actor.send(event)) {
       throw new StreamClosedError(this.stepId, eventType, this.actor.getSnapshot().value);
     }

@@ -3,12 +3,13 @@
  * span, deadline, and the end / error / cancel that closes it. Behaviour-agnostic: the
  * placement decides how `execute` runs.
  */
-import type { Tracer } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
 import { isoTime } from '../context/clock.js';
 import type { ContextNarrowing, ExecContext } from '../context/exec-context.js';
 import type { StreamTap } from '../context/stream-sink.js';
 import type { AxonError } from '../errors/axon-error.js';
 import { CancelledError } from '../errors/cancelled-error.js';
+import { StepSuspendedError } from '../errors/step-suspended-error.js';
 import { TimeoutError } from '../errors/timeout-error.js';
 import { toAxonError, toErrorPayload } from '../errors/to-error-payload.js';
 import type { Logger } from '../observability/logger.js';
@@ -22,7 +23,9 @@ import type { RunStore } from '../store/run-store.js';
 import { emptyProvenance, stepProvenance, type BudgetUsage } from '../streams/events.js';
 import { armStepDeadline } from '../supervisors/step-deadline.js';
 import type { ActorSystem } from './actor-system.js';
+import { runCallsOf } from './run-calls.js';
 import { StepActor } from './step-actor.js';
+import type { ResumeFrom } from './submitted-step.js';
 
 /** What the runner needs from its runtime. */
 export interface StepRunnerDeps {
@@ -62,6 +65,12 @@ export interface StepRequest {
 export interface StepSubmission {
   readonly clientToken: string | null;
   /**
+   * Set when the submission goes on with a step suspended for an approval: the step keeps
+   * its id, record and lifecycle (no second `started`), and the first `skip` events its
+   * work emits again — the ones it emitted before it was suspended — are not emitted twice.
+   */
+  readonly resume?: ResumeFrom;
+  /**
    * Told once the step's record is claimed: the step's own (`created`), or the step that
    * already had the token in this run, which is then neither run nor changed.
    */
@@ -85,7 +94,8 @@ export class AlreadyClaimed extends Error {
 export interface StepOutcome {
   readonly stepId: string;
   readonly runId: string;
-  readonly status: Extract<StepStatus, 'succeeded' | 'failed' | 'cancelled'>;
+  /** `waiting`: a submitted step suspended for an approval (it has not ended). */
+  readonly status: Extract<StepStatus, 'succeeded' | 'failed' | 'cancelled' | 'waiting'>;
   readonly output: unknown;
   readonly error: AxonError | null;
   readonly usage: BudgetUsage;
@@ -110,7 +120,8 @@ function noop(): void {
 export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<StepOutcome> {
   const { parentCtx } = req;
   const { system } = deps;
-  const stepId = system.ids.id('step');
+  const resume = req.submission?.resume;
+  const stepId = resume ? resume.record.step_id : system.ids.id('step');
   const path = parentCtx.path.concat(req.name);
   const span = startOperationSpan(deps.tracer, req.operation, req.name, parentCtx.span, {
     'axon.step_id': stepId,
@@ -129,6 +140,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       logFailure ??= err;
       ctx?.cancel(err);
     },
+    ...(resume ? { lifecycle: resume.lifecycle, skip: resume.skip } : {}),
   });
   try {
     ctx = parentCtx.child(req.name, req.narrowing, {
@@ -159,7 +171,10 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       started_at: startedIso,
       ended_at: null,
     };
-    if (req.submission) {
+    if (resume) {
+      await deps.store.updateStep(stepId, { status: 'running' });
+      req.submission.onClaimed({ ...resume.record, status: 'running' }, true);
+    } else if (req.submission) {
       const claim = await deps.store.claimStep(record);
       req.submission.onClaimed(claim.step, claim.created);
       if (!claim.created) throw new AlreadyClaimed(claim.step);
@@ -173,6 +188,21 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     throw err;
   }
   const stepCtx = ctx;
+  // A submitted step is where an approval suspends the work of its tree.
+  if (req.submission) {
+    const calls = runCallsOf(stepCtx);
+    if (calls) {
+      calls.root = {
+        stepId,
+        ctx: stepCtx,
+        isOpen: () => step.isOpen,
+        narrate: (text) => {
+          step.emit({ type: 'narration', text });
+        },
+        persistedSnapshot: () => step.actor.getPersistedSnapshot(),
+      };
+    }
+  }
   system.register({
     id: stepId,
     kind: 'step',
@@ -182,12 +212,13 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     ctx: stepCtx,
   });
   const startedAt = stepCtx.createdAt;
-  step.start({ provenance: emptyProvenance(), pool_id: deps.poolId });
+  if (!resume) step.start({ provenance: emptyProvenance(), pool_id: deps.poolId });
   const disarm = armStepDeadline(stepCtx, req.timeoutMs);
 
   // One promise settles on whichever comes first: the work, or a cancel / timeout.
   let offCancel: () => void = noop;
   let settled: Settled | null;
+  let running: Promise<unknown> | null = null;
   try {
     settled = await new Promise<Settled | null>((resolve) => {
       offCancel = stepCtx.onCancel(() => {
@@ -198,6 +229,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       let work: Promise<unknown>;
       try {
         work = req.execute(stepCtx, step);
+        running = work;
       } catch (error) {
         resolve({ ok: false, error });
         return;
@@ -215,6 +247,9 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     disarm();
     offCancel();
   }
+
+  const suspended = suspendedBy(stepCtx, stepId);
+  if (suspended) return suspend(deps, req, stepCtx, step, span, suspended, running);
 
   // Decide the outcome. A cancel or timeout wins over whatever the handler did after it.
   let status: StepOutcome['status'];
@@ -290,5 +325,64 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     usage,
     ctx: stepCtx,
     durationMs: endedAt - startedAt,
+  };
+}
+
+/** The approval `ctx`'s step was suspended for, if it was (see `approvals.ts`). */
+function suspendedBy(ctx: ExecContext, stepId: string): StepSuspendedError | null {
+  const reason = ctx.isCancelled() ? ctx.cancelReason : null;
+  return reason instanceof StepSuspendedError && reason.stepId === stepId ? reason : null;
+}
+
+/**
+ * Puts a submitted step aside until its approval is decided: the work under it has stopped,
+ * its record becomes `waiting`, its log stays open (no `end`, no `error`), and nothing of it
+ * stays in memory — `approve` resumes it from the store, in this process or another.
+ */
+async function suspend(
+  deps: StepRunnerDeps,
+  req: StepRequest,
+  ctx: ExecContext,
+  step: StepActor,
+  span: Span,
+  reason: StepSuspendedError,
+  work: Promise<unknown> | null,
+): Promise<StepOutcome> {
+  ctx.cancelChildren(() => reason);
+  ctx.dispose();
+  const stepId = step.stepId;
+  // Whatever the work emits from now on is refused: the step goes on, later, from its log.
+  step.detach();
+  // A worker's part has ended once its thread let go of the step (cancelled, or terminated
+  // after the grace period): a resumed step then never meets it on the pool.
+  if (req.placement === 'worker' && work) await work.catch(() => undefined);
+  try {
+    await step.drain();
+    await deps.store.updateStep(stepId, { status: 'waiting' });
+  } catch (err) {
+    deps.logger.error({ err, step_id: stepId }, 'a suspended step could not be stored');
+  }
+  deps.system.unregister(stepId);
+  endOperationSpan(span, {});
+  deps.logger.info(
+    { step_id: stepId, run_id: req.runId, approval_id: reason.approvalId },
+    'step waits for an approval',
+  );
+  const endedAt = deps.system.clock.now();
+  const committed = ctx.ledger.committed;
+  return {
+    stepId,
+    runId: req.runId,
+    status: 'waiting',
+    output: null,
+    error: reason,
+    usage: {
+      tokens_in: committed.tokensIn,
+      tokens_out: committed.tokensOut,
+      cost_usd: committed.costUsd,
+      wall_ms: endedAt - ctx.createdAt,
+    },
+    ctx,
+    durationMs: endedAt - ctx.createdAt,
   };
 }

@@ -10,13 +10,16 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { InternalError } from '../errors/internal-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { Logger } from '../observability/logger.js';
-import type { RunRecord, StepRecord, StepStatus } from '../store/records.js';
+import type { RunRecord, StepRecord } from '../store/records.js';
 import { flushed, type RunStore } from '../store/run-store.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
 import type { PolicyGate } from './policy-gate.js';
 import { attachRunCalls, type RunCalls } from './run-calls.js';
 import { AlreadyClaimed, type StepSubmission } from './step-runner.js';
+import type { ResumeFrom, SubmittedStep } from './submitted-step.js';
+
+export type { SubmittedStep } from './submitted-step.js';
 
 /** The body of a step submission (API.md), for the step types that run today. */
 export const stepSubmissionSchema = z
@@ -46,16 +49,6 @@ const checkpointInputSchema = z.object({ label: z.string().max(256).optional() }
 function stepTarget(request: { type: string; input: Record<string, unknown> }): string {
   const named = request.input['agent'] ?? request.input['tool'];
   return typeof named === 'string' ? named : request.type;
-}
-
-/** What a submission returns at once. */
-export interface SubmittedStep {
-  readonly step_id: string;
-  readonly status: StepStatus;
-  /** False when the run already had a step with this client token (nothing was run). */
-  readonly created: boolean;
-  /** Settles when the step has ended (at once for a step found by its token). */
-  readonly done: Promise<void>;
 }
 
 /** What a run has left of its budgets: its limits less what its steps used (in the store). */
@@ -133,8 +126,11 @@ export interface SubmissionHost {
   readonly logger: Logger;
   /** Where the policy is asked: the route checkpoint and the run's `steps_per_minute`. */
   readonly gate: PolicyGate;
-  /** The books of the calls of a step submitted to `run` with `clientToken` (record / replay). */
-  callsFor(run: RunRecord, clientToken: string | null): RunCalls;
+  /**
+   * The books of the calls of a step submitted to `run` with `clientToken` (record /
+   * replay); `resumed` for a step going on after an approval (see `RunCalls.resumed`).
+   */
+  callsFor(run: RunRecord, clientToken: string | null, resumed: boolean): RunCalls;
   /**
    * A context inside `run` with the step's own budgets, drawing on the run's shared ledger;
    * `release` when the step has ended.
@@ -183,18 +179,19 @@ export async function submitStep(
   host: SubmissionHost,
   runId: string,
   body: unknown,
+  resume?: ResumeFrom,
 ): Promise<SubmittedStep> {
   const request = parseBody(stepSubmissionSchema, 'step', body);
   const run = await host.store.getRun(runId);
   if (!run) throw new NotFoundError('run', runId);
-  if (run.status !== 'running') {
+  if (run.status !== 'running' && run.status !== 'waiting') {
     throw new ConflictError(`run ${runId} is ${run.status}: it takes no more steps`, {
       details: { status: run.status },
     });
   }
   const { ctx, release } = host.contextFor(run, request.budgets);
   try {
-    return await submitIn(host, run, request, ctx, release);
+    return await submitIn(host, run, request, ctx, release, resume);
   } catch (err) {
     release();
     throw err;
@@ -208,13 +205,17 @@ async function submitIn(
   request: z.infer<typeof stepSubmissionSchema>,
   ctx: ExecContext,
   release: () => void,
+  resume: ResumeFrom | undefined,
 ): Promise<SubmittedStep> {
   const runId = run.run_id;
-  attachRunCalls(ctx, host.callsFor(run, request.client_token ?? null));
+  attachRunCalls(ctx, host.callsFor(run, request.client_token ?? null, resume !== undefined));
   // Checkpoint 1, before routing: the run's steps per minute, then the policy's rate limits.
-  // Every submission counts, a repeated client token too: it is a request all the same.
-  await host.gate.admitStep(run);
-  if (host.gate.applies(ctx)) await host.gate.check('route', stepTarget(request), ctx);
+  // Every submission counts, a repeated client token too: it is a request all the same. A
+  // step going on after an approval was admitted when it was submitted.
+  if (!resume) {
+    await host.gate.admitStep(run);
+    if (host.gate.applies(ctx)) await host.gate.check('route', stepTarget(request), ctx);
+  }
   let claimed: (claim: { record: StepRecord; created: boolean }) => void = () => undefined;
   const claim = new Promise<{ record: StepRecord; created: boolean }>((resolve) => {
     claimed = resolve;
@@ -224,6 +225,7 @@ async function submitIn(
     onClaimed: (record, created) => {
       claimed({ record, created });
     },
+    ...(resume ? { resume } : {}),
   };
   let work: Promise<unknown>;
   switch (request.type) {
@@ -261,10 +263,13 @@ async function submitIn(
   const done = work
     .then(
       async () => {
-        // The run's usage grows by the step's (its own and its children's), in the store.
+        // The run's usage grows by the step's (its own and its children's), in the store;
+        // a step suspended for an approval adds its usage when it ends.
         const stepId = (await claim).record.step_id;
         const step = await host.store.getStep(stepId);
-        if (step) await host.store.addRunUsage(runId, step.budget_usage);
+        if (step && step.status !== 'waiting') {
+          await host.store.addRunUsage(runId, step.budget_usage);
+        }
       },
       (err: unknown) => {
         if (!(err instanceof AlreadyClaimed)) {

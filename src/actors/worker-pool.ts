@@ -295,7 +295,8 @@ export class WorkerPool {
       return await running.done;
     } finally {
       abort.off('abort', onAbort);
-      this.#steps.delete(task.stepId);
+      // A step resumed after an approval may run here again under the same id meanwhile.
+      if (this.#steps.get(task.stepId) === running) this.#steps.delete(task.stepId);
     }
   }
 

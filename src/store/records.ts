@@ -9,11 +9,9 @@ export type RunMode = 'record' | 'replay' | 'strict_replay';
  * API.md lists no such status — see docs/policy.md). A waiting run takes steps as a running
  * one does.
  */
-export type RunStatus =
-  'running' | 'waiting' | 'cancelling' | 'cancelled' | 'completed' | 'failed';
+export type RunStatus = 'running' | 'waiting' | 'cancelling' | 'cancelled' | 'completed' | 'failed';
 /** Step statuses of API.md, and `waiting`: suspended until an approval is decided. */
-export type StepStatus =
-  'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
+export type StepStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
 /** Step types: API.md's, plus `agent` (a registered agent invoked by name). */
 export type StepType =
   'llm_plan' | 'llm_call' | 'tool_call' | 'fs_op' | 'gate_eval' | 'checkpoint' | 'agent';

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import type { Runtime, RuntimeOptions } from '../../src/actors/runtime.js';
 import { WorkerResetError } from '../../src/errors/worker-reset-error.js';
+import { configuredPolicy } from '../../src/policy/configured-policy.js';
 import { MemoryRunStore } from '../../src/store/memory-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { addTool } from '../../examples/tools/add.js';
@@ -234,6 +235,32 @@ describe('worker placement', () => {
     const rt = runtime({ agents: [workerAgent('tool-user', 'toolUser')], tools: [addTool] });
     const r = await rt.invoke('tool-user', 'x');
     expect(r.output).toEqual({ status: 'success', output: { sum: 5 } });
+  });
+
+  it('a worker agent whose host tool call needs approval waits, suspended, and goes on when approved', async () => {
+    const rt = runtime({
+      agents: [workerAgent('tool-user', 'toolUser')],
+      tools: [addTool],
+      policy: configuredPolicy({ approvals: { tools: { add: ['ops'] } } }),
+    });
+    const { flow } = await rt.createFlow({ name: 'w', ast: { worker: 'approval' } });
+    const run = await rt.createRun(flow.flow_id);
+    const submitted = await rt.submitStep(run.run_id, {
+      type: 'agent',
+      client_token: 'w-1',
+      input: { agent: 'tool-user', message: 'x' },
+    });
+    await submitted.done;
+    expect((await rt.getStep(submitted.step_id))?.status).toBe('waiting');
+
+    const [pending] = await rt.listApprovals(run.run_id);
+    const { step } = await rt.approve(pending?.approval_id ?? '', { by: 'ops' });
+    await step?.done;
+
+    const done = await rt.getStep(submitted.step_id);
+    expect(done?.status).toBe('succeeded');
+    expect(done?.output).toEqual({ status: 'success', output: { sum: 5 } });
+    expect(done?.placement).toBe('worker');
   });
 
   it('special outcomes cross the thread', async () => {
