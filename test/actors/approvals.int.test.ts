@@ -306,6 +306,38 @@ describe('approvals', () => {
     await rt.close();
   });
 
+  it('a tool_call step waits for its approval and then calls the tool once', async () => {
+    const counts = newCounts();
+    const rt = setup(memoryStore(), counts);
+    const runId = await newRun(rt);
+    const submitted = await rt.submitStep(runId, {
+      type: 'tool_call',
+      client_token: 't-1',
+      input: { tool: 'deploy', args: { version: 'v11' } },
+    });
+    await submitted.done;
+    expect((await rt.getStep(submitted.step_id))?.status).toBe('waiting');
+    expect(counts.deploys).toEqual([]);
+
+    const [pending] = await rt.listApprovals(runId);
+    const { step } = await rt.approve(pending?.approval_id ?? '', { by: 'sre' });
+    await step?.done;
+
+    const done = await rt.getStep(submitted.step_id);
+    expect(done?.status).toBe('succeeded');
+    expect(done?.output).toEqual({ deployed: 'v11' });
+    expect(counts.deploys).toEqual(['v11']);
+    // Submitting the token again finds the step and runs nothing.
+    const again = await rt.submitStep(runId, {
+      type: 'tool_call',
+      client_token: 't-1',
+      input: { tool: 'deploy', args: { version: 'v11' } },
+    });
+    expect(again).toMatchObject({ created: false, step_id: submitted.step_id });
+    expect(counts.deploys).toEqual(['v11']);
+    await rt.close();
+  });
+
   it('an agent that needs approval before invocation does not run until approved', async () => {
     const counts = newCounts();
     const rt = setup(memoryStore(), counts, {
