@@ -4,7 +4,8 @@
  * deltas, tool-call deltas, a finish reason, a usage chunk, `[DONE]` — or answered whole.
  * It can also misbehave on purpose (429 with `Retry-After`, 500, a malformed chunk, a
  * connection reset mid-stream, silence), so clients can be tested against what real
- * endpoints do. Tests, demos and `bench:engine` use it.
+ * endpoints do. Also `POST /v1/embeddings`, answered with deterministic vectors (see
+ * {@link embed}). Tests, demos and `bench:engine` use it.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -350,6 +351,30 @@ export async function startOpenAICompatibleServer(
       );
       return;
     }
+    if (req.method === 'POST' && path === '/v1/embeddings') {
+      const input = (body as { input?: unknown } | null)?.input;
+      const texts = typeof input === 'string' ? [input] : input;
+      if (!Array.isArray(texts) || !texts.every((t) => typeof t === 'string')) {
+        sendError(
+          res,
+          400,
+          'input must be a string or an array of strings',
+          'invalid_request_error',
+        );
+        return;
+      }
+      const model = (body as { model?: unknown }).model;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          object: 'list',
+          model: typeof model === 'string' ? model : 'text-embedding-3-small',
+          data: texts.map((t, index) => ({ object: 'embedding', index, embedding: embed(t) })),
+          usage: { prompt_tokens: 0, total_tokens: 0 },
+        }),
+      );
+      return;
+    }
     if (req.method === 'POST' && path === '/v1/chat/completions') {
       if (typeof body !== 'object' || body === null) {
         sendError(res, 400, 'the body must be a JSON object', 'invalid_request_error');
@@ -394,4 +419,23 @@ export async function startOpenAICompatibleServer(
         });
       }),
   };
+}
+
+/** Dimensions of the server's embeddings. */
+export const SERVER_EMBEDDING_DIMENSIONS = 64;
+
+/**
+ * The server's embedding of `text`: each word adds ±1 at a position its hash picks, in 64
+ * dimensions — deterministic, so a client can be tested end to end; not a model.
+ */
+function embed(text: string): number[] {
+  const v = new Array<number>(SERVER_EMBEDDING_DIMENSIONS).fill(0);
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193);
+    h >>>= 0;
+    v[h % SERVER_EMBEDDING_DIMENSIONS] =
+      (v[h % SERVER_EMBEDDING_DIMENSIONS] ?? 0) + (h & 1 ? -1 : 1);
+  }
+  return v;
 }

@@ -1,0 +1,157 @@
+/**
+ * @module The warm tier on Redis, for many hosts. Each item is a JSON string; per scope key
+ * and kind, a list of ids (oldest first) and an inverted index: a set of ids per word.
+ *
+ * Ranking (Redis has no BM25 without RediSearch): the candidates are the items holding at
+ * least one query word — taken rarest word first, at most 1 000 — and they are ranked by
+ * BM25 (k1 1.2, b 0.75) computed here, with document frequencies from the index's set
+ * sizes and lengths from per-key counters. The scores are BM25's, as the SQLite tier's.
+ */
+import { Redis } from 'ioredis';
+import { bm25, words } from './bm25.js';
+import type { Ranked, WarmItem, WarmKind, WarmTier } from './memory-types.js';
+
+/** Options of {@link redisWarmTier}. */
+export interface RedisWarmTierOptions {
+  readonly client?: Redis;
+  readonly url?: string;
+  /** Prefix of every key; default `axon:mem:`. */
+  readonly prefix?: string;
+}
+
+/** Candidates ranked per search, at most. */
+export const MAX_CANDIDATES = 1_000;
+
+// KEYS[1] the item, KEYS[2] the ids list, KEYS[3] the counters hash. ARGV[1] the id,
+// ARGV[2] the JSON, ARGV[3] the word count, ARGV[4] the index prefix, ARGV[5..] the words.
+// → 1 stored, 0 the id was there.
+const PUT = `
+if not redis.call('SET', KEYS[1], ARGV[2], 'NX') then return 0 end
+redis.call('RPUSH', KEYS[2], ARGV[1])
+redis.call('HINCRBY', KEYS[3], 'n', 1)
+redis.call('HINCRBY', KEYS[3], 'len', tonumber(ARGV[3]))
+for i = 5, #ARGV do redis.call('SADD', ARGV[4] .. ARGV[i], ARGV[1]) end
+return 1`;
+
+class RedisWarmTier implements WarmTier {
+  readonly name = 'redis';
+  readonly #client: Redis;
+  readonly #owned: boolean;
+  readonly #prefix: string;
+
+  constructor(options: RedisWarmTierOptions) {
+    this.#prefix = options.prefix ?? 'axon:mem:';
+    this.#owned = options.client === undefined;
+    this.#client =
+      options.client ??
+      new Redis(options.url ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 2 });
+    if (this.#owned) this.#client.on('error', () => undefined);
+  }
+
+  #item(id: string): string {
+    return `${this.#prefix}warm:item:${id}`;
+  }
+
+  #base(key: string, kind: WarmKind): string {
+    return `${this.#prefix}warm:${key}:${kind}`;
+  }
+
+  async put(item: WarmItem): Promise<boolean> {
+    const base = this.#base(item.key, item.kind);
+    const all = words(item.content);
+    const r = await this.#client.eval(
+      PUT,
+      3,
+      this.#item(item.id),
+      `${base}:ids`,
+      `${base}:stats`,
+      item.id,
+      JSON.stringify(item),
+      all.length,
+      `${base}:w:`,
+      ...new Set(all),
+    );
+    return r === 1;
+  }
+
+  async search(
+    query: string,
+    keys: readonly string[],
+    kind: WarmKind,
+    limit: number,
+  ): Promise<Ranked<WarmItem>[]> {
+    const terms = [...new Set(words(query))].slice(0, 64);
+    if (terms.length === 0 || keys.length === 0 || limit <= 0) return [];
+    const bases = keys.map((k) => this.#base(k, kind));
+    const p = this.#client.pipeline();
+    for (const base of bases) p.hmget(`${base}:stats`, 'n', 'len');
+    for (const base of bases) for (const t of terms) p.scard(`${base}:w:${t}`);
+    const res = (await p.exec()) ?? [];
+    const value = (i: number): unknown => {
+      const [err, v] = res[i] ?? [null, null];
+      if (err) throw err;
+      return v;
+    };
+    let n = 0;
+    let len = 0;
+    bases.forEach((_, i) => {
+      const [count, length] = value(i) as (string | null)[];
+      n += Number(count ?? 0);
+      len += Number(length ?? 0);
+    });
+    const df = new Map<string, number>();
+    const sets: { key: string; size: number }[] = [];
+    bases.forEach((base, b) => {
+      terms.forEach((t, j) => {
+        const size = Number(value(bases.length + b * terms.length + j));
+        df.set(t, (df.get(t) ?? 0) + size);
+        if (size > 0) sets.push({ key: `${base}:w:${t}`, size });
+      });
+    });
+    // Rarest words first: their items are the likeliest best, and the cheapest to fetch.
+    sets.sort((a, b) => a.size - b.size);
+    const ids = new Set<string>();
+    for (const s of sets) {
+      if (ids.size >= MAX_CANDIDATES) break;
+      for (const id of await this.#client.smembers(s.key)) {
+        if (ids.size >= MAX_CANDIDATES) break;
+        ids.add(id);
+      }
+    }
+    if (ids.size === 0) return [];
+    const raw = await this.#client.mget(...[...ids].map((id) => this.#item(id)));
+    const stats = { n, avgLength: n === 0 ? 1 : len / n, df };
+    const ranked = raw.flatMap((s) => {
+      if (s === null) return [];
+      const item = JSON.parse(s) as WarmItem;
+      return [{ item, score: bm25(terms, item.content, stats) }];
+    });
+    ranked.sort((a, b) => b.score - a.score || a.item.ts - b.item.ts);
+    return ranked.slice(0, limit);
+  }
+
+  async list(key: string, kind: WarmKind): Promise<WarmItem[]> {
+    const ids = await this.#client.lrange(`${this.#base(key, kind)}:ids`, 0, -1);
+    if (ids.length === 0) return [];
+    const raw = await this.#client.mget(...ids.map((id) => this.#item(id)));
+    return raw.flatMap((s) => (s === null ? [] : [JSON.parse(s) as WarmItem]));
+  }
+
+  async getMark(name: string): Promise<number> {
+    return Number((await this.#client.get(`${this.#prefix}mark:${name}`)) ?? 0);
+  }
+
+  async setMark(name: string, value: number): Promise<void> {
+    await this.#client.set(`${this.#prefix}mark:${name}`, String(value));
+  }
+
+  async close(): Promise<void> {
+    if (this.#owned && this.#client.status !== 'end')
+      await this.#client.quit().catch(() => undefined);
+  }
+}
+
+/** The warm tier on Redis; see the module. */
+export function redisWarmTier(options: RedisWarmTierOptions = {}): WarmTier {
+  return new RedisWarmTier(options);
+}

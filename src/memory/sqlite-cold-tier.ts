@@ -1,0 +1,144 @@
+/**
+ * @module The cold tier, embedded: knowledge and its vectors persisted in SQLite, searched
+ * through an in-memory IVF index (`vector-index.ts`) loaded from the file when the tier
+ * opens. The embedder is pluggable (`embedders.ts`); a file remembers which one wrote it and
+ * refuses another (vectors of two embedders do not compare).
+ */
+import type Database from 'better-sqlite3';
+import { ConflictError } from '../errors/conflict-error.js';
+import { hashedEmbedder, type Embedder } from './embedders.js';
+import type { ColdItem, ColdTier, Ranked } from './memory-types.js';
+import { DEFAULT_MEMORY_PATH, openMemoryDb } from './sqlite-warm-tier.js';
+import { VectorIndex, type VectorIndexOptions } from './vector-index.js';
+
+/** Options of {@link sqliteColdTier}. */
+export interface SqliteColdTierOptions extends VectorIndexOptions {
+  /** Default `hashedEmbedder()`. */
+  readonly embedder?: Embedder;
+}
+
+const SCHEMA = `
+  CREATE TABLE IF NOT EXISTS cold_items (
+    id      TEXT NOT NULL UNIQUE,
+    key     TEXT NOT NULL,
+    content TEXT NOT NULL,
+    ts      INTEGER NOT NULL,
+    vector  BLOB NOT NULL
+  );
+  CREATE TABLE IF NOT EXISTS cold_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
+`;
+
+interface Row {
+  id: string;
+  key: string;
+  content: string;
+  ts: number;
+  vector: Buffer;
+}
+
+class SqliteColdTier implements ColdTier {
+  readonly name = 'sqlite';
+  readonly #db: Database.Database;
+  readonly #owned: boolean;
+  readonly #embedder: Embedder;
+  readonly #index: VectorIndex;
+  readonly #items: ColdItem[] = [];
+  readonly #ids = new Set<string>();
+  readonly #groups = new Map<string, number>();
+  readonly #insert: Database.Statement;
+
+  constructor(db: Database.Database, owned: boolean, options: SqliteColdTierOptions) {
+    this.#db = db;
+    this.#owned = owned;
+    this.#embedder = options.embedder ?? hashedEmbedder();
+    db.exec(SCHEMA);
+    const meta = db.prepare("SELECT value FROM cold_meta WHERE name = 'embedder'").get() as
+      { value: string } | undefined;
+    const mine = `${this.#embedder.name}/${this.#embedder.dimensions}`;
+    if (meta && meta.value !== mine) {
+      throw new ConflictError(
+        `the cold tier's file was written by embedder ${meta.value}, not ${mine}: vectors of two embedders do not compare`,
+        { details: { stored: meta.value, given: mine } },
+      );
+    }
+    if (!meta) db.prepare("INSERT INTO cold_meta (name, value) VALUES ('embedder', ?)").run(mine);
+    this.#index = new VectorIndex(this.#embedder.dimensions, options);
+    this.#insert = db.prepare(
+      `INSERT INTO cold_items (id, key, content, ts, vector) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO NOTHING`,
+    );
+    for (const r of db
+      .prepare('SELECT * FROM cold_items ORDER BY rowid')
+      .iterate() as Iterable<Row>) {
+      const vector = new Float32Array(
+        r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength),
+      );
+      this.#add({ id: r.id, key: r.key, content: r.content, ts: r.ts }, vector);
+    }
+  }
+
+  #group(key: string): number {
+    let g = this.#groups.get(key);
+    if (g === undefined) {
+      g = this.#groups.size;
+      this.#groups.set(key, g);
+    }
+    return g;
+  }
+
+  #add(item: ColdItem, vector: Float32Array): void {
+    this.#index.add(vector, this.#group(item.key));
+    this.#items.push(item);
+    this.#ids.add(item.id);
+  }
+
+  async put(item: ColdItem): Promise<boolean> {
+    if (this.#ids.has(item.id)) return false;
+    const [vector] = await this.#embedder.embed([item.content]);
+    if (!vector || this.#ids.has(item.id)) return false;
+    const r = this.#insert.run(
+      item.id,
+      item.key,
+      item.content,
+      item.ts,
+      Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
+    );
+    // Another process stored it first: it reaches this index when the file is opened again.
+    if (r.changes === 0) return false;
+    this.#add(item, vector);
+    return true;
+  }
+
+  async search(query: string, keys: readonly string[], limit: number): Promise<Ranked<ColdItem>[]> {
+    const groups = new Set<number>();
+    for (const key of keys) {
+      const g = this.#groups.get(key);
+      if (g !== undefined) groups.add(g);
+    }
+    if (groups.size === 0 || limit <= 0 || query.trim() === '') return [];
+    const [vector] = await this.#embedder.embed([query]);
+    if (!vector) return [];
+    return this.#index.search(vector, groups, limit).map((h) => ({
+      item: this.#items[h.at] as ColdItem,
+      score: h.score,
+    }));
+  }
+
+  close(): Promise<void> {
+    if (this.#owned && this.#db.open) this.#db.close();
+    return Promise.resolve();
+  }
+}
+
+/**
+ * The embedded cold tier in the SQLite file at `path` (default `./.axon/memory.db`, shared
+ * with the warm tier), or in an open database (not closed by the tier).
+ */
+export function sqliteColdTier(
+  path: string | Database.Database = DEFAULT_MEMORY_PATH,
+  options: SqliteColdTierOptions = {},
+): ColdTier {
+  return typeof path === 'string'
+    ? new SqliteColdTier(openMemoryDb(path), true, options)
+    : new SqliteColdTier(path, false, options);
+}

@@ -1,0 +1,240 @@
+/**
+ * @module `TieredMemory` (seed 002): hot, warm and cold tiers behind one `Memory`.
+ *
+ * `recall(query, ctx)` asks every tier for what the context's scope keys hold
+ * (`memory-scope.ts`) and assembles it within `tokenBudget`, in the order conversation →
+ * facts → episodes → knowledge. Each category is trimmed from its tail: the conversation
+ * keeps its most recent messages, the others their most relevant items; an item that does
+ * not fit ends its category (a smaller one after it is not taken out of order).
+ * `token_count` is the count, by the memory's counter, of exactly what is returned (a
+ * message counts as `role: content`).
+ *
+ * `consolidate(ctx)` turns each visible conversation's messages since the last
+ * consolidation into one warm episode — summarised by `summarize` when one is given,
+ * extractively otherwise — and promotes every warm fact to cold knowledge. Ids are derived
+ * from what they come from, and each conversation keeps a watermark (the time of the last
+ * message it consolidated; one memory's messages have distinct times), so running it
+ * again with nothing new writes nothing.
+ */
+import { createHash } from 'node:crypto';
+import type { ExecContext } from '../context/exec-context.js';
+import { InvalidParamsError } from '../errors/invalid-params-error.js';
+import { scopeKey, visibleKeys } from './memory-scope.js';
+import type {
+  ColdTier,
+  ConsolidationReport,
+  ConversationMessage,
+  HotTier,
+  Memory,
+  MemoryContext,
+  MemoryEvent,
+  WarmTier,
+} from './memory-types.js';
+import { heuristicTokens, type TokenCounter } from './token-counter.js';
+
+/** Options of {@link TieredMemory}. */
+export interface TieredMemoryOptions {
+  readonly hot: HotTier;
+  readonly warm?: WarmTier;
+  readonly cold?: ColdTier;
+  /** Tokens a recall may return; default 4 000. */
+  readonly tokenBudget?: number;
+  /** Default seed 002's four-characters heuristic. */
+  readonly countTokens?: TokenCounter;
+  /** Makes an episode of messages (an engine call, say); default extractive. */
+  readonly summarize?: (messages: readonly ConversationMessage[]) => Promise<string>;
+  /** Messages, facts, episodes and knowledge items asked of each tier per recall; default 50. */
+  readonly fetch?: number;
+  /** The clock of stored items' times; default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** An id derived from its parts. */
+function derivedId(prefix: string, ...parts: (string | number)[]): string {
+  const hash = createHash('sha256').update(parts.join('\u0000')).digest('hex');
+  return `${prefix}_${hash.slice(0, 32)}`;
+}
+
+/**
+ * The extractive summary of a conversation: each message's first sentence, as `role:
+ * sentence`, at most 1 000 characters.
+ */
+export function extractiveSummary(messages: readonly ConversationMessage[]): string {
+  const lines = messages.map((m) => {
+    const first = /^[^.!?\n]*[.!?]?/.exec(m.content.trim())?.[0] ?? m.content;
+    return `${m.role}: ${first.trim()}`;
+  });
+  const text = lines.join('\n');
+  return text.length <= 1_000 ? text : `${text.slice(0, 999)}…`;
+}
+
+export class TieredMemory implements Memory {
+  readonly tokenBudget: number;
+  readonly #hot: HotTier;
+  readonly #warm: WarmTier | null;
+  readonly #cold: ColdTier | null;
+  readonly #count: TokenCounter;
+  readonly #summarize: (messages: readonly ConversationMessage[]) => Promise<string>;
+  readonly #fetch: number;
+  readonly #now: () => number;
+  #lastTs = 0;
+
+  constructor(options: TieredMemoryOptions) {
+    const budget = options.tokenBudget ?? 4_000;
+    if (!(Number.isInteger(budget) && budget >= 0)) {
+      throw new RangeError(`TieredMemory: tokenBudget must be a whole number >= 0, got ${budget}`);
+    }
+    this.tokenBudget = budget;
+    this.#hot = options.hot;
+    this.#warm = options.warm ?? null;
+    this.#cold = options.cold ?? null;
+    this.#count = options.countTokens ?? heuristicTokens;
+    this.#summarize = options.summarize ?? ((m) => Promise.resolve(extractiveSummary(m)));
+    this.#fetch = options.fetch ?? 50;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async recall(query: string, ctx: ExecContext): Promise<MemoryContext> {
+    const keys = visibleKeys(ctx);
+    const n = this.#fetch;
+    const [messages, facts, episodes, knowledge] = await Promise.all([
+      this.#hot.conversation(keys, n),
+      this.#warm?.search(query, keys, 'fact', n) ?? [],
+      this.#warm?.search(query, keys, 'episode', n) ?? [],
+      this.#cold?.search(query, keys, n) ?? [],
+    ]);
+    let left = this.tokenBudget;
+    const take = (text: string): boolean => {
+      const cost = this.#count(text);
+      if (cost > left) return false;
+      left -= cost;
+      return true;
+    };
+    // Most recent first, then back in order.
+    const conversation: ConversationMessage[] = [];
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i];
+      if (!m || !take(`${m.role}: ${m.content}`)) break;
+      conversation.unshift({ role: m.role, content: m.content });
+    }
+    const fit = (texts: readonly string[]): string[] => {
+      const out: string[] = [];
+      for (const t of texts) {
+        if (!take(t)) break;
+        out.push(t);
+      }
+      return out;
+    };
+    const factTexts = fit(facts.map((r) => r.item.content));
+    const episodeTexts = fit(episodes.map((r) => r.item.content));
+    const knowledgeTexts = fit(knowledge.map((r) => r.item.content));
+    return {
+      conversation,
+      facts: factTexts,
+      episodes: episodeTexts,
+      knowledge: knowledgeTexts,
+      token_count: this.tokenBudget - left,
+    };
+  }
+
+  async store(event: MemoryEvent, ctx: ExecContext): Promise<void> {
+    if (typeof event.content !== 'string' || event.content === '') {
+      throw new InvalidParamsError('memory.store: content must be a non-empty string', {
+        param: 'content',
+      });
+    }
+    const key = scopeKey(event.scope ?? ctx.memoryScope, ctx);
+    const tier = event.tier ?? 'hot';
+    // Strictly increasing here, so a consolidation's watermark (a time) splits no millisecond.
+    const ts = Math.max(this.#now(), this.#lastTs + 1);
+    this.#lastTs = ts;
+    switch (tier) {
+      case 'hot':
+        await this.#hot.append(key, { role: event.role ?? 'user', content: event.content }, ts);
+        return;
+      case 'warm': {
+        const warm = this.#tier(this.#warm, 'warm');
+        const kind = event.kind ?? 'fact';
+        await warm.put({
+          id: derivedId('warm', key, kind, event.content),
+          key,
+          kind,
+          content: event.content,
+          tags: [...(event.tags ?? [])],
+          source: event.source ?? '',
+          ts,
+        });
+        return;
+      }
+      case 'cold':
+        await this.#tier(this.#cold, 'cold').put({
+          id: derivedId('cold', key, event.content),
+          key,
+          content: event.content,
+          ts,
+        });
+        return;
+      default:
+        throw new InvalidParamsError(`memory.store: unknown tier "${String(tier)}"`, {
+          param: 'tier',
+        });
+    }
+  }
+
+  #tier<T>(tier: T | null, name: string): T {
+    if (tier === null) {
+      throw new InvalidParamsError(`this memory has no ${name} tier`, { param: 'tier' });
+    }
+    return tier;
+  }
+
+  async consolidate(ctx: ExecContext): Promise<ConsolidationReport> {
+    const warm = this.#warm;
+    if (!warm) return { episodes: 0, promoted: 0 };
+    let episodes = 0;
+    let promoted = 0;
+    for (const key of visibleKeys(ctx)) {
+      const mark = `consolidated:${key}`;
+      const since = await warm.getMark(mark);
+      const messages = (await this.#hot.conversation([key], Number.MAX_SAFE_INTEGER)).filter(
+        (m) => m.ts > since,
+      );
+      if (messages.length > 0) {
+        const first = messages[0];
+        const last = messages.at(-1);
+        const content = await this.#summarize(messages);
+        if (content !== '' && first && last) {
+          const stored = await warm.put({
+            id: derivedId('episode', key, first.ts, first.n, last.ts, last.n),
+            key,
+            kind: 'episode',
+            content,
+            tags: ['consolidated'],
+            source: 'consolidate',
+            ts: last.ts,
+          });
+          if (stored) episodes++;
+          await warm.setMark(mark, last.ts);
+        }
+      }
+      if (this.#cold) {
+        for (const fact of await warm.list(key, 'fact')) {
+          const stored = await this.#cold.put({
+            id: derivedId('knowledge', fact.id),
+            key,
+            content: fact.content,
+            ts: fact.ts,
+          });
+          if (stored) promoted++;
+        }
+      }
+    }
+    return { episodes, promoted };
+  }
+
+  async close(): Promise<void> {
+    await this.#hot.close();
+    await this.#warm?.close();
+    await this.#cold?.close();
+  }
+}

@@ -1,0 +1,225 @@
+/**
+ * One conformance suite per tier interface of seed 002, run against every backend: hot
+ * (in-process, Redis), warm (SQLite FTS5, Redis), cold (SQLite with the hashed embedder,
+ * and with an OpenAI-compatible embeddings endpoint).
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SimulatedClock } from '../../src/context/clock.js';
+import {
+  startOpenAICompatibleServer,
+  type OpenAICompatibleServer,
+} from '../../src/engines/openai-compatible-server.js';
+import { ConflictError } from '../../src/errors/conflict-error.js';
+import { hashedEmbedder, openAIEmbedder } from '../../src/memory/embedders.js';
+import { memoryHotTier } from '../../src/memory/hot-tier.js';
+import type { ColdTier, HotTier, WarmItem, WarmTier } from '../../src/memory/memory-types.js';
+import { redisHotTier } from '../../src/memory/redis-hot-tier.js';
+import { redisWarmTier } from '../../src/memory/redis-warm-tier.js';
+import { sqliteColdTier } from '../../src/memory/sqlite-cold-tier.js';
+import { sqliteWarmTier } from '../../src/memory/sqlite-warm-tier.js';
+import { clearRedisPrefix } from '../support/redis.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'axon-memory-'));
+const redisBase = `axon-test:${randomUUID()}:`;
+let server: OpenAICompatibleServer;
+beforeAll(async () => {
+  server = await startOpenAICompatibleServer();
+});
+afterAll(async () => {
+  await server.close();
+  rmSync(dir, { recursive: true, force: true });
+  await clearRedisPrefix(redisBase);
+});
+
+const file = (): string => join(dir, `${randomUUID()}.db`);
+const prefix = (): string => `${redisBase}${randomUUID()}:`;
+
+describe.each([
+  ['inmemory', (max: number): HotTier => memoryHotTier({ maxMessages: max })],
+  ['redis', (max: number): HotTier => redisHotTier({ maxMessages: max, prefix: prefix() })],
+])('hot tier conformance: %s', (_name, make) => {
+  it('keeps each conversation in order, capped at max_messages (the oldest dropped)', async () => {
+    const hot = make(3);
+    for (let i = 1; i <= 5; i++)
+      await hot.append('session:a:1', { role: 'user', content: `m${i}` }, i);
+    await hot.append('session:b:1', { role: 'user', content: 'other' }, 6);
+
+    const mine = await hot.conversation(['session:a:1'], 10);
+    expect(mine.map((m) => m.content)).toEqual(['m3', 'm4', 'm5']);
+    expect(await hot.conversation(['session:a:1'], 2)).toMatchObject([
+      { content: 'm4' },
+      { content: 'm5' },
+    ]);
+    expect((await hot.conversation(['session:b:1'], 10)).map((m) => m.content)).toEqual(['other']);
+    expect(await hot.conversation(['session:nobody:1'], 10)).toEqual([]);
+    await hot.close();
+  });
+
+  it('merges the conversations of several keys by time, oldest first', async () => {
+    const hot = make(10);
+    await hot.append('user:a', { role: 'user', content: 'u1' }, 10);
+    await hot.append('global', { role: 'assistant', content: 'g1' }, 20);
+    await hot.append('user:a', { role: 'user', content: 'u2' }, 30);
+
+    const merged = await hot.conversation(['user:a', 'global'], 10);
+    expect(merged.map((m) => `${m.role}:${m.content}`)).toEqual([
+      'user:u1',
+      'assistant:g1',
+      'user:u2',
+    ]);
+    await hot.close();
+  });
+});
+
+describe('in-process hot tier', () => {
+  it('evicts conversations idle past idleMs', async () => {
+    const clock = new SimulatedClock(0);
+    const hot = memoryHotTier({ idleMs: 1_000, clock });
+    await hot.append('session:a:1', { role: 'user', content: 'old' }, 1);
+    clock.advance(500);
+    await hot.append('session:b:1', { role: 'user', content: 'newer' }, 2);
+    clock.advance(600);
+
+    expect(await hot.conversation(['session:a:1'], 10)).toEqual([]);
+    expect(await hot.conversation(['session:b:1'], 10)).toHaveLength(1);
+  });
+});
+
+describe('redis hot tier', () => {
+  it('expires an idle conversation (a TTL on its list)', async () => {
+    const hot = redisHotTier({ idleMs: 50, prefix: prefix() });
+    await hot.append('session:a:1', { role: 'user', content: 'soon gone' }, 1);
+    expect(await hot.conversation(['session:a:1'], 10)).toHaveLength(1);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(await hot.conversation(['session:a:1'], 10)).toEqual([]);
+    await hot.close();
+  });
+});
+
+function warmItem(key: string, content: string, kind: 'fact' | 'episode' = 'fact'): WarmItem {
+  return { id: randomUUID(), key, kind, content, tags: ['t'], source: 'test', ts: Date.now() };
+}
+
+describe.each([
+  ['sqlite', (): WarmTier => sqliteWarmTier(file())],
+  ['redis', (): WarmTier => redisWarmTier({ prefix: prefix() })],
+])('warm tier conformance: %s', (_name, make) => {
+  it('ranks by text relevance within the asked keys and kind', async () => {
+    const warm = make();
+    const best = warmItem('user:a', 'the user prefers metric units for weather reports');
+    await warm.put(best);
+    await warm.put(warmItem('user:a', 'the user lives in Berlin'));
+    await warm.put(warmItem('user:a', 'weather is nice'));
+    await warm.put(warmItem('user:b', 'metric units weather preferences of someone else'));
+    await warm.put(warmItem('user:a', 'an episode about metric weather units', 'episode'));
+
+    const found = await warm.search('metric weather units', ['user:a'], 'fact', 10);
+    expect(found[0]?.item).toEqual(best);
+    expect(found.map((r) => r.item.content)).toEqual([
+      'the user prefers metric units for weather reports',
+      'weather is nice',
+    ]);
+    expect(found[0]?.score).toBeGreaterThan(found[1]?.score ?? Infinity);
+    expect(await warm.search('metric', ['user:a'], 'episode', 10)).toHaveLength(1);
+    expect(await warm.search('metric', ['user:c'], 'fact', 10)).toEqual([]);
+    expect(await warm.search('', ['user:a'], 'fact', 10)).toEqual([]);
+    expect(await warm.search('berlin', ['user:a'], 'fact', 1)).toHaveLength(1);
+    await warm.close();
+  });
+
+  it('stores an id once, lists a key oldest first, and keeps marks', async () => {
+    const warm = make();
+    const a = warmItem('user:a', 'first fact');
+    const b = warmItem('user:a', 'second fact');
+    expect(await warm.put(a)).toBe(true);
+    expect(await warm.put(b)).toBe(true);
+    expect(await warm.put({ ...a, content: 'changed' })).toBe(false);
+
+    expect(await warm.list('user:a', 'fact')).toEqual([a, b]);
+    expect(await warm.list('user:b', 'fact')).toEqual([]);
+    expect(await warm.getMark('m')).toBe(0);
+    await warm.setMark('m', 42);
+    expect(await warm.getMark('m')).toBe(42);
+    await warm.close();
+  });
+
+  it('finds words in any case and ignores punctuation in the query', async () => {
+    const warm = make();
+    await warm.put(warmItem('global', 'Invoices are due on the FIRST of the month'));
+    const found = await warm.search('when are "invoices" due?!', ['global'], 'fact', 5);
+    expect(found.map((r) => r.item.content)).toEqual([
+      'Invoices are due on the FIRST of the month',
+    ]);
+    await warm.close();
+  });
+});
+
+describe.each([
+  ['sqlite + hashed embedder', (): ColdTier => sqliteColdTier(file())],
+  [
+    'sqlite + OpenAI-compatible embeddings endpoint',
+    (): ColdTier =>
+      sqliteColdTier(file(), {
+        embedder: openAIEmbedder({ baseURL: server.baseURL, apiKey: 'k', dimensions: 64 }),
+      }),
+  ],
+])('cold tier conformance: %s', (_name, make) => {
+  it('finds the nearest knowledge within the asked keys, best first', async () => {
+    const cold = make();
+    const texts = [
+      'the deployment pipeline runs on kubernetes',
+      'kubernetes clusters need monitoring',
+      'bananas are yellow fruit',
+      'the office closes at six',
+    ];
+    for (const [i, content] of texts.entries()) {
+      expect(await cold.put({ id: `k${i}`, key: 'global', content, ts: i })).toBe(true);
+    }
+    await cold.put({ id: 'private', key: 'user:b', content: 'kubernetes secrets of b', ts: 9 });
+    expect(await cold.put({ id: 'k0', key: 'global', content: 'again', ts: 10 })).toBe(false);
+
+    const found = await cold.search('kubernetes pipeline', ['global'], 2);
+    expect(found).toHaveLength(2);
+    expect(found[0]?.item.content).toBe('the deployment pipeline runs on kubernetes');
+    expect(found[0]?.score).toBeGreaterThanOrEqual(found[1]?.score ?? Infinity);
+    expect(found.map((r) => r.item.key)).toEqual(['global', 'global']);
+    expect(await cold.search('kubernetes', ['user:c'], 5)).toEqual([]);
+    await cold.close();
+  });
+});
+
+describe('embedded cold tier', () => {
+  it('persists knowledge in its file: a tier opened again finds it', async () => {
+    const path = file();
+    const first = sqliteColdTier(path);
+    await first.put({ id: 'a', key: 'global', content: 'postgres runs on port 5432', ts: 1 });
+    await first.close();
+
+    const again = sqliteColdTier(path);
+    const [hit] = await again.search('which port does postgres use', ['global'], 1);
+    expect(hit?.item.content).toBe('postgres runs on port 5432');
+    await again.close();
+  });
+
+  it('refuses a file written with another embedder', async () => {
+    const path = file();
+    await sqliteColdTier(path).close();
+    expect(() => sqliteColdTier(path, { embedder: hashedEmbedder({ dimensions: 64 }) })).toThrow(
+      ConflictError,
+    );
+  });
+
+  it('the OpenAI embedder goes through the endpoint', async () => {
+    const before = server.requests.filter((r) => r.path === '/v1/embeddings').length;
+    const embedder = openAIEmbedder({ baseURL: server.baseURL, apiKey: 'k', dimensions: 64 });
+    const [v] = await embedder.embed(['hello world']);
+    expect(v).toHaveLength(64);
+    expect(server.requests.filter((r) => r.path === '/v1/embeddings').length).toBe(before + 1);
+    const wrong = openAIEmbedder({ baseURL: server.baseURL, apiKey: 'k', dimensions: 32 });
+    await expect(wrong.embed(['x'])).rejects.toThrow(RangeError);
+  });
+});
