@@ -6,6 +6,7 @@ import type { ProcessBehaviour } from '../adapters/process-behaviour.js';
 import type { ContextNarrowing, ExecContext } from '../context/exec-context.js';
 import type { SinkEvent } from '../context/stream-sink.js';
 import type { ChatResult } from '../engines/chat-tokens.js';
+import type { AgentMemory } from '../memory/memory-types.js';
 import type { FsOpInput, FsResult } from '../policy/fs-broker.js';
 import type { FactRecord } from '../store/records.js';
 import type { ToolResult } from '../tools/tool-result.js';
@@ -137,4 +138,10 @@ export interface AgentRuntime {
    * allowed, over the quota, no `fs_policy`), `NotFoundError`, `SchemaViolationError`.
    */
   fs(request: FsOpInput, ctx: ExecContext): Promise<FsResult>;
+  /**
+   * Tiered memory (seed 002), scoped by the context given: `recall(query, ctx)`,
+   * `store(event, ctx)` (a `store_memory` action for the policy), `consolidate(ctx)`. In a
+   * worker thread the calls go to the host's memory, on the step's context there.
+   */
+  readonly memory: AgentMemory;
 }

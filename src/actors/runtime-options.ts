@@ -1,4 +1,5 @@
 /** @module The options of `createRuntime`. */
+import type { Memory } from '../memory/memory-types.js';
 import type { Tracer } from '@opentelemetry/api';
 import type { PolicyEngine } from '../policy/policy-engine.js';
 import type { RateLimiter } from '../policy/rate-limiter.js';
@@ -75,4 +76,10 @@ export interface RuntimeOptions {
    * registration of a name wins; a hidden duplicate is logged as a warning.
    */
   readonly toolManagers?: readonly ToolManager[];
+  /**
+   * What agents get as `runtime.memory` (seed 002); default a `TieredMemory` with only an
+   * in-process hot tier. See `createMemory` for one from configuration. Closed with the
+   * runtime.
+   */
+  readonly memory?: Memory;
 }

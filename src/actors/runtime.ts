@@ -24,6 +24,9 @@ import { memoryStore } from '../store/memory-store.js';
 import { redactingStore } from '../store/redacting-store.js';
 import { redactingTracer } from '../observability/redacting-tracer.js';
 import type { StepEvent } from '../streams/events.js';
+import { memoryHotTier } from '../memory/hot-tier.js';
+import type { AgentMemory, Memory } from '../memory/memory-types.js';
+import { TieredMemory } from '../memory/tiered-memory.js';
 import type {
   ApprovalRecord,
   CallRecording,
@@ -117,6 +120,9 @@ export class Runtime implements AgentRuntime {
   readonly #runLedgers = new RunLedgers();
   readonly #fsDeps: FsOpDeps;
   readonly #policy: PolicyEngine;
+  readonly #memory: Memory;
+  /** {@inheritDoc AgentRuntime.memory} */
+  readonly memory: AgentMemory;
   #workers: WorkerPool | null = null;
   #closed = false;
 
@@ -154,6 +160,8 @@ export class Runtime implements AgentRuntime {
       system: this.system,
     };
     this.#policy = options.policy ?? noopPolicy;
+    const memory = (this.#memory =
+      options.memory ?? new TieredMemory({ hot: memoryHotTier({ clock: this.system.clock }) }));
     this.#gate = new PolicyGate({
       store: this.store,
       policy: this.#policy,
@@ -246,6 +254,16 @@ export class Runtime implements AgentRuntime {
       store: this.store,
       dataDir: options.dataDir ?? './.axon',
       brokers: new Map(),
+    };
+    this.memory = {
+      recall: (query, ctx) => memory.recall(query, ctx),
+      store: async (event, ctx) => {
+        // Checkpoint 3, during execution: what an agent writes to memory.
+        if (this.#gate.applies(ctx))
+          await this.#gate.check('store_memory', event.tier ?? 'hot', ctx);
+        await memory.store(event, ctx);
+      },
+      consolidate: (ctx) => memory.consolidate(ctx),
     };
     // Given worker options are checked now; the default pool starts on first use.
     if (options.workers) this.#workers = this.#newWorkerPool();
@@ -626,6 +644,7 @@ export class Runtime implements AgentRuntime {
     await this.#workers?.destroy();
     await this.#catalog.all.close();
     await this.#policy.close?.();
+    await this.#memory.close();
     await this.store.close();
   }
 

@@ -6,6 +6,7 @@
  * tokens and events to the host under credit-based flow control (STREAM-2003). All of it
  * travels on the thread's one link to the host (see `worker-protocol.ts`).
  */
+import type { ConsolidationReport, MemoryContext } from '../memory/memory-types.js';
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BroadcastChannel, type MessagePort } from 'node:worker_threads';
@@ -374,6 +375,15 @@ async function runStep(link: Link, task: WorkerTask): Promise<WorkerOutcome> {
       const settling = sender.settle();
       if (settling) await settling;
       return unwrap(await link.host.fs(step, request));
+    },
+    memory: {
+      recall: async (query) =>
+        unwrap(await link.host.memory(step, 'recall', query)) as MemoryContext,
+      store: async (event) => {
+        unwrap(await link.host.memory(step, 'store', event));
+      },
+      consolidate: async () =>
+        unwrap(await link.host.memory(step, 'consolidate', null)) as ConsolidationReport,
     },
     chat: async (call, _ctx, options = {}) => {
       const settling = sender.settle();

@@ -22,7 +22,14 @@ import type { AgentRuntime, WorkerAgentDefinition } from './agent-runtime.js';
 import { agentOutcome, type AgentInput, type AgentResult } from './agent-result.js';
 import type { StepActor } from './step-actor.js';
 import { neverStarted, type StepEndpoint, type WorkerPool } from './worker-pool.js';
-import type { HostReply, StreamItem, WireAgentResult, WireToolResult } from './worker-protocol.js';
+import type {
+  HostReply,
+  MemoryOp,
+  StreamItem,
+  WireAgentResult,
+  WireToolResult,
+} from './worker-protocol.js';
+import type { MemoryEvent } from '../memory/memory-types.js';
 
 /** Items a worker may send before the host has logged them (the step's buffer bound). */
 export const WORKER_STREAM_CREDIT = 256;
@@ -108,6 +115,20 @@ class HostSide implements StepEndpoint {
 
   fs(request: Parameters<AgentRuntime['fs']>[0]): Promise<HostReply<FsResult>> {
     return reply(() => this.#runtime.fs(request, this.#ctx));
+  }
+
+  memory(op: MemoryOp, arg: unknown): Promise<HostReply<unknown>> {
+    const memory = this.#runtime.memory;
+    return reply<unknown>(() => {
+      switch (op) {
+        case 'recall':
+          return memory.recall(arg as string, this.#ctx);
+        case 'store':
+          return memory.store(arg as MemoryEvent, this.#ctx);
+        case 'consolidate':
+          return memory.consolidate(this.#ctx);
+      }
+    });
   }
 }
 

@@ -61,6 +61,7 @@ export interface StepEndpoint {
   ): ReturnType<HostCalls['chat']>;
   fact(fact: Parameters<HostCalls['fact']>[1]): ReturnType<HostCalls['fact']>;
   fs(request: Parameters<HostCalls['fs']>[1]): ReturnType<HostCalls['fs']>;
+  memory(op: Parameters<HostCalls['memory']>[1], arg: unknown): ReturnType<HostCalls['memory']>;
 }
 
 /** A step on the pool: its task, its endpoint, the session running it, how it ends. */
@@ -415,6 +416,7 @@ export class WorkerPool {
       chat: (id, call, options) => lookup(id).chat(call, options),
       fact: (id, fact) => lookup(id).fact(fact),
       fs: (id, request) => lookup(id).fs(request),
+      memory: (id, op, arg) => lookup(id).memory(op, arg),
     };
     Comlink.expose(hostCalls, rpcEndpoint(port1));
     port1.unref();

@@ -133,7 +133,12 @@ export interface HostCalls {
   fact(step: string, fact: Parameters<AgentRuntime['emitFact']>[0]): Promise<HostReply<FactRecord>>;
   /** A file operation of the step's run, through the host's FS broker. */
   fs(step: string, request: Parameters<AgentRuntime['fs']>[0]): Promise<HostReply<FsResult>>;
+  /** A memory call (`recall`, `store`, `consolidate`) on the host's memory, in the step's context. */
+  memory(step: string, op: MemoryOp, arg: unknown): Promise<HostReply<unknown>>;
 }
+
+/** The memory calls a worker makes to its host. */
+export type MemoryOp = 'recall' | 'store' | 'consolidate';
 
 /**
  * A host call's answer, or what it threw as a payload (comlink would lose the error's

@@ -63,6 +63,9 @@ export interface Memory {
   close(): Promise<void>;
 }
 
+/** Memory as an agent's `runtime.memory` offers it: the context decides the scopes. */
+export type AgentMemory = Pick<Memory, 'recall' | 'store' | 'consolidate'>;
+
 /** What a consolidation did. */
 export interface ConsolidationReport {
   /** Episodes written from conversations. */

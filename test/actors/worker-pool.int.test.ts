@@ -12,6 +12,7 @@ const endpoint: StepEndpoint = {
   chat: () => Promise.reject(new Error('not in this test')),
   fact: () => Promise.reject(new Error('not in this test')),
   fs: () => Promise.reject(new Error('not in this test')),
+  memory: () => Promise.reject(new Error('not in this test')),
 };
 
 function task(stepId: string) {
