@@ -8,6 +8,7 @@ const scripts = [
   'bench:stream',
   'bench:engine',
   'bench:store',
+  'bench:memory',
 ];
 let failed = 0;
 for (const script of scripts) {
