@@ -3,18 +3,12 @@
  * list (`LTRIM`) that expires when idle (`PEXPIRE`), appended by one Lua script so that
  * concurrent writers keep the cap and the order.
  */
-import { Redis } from 'ioredis';
 import { mergeRecent, wholeAtLeastOne } from './hot-tier.js';
+import { RedisLink, type RedisLinkOptions } from './redis-link.js';
 import type { ConversationMessage, HotMessage, HotTier } from './memory-types.js';
 
 /** Options of {@link redisHotTier}. */
-export interface RedisHotTierOptions {
-  /** A connection to use (not closed by the tier); else one to `url` is made. */
-  readonly client?: Redis;
-  /** Default `redis://127.0.0.1:6379`. */
-  readonly url?: string;
-  /** Prefix of every key; default `axon:mem:`. */
-  readonly prefix?: string;
+export interface RedisHotTierOptions extends RedisLinkOptions {
   /** Messages kept per conversation; default 50. */
   readonly maxMessages?: number;
   /** A conversation untouched this long expires; default 30 minutes. */
@@ -34,36 +28,29 @@ return n`;
 
 class RedisHotTier implements HotTier {
   readonly name = 'redis';
-  readonly #client: Redis;
-  readonly #owned: boolean;
-  readonly #prefix: string;
+  readonly #link: RedisLink;
   readonly #max: number;
   readonly #idleMs: number;
 
   constructor(options: RedisHotTierOptions) {
     this.#max = wholeAtLeastOne('hot tier maxMessages', options.maxMessages ?? 50);
     this.#idleMs = wholeAtLeastOne('hot tier idleMs', options.idleMs ?? 30 * 60_000);
-    this.#prefix = options.prefix ?? 'axon:mem:';
-    this.#owned = options.client === undefined;
-    this.#client =
-      options.client ??
-      new Redis(options.url ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 2 });
-    if (this.#owned) this.#client.on('error', () => undefined);
+    this.#link = new RedisLink(options);
   }
 
   #key(key: string): string {
-    return `${this.#prefix}hot:${key}`;
+    return `${this.#link.prefix}hot:${key}`;
   }
 
   async append(key: string, message: ConversationMessage, ts: number): Promise<void> {
     const list = this.#key(key);
     const json = JSON.stringify({ role: message.role, content: message.content, ts });
-    await this.#client.eval(APPEND, 2, list, `${list}:n`, json, this.#max, this.#idleMs);
+    await this.#link.client.eval(APPEND, 2, list, `${list}:n`, json, this.#max, this.#idleMs);
   }
 
   async conversation(keys: readonly string[], limit: number): Promise<HotMessage[]> {
     if (keys.length === 0) return [];
-    const pipeline = this.#client.pipeline();
+    const pipeline = this.#link.client.pipeline();
     for (const key of keys) pipeline.lrange(this.#key(key), -limit, -1);
     const results = (await pipeline.exec()) ?? [];
     const lists = results.map(([err, items]) => {
@@ -73,9 +60,8 @@ class RedisHotTier implements HotTier {
     return mergeRecent(lists, limit);
   }
 
-  async close(): Promise<void> {
-    if (this.#owned && this.#client.status !== 'end')
-      await this.#client.quit().catch(() => undefined);
+  close(): Promise<void> {
+    return this.#link.close();
   }
 }
 

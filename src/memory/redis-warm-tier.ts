@@ -7,17 +7,12 @@
  * BM25 (k1 1.2, b 0.75) computed here, with document frequencies from the index's set
  * sizes and lengths from per-key counters. The scores are BM25's, as the SQLite tier's.
  */
-import { Redis } from 'ioredis';
 import { bm25, words } from './bm25.js';
+import { RedisLink, type RedisLinkOptions } from './redis-link.js';
 import type { Ranked, WarmItem, WarmKind, WarmTier } from './memory-types.js';
 
 /** Options of {@link redisWarmTier}. */
-export interface RedisWarmTierOptions {
-  readonly client?: Redis;
-  readonly url?: string;
-  /** Prefix of every key; default `axon:mem:`. */
-  readonly prefix?: string;
-}
+export type RedisWarmTierOptions = RedisLinkOptions;
 
 /** Candidates ranked per search, at most. */
 export const MAX_CANDIDATES = 1_000;
@@ -35,31 +30,24 @@ return 1`;
 
 class RedisWarmTier implements WarmTier {
   readonly name = 'redis';
-  readonly #client: Redis;
-  readonly #owned: boolean;
-  readonly #prefix: string;
+  readonly #link: RedisLink;
 
   constructor(options: RedisWarmTierOptions) {
-    this.#prefix = options.prefix ?? 'axon:mem:';
-    this.#owned = options.client === undefined;
-    this.#client =
-      options.client ??
-      new Redis(options.url ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 2 });
-    if (this.#owned) this.#client.on('error', () => undefined);
+    this.#link = new RedisLink(options);
   }
 
   #item(id: string): string {
-    return `${this.#prefix}warm:item:${id}`;
+    return `${this.#link.prefix}warm:item:${id}`;
   }
 
   #base(key: string, kind: WarmKind): string {
-    return `${this.#prefix}warm:${key}:${kind}`;
+    return `${this.#link.prefix}warm:${key}:${kind}`;
   }
 
   async put(item: WarmItem): Promise<boolean> {
     const base = this.#base(item.key, item.kind);
     const all = words(item.content);
-    const r = await this.#client.eval(
+    const r = await this.#link.client.eval(
       PUT,
       3,
       this.#item(item.id),
@@ -83,7 +71,7 @@ class RedisWarmTier implements WarmTier {
     const terms = [...new Set(words(query))].slice(0, 64);
     if (terms.length === 0 || keys.length === 0 || limit <= 0) return [];
     const bases = keys.map((k) => this.#base(k, kind));
-    const p = this.#client.pipeline();
+    const p = this.#link.client.pipeline();
     for (const base of bases) p.hmget(`${base}:stats`, 'n', 'len');
     for (const base of bases) for (const t of terms) p.scard(`${base}:w:${t}`);
     const res = (await p.exec()) ?? [];
@@ -113,13 +101,13 @@ class RedisWarmTier implements WarmTier {
     const ids = new Set<string>();
     for (const s of sets) {
       if (ids.size >= MAX_CANDIDATES) break;
-      for (const id of await this.#client.smembers(s.key)) {
+      for (const id of await this.#link.client.smembers(s.key)) {
         if (ids.size >= MAX_CANDIDATES) break;
         ids.add(id);
       }
     }
     if (ids.size === 0) return [];
-    const raw = await this.#client.mget(...[...ids].map((id) => this.#item(id)));
+    const raw = await this.#link.client.mget(...[...ids].map((id) => this.#item(id)));
     const stats = { n, avgLength: n === 0 ? 1 : len / n, df };
     const ranked = raw.flatMap((s) => {
       if (s === null) return [];
@@ -131,23 +119,22 @@ class RedisWarmTier implements WarmTier {
   }
 
   async list(key: string, kind: WarmKind): Promise<WarmItem[]> {
-    const ids = await this.#client.lrange(`${this.#base(key, kind)}:ids`, 0, -1);
+    const ids = await this.#link.client.lrange(`${this.#base(key, kind)}:ids`, 0, -1);
     if (ids.length === 0) return [];
-    const raw = await this.#client.mget(...ids.map((id) => this.#item(id)));
+    const raw = await this.#link.client.mget(...ids.map((id) => this.#item(id)));
     return raw.flatMap((s) => (s === null ? [] : [JSON.parse(s) as WarmItem]));
   }
 
   async getMark(name: string): Promise<number> {
-    return Number((await this.#client.get(`${this.#prefix}mark:${name}`)) ?? 0);
+    return Number((await this.#link.client.get(`${this.#link.prefix}mark:${name}`)) ?? 0);
   }
 
   async setMark(name: string, value: number): Promise<void> {
-    await this.#client.set(`${this.#prefix}mark:${name}`, String(value));
+    await this.#link.client.set(`${this.#link.prefix}mark:${name}`, String(value));
   }
 
-  async close(): Promise<void> {
-    if (this.#owned && this.#client.status !== 'end')
-      await this.#client.quit().catch(() => undefined);
+  close(): Promise<void> {
+    return this.#link.close();
   }
 }
 
