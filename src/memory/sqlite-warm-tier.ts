@@ -3,6 +3,7 @@
  * indexed by FTS5 and ranked by its BM25 (`ORDER BY rank`). A file under `./.axon/` by
  * default; several processes may share it (WAL).
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
@@ -12,11 +13,9 @@ import type { Ranked, WarmItem, WarmKind, WarmTier } from './memory-types.js';
 /** The default file of the embedded memory tiers. */
 export const DEFAULT_MEMORY_PATH = './.axon/memory.db';
 
-/** The words of `query` as an FTS5 query: each quoted, any of them; `null` for none. */
-export function ftsQuery(query: string): string | null {
-  const all = words(query);
-  const unique = [...new Set(all)].slice(0, 64);
-  return unique.length === 0 ? null : unique.map((w) => `"${w}"`).join(' OR ');
+/** The distinct words of `query` (at most 64), as FTS5 matches them. */
+export function queryWords(query: string): string[] {
+  return [...new Set(words(query))].slice(0, 64);
 }
 
 /** Opens (creating its folder) a SQLite file for memory, in WAL mode. */
@@ -29,6 +28,11 @@ export function openMemoryDb(path: string): Database.Database {
   return db;
 }
 
+/**
+ * `tok` holds an item's scope key and kind as one index term (`s<hash>`), so FTS5
+ * intersects the context's few terms with the query's words instead of ranking every match
+ * and filtering after; ranking weighs `content` only (`bm25(1, 0)`).
+ */
 const SCHEMA = `
   CREATE TABLE IF NOT EXISTS warm_items (
     id      TEXT NOT NULL UNIQUE,
@@ -37,17 +41,23 @@ const SCHEMA = `
     content TEXT NOT NULL,
     tags    TEXT NOT NULL,
     source  TEXT NOT NULL,
-    ts      INTEGER NOT NULL
+    ts      INTEGER NOT NULL,
+    tok     TEXT NOT NULL
   );
   CREATE INDEX IF NOT EXISTS warm_by_key ON warm_items (key, kind);
   CREATE VIRTUAL TABLE IF NOT EXISTS warm_fts USING fts5(
-    content, content = 'warm_items', content_rowid = 'rowid'
+    content, tok, content = 'warm_items', content_rowid = 'rowid'
   );
   CREATE TRIGGER IF NOT EXISTS warm_items_ai AFTER INSERT ON warm_items BEGIN
-    INSERT INTO warm_fts (rowid, content) VALUES (new.rowid, new.content);
+    INSERT INTO warm_fts (rowid, content, tok) VALUES (new.rowid, new.content, new.tok);
   END;
   CREATE TABLE IF NOT EXISTS memory_marks (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
 `;
+
+/** The index term of a scope key and a kind: `s` and 24 hex digits of their sha256. */
+function scopeTerm(key: string, kind: WarmKind): string {
+  return `s${createHash('sha256').update(`${kind}\u0000${key}`).digest('hex').slice(0, 24)}`;
+}
 
 interface Row {
   id: string;
@@ -79,15 +89,15 @@ class SqliteWarmTier implements WarmTier {
   readonly #list: Database.Statement;
   readonly #getMark: Database.Statement;
   readonly #setMark: Database.Statement;
-  readonly #searches = new Map<number, Database.Statement>();
 
   constructor(db: Database.Database, owned: boolean) {
     this.#db = db;
     this.#owned = owned;
     db.exec(SCHEMA);
+    db.prepare("INSERT INTO warm_fts (warm_fts, rank) VALUES ('rank', 'bm25(1.0, 0.0)')").run();
     this.#insert = db.prepare(
-      `INSERT INTO warm_items (id, key, kind, content, tags, source, ts)
-       VALUES (@id, @key, @kind, @content, @tags, @source, @ts) ON CONFLICT (id) DO NOTHING`,
+      `INSERT INTO warm_items (id, key, kind, content, tags, source, ts, tok)
+       VALUES (@id, @key, @kind, @content, @tags, @source, @ts, @tok) ON CONFLICT (id) DO NOTHING`,
     );
     this.#list = db.prepare('SELECT * FROM warm_items WHERE key = ? AND kind = ? ORDER BY rowid');
     this.#getMark = db.prepare('SELECT value FROM memory_marks WHERE name = ?');
@@ -98,24 +108,12 @@ class SqliteWarmTier implements WarmTier {
   }
 
   put(item: WarmItem): Promise<boolean> {
-    const r = this.#insert.run({ ...item, tags: JSON.stringify(item.tags) });
+    const tok = scopeTerm(item.key, item.kind);
+    const r = this.#insert.run({ ...item, tags: JSON.stringify(item.tags), tok });
     return Promise.resolve(r.changes === 1);
   }
 
-  /** The search statement for `n` scope keys (prepared once per count). */
-  #search(n: number): Database.Statement {
-    let stmt = this.#searches.get(n);
-    if (!stmt) {
-      const keys = Array.from({ length: n }, () => '?').join(', ');
-      stmt = this.#db.prepare(
-        `SELECT w.*, f.rank AS rank FROM warm_fts f JOIN warm_items w ON w.rowid = f.rowid
-         WHERE warm_fts MATCH ? AND w.kind = ? AND w.key IN (${keys})
-         ORDER BY f.rank LIMIT ?`,
-      );
-      this.#searches.set(n, stmt);
-    }
-    return stmt;
-  }
+  #searchStmt: Database.Statement | null = null;
 
   search(
     query: string,
@@ -123,11 +121,16 @@ class SqliteWarmTier implements WarmTier {
     kind: WarmKind,
     limit: number,
   ): Promise<Ranked<WarmItem>[]> {
-    const match = ftsQuery(query);
-    if (match === null || keys.length === 0 || limit <= 0) return Promise.resolve([]);
-    const rows = this.#search(keys.length).all(match, kind, ...keys, limit) as (Row & {
-      rank: number;
-    })[];
+    const terms = queryWords(query);
+    if (terms.length === 0 || keys.length === 0 || limit <= 0) return Promise.resolve([]);
+    const match = terms.map((w) => `"${w}"`).join(' OR ');
+    this.#searchStmt ??= this.#db.prepare(
+      `SELECT w.*, f.rank AS rank FROM warm_fts f JOIN warm_items w ON w.rowid = f.rowid
+       WHERE warm_fts MATCH ? ORDER BY f.rank LIMIT ?`,
+    );
+    const scopes = keys.map((k) => scopeTerm(k, kind)).join(' OR ');
+    const where = `tok : (${scopes}) AND content : (${match})`;
+    const rows = this.#searchStmt.all(where, limit) as (Row & { rank: number })[];
     // FTS5's rank is BM25 negated (lower is better): the score is BM25 itself.
     return Promise.resolve(rows.map((r) => ({ item: fromRow(r), score: -r.rank })));
   }
