@@ -93,6 +93,22 @@ class ConfiguredPolicy implements PolicyEngine {
   async #route(action: PolicyAction): Promise<PolicyDecision> {
     const limit = this.config.rate_limits?.per_user;
     if (!limit) return ALLOW;
+    if (limit.on_exceed === 'queue') {
+      // Past the limit a request waits for its slot, which is counted now: queued requests
+      // go in order and never more than the limit in a window.
+      const delayMs = await this.#limiter.reserve(
+        `user:${action.subject}`,
+        limit.requests_per_minute,
+        MINUTE,
+      );
+      if (delayMs === 0) return ALLOW;
+      return {
+        ...ALLOW,
+        reason: `user "${action.subject}" is past ${limit.requests_per_minute} requests per minute: queued ${delayMs} ms`,
+        rule: 'rate_limits.per_user',
+        delayMs,
+      };
+    }
     const verdict = await this.#limiter.hit(
       `user:${action.subject}`,
       limit.requests_per_minute,
@@ -104,9 +120,6 @@ class ConfiguredPolicy implements PolicyEngine {
     switch (limit.on_exceed) {
       case 'warn':
         return { ...ALLOW, reason, rule };
-      case 'queue':
-        // The request waits for room rather than failing; counted once it goes.
-        return { ...ALLOW, reason, rule, delayMs: verdict.retryAfterMs };
       default:
         return deny(rule, reason, { denial: 'rate_limit', retryAfterMs: verdict.retryAfterMs });
     }

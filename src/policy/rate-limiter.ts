@@ -19,7 +19,28 @@ export interface RateVerdict {
 export interface RateLimiter {
   /** Counts a hit of `key` if fewer than `limit` hits fell in the last `windowMs`. */
   hit(key: string, limit: number, windowMs: number): Promise<RateVerdict>;
+  /**
+   * Takes the earliest time at or after now when a hit of `key` keeps every window within
+   * `limit` — its earlier reservations counted — and counts the hit then. Resolves how long
+   * to wait for it (0: now). A queue: requests past the limit go later, in order, and never
+   * more than `limit` go in any window.
+   */
+  reserve(key: string, limit: number, windowMs: number): Promise<number>;
   close?(): Promise<void>;
+}
+
+/**
+ * Where `times` (sorted, the reservations of a key still in or after the window) lets one
+ * more go at or after `now`: once the hit `limit` places back has left the window.
+ */
+export function slotAfter(
+  times: readonly number[],
+  now: number,
+  limit: number,
+  windowMs: number,
+): number {
+  if (times.length < limit) return Math.max(now, times.at(-1) ?? now);
+  return Math.max(now, times.at(-1) ?? now, (times[times.length - limit] ?? now) + windowMs);
 }
 
 /** A {@link RateLimiter} in this process's memory, on `clock`. */
@@ -45,6 +66,14 @@ export function memoryRateLimiter(clock: Clock): RateLimiter {
       hits.set(key, live);
       return Promise.resolve({ allowed: true, count: live.length, retryAfterMs: 0 });
     },
+    reserve(key, limit, windowMs) {
+      const now = clock.now();
+      const live = (hits.get(key) ?? []).filter((t) => t > now - windowMs);
+      const at = slotAfter(live, now, limit, windowMs);
+      live.push(at);
+      hits.set(key, live);
+      return Promise.resolve(at - now);
+    },
   };
 }
 
@@ -64,6 +93,27 @@ local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
 local retry = tonumber(oldest[2]) + window - now
 if retry < 1 then retry = 1 end
 return {0, n, retry}`;
+
+// KEYS[1] the key's sorted set. ARGV now, window, limit, a unique member. Reserves the
+// earliest slot (see slotAfter) → milliseconds until it.
+const RESERVE = `
+local now = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local n = redis.call('ZCARD', KEYS[1])
+local at = now
+if n > 0 then
+  local last = tonumber(redis.call('ZRANGE', KEYS[1], -1, -1, 'WITHSCORES')[2])
+  if last > at then at = last end
+end
+if n >= limit then
+  local back = tonumber(redis.call('ZRANGE', KEYS[1], n - limit, n - limit, 'WITHSCORES')[2]) + window
+  if back > at then at = back end
+end
+redis.call('ZADD', KEYS[1], at, ARGV[4])
+redis.call('PEXPIRE', KEYS[1], at - now + window)
+return at - now`;
 
 /**
  * A {@link RateLimiter} on Redis: processes that share `prefix` share their limits. Times
@@ -86,6 +136,18 @@ export function redisRateLimiter(client: Redis, clock: Clock, prefix = 'axon:rat
         `${now}-${id}-${n++}`,
       )) as [number, number, number];
       return { allowed: r[0] === 1, count: r[1], retryAfterMs: r[2] };
+    },
+    async reserve(key, limit, windowMs) {
+      const now = clock.now();
+      return (await client.eval(
+        RESERVE,
+        1,
+        `${prefix}${key}`,
+        now,
+        windowMs,
+        limit,
+        `${now}-${id}-${n++}`,
+      )) as number;
     },
   };
 }

@@ -117,6 +117,11 @@ describe('configuredPolicy decisions', () => {
       allowed: true,
       delayMs: 60_000,
     });
+    // Each queued request takes its own later slot: they do not all go when the first can.
+    const delays = await Promise.all(
+      [1, 2, 3].map(() => queue.evaluate(act('route', 'a'), ctx(c))),
+    );
+    expect(delays.map((d) => d.delayMs)).toEqual([120_000, 180_000, 240_000]);
     const warn = configuredPolicy(
       { rate_limits: { per_user: { requests_per_minute: 1, on_exceed: 'warn' } } },
       { clock: c },

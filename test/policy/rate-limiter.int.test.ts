@@ -48,6 +48,21 @@ describe.each([
     expect(await limiter.hit('k', 3, 60_000)).toMatchObject({ allowed: true, count: 3 });
   });
 
+  it('reserve queues hits past the limit in order, never more than the limit in a window', async () => {
+    const clock = new SimulatedClock(1_000_000);
+    const limiter = make(clock);
+    const waits = await Promise.all(
+      Array.from({ length: 5 }, () => limiter.reserve('q', 2, 60_000)),
+    );
+    expect([...waits].sort((a, b) => a - b)).toEqual([0, 0, 60_000, 60_000, 120_000]);
+    // The queue is counted: a plain hit now is refused, and a later reservation goes after.
+    expect((await limiter.hit('q', 2, 60_000)).allowed).toBe(false);
+    clock.advance(30_000);
+    // The slot 120 s after the start has room for one more: 90 s from now.
+    expect(await limiter.reserve('q', 2, 60_000)).toBe(90_000);
+    expect(await limiter.reserve('q', 2, 60_000)).toBe(150_000);
+  });
+
   it('never lets concurrent hits past the limit together', async () => {
     const limiter = make(new SimulatedClock(5_000));
     const verdicts = await Promise.all(
