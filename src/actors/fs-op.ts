@@ -28,7 +28,8 @@ export interface FsOpDeps {
   /** Where relative sandbox roots live (`<dataDir>/sandbox/`). */
   readonly dataDir: string;
   /** Brokers of runs, by run id (a run's written bytes are counted in its broker). */
-  readonly brokers: Map<string, FsBroker>;
+  /** Each run's broker, made once (its promise is kept at once: concurrent first ops share it). */
+  readonly brokers: Map<string, Promise<FsBroker>>;
 }
 
 /** Brokers kept at most (the oldest dropped: a dropped one is made again from the store). */
@@ -44,23 +45,30 @@ async function brokerFor(deps: FsOpDeps, ctx: ExecContext, path: string): Promis
   if (!calls || !policy) {
     throw new PolicyDeniedError('fs_op', path, 'fs.policy', 'the run has no fs_policy');
   }
-  const cached = deps.brokers.get(calls.runId);
+  const runId = calls.runId;
+  const cached = deps.brokers.get(runId);
   if (cached) return cached;
-  let written = 0;
-  for (const step of await deps.store.listSteps(calls.runId)) {
-    const input = step.input as { op?: unknown } | null;
-    const output = step.output as { bytes?: unknown } | null;
-    if (step.type === 'fs_op' && step.status === 'succeeded' && input?.op === 'write') {
-      written += typeof output?.bytes === 'number' ? output.bytes : 0;
+  const made = (async () => {
+    let written = 0;
+    for (const step of await deps.store.listSteps(runId)) {
+      const input = step.input as { op?: unknown } | null;
+      const output = step.output as { bytes?: unknown } | null;
+      if (step.type === 'fs_op' && step.status === 'succeeded' && input?.op === 'write') {
+        written += typeof output?.bytes === 'number' ? output.bytes : 0;
+      }
     }
-  }
-  const broker = createFsBroker(policy as unknown as FsPolicy, { dataDir: deps.dataDir, written });
+    return createFsBroker(policy as unknown as FsPolicy, { dataDir: deps.dataDir, written });
+  })();
   if (deps.brokers.size >= MAX_BROKERS) {
     const oldest = deps.brokers.keys().next().value;
     if (oldest !== undefined) deps.brokers.delete(oldest);
   }
-  deps.brokers.set(calls.runId, broker);
-  return broker;
+  deps.brokers.set(runId, made);
+  // A broker that could not be made is not kept: the next op tries again.
+  made.catch(() => {
+    if (deps.brokers.get(runId) === made) deps.brokers.delete(runId);
+  });
+  return made;
 }
 
 /**

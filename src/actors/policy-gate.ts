@@ -183,7 +183,11 @@ function refusal(action: PolicyAction, decision: PolicyDecision): Error {
       return new RateLimitedError(reason, decision.retryAfterMs ?? null, { details: { rule } });
     case 'budget': {
       const limit: BudgetLimit = rule.endsWith('cost_per_day') ? 'cost_per_day' : 'tokens_per_hour';
-      return new BudgetExceededError(limit, action.target, 0, 0, {
+      // The policy's budgets are per agent: the ledger is the calling agent's.
+      const agent = action.metadata?.['agent'];
+      const ledger = `agent ${typeof agent === 'string' ? agent : action.target}`;
+      return new BudgetExceededError(limit, ledger, 0, 0, {
+        message: `budget exceeded: ${reason}`,
         details: {
           rule,
           reason,

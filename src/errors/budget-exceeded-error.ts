@@ -31,11 +31,14 @@ export class BudgetExceededError extends AxonError {
     ledger: string,
     requested: number,
     remaining: number,
-    options: AxonErrorOptions = {},
+    /** `message`: the reason in words, when a policy (not a ledger) refused. */
+    options: AxonErrorOptions & { readonly message?: string } = {},
   ) {
+    const { message, ...rest } = options;
     super(
-      `budget exceeded: ${limit} of "${ledger}" has ${remaining} left, ${requested} requested`,
-      { ...options, details: { ...options.details, limit, ledger, requested, remaining } },
+      message ??
+        `budget exceeded: ${limit} of "${ledger}" has ${remaining} left, ${requested} requested`,
+      { ...rest, details: { ...rest.details, limit, ledger, requested, remaining } },
     );
     this.limit = limit;
     this.ledger = ledger;

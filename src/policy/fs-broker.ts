@@ -87,7 +87,8 @@ function typeOf(s: {
 /** True when `path` is `root` or inside it. */
 function inside(root: string, path: string): boolean {
   const rel = relative(root, path);
-  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  // `..notes.md` is a name inside; only `..` itself or `../…` leaves.
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
 
 function isMissing(err: unknown): boolean {
@@ -146,6 +147,19 @@ export function createFsBroker(policy: FsPolicy, options: FsBrokerOptions = {}):
             'the path leads outside the sandbox through a symbolic link',
           );
         }
+        // The allow-list holds for the file as it is on disk too, not only as written (a
+        // linked directory inside the root must not open files no glob allows).
+        const onDisk = join(real, relative(probe, abs));
+        if (allowed && onDisk !== realRoot) {
+          const rel = relative(realRoot, onDisk).split(sep).join('/');
+          if (!allowed(rel)) {
+            throw refuse(
+              path,
+              'fs.allow',
+              `on disk the path is ${rel}, which no allowed glob matches`,
+            );
+          }
+        }
         break;
       } catch (err) {
         if (!isMissing(err)) throw err;
@@ -203,18 +217,24 @@ export function createFsBroker(policy: FsPolicy, options: FsBrokerOptions = {}):
               },
             );
           }
-          await mkdir(dirname(abs), { recursive: true });
-          const file = await openFile(
-            abs,
-            path,
-            constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC,
-          );
-          try {
-            await file.writeFile(content, 'utf8');
-          } finally {
-            await file.close();
-          }
+          // Counted before the first await, so concurrent writes cannot pass the quota together.
           written += bytes;
+          try {
+            await mkdir(dirname(abs), { recursive: true });
+            const file = await openFile(
+              abs,
+              path,
+              constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC,
+            );
+            try {
+              await file.writeFile(content, 'utf8');
+            } finally {
+              await file.close();
+            }
+          } catch (err) {
+            written -= bytes;
+            throw err;
+          }
           return { bytes };
         }
         case 'list': {

@@ -15,7 +15,8 @@ const FRAME: ReadonlySet<string> = new Set(['type', 'step_id', 'seq', 'ts']);
 
 /**
  * `store` with the fields named in `keys` redacted from everything written to it; see the
- * module. With no keys it is `store` itself.
+ * module (snapshots of step lifecycles in checkpoints and approvals too). With no keys it is
+ * `store` itself.
  *
  * @example
  * const store = redactingStore(sqliteStore(), ['password', 'ssn']);
@@ -58,13 +59,14 @@ export function redactingStore(store: RunStore, keys: readonly string[]): RunSto
     getFlowByHash: (h) => store.getFlowByHash(h),
     appendFact: (f) => store.appendFact(fact(f)),
     listFacts: (q) => store.listFacts(q),
-    createCheckpoint: (c) => store.createCheckpoint(c),
+    // Persisted lifecycles hold the last events a step accepted: redacted like the events.
+    createCheckpoint: (c) => store.createCheckpoint({ ...c, snapshots: redact(c.snapshots) }),
     listCheckpoints: (id) => store.listCheckpoints(id),
     addRunUsage: (id, u) => store.addRunUsage(id, u),
     putRecording: (r) => store.putRecording(recording(r)),
     getRecording: (id, k) => store.getRecording(id, k),
     listRecordings: (id) => store.listRecordings(id),
-    createApproval: (a) => store.createApproval(a),
+    createApproval: (a) => store.createApproval({ ...a, snapshot: redact(a.snapshot) }),
     getApproval: (id) => store.getApproval(id),
     listApprovals: (id) => store.listApprovals(id),
     decideApproval: (id, d) => store.decideApproval(id, d),

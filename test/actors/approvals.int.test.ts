@@ -402,6 +402,45 @@ describe('approvals', () => {
     await rt.close();
   });
 
+  it("redacts configured fields from the suspended step's stored snapshot", async () => {
+    const store = memoryStore();
+    const leaky = defineAgent({
+      name: 'leaky',
+      handler: async (_input, ctx, runtime) => {
+        ctx.stream.emit({ type: 'tool_suggest', tool: 'deploy', args: { password: 'hunter2' } });
+        return runtime.callTool('deploy', { version: 'v12' }, ctx);
+      },
+    });
+    const rt = quietRuntime({
+      store,
+      agents: [leaky],
+      tools: [
+        defineTool({
+          name: 'deploy',
+          description: 'Deploys',
+          input: z.strictObject({ version: z.string() }),
+          handler: () => 'ok',
+        }),
+      ],
+      policy: configuredPolicy(APPROVE_DEPLOY),
+      redact: ['password'],
+    });
+    const runId = await newRun(rt);
+    await (
+      await rt.submitStep(runId, {
+        type: 'agent',
+        client_token: 'l-1',
+        input: { agent: 'leaky', message: 'x' },
+      })
+    ).done;
+
+    const [pending] = await store.listApprovals(runId);
+    expect(pending?.status).toBe('pending');
+    expect(JSON.stringify(pending?.snapshot)).toContain('[REDACTED]');
+    expect(JSON.stringify(await store.listApprovals(runId))).not.toContain('hunter2');
+    await rt.close();
+  });
+
   it('cancelling a waiting run ends its waiting step CANCELLED; the approval can no longer resume it', async () => {
     const counts = newCounts();
     const rt = setup(memoryStore(), counts);

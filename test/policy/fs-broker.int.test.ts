@@ -113,6 +113,33 @@ describe('the FS broker (POLICY-3001)', () => {
     expect(broker.written).toBe(10);
   });
 
+  it('concurrent writes cannot pass the quota together', async () => {
+    const { broker } = setup({ quota_bytes: 10 });
+    const results = await Promise.allSettled(
+      ['a.md', 'b.md', 'c.md'].map((p) => broker.run('write', p, 'sixsix')),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    expect(broker.written).toBe(6);
+  });
+
+  it('checks the allow-list on disk: a linked directory inside the root opens no file a glob does not allow', async () => {
+    const { broker, root } = setup({ allow: ['*.md', '*.md/**'] });
+    mkdirSync(join(root, 'secret'), { recursive: true });
+    writeFileSync(join(root, 'secret', 'key.sh'), 'export KEY=1');
+    symlinkSync(join(root, 'secret'), join(root, 'pub.md'));
+
+    expect((await refused(broker.run('read', 'secret/key.sh'))).rule).toBe('fs.allow');
+    const viaLink = await refused(broker.run('read', 'pub.md/key.sh'));
+    expect(viaLink.rule).toBe('fs.allow');
+    expect(viaLink.message).toContain('on disk the path is secret/key.sh');
+  });
+
+  it('a name that starts with two dots is inside the root', async () => {
+    const { broker } = setup();
+    expect(await broker.run('write', '..notes.md', 'x')).toEqual({ bytes: 1 });
+    expect(await broker.run('read', '..notes.md')).toEqual({ content: 'x' });
+  });
+
   it('refuses an empty path and a write without content; a root cannot be deleted', async () => {
     const { broker, root } = setup();
     expect((await refused(broker.run('read', ''))).rule).toBe('fs.path');
