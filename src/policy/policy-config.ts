@@ -56,11 +56,12 @@ export const policyConfigSchema = z
       })
       .strict()
       .optional(),
+    /** Execution limits; a section given without a key gets Nerva's default for it. */
     execution: z
       .object({
-        max_depth: z.number().int().positive().optional(),
-        max_tool_calls_per_invocation: z.number().int().positive().optional(),
-        timeout_seconds: z.number().positive().optional(),
+        max_depth: z.number().int().positive().default(10),
+        max_tool_calls_per_invocation: z.number().int().positive().default(50),
+        timeout_seconds: z.number().positive().default(30),
       })
       .strict()
       .optional(),

@@ -3,7 +3,7 @@ import { SimulatedClock } from '../../src/context/clock.js';
 import { createContext } from '../../src/context/create-context.js';
 import { adaptivePolicy } from '../../src/policy/adaptive-policy.js';
 import { configuredPolicy, yamlPolicy } from '../../src/policy/configured-policy.js';
-import { PolicyConfigError } from '../../src/policy/policy-config.js';
+import { loadPolicyYaml, PolicyConfigError } from '../../src/policy/policy-config.js';
 import { noopPolicy, type PolicyAction } from '../../src/policy/policy-engine.js';
 
 const clock = (): SimulatedClock => new SimulatedClock(1_000_000);
@@ -104,6 +104,16 @@ describe('configuredPolicy decisions', () => {
     expect((await policy.evaluate(act('route', 'a', 'u2'), x)).allowed).toBe(true);
     c.advance(50_000);
     expect((await policy.evaluate(act('route', 'a'), x)).allowed).toBe(true);
+  });
+
+  it("an execution section without keys gets Nerva's limits: depth 10, 50 tool calls, 30 s", () => {
+    expect(loadPolicyYaml('execution: {}').execution).toEqual({
+      max_depth: 10,
+      max_tool_calls_per_invocation: 50,
+      timeout_seconds: 30,
+    });
+    expect(loadPolicyYaml('execution: { max_depth: 3 }').execution?.max_depth).toBe(3);
+    expect(loadPolicyYaml('tools: { deny: [rm] }').execution).toBeUndefined();
   });
 
   it('on_exceed queue waits for room; warn lets it through with a reason', async () => {
