@@ -16,6 +16,7 @@
  */
 import { z } from 'zod';
 import type { Clock } from '../context/clock.js';
+import type { Engine } from '../engines/chat-request.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { hashedEmbedder, openAIEmbedder, type Embedder } from './embedders.js';
 import { memoryHotTier } from './hot-tier.js';
@@ -24,7 +25,7 @@ import { redisHotTier } from './redis-hot-tier.js';
 import { redisWarmTier } from './redis-warm-tier.js';
 import { sqliteColdTier } from './sqlite-cold-tier.js';
 import { DEFAULT_MEMORY_PATH, sqliteWarmTier } from './sqlite-warm-tier.js';
-import { TieredMemory } from './tiered-memory.js';
+import { engineSummarizer, TieredMemory } from './tiered-memory.js';
 import { heuristicTokens, tiktokenCounter } from './token-counter.js';
 
 const redisKeys = { url: z.string().optional(), prefix: z.string().optional() };
@@ -67,8 +68,10 @@ export type MemoryConfigInput = z.input<typeof memoryConfigSchema>;
 /** Where the tiers' defaults come from, besides the configuration. */
 export interface MemoryDeps {
   readonly clock?: Clock;
-  /** Makes an episode of messages (an engine call, say); default extractive. */
+  /** Makes an episode of messages; default: `engine`'s summary when given, else extractive. */
   readonly summarize?: (messages: readonly ConversationMessage[]) => Promise<string>;
+  /** The engine consolidation summarises with (`engineSummarizer`), when no `summarize`. */
+  readonly engine?: Engine;
 }
 
 const SUPPORTED = {
@@ -111,7 +114,11 @@ export function createMemory(config: unknown = {}, deps: MemoryDeps = {}): Tiere
     ...(cold ? { cold } : {}),
     tokenBudget: c.token_budget,
     countTokens: c.tokenizer === 'heuristic' ? heuristicTokens : tiktokenCounter(c.tokenizer),
-    ...(deps.summarize ? { summarize: deps.summarize } : {}),
+    ...(deps.summarize
+      ? { summarize: deps.summarize }
+      : deps.engine
+        ? { summarize: engineSummarizer(deps.engine) }
+        : {}),
     ...(deps.clock ? { now: () => (deps.clock as Clock).now() } : {}),
   });
 }

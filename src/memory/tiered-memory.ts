@@ -18,6 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { ExecContext } from '../context/exec-context.js';
+import type { Engine } from '../engines/chat-request.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { scopeKey, visibleKeys } from './memory-scope.js';
 import type {
@@ -66,6 +67,38 @@ export function extractiveSummary(messages: readonly ConversationMessage[]): str
   });
   const text = lines.join('\n');
   return text.length <= 1_000 ? text : `${text.slice(0, 999)}…`;
+}
+
+/**
+ * A summariser that asks `engine` for an episode of the messages (the whole answer,
+ * streamed and joined), in at most `maxTokens` tokens (default 200).
+ */
+export function engineSummarizer(
+  engine: Engine,
+  options: { readonly model?: string; readonly maxTokens?: number } = {},
+): (messages: readonly ConversationMessage[]) => Promise<string> {
+  return async (messages) => {
+    const transcript = messages.map((m) => `${m.role}: ${m.content}`).join('\n');
+    const stream = engine.stream({
+      messages: [
+        {
+          role: 'system',
+          content:
+            'Summarise this conversation as one short episode for later recall: who wanted what, and what was decided.',
+        },
+        { role: 'user', content: transcript },
+      ],
+      ...(options.model === undefined ? {} : { model: options.model }),
+      params: { max_tokens: options.maxTokens ?? 200, temperature: 0 },
+    });
+    let text = '';
+    for (;;) {
+      const r = await stream.next();
+      if (r.done) break;
+      text += r.value;
+    }
+    return text.trim();
+  };
 }
 
 export class TieredMemory implements Memory {

@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createContext } from '../../src/context/create-context.js';
 import type { ExecContext, MemoryScope } from '../../src/context/exec-context.js';
+import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { InvalidParamsError } from '../../src/errors/invalid-params-error.js';
 import { memoryHotTier } from '../../src/memory/hot-tier.js';
 import { createMemory } from '../../src/memory/memory-config.js';
@@ -19,7 +20,7 @@ import { redisHotTier } from '../../src/memory/redis-hot-tier.js';
 import { redisWarmTier } from '../../src/memory/redis-warm-tier.js';
 import { sqliteColdTier } from '../../src/memory/sqlite-cold-tier.js';
 import { sqliteWarmTier } from '../../src/memory/sqlite-warm-tier.js';
-import { TieredMemory } from '../../src/memory/tiered-memory.js';
+import { engineSummarizer, TieredMemory } from '../../src/memory/tiered-memory.js';
 import { heuristicTokens, tiktokenCounter } from '../../src/memory/token-counter.js';
 import { clearRedisPrefix } from '../support/redis.js';
 
@@ -173,6 +174,30 @@ describe('TieredMemory consolidate', () => {
     expect((await memory.recall('invoices', ctx)).episodes).toEqual([
       'summary of 2 messages about invoices',
     ]);
+    await memory.close();
+  });
+});
+
+describe('consolidation by an engine', () => {
+  it('createMemory with an engine summarises conversations with it', async () => {
+    const engine = createScriptedEngine({ tokenDelayMs: 0 });
+    const path = file();
+    const memory = createMemory({ warm: { backend: 'sqlite', path } }, { engine });
+    const ctx = ctxOf('ann', 's1', 'session');
+    await memory.store({ content: 'book the dentist for Tuesday' }, ctx);
+    await memory.store({ content: 'Booked for 10:00', role: 'assistant' }, ctx);
+
+    expect(await memory.consolidate(ctx)).toEqual({ episodes: 1, promoted: 0 });
+
+    const expected = await engineSummarizer(engine)([
+      { role: 'user', content: 'book the dentist for Tuesday' },
+      { role: 'assistant', content: 'Booked for 10:00' },
+    ]);
+    expect(expected.length).toBeGreaterThan(0);
+    const warm = sqliteWarmTier(path);
+    const [episode] = await warm.list('session:ann:s1', 'episode');
+    expect(episode?.content).toBe(expected);
+    await warm.close();
     await memory.close();
   });
 });
