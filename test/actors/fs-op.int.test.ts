@@ -13,6 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import type { Runtime } from '../../src/actors/runtime.js';
 import { PolicyDeniedError } from '../../src/errors/policy-denied-error.js';
+import { ALLOW, deny, type PolicyEngine } from '../../src/policy/policy-engine.js';
 import { sqliteStore } from '../../src/store/sqlite-store.js';
 import { quietRuntime } from '../support/runtime.js';
 
@@ -43,12 +44,14 @@ const inlineUser = defineAgent({
 function setup(
   store = undefined as ReturnType<typeof sqliteStore> | undefined,
   dataDir = join(dir, `data-${++n}`),
+  policy?: PolicyEngine,
 ) {
   const rt = quietRuntime({
     dataDir,
     agents: [fsUser, inlineUser],
     workers: { maxThreads: 1 },
     ...(store ? { store } : {}),
+    ...(policy ? { policy } : {}),
   });
   runtimes.push(rt);
   return { rt, dataDir };
@@ -113,6 +116,35 @@ describe('fs_op steps through the FS broker of the run (API.md, POLICY-3001)', (
       expect(events.map((e) => e.type)).toEqual(['started', 'escalation', 'error']);
     }
     expect(readFileSync(join(outside, 'secret.txt'), 'utf8')).toBe('secret');
+  });
+
+  it("checkpoint 3: the runtime's policy refuses an fs_op before the broker runs it", async () => {
+    const asked: string[] = [];
+    const noSecrets: PolicyEngine = {
+      name: 'no-secrets',
+      evaluate: (action) => {
+        if (action.kind === 'fs_op')
+          asked.push(`${String(action.metadata?.['op'])} ${action.target}`);
+        return Promise.resolve(
+          action.kind === 'fs_op' && action.target.startsWith('secrets/')
+            ? deny('fs.secrets', 'secrets are off limits')
+            : ALLOW,
+        );
+      },
+      record: () => Promise.resolve(),
+    };
+    const { rt, dataDir } = setup(undefined, undefined, noSecrets);
+    const { submit } = await run(rt, { roots: ['./work'] });
+
+    const refused = await submit(op('write', 'secrets/key.txt', 'k'));
+    expect(refused).toMatchObject({ status: 'failed', error: { code: 'POLICY_DENIED' } });
+    expect(existsSync(join(dataDir, 'sandbox', 'work', 'secrets'))).toBe(false);
+    const events = await rt.readStepEvents(refused.step_id);
+    expect(events.find((e) => e.type === 'escalation')).toMatchObject({
+      target: 'fs_op:secrets/key.txt',
+    });
+    expect((await submit(op('write', 'notes.txt', 'n'))).status).toBe('succeeded');
+    expect(asked).toEqual(['write secrets/key.txt', 'write notes.txt']);
   });
 
   it("the run's quota counts every write of the run, also across a restart", async () => {

@@ -256,7 +256,14 @@ describe('policy at the three checkpoints of seed 000', () => {
     expect(r.error).toBeInstanceOf(BudgetExceededError);
     expect(r.error).toMatchObject({
       limit: 'tokens_per_hour',
+      ledger: 'agent calendar',
       details: { rule: 'budgets.per_agent.tokens_per_hour' },
+    });
+    // The error says why in words, and the step tells its supervisors (POLICY-3002).
+    expect(r.error?.message).toMatch(/^budget exceeded: .*calendar/);
+    const events = await rt.readStepEvents(r.stepId);
+    expect(events.find((e) => e.type === 'escalation')).toMatchObject({
+      target: 'engine_call:scripted',
     });
     expect(r.usage.completionTokens).toBe(0);
     await rt.close();
