@@ -130,7 +130,9 @@ export function createFsBroker(policy: FsPolicy, options: FsBrokerOptions = {}):
     const abs = isAbsolute(path) ? resolve(path) : resolve(first, path);
     const root = roots.find((r) => inside(r, abs));
     if (!root) throw refuse(path, 'fs.roots', 'the path resolves outside every sandbox root');
-    if (allowed && abs !== root && !allowed(relative(root, abs).split(sep).join('/'))) {
+    // A directory is listed wherever it is inside a root; its entries are filtered instead.
+    const globbed = allowed && op !== 'list' ? allowed : null;
+    if (globbed && abs !== root && !globbed(relative(root, abs).split(sep).join('/'))) {
       throw refuse(path, 'fs.allow', 'the path matches no allowed glob');
     }
     // As it is on disk: the deepest part that exists, links resolved, must still be inside.
@@ -150,9 +152,9 @@ export function createFsBroker(policy: FsPolicy, options: FsBrokerOptions = {}):
         // The allow-list holds for the file as it is on disk too, not only as written (a
         // linked directory inside the root must not open files no glob allows).
         const onDisk = join(real, relative(probe, abs));
-        if (allowed && onDisk !== realRoot) {
+        if (globbed && onDisk !== realRoot) {
           const rel = relative(realRoot, onDisk).split(sep).join('/');
-          if (!allowed(rel)) {
+          if (!globbed(rel)) {
             throw refuse(
               path,
               'fs.allow',
@@ -188,7 +190,7 @@ export function createFsBroker(policy: FsPolicy, options: FsBrokerOptions = {}):
       return written;
     },
     async run(op, path, content) {
-      const { abs } = await locate(path, op);
+      const { abs, root } = await locate(path, op);
       switch (op) {
         case 'read': {
           const file = await openFile(abs, path, constants.O_RDONLY);
@@ -248,6 +250,9 @@ export function createFsBroker(policy: FsPolicy, options: FsBrokerOptions = {}):
           const entries: FsEntry[] = [];
           for (const name of names.sort()) {
             const s = await lstat(join(abs, name));
+            // With an allow-list: its files, and the directories that may hold them.
+            const rel = relative(root, join(abs, name)).split(sep).join('/');
+            if (allowed && !s.isDirectory() && !allowed(rel)) continue;
             entries.push({ name, type: typeOf(s), size: s.size });
           }
           return { entries };

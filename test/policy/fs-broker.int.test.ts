@@ -98,6 +98,19 @@ describe('the FS broker (POLICY-3001)', () => {
     expect((await refused(broker.run('read', 'docs/a.sh'))).rule).toBe('fs.allow');
   });
 
+  it('with an allow-list, lists any directory inside the root, showing only the files it allows', async () => {
+    const { broker, root } = setup({ allow: ['**/*.md'] });
+    await broker.run('write', 'docs/a.md', 'ok');
+    mkdirSync(join(root, 'docs', 'sub'), { recursive: true });
+    writeFileSync(join(root, 'docs', 'run.sh'), 'echo');
+
+    const listed = (await broker.run('list', 'docs')) as { entries: { name: string }[] };
+    expect(listed.entries.map((e) => e.name)).toEqual(['a.md', 'sub']);
+    expect(((await broker.run('list', '.')) as { entries: { name: string }[] }).entries).toEqual([
+      { name: 'docs', type: 'directory', size: expect.any(Number) as number },
+    ]);
+  });
+
   it("refuses a write past the run's quota with details.reason 'quota', counting what was written before", async () => {
     const dataDir = join(dir, `quota-${++n}`);
     const broker = createFsBroker({ roots: ['q'], quota_bytes: 10 }, { dataDir, written: 4 });
