@@ -78,7 +78,7 @@ export {
 export { systemClock, SimulatedClock, type Clock, type TimerHandle } from './context/clock.js';
 export { createSeededRandom } from './context/seeded-random.js';
 export {
-  randomIdSource,
+  defaultIdSource,
   createSequentialIdSource,
   type IdSource,
   type IdKind,

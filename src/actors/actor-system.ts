@@ -5,7 +5,7 @@
 import type { AnyActorRef, InspectionEvent as XStateInspectionEvent, Subscription } from 'xstate';
 import { systemClock, type Clock } from '../context/clock.js';
 import type { ExecContext } from '../context/exec-context.js';
-import { randomIdSource, type IdSource } from '../context/id-source.js';
+import { defaultIdSource, type IdSource } from '../context/id-source.js';
 import { StepLifecycle } from './step-lifecycle.js';
 
 /** What kind of actor an entry is. */
@@ -83,7 +83,7 @@ export class ActorSystem {
 
   constructor(options: ActorSystemOptions = {}) {
     this.clock = options.clock ?? systemClock;
-    this.ids = options.ids ?? randomIdSource;
+    this.ids = options.ids ?? defaultIdSource;
   }
 
   /** Number of live registered actors. */

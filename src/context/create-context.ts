@@ -7,7 +7,7 @@ import {
   minDeadline,
   type CreateContextOptions,
 } from './exec-context.js';
-import { randomIdSource } from './id-source.js';
+import { defaultIdSource } from './id-source.js';
 import { createPermissions } from './permissions.js';
 import { DETACHED_SINK } from './stream-sink.js';
 
@@ -23,7 +23,7 @@ const TRACE_ID = /^(?!0{32})[0-9a-f]{32}$/;
 export function createContext(options: CreateContextOptions = {}): ExecContext {
   checkTimeout('createContext', options.timeoutMs);
   const clock = options.clock ?? systemClock;
-  const ids = options.ids ?? randomIdSource;
+  const ids = options.ids ?? defaultIdSource;
   const name = options.name ?? 'root';
   const now = clock.now();
   let deadline: number | null = null;

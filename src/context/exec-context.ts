@@ -7,7 +7,7 @@ import { InvalidWireContextError } from '../errors/invalid-wire-context-error.js
 import { WideningError } from '../errors/widening-error.js';
 import { BudgetLedger, type BudgetLimits, type BudgetRemaining } from './budget-ledger.js';
 import { systemClock, type Clock } from './clock.js';
-import { randomIdSource, type IdSource } from './id-source.js';
+import { defaultIdSource, type IdSource } from './id-source.js';
 import {
   canUseAgent,
   canUseTool,
@@ -523,7 +523,7 @@ export class ExecContext {
       metadata: w.metadata,
       parent: null,
       clock: options.clock ?? systemClock,
-      ids: options.ids ?? randomIdSource,
+      ids: options.ids ?? defaultIdSource,
       stream: options.stream ?? DETACHED_SINK,
       span,
       tap: null,

@@ -51,7 +51,7 @@ const SCRATCH = Object.fromEntries(
  * A prefix and `bytes` random bytes as lowercase hex, never all zeros, made as one flat
  * string (a concatenation would be flattened again by every map that hashes the id).
  */
-function randomHex(bytes: number, scratch: IdScratch = BARE): string {
+function randomHex(bytes: number, scratch: IdScratch = BARE, at = scratch.start): string {
   const out = scratch.bytes;
   for (;;) {
     if (poolAt + bytes > POOL_BYTES) {
@@ -61,7 +61,7 @@ function randomHex(bytes: number, scratch: IdScratch = BARE): string {
     const from = poolAt;
     poolAt += bytes;
     let zero = true;
-    let n = scratch.start;
+    let n = at;
     for (let i = from; i < poolAt; i++) {
       const byte = pool[i] ?? 0;
       if (byte !== 0) zero = false;
@@ -74,11 +74,30 @@ function randomHex(bytes: number, scratch: IdScratch = BARE): string {
 }
 
 /**
- * Random ids: the kind's prefix and 128 random bits in hex (`step_2f1c…`, 32 digits); the
- * default. Trace and span ids are W3C's 128 and 64 random bits.
+ * A time-ordered id: the kind's prefix, the time in milliseconds as 12 hex digits, then 80
+ * random bits as 20 (32 digits in all, like UUIDv7 or a ULID). Ids made later sort later,
+ * so a store's B-tree indexes take new rows at their right edge instead of at random
+ * pages: on SQLite, two-step runs went from about 3 700 to 10 400 a second
+ * (docs/benchmarks.md). 80 random bits a millisecond keep them unique and unguessable.
  */
-export const randomIdSource: IdSource = {
-  id: (kind) => randomHex(16, SCRATCH[kind]),
+function timeOrderedId(kind: IdKind): string {
+  const scratch = SCRATCH[kind];
+  const out = scratch.bytes;
+  let ms = Date.now();
+  for (let i = scratch.start + 11; i >= scratch.start; i--) {
+    out[i] = HEX_DIGITS[ms % 16] ?? 0;
+    ms = Math.floor(ms / 16);
+  }
+  return randomHex(10, scratch, scratch.start + 12);
+}
+
+/**
+ * The default ids: the kind's prefix and 32 hex digits, time-ordered (see
+ * {@link timeOrderedId}: `step_01a2080995…`). Trace and span ids are W3C's 128 and 64
+ * random bits.
+ */
+export const defaultIdSource: IdSource = {
+  id: timeOrderedId,
   traceId: () => randomHex(16),
   spanId: () => randomHex(8),
 };

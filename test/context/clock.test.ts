@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock, systemClock } from '../../src/context/clock.js';
-import { createSequentialIdSource, randomIdSource } from '../../src/context/id-source.js';
+import { createSequentialIdSource, defaultIdSource } from '../../src/context/id-source.js';
 
 describe('SimulatedClock', () => {
   it('starts at the given time and only moves when advanced', () => {
@@ -175,11 +175,11 @@ describe('createSequentialIdSource', () => {
   });
 });
 
-describe('randomIdSource', () => {
+describe('defaultIdSource', () => {
   it('traceId() is 32 lowercase hex digits, not all zero, and unique', () => {
     const seen = new Set<string>();
     for (let i = 0; i < 200; i++) {
-      const t = randomIdSource.traceId();
+      const t = defaultIdSource.traceId();
       expect(t).toMatch(/^[0-9a-f]{32}$/);
       expect(t).not.toBe('0'.repeat(32));
       seen.add(t);
@@ -188,14 +188,22 @@ describe('randomIdSource', () => {
   });
 
   it('spanId() is 16 lowercase hex digits', () => {
-    expect(randomIdSource.spanId()).toMatch(/^[0-9a-f]{16}$/);
+    expect(defaultIdSource.spanId()).toMatch(/^[0-9a-f]{16}$/);
   });
 
-  it('id() is the kind prefix and 128 random bits, unique across many pool refills', () => {
+  it('id() is the kind prefix, the time in ms (12 hex digits) and 80 random bits: unique, and later ids sort later', () => {
     const seen = new Set<string>();
+    const before = Date.now();
+    let last = '';
     for (let i = 0; i < 2_000; i++) {
-      const id = randomIdSource.id('request');
+      const id = defaultIdSource.id('request');
       expect(id).toMatch(/^req_[0-9a-f]{32}$/);
+      const ms = parseInt(id.slice(4, 16), 16);
+      expect(ms).toBeGreaterThanOrEqual(before);
+      expect(ms).toBeLessThanOrEqual(Date.now());
+      // Ordered by time: an id of a later millisecond sorts after every earlier one.
+      if (id.slice(4, 16) > last.slice(4, 16)) expect(id > last).toBe(true);
+      last = id;
       seen.add(id);
     }
     expect(seen.size).toBe(2_000);
