@@ -127,7 +127,7 @@ export class SqliteRunStore implements RunStore {
       });
       return { flow, created: true };
     });
-    this.#append = db.transaction((events: readonly StepEvent[]) => {
+    this.#appendOne = (events: readonly StepEvent[]) => {
       const last = new Map<string, number>();
       for (const ev of events) {
         let seq = last.get(ev.step_id) ?? this.#lastSeq.get(ev.step_id);
@@ -153,10 +153,14 @@ export class SqliteRunStore implements RunStore {
       // Only a committed batch moves the cache.
       if (this.#lastSeq.size > SqliteRunStore.LAST_SEQ_CACHE) this.#lastSeq.clear();
       for (const [stepId, seq] of last) this.#lastSeq.set(stepId, seq);
-    });
+    };
+    this.#append = db.transaction(this.#appendOne);
   }
 
+  /** Appends a batch in a savepoint of its own: all of it or none. */
   readonly #append: (events: readonly StepEvent[]) => void;
+  /** The same without the savepoint, for one event (one insert is all or nothing by itself). */
+  readonly #appendOne: (events: readonly StepEvent[]) => void;
   /**
    * The last `seq` of logs this store appended to, so an append costs one statement. The
    * log's primary key stays the arbiter (see `#append`).
@@ -470,7 +474,8 @@ export class SqliteRunStore implements RunStore {
 
   appendEvents(events: readonly StepEvent[]): Promise<void> {
     return this.#write(() => {
-      if (events.length > 0) this.#append(events);
+      if (events.length === 1) this.#appendOne(events);
+      else if (events.length > 1) this.#append(events);
     });
   }
 
