@@ -323,3 +323,47 @@ export {
 } from './policy/fs-broker.js';
 export { redactingStore } from './store/redacting-store.js';
 export { redactingTracer } from './observability/redacting-tracer.js';
+export { StepSuspendedError } from './errors/step-suspended-error.js';
+export { decisionBodySchema, type DecidedApproval } from './actors/approvals.js';
+export type { ApprovalDecision, ApprovalRecord, ApprovalStatus } from './store/records.js';
+export {
+  TieredMemory,
+  extractiveSummary,
+  engineSummarizer,
+  type TieredMemoryOptions,
+} from './memory/tiered-memory.js';
+export {
+  createMemory,
+  memoryConfigSchema,
+  type MemoryConfigInput,
+  type MemoryDeps,
+} from './memory/memory-config.js';
+export { memoryHotTier, type MemoryHotTierOptions } from './memory/hot-tier.js';
+export { redisHotTier, type RedisHotTierOptions } from './memory/redis-hot-tier.js';
+export { sqliteWarmTier, DEFAULT_MEMORY_PATH } from './memory/sqlite-warm-tier.js';
+export { redisWarmTier, type RedisWarmTierOptions } from './memory/redis-warm-tier.js';
+export { sqliteColdTier, type SqliteColdTierOptions } from './memory/sqlite-cold-tier.js';
+export {
+  hashedEmbedder,
+  openAIEmbedder,
+  type Embedder,
+  type OpenAIEmbedderOptions,
+} from './memory/embedders.js';
+export { VectorIndex, type VectorIndexOptions } from './memory/vector-index.js';
+export { heuristicTokens, tiktokenCounter, type TokenCounter } from './memory/token-counter.js';
+export { scopeKey, visibleKeys } from './memory/memory-scope.js';
+export type {
+  AgentMemory,
+  ColdItem,
+  ColdTier,
+  ConsolidationReport,
+  ConversationMessage,
+  HotTier,
+  Memory,
+  MemoryContext,
+  MemoryEvent,
+  MemoryTier,
+  WarmItem,
+  WarmKind,
+  WarmTier,
+} from './memory/memory-types.js';
