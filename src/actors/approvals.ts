@@ -23,7 +23,7 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import { PolicyDeniedError } from '../errors/policy-denied-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import type { ApprovalRecord, StepRecord } from '../store/records.js';
-import { flushed, type RunStore } from '../store/run-store.js';
+import { flushed, stopWaiting, type RunStore } from '../store/run-store.js';
 import { rejection, type ApprovalDeps } from './approval-gate.js';
 import { parseBody } from './request-bodies.js';
 import { StepLifecycle } from './step-lifecycle.js';
@@ -122,11 +122,8 @@ export async function settleDecided(
   step: StepRecord,
   approval: ApprovalRecord,
 ): Promise<SubmittedStep | null> {
+  await stopWaiting(deps.store, step.run_id, step.step_id);
   const approvals = await deps.store.listApprovals(step.run_id);
-  if (!approvals.some((a) => a.status === 'pending')) {
-    const run = await deps.store.getRun(step.run_id);
-    if (run?.status === 'waiting') await deps.store.updateRun(step.run_id, { status: 'running' });
-  }
   if (approval.status === 'rejected') {
     const refusal = rejection(approval);
     await endStoredStep(deps, step, {

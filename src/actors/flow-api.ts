@@ -24,7 +24,7 @@ import type {
   RunRecord,
   StepRecord,
 } from '../store/records.js';
-import { flushed, type RunStore } from '../store/run-store.js';
+import { flushed, stopWaiting, type RunStore } from '../store/run-store.js';
 import { checkJsonSchema, compileJsonSchema, type JsonSchema } from '../tools/json-schema.js';
 import type { ActorEntry, ActorSystem } from './actor-system.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
@@ -432,4 +432,5 @@ async function cancelWaiting(
   reason: CancelledError,
 ): Promise<void> {
   await endStoredStep(deps, step, { status: 'cancelled', error: toErrorPayload(reason) });
+  await stopWaiting(deps.store, step.run_id, step.step_id);
 }

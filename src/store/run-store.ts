@@ -119,6 +119,18 @@ export interface RunStore {
   close(): Promise<void>;
 }
 
+/**
+ * A `waiting` run whose steps no longer wait (besides `leaving`, which is about to go on or
+ * end) is `running` again. A run waits exactly while one of its steps waits for an approval.
+ */
+export async function stopWaiting(store: RunStore, runId: string, leaving: string): Promise<void> {
+  const run = await store.getRun(runId);
+  if (run?.status !== 'waiting') return;
+  const steps = await store.listSteps(runId);
+  if (steps.some((s) => s.status === 'waiting' && s.step_id !== leaving)) return;
+  await store.updateRun(runId, { status: 'running' });
+}
+
 /** Waits for `store`'s writes to be durable (see {@link RunStore.flush}); no wait when none are held back. */
 export async function flushed(store: RunStore): Promise<void> {
   const pending = store.flush();

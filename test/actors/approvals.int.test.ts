@@ -441,6 +441,28 @@ describe('approvals', () => {
     await rt.close();
   });
 
+  it('cancelling the one waiting step ends it CANCELLED and the run runs again: it can complete', async () => {
+    const counts = newCounts();
+    const rt = setup(memoryStore(), counts);
+    const runId = await newRun(rt);
+    const first = await rt.submitStep(runId, deployStep('v13'));
+    await first.done;
+    const second = await rt.submitStep(runId, deployStep('v14'));
+    await second.done;
+    expect((await rt.getRun(runId))?.status).toBe('waiting');
+
+    await rt.cancelStep(first.step_id);
+    // Another step still waits: so does the run.
+    expect((await rt.getRun(runId))?.status).toBe('waiting');
+    await rt.cancelStep(second.step_id);
+
+    expect((await rt.getStep(first.step_id))?.status).toBe('cancelled');
+    expect((await rt.getRun(runId))?.status).toBe('running');
+    expect((await rt.completeRun(runId)).status).toBe('completed');
+    expect(counts.deploys).toEqual([]);
+    await rt.close();
+  });
+
   it('cancelling a waiting run ends its waiting step CANCELLED; the approval can no longer resume it', async () => {
     const counts = newCounts();
     const rt = setup(memoryStore(), counts);
