@@ -125,7 +125,8 @@ export async function chatInStep(
   const engine = deps.engines.get(engineName);
   const key = calls?.recording ? calls.next(ctx.path) : null;
   // A step going on after an approval: the calls it made before are not made again.
-  const own = key && calls ? await calls.own(key) : null;
+  // (No await on the usual path: only a resumed step has calls of its own to serve.)
+  const own = key && calls?.resumed ? await calls.own(key) : null;
   if (own) return serveChat(own, request, ctx, streaming);
   const breaker = deps.breakers.get('engine', engine.name);
   if (breaker && !breaker.tryAcquire()) refuseByBreaker(breaker, ctx.stream);

@@ -335,7 +335,9 @@ export async function bookedToolCall(
   const key = calls.next(ctx.path);
   const served = calls.replaying
     ? await calls.recorded(key, 'tool', () => toolInputs(tool, args))
-    : await calls.own(key);
+    : calls.resumed
+      ? await calls.own(key)
+      : null;
   if (served) {
     const out = served.output as RecordedToolOutput;
     if (out.error) throw fromErrorPayload(out.error);

@@ -271,13 +271,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     status = 'failed';
   }
   const endedAt = system.clock.now();
-  const committed = stepCtx.ledger.committed;
-  const usage: BudgetUsage = {
-    tokens_in: committed.tokensIn,
-    tokens_out: committed.tokensOut,
-    cost_usd: committed.costUsd,
-    wall_ms: endedAt - startedAt,
-  };
+  const usage = usageOf(stepCtx, endedAt);
   const provenance = stepProvenance(usage, stepCtx.lastCall, deps.poolId, deps.replicaId ?? null);
   const payload = error ? toErrorPayload(error) : null;
   try {
@@ -369,20 +363,25 @@ async function suspend(
     'step waits for an approval',
   );
   const endedAt = deps.system.clock.now();
-  const committed = ctx.ledger.committed;
   return {
     stepId,
     runId: req.runId,
     status: 'waiting',
     output: null,
     error: reason,
-    usage: {
-      tokens_in: committed.tokensIn,
-      tokens_out: committed.tokensOut,
-      cost_usd: committed.costUsd,
-      wall_ms: endedAt - ctx.createdAt,
-    },
+    usage: usageOf(ctx, endedAt),
     ctx,
     durationMs: endedAt - ctx.createdAt,
+  };
+}
+
+/** What a step's context committed, and its time from its start to `endedAt`. */
+function usageOf(ctx: ExecContext, endedAt: number): BudgetUsage {
+  const committed = ctx.ledger.committed;
+  return {
+    tokens_in: committed.tokensIn,
+    tokens_out: committed.tokensOut,
+    cost_usd: committed.costUsd,
+    wall_ms: endedAt - ctx.createdAt,
   };
 }

@@ -16,7 +16,7 @@
  * message it consolidated; one memory's messages have distinct times), so running it
  * again with nothing new writes nothing.
  */
-import { createHash } from 'node:crypto';
+import { canonicalHash } from '../context/canonical-json.js';
 import type { ExecContext } from '../context/exec-context.js';
 import type { Engine } from '../engines/chat-request.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
@@ -52,7 +52,7 @@ export interface TieredMemoryOptions {
 
 /** An id derived from its parts. */
 function derivedId(prefix: string, ...parts: (string | number)[]): string {
-  const hash = createHash('sha256').update(parts.join('\u0000')).digest('hex');
+  const hash = canonicalHash(parts);
   return `${prefix}_${hash.slice(0, 32)}`;
 }
 
