@@ -46,6 +46,8 @@ export interface RunRecordsDeps {
   readonly clock: Clock;
   readonly ids: IdSource;
   readonly logger: Logger;
+  /** The runs opened (by {@link openRun}) and not closed yet: known to be in the store. */
+  readonly open: Set<string>;
 }
 
 /**
@@ -57,7 +59,8 @@ export async function openRun(
   ctx: ExecContext,
   entry: string,
 ): Promise<RunHandle> {
-  if (ctx.runId !== null && (await deps.store.getRun(ctx.runId))) {
+  // A run this runtime opened and has not closed yet needs no look-up (a delegation's).
+  if (ctx.runId !== null && (deps.open.has(ctx.runId) || (await deps.store.getRun(ctx.runId)))) {
     return { runId: ctx.runId, owned: false, createdAt: 0 };
   }
   const runId = ctx.runId ?? deps.ids.id('run');
@@ -82,6 +85,7 @@ export async function openRun(
     replay_of: null,
     cancel_on_disconnect: false,
   });
+  deps.open.add(runId);
   return { runId, owned: true, createdAt };
 }
 
@@ -92,6 +96,7 @@ export async function closeRun(
   status: RunStatus,
   used: TokenUsage | null,
 ): Promise<void> {
+  deps.open.delete(run.runId);
   const now = deps.clock.now();
   try {
     await deps.store.updateRun(run.runId, {

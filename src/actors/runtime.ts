@@ -158,6 +158,7 @@ export class Runtime implements AgentRuntime {
       ids: this.system.ids,
       logger: this.logger,
       system: this.system,
+      open: new Set(),
     };
     this.#policy = options.policy ?? noopPolicy;
     const memory = (this.#memory =

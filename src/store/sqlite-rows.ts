@@ -132,28 +132,28 @@ export function runFromRow(r: RunRow): RunRecord {
   };
 }
 
-/** A run as the parameters of its insert. */
-export function runToRow(run: RunRecord): RunRow {
-  return {
-    run_id: run.run_id,
-    flow_id: run.flow_id,
-    mode: run.mode,
-    seed: run.seed,
-    budgets: json(run.budgets),
-    status: run.status,
-    budget_usage: json(run.budget_usage),
-    provenance: run.provenance === null ? null : json(run.provenance),
-    entry: run.entry,
-    trace_id: run.trace_id,
-    user_id: run.user_id,
-    created_at: run.created_at,
-    ended_at: run.ended_at,
-    policy: json(run.policy),
-    pool_policy: json(run.pool_policy),
-    fs_policy: run.fs_policy === null ? null : json(run.fs_policy),
-    replay_of: run.replay_of,
-    cancel_on_disconnect: run.cancel_on_disconnect ? 1 : 0,
-  };
+/** A run as the parameters of its insert, in the column order of `insertRun`. */
+export function runValues(run: RunRecord): (string | number | null)[] {
+  return [
+    run.run_id,
+    run.flow_id,
+    run.mode,
+    run.seed,
+    json(run.budgets),
+    run.status,
+    json(run.budget_usage),
+    run.provenance === null ? null : json(run.provenance),
+    run.entry,
+    run.trace_id,
+    run.user_id,
+    run.created_at,
+    run.ended_at,
+    json(run.policy),
+    json(run.pool_policy),
+    run.fs_policy === null ? null : json(run.fs_policy),
+    run.replay_of,
+    run.cancel_on_disconnect ? 1 : 0,
+  ];
 }
 
 export interface RecordingRow {

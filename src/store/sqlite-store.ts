@@ -27,6 +27,7 @@ import type {
 } from './records.js';
 import type { RunStore } from './run-store.js';
 import { SqliteApprovals } from './sqlite-approvals.js';
+import { FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './sqlite-checkpointer.js';
 import { migrate } from './sqlite-migrations.js';
 import { settle, TurnCommit } from './sqlite-turn-commit.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
@@ -37,7 +38,7 @@ import {
   parse,
   recordingFromRow,
   runFromRow,
-  runToRow,
+  runValues,
   stepFromRow,
   type CheckpointRow,
   type FactRow,
@@ -78,9 +79,17 @@ export class SqliteRunStore implements RunStore {
   /** The writes of this turn of the event loop, committed together. */
   readonly #turn: TurnCommit;
   readonly #approvals: SqliteApprovals;
+  /** Checkpoints the WAL in a thread of its own (file stores, unless turned off). */
+  readonly #checkpointer: WalCheckpointer | null = null;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.path = path;
+    const every = options.checkpointIntervalMs ?? 25;
+    if (!(Number.isFinite(every) && every >= 0)) {
+      throw new RangeError(
+        `sqliteStore: checkpointIntervalMs must be a number >= 0, got ${String(every)}`,
+      );
+    }
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
@@ -94,6 +103,13 @@ export class SqliteRunStore implements RunStore {
       throw err;
     }
     this.#turn = new TurnCommit(this.db, options.maxBatchMs ?? 10, options.onError);
+    if (path !== ':memory:' && every > 0) {
+      this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+      this.#checkpointer = new WalCheckpointer(path, every, () => {
+        // The thread failed: checkpoint in commits again, as SQLite does by default.
+        if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
+      });
+    }
     const db = this.db;
     this.#stmt = prepareStatements(db);
     this.#approvals = new SqliteApprovals(db, (fn) => this.#write(fn), settle);
@@ -185,6 +201,9 @@ export class SqliteRunStore implements RunStore {
   #insertStep(step: StepRecord): void {
     try {
       this.#insertStepRow(step);
+      // A new step's log is empty: its first append needs no look at the table.
+      if (this.#lastSeq.size >= SqliteRunStore.LAST_SEQ_CACHE) this.#lastSeq.clear();
+      this.#lastSeq.set(step.step_id, 0);
     } catch (err) {
       const code = sqliteCode(err);
       if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw new NotFoundError('run', step.run_id);
@@ -196,25 +215,26 @@ export class SqliteRunStore implements RunStore {
   }
 
   #insertStepRow(step: StepRecord): void {
-    this.#stmt.insertStep.run({
-      step_id: step.step_id,
-      run_id: step.run_id,
-      type: step.type,
-      name: step.name,
-      parent_step_id: step.parent_step_id,
-      actor_path: json(step.actor_path),
-      client_token: step.client_token,
-      input: json(step.input),
-      placement: step.placement,
-      status: step.status,
-      budget_usage: json(step.budget_usage),
-      provenance: step.provenance === null ? null : json(step.provenance),
-      output: json(step.output),
-      error: step.error === null ? null : json(step.error),
-      created_at: step.created_at,
-      started_at: step.started_at,
-      ended_at: step.ended_at,
-    });
+    // In the column order of `insertStep`.
+    this.#stmt.insertStep.run(
+      step.step_id,
+      step.run_id,
+      step.type,
+      step.name,
+      step.parent_step_id,
+      json(step.actor_path),
+      step.client_token,
+      json(step.input),
+      step.placement,
+      step.status,
+      json(step.budget_usage),
+      step.provenance === null ? null : json(step.provenance),
+      json(step.output),
+      step.error === null ? null : json(step.error),
+      step.created_at,
+      step.started_at,
+      step.ended_at,
+    );
   }
 
   #seqConflict(ev: StepEvent, expected: number): ConflictError {
@@ -237,7 +257,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   #insertRun(run: RunRecord): void {
-    this.#stmt.insertRun.run(runToRow(run));
+    this.#stmt.insertRun.run(...runValues(run));
   }
 
   getRun(runId: string): Promise<RunRecord | null> {
@@ -265,16 +285,18 @@ export class SqliteRunStore implements RunStore {
     const key = `${table}:${columns.join(',')}`;
     let statement = this.#patches.get(key);
     if (!statement) {
-      const sets = columns.map((c) => `${c} = @${c}`).join(', ');
-      statement = this.db.prepare(`UPDATE ${table} SET ${sets} WHERE ${idColumn} = @id`);
+      const sets = columns.map((c) => `${c} = ?`).join(', ');
+      statement = this.db.prepare(`UPDATE ${table} SET ${sets} WHERE ${idColumn} = ?`);
       this.#patches.set(key, statement);
     }
-    const values: Record<string, unknown> = { id };
+    // By position: the patched columns in order, then the id.
+    const values: unknown[] = [];
     for (const c of columns) {
       const v = (patch as Record<string, unknown>)[c];
-      values[c] = JSON_COLUMNS.has(c) && v !== null ? JSON.stringify(v) : v;
+      values.push(JSON_COLUMNS.has(c) && v !== null ? JSON.stringify(v) : v);
     }
-    return statement.run(values).changes > 0;
+    values.push(id);
+    return statement.run(...values).changes > 0;
   }
 
   createStep(step: StepRecord): Promise<void> {
@@ -504,7 +526,9 @@ export class SqliteRunStore implements RunStore {
     this.#closed = true;
     const done = this.#turn.close();
     if (this.db.open) this.db.close();
-    return done;
+    if (!this.#checkpointer) return done;
+    // Both at once: a failed commit is not left unheard while the thread stops.
+    return Promise.all([done, this.#checkpointer.close()]).then(() => undefined);
   }
 }
 

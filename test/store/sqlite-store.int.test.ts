@@ -1,11 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ConflictError } from '../../src/errors/conflict-error.js';
 import { MIGRATIONS } from '../../src/store/sqlite-migrations.js';
-import { migrate, sqliteStore } from '../../src/store/sqlite-store.js';
+import { migrate, sqliteStore, type SqliteRunStore } from '../../src/store/sqlite-store.js';
 import { makeRun, makeStep, narration } from '../support/records.js';
 import { describeRunStore } from './run-store.conformance.js';
 
@@ -150,6 +150,50 @@ describe('SqliteRunStore', () => {
     expect(errors).toHaveLength(1);
     await expect(store.createRun(makeRun())).rejects.toThrow(/could not commit/);
     await expect(store.close()).rejects.toThrow(/could not commit/);
+  });
+
+  it('checkpoints the WAL into the database file from a thread of its own, not in commits', async () => {
+    // The database file alone (without its -wal) shows what has been checkpointed into it.
+    const checkpointedRuns = (path: string): number => {
+      const copy = `${path}.copy`;
+      copyFileSync(path, copy);
+      const db = new Database(copy, { readonly: true });
+      try {
+        // Before its first checkpoint the file does not even hold the schema.
+        if (!db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'runs'").get()) return 0;
+        return (db.prepare('SELECT COUNT(*) AS n FROM runs').get() as { n: number }).n;
+      } finally {
+        db.close();
+        rmSync(copy);
+      }
+    };
+    const writeRuns = async (store: SqliteRunStore): Promise<void> => {
+      for (let i = 0; i < 20; i++) await store.createRun(makeRun());
+      await store.flush();
+    };
+
+    const inline = sqliteStore(file(), { checkpointIntervalMs: 0 });
+    await writeRuns(inline);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Far below SQLite's 1 000 pages: without the thread nothing is copied back yet.
+    expect(checkpointedRuns(inline.path)).toBe(0);
+    await inline.close();
+
+    const threaded = sqliteStore(file(), { checkpointIntervalMs: 5 });
+    await writeRuns(threaded);
+    await vi.waitFor(() => {
+      expect(checkpointedRuns(threaded.path)).toBe(20);
+    });
+    await threaded.close();
+    // Closed, its rows are all there for the next opener.
+    const reopened = sqliteStore(threaded.path);
+    expect(await reopened.listRuns()).toHaveLength(20);
+    await reopened.close();
+
+    expect(() => sqliteStore(file(), { checkpointIntervalMs: -1 })).toThrow(RangeError);
+    expect(() => sqliteStore(file(), { checkpointIntervalMs: Number.NaN })).toThrow(
+      /checkpointIntervalMs must be a number >= 0/,
+    );
   });
 
   it('creates the folder of a new file', async () => {
