@@ -261,8 +261,11 @@ const senders = new Map<string, CreditSender>();
 /** The contexts of the steps running on this thread, by step id. */
 const running = new Map<string, ExecContext>();
 let control: BroadcastChannel | null = null;
-/** Steps sent to this thread and not started yet (a session runs one at a time). */
-const waiting = new Set<string>();
+/**
+ * Steps sent to this thread and not started yet (a session runs one at a time), by id: the
+ * latest copy sent (a step taken back may be sent here again).
+ */
+const waiting = new Map<string, { revoked: boolean }>();
 /** Of those, the ones cancelled before they started, with the reason. */
 const cancelledWhileWaiting = new Map<string, ErrorPayload>();
 
@@ -294,11 +297,21 @@ export default function runSession(session: SessionTask): Promise<void> {
   return new Promise<void>((resolve) => {
     port.on('message', (message: LinkDown) => {
       if (message.t === 'credit') senders.get(message.step)?.grant(message.n);
-      else if (message.t === 'step') {
+      else if (message.t === 'revoke') {
+        const copy = waiting.get(message.step);
+        if (copy && !copy.revoked) {
+          copy.revoked = true;
+          const answer: LinkUp = { t: 'revoked', step: message.step };
+          port.postMessage(answer);
+        }
+      } else if (message.t === 'step') {
         const task = message.task;
-        waiting.add(task.stepId);
+        const copy = { revoked: false };
+        waiting.set(task.stepId, copy);
         chain = chain.then(async () => {
-          waiting.delete(task.stepId);
+          if (waiting.get(task.stepId) === copy) waiting.delete(task.stepId);
+          // Taken back by the host: another thread runs it, and sends its result.
+          if (copy.revoked) return;
           const cancelled = cancelledWhileWaiting.get(task.stepId);
           cancelledWhileWaiting.delete(task.stepId);
           const outcome: WorkerOutcome = cancelled

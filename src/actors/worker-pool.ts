@@ -72,6 +72,10 @@ class RunningStep {
   session: Session | null = null;
   /** Cancelled before its thread started it: it must not start anywhere. */
   aborted = false;
+  /** Its context was cancelled: if no thread has it yet, none will. */
+  cancelled = false;
+  /** Asked back from the thread it waits in (`revoke`), with no answer yet. */
+  revoking = false;
   readonly done: Promise<WorkerOutcome>;
   resolve!: (outcome: WorkerOutcome) => void;
   reject!: (err: unknown) => void;
@@ -95,7 +99,15 @@ interface Session {
   steps: RunningStep[];
   /** Ends the session if it stays idle (its thread may then idle out). */
   idleTimer: NodeJS.Timeout | null;
+  /** When its first step began running (`performance.now()`, as the host sees it). */
+  headSince: number;
 }
+
+/**
+ * How long a thread's current step runs before an idle thread takes back a step waiting
+ * behind it: shorter steps end before a step could move (a round trip between threads).
+ */
+const STEAL_AFTER_MS = 1;
 
 /** A step that was cancelled (or its pool closed) before any thread took it. */
 class NotStarted extends Error {}
@@ -144,8 +156,10 @@ export interface WorkerPoolOptions {
   readonly restart?: RestartOptions;
   /**
    * Steps a thread holds at once: the one it runs and those sent ahead, so it goes from one to
-   * the next without sleeping and being woken per step. Default 2. Deeper is faster under
-   * load, but more steps may wait behind a long one while another thread is free.
+   * the next without sleeping and being woken per step. Default 8. A step sent ahead does not
+   * stay behind a long one while another thread is free: once the step in front has run
+   * 1 ms, an idle thread takes it back (if it has not started), and a cancelled one is taken
+   * back at once.
    */
   readonly pipeline?: number;
   /** How long a cancelled step's thread has to stop by itself before it is terminated; default 1 000 ms. */
@@ -158,7 +172,7 @@ export const WORKER_POOL_DEFAULTS = {
   idleTimeoutMs: 30_000,
   maxQueue: 1_000,
   cancelGraceMs: 1_000,
-  pipeline: 2,
+  pipeline: 8,
 } as const;
 
 /** True when this module was loaded from TypeScript sources (no build). */
@@ -207,6 +221,8 @@ export class WorkerPool {
   readonly controlName = `axon-workers-${randomUUID()}`;
   readonly #maxThreads: number;
   readonly #pipeline: number;
+  /** A later look for a step to take back (see `#steal`). */
+  #stealTimer: NodeJS.Timeout | null = null;
   readonly #idleTimeoutMs: number;
   readonly #maxQueue: number;
   #closed = false;
@@ -303,6 +319,17 @@ export class WorkerPool {
 
   /** Asks the thread running `stepId`, whichever it is, to cancel it. */
   cancel(stepId: string, reason: ErrorPayload): void {
+    const step = this.#steps.get(stepId);
+    if (step) {
+      step.cancelled = true;
+      // Waiting in a thread behind another step: take it back, so it ends now.
+      const session = step.session;
+      if (session && session.steps[0] !== step && !step.revoking) {
+        step.revoking = true;
+        const revoke: LinkDown = { t: 'revoke', step: stepId };
+        session.port.postMessage(revoke);
+      }
+    }
     const message: ControlMessage = { t: 'cancel', step: stepId, reason };
     this.#control.postMessage(message);
   }
@@ -321,7 +348,12 @@ export class WorkerPool {
     let roomy: Session | null = null;
     for (const session of this.#sessions) {
       if (session.steps.length === 0) return session;
-      if (roomy === null && session.steps.length < this.#pipeline) roomy = session;
+      if (
+        session.steps.length < this.#pipeline &&
+        (roomy === null || session.steps.length < roomy.steps.length)
+      ) {
+        roomy = session;
+      }
     }
     if (this.#canGrow()) return this.#startSession();
     return roomy;
@@ -351,8 +383,13 @@ export class WorkerPool {
       const session = this.#pick();
       if (!session) return;
       const step = this.#queue.shift() as RunningStep;
+      if (step.cancelled) {
+        step.reject(new NotStarted('cancelled before a thread took it'));
+        continue;
+      }
       if (session.idleTimer) clearTimeout(session.idleTimer);
       session.idleTimer = null;
+      if (session.steps.length === 0) session.headSince = performance.now();
       session.steps.push(step);
       step.session = session;
       const message: LinkDown = { t: 'step', task: step.task };
@@ -384,6 +421,7 @@ export class WorkerPool {
       abort: new EventEmitter(),
       steps: [],
       idleTimer: null,
+      headSince: 0,
     };
     port1.on('message', (message: LinkUp) => {
       if (message.t === 'items') {
@@ -398,10 +436,14 @@ export class WorkerPool {
         const step = session.steps[0];
         if (step?.task.stepId === message.step) {
           session.steps.shift();
+          session.headSince = performance.now();
           step.resolve(message.outcome);
         }
         this.#dispatch();
+        if (session.steps.length === 0) this.#steal();
         this.#idleOut(session);
+      } else if (message.t === 'revoked') {
+        this.#revoked(session, message.step);
       }
     });
     const steps = this.#steps;
@@ -433,6 +475,62 @@ export class WorkerPool {
     return session;
   }
 
+  /**
+   * A thread went idle with nothing queued here: ask the busiest thread for the last step sent
+   * ahead to it, if it has not started, so no step waits behind a long one while a thread is
+   * free. The answer (`revoked`) puts it back at the front of the queue; a step that started
+   * meanwhile just runs where it is.
+   */
+  #steal(): void {
+    if (this.#queue.length > 0) return;
+    let busiest: Session | null = null;
+    for (const session of this.#sessions) {
+      if (session.steps.length > 1 && session.steps.length > (busiest?.steps.length ?? 1)) {
+        busiest = session;
+      }
+    }
+    if (!busiest) return;
+    const running = performance.now() - busiest.headSince;
+    if (running < STEAL_AFTER_MS) {
+      // Look again when it has run that long, if a thread is still idle then.
+      this.#stealTimer ??= setTimeout(() => {
+        this.#stealTimer = null;
+        for (const session of this.#sessions) {
+          if (session.steps.length === 0) {
+            this.#steal();
+            return;
+          }
+        }
+      }, STEAL_AFTER_MS - running);
+      this.#stealTimer.unref();
+      return;
+    }
+    for (let i = busiest.steps.length - 1; i >= 1; i--) {
+      const step = busiest.steps[i] as RunningStep;
+      if (step.revoking || step.aborted) continue;
+      step.revoking = true;
+      const message: LinkDown = { t: 'revoke', step: step.task.stepId };
+      busiest.port.postMessage(message);
+      return;
+    }
+  }
+
+  /** `session`'s thread gave `stepId` back before starting it: it goes to the next free one. */
+  #revoked(session: Session, stepId: string): void {
+    const at = session.steps.findIndex((s) => s.task.stepId === stepId && s.revoking);
+    // Index 0 runs: a thread gives back only what it has not started.
+    if (at < 1) return;
+    const [step] = session.steps.splice(at, 1) as [RunningStep];
+    step.session = null;
+    step.revoking = false;
+    if (step.aborted || step.cancelled) {
+      step.reject(new NotStarted('cancelled before a thread started it'));
+      return;
+    }
+    this.#queue.unshift(step);
+    this.#dispatch();
+  }
+
   /** If `session` got no step, ends it after `idleTimeoutMs`, so its thread can idle out. */
   #idleOut(session: Session): void {
     if (session.steps.length > 0) return;
@@ -454,6 +552,7 @@ export class WorkerPool {
     const again: RunningStep[] = [];
     for (const step of waiting) {
       step.session = null;
+      step.revoking = false;
       if (step.aborted) step.reject(new NotStarted('cancelled before a thread started it'));
       else again.push(step);
     }
@@ -473,6 +572,7 @@ export class WorkerPool {
   /** Stops every thread; steps still running fail. */
   async destroy(): Promise<void> {
     this.#closed = true;
+    if (this.#stealTimer) clearTimeout(this.#stealTimer);
     const waiting = this.#queue;
     this.#queue = [];
     for (const step of waiting) step.reject(new NotStarted('the pool closed'));

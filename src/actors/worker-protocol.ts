@@ -51,12 +51,19 @@ export type LinkUp =
   | { readonly t: 'items'; readonly step: string; readonly items: readonly StreamItem[] }
   /** How a step ended (after all its items, on the same link). */
   | { readonly t: 'result'; readonly step: string; readonly outcome: WorkerOutcome }
+  /** A step the host took back before it started (see `revoke`): it will not run here. */
+  | { readonly t: 'revoked'; readonly step: string }
   /** A comlink message (the thread's calls to the host). */
   | { readonly t: 'rpc'; readonly data: unknown };
 
 /** Host → worker on a link. */
 export type LinkDown =
   | { readonly t: 'step'; readonly task: WorkerTask }
+  /**
+   * Give a step sent ahead back if it has not started (another thread is free): answered by
+   * `revoked`, or by nothing when it started already (its result comes as usual).
+   */
+  | { readonly t: 'revoke'; readonly step: string }
   | { readonly t: 'credit'; readonly step: string; readonly n: number }
   | { readonly t: 'rpc'; readonly data: unknown };
 

@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { WorkerPool, type StepEndpoint } from '../../src/actors/worker-pool.js';
+import { neverStarted, WorkerPool, type StepEndpoint } from '../../src/actors/worker-pool.js';
 import { createContext } from '../../src/context/create-context.js';
+import { PROBE } from '../fixtures/worker-agents.js';
 
 const fixtures = new URL('../fixtures/worker-agents.ts', import.meta.url).href;
 
@@ -15,12 +16,12 @@ const endpoint: StepEndpoint = {
   memory: () => Promise.reject(new Error('not in this test')),
 };
 
-function task(stepId: string) {
+function task(stepId: string, name = 'echo', args?: Record<string, unknown>) {
   return {
-    agent: 'echo',
+    agent: name,
     module: fixtures,
-    export: 'echo',
-    input: { message: stepId },
+    export: name,
+    input: { message: stepId, ...(args ? { args } : {}) },
     ctx: createContext().child('echo').toWire(),
     stepId,
     credit: 256,
@@ -52,6 +53,73 @@ describe('the worker pool’s sessions', () => {
       expect(again.ok).toBe(true);
     } finally {
       clearInterval(sampler);
+      await pool.destroy();
+    }
+  });
+
+  it('a step sent ahead to a thread that is stuck on a long step moves to a thread that is free', async () => {
+    // Two threads, four steps each at most. `held` steps run until released: L holds thread
+    // A for the whole test; S1 is sent ahead to A behind it (the less loaded thread then).
+    const pool = new WorkerPool({ minThreads: 2, maxThreads: 2, pipeline: 4 });
+    const probe = (): Int32Array => new Int32Array(new SharedArrayBuffer(16));
+    const release = (p: Int32Array): void => {
+      Atomics.store(p, PROBE.release, 1);
+    };
+    const long = probe();
+    const medium = probe();
+    const run = (t: ReturnType<typeof task>) => pool.runStep(t, endpoint, new EventEmitter());
+    const outputOf = (r: Awaited<ReturnType<typeof run>>): unknown =>
+      r.ok && 'output' in r ? r.output : r;
+    try {
+      const l = run(task('L', 'held', { probe: long.buffer }));
+      const m = run(task('M', 'held', { probe: medium.buffer }));
+      const s1 = run(task('S1'));
+      const s2 = run(task('S2'));
+      await expect.poll(() => Atomics.load(medium, PROBE.started), { timeout: 10_000 }).toBe(1);
+      // B finishes M and S2, goes idle, and takes S1 back from A, where it waits behind L.
+      release(medium);
+      expect(outputOf(await m)).toBe('M released');
+      expect(outputOf(await s2)).toMatchObject({ echo: 'S2' });
+      expect(outputOf(await s1)).toMatchObject({ echo: 'S1' });
+      expect(Atomics.load(long, PROBE.started)).toBe(1);
+      release(long);
+      expect(outputOf(await l)).toBe('L released');
+      // Every thread still serves, in order.
+      const more = await Promise.all(['a', 'b', 'c', 'd', 'e'].map((id) => run(task(id))));
+      expect(more.map((r) => (outputOf(r) as { echo: string }).echo)).toEqual([
+        'a',
+        'b',
+        'c',
+        'd',
+        'e',
+      ]);
+    } finally {
+      release(long);
+      release(medium);
+      await pool.destroy();
+    }
+  });
+
+  it('a cancelled step waiting behind another in its thread is taken back at once, never started', async () => {
+    const pool = new WorkerPool({ minThreads: 1, maxThreads: 1, pipeline: 4 });
+    const long = new Int32Array(new SharedArrayBuffer(16));
+    try {
+      const l = pool.runStep(
+        task('L', 'held', { probe: long.buffer }),
+        endpoint,
+        new EventEmitter(),
+      );
+      const s = pool.runStep(task('S'), endpoint, new EventEmitter());
+      await expect.poll(() => Atomics.load(long, PROBE.started), { timeout: 10_000 }).toBe(1);
+      pool.cancel('S', { code: 'CANCELLED', message: 'cancelled', retriable: false, details: {} });
+      // L still runs, and holds the only thread: S ends without it.
+      const err: unknown = await s.catch((e: unknown) => e);
+      expect(neverStarted(err)).toBe(true);
+      expect(Atomics.load(long, PROBE.release)).toBe(0);
+      Atomics.store(long, PROBE.release, 1);
+      expect((await l).ok).toBe(true);
+    } finally {
+      Atomics.store(long, PROBE.release, 1);
       await pool.destroy();
     }
   });
