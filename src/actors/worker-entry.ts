@@ -310,10 +310,10 @@ export default function runSession(session: SessionTask): Promise<void> {
         waiting.set(task.stepId, copy);
         chain = chain.then(async () => {
           if (waiting.get(task.stepId) === copy) waiting.delete(task.stepId);
-          // Taken back by the host: another thread runs it, and sends its result.
-          if (copy.revoked) return;
           const cancelled = cancelledWhileWaiting.get(task.stepId);
           cancelledWhileWaiting.delete(task.stepId);
+          // Taken back by the host: another thread runs it, and sends its result.
+          if (copy.revoked) return;
           const outcome: WorkerOutcome = cancelled
             ? { ok: false, error: cancelled, sent: 0, dropped: 0 }
             : await runStep(link, task);

@@ -22,12 +22,14 @@ const timer = setInterval(() => {
   try {
     db.pragma('wal_checkpoint(PASSIVE)');
   } catch (err) {
+    // The store goes back to checkpointing in its commits; this thread stops.
     parentPort.postMessage({ error: String(err && err.message || err) });
+    clearInterval(timer);
   }
 }, workerData.intervalMs);
 parentPort.on('message', () => {
   clearInterval(timer);
-  db.close();
+  if (db.open) db.close();
   parentPort.close();
 });
 `;

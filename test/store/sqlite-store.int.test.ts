@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ConflictError } from '../../src/errors/conflict-error.js';
+import { WalCheckpointer } from '../../src/store/sqlite-checkpointer.js';
 import { MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { migrate, sqliteStore, type SqliteRunStore } from '../../src/store/sqlite-store.js';
 import { makeRun, makeStep, narration } from '../support/records.js';
@@ -194,6 +195,17 @@ describe('SqliteRunStore', () => {
     expect(() => sqliteStore(file(), { checkpointIntervalMs: Number.NaN })).toThrow(
       /checkpointIntervalMs must be a number >= 0/,
     );
+  });
+
+  it('a checkpoint thread that cannot open its file says so, and closes cleanly', async () => {
+    const errors: Error[] = [];
+    const thread = new WalCheckpointer(join(dir, 'missing', 'folder', 'x.db'), 5, (err) =>
+      errors.push(err),
+    );
+    await vi.waitFor(() => {
+      expect(errors[0]?.message).toMatch(/directory does not exist|unable to open/);
+    });
+    await thread.close();
   });
 
   it('creates the folder of a new file', async () => {
