@@ -237,11 +237,7 @@ export class WorkerPool {
       step.cancelled = true;
       // Waiting in a thread behind another step: take it back, so it ends now.
       const session = step.session;
-      if (session && session.steps[0] !== step && !step.revoking) {
-        step.revoking = true;
-        const revoke: LinkDown = { t: 'revoke', step: stepId };
-        session.port.postMessage(revoke);
-      }
+      if (session && session.steps[0] !== step && !step.revoking) this.#askBack(session, step);
     }
     const message: ControlMessage = { t: 'cancel', step: stepId, reason };
     this.#control.postMessage(message);
@@ -421,11 +417,16 @@ export class WorkerPool {
     for (let i = busiest.steps.length - 1; i >= 1; i--) {
       const step = busiest.steps[i] as RunningStep;
       if (step.revoking || step.aborted) continue;
-      step.revoking = true;
-      const message: LinkDown = { t: 'revoke', step: step.task.stepId };
-      busiest.port.postMessage(message);
+      this.#askBack(busiest, step);
       return;
     }
+  }
+
+  /** Asks `session`'s thread for `step` back; it answers `revoked` if it has not started it. */
+  #askBack(session: Session, step: RunningStep): void {
+    step.revoking = true;
+    const message: LinkDown = { t: 'revoke', step: step.task.stepId };
+    session.port.postMessage(message);
   }
 
   /** `session`'s thread gave `stepId` back before starting it: it goes to the next free one. */

@@ -167,8 +167,7 @@ export class SqliteRunStore implements RunStore {
         last.set(ev.step_id, ev.seq);
       }
       // Only a committed batch moves the cache.
-      if (this.#lastSeq.size > SqliteRunStore.LAST_SEQ_CACHE) this.#lastSeq.clear();
-      for (const [stepId, seq] of last) this.#lastSeq.set(stepId, seq);
+      for (const [stepId, seq] of last) this.#rememberSeq(stepId, seq);
     };
     this.#append = db.transaction(this.#appendOne);
   }
@@ -184,6 +183,12 @@ export class SqliteRunStore implements RunStore {
   readonly #lastSeq = new Map<string, number>();
   /** Logs remembered at most in {@link #lastSeq} (it is a cache: past this it starts over). */
   static readonly LAST_SEQ_CACHE = 10_000;
+
+  /** Remembers the last `seq` of a step's log, starting the cache over when it is full. */
+  #rememberSeq(stepId: string, seq: number): void {
+    if (this.#lastSeq.size >= SqliteRunStore.LAST_SEQ_CACHE) this.#lastSeq.clear();
+    this.#lastSeq.set(stepId, seq);
+  }
   /** Find-or-create of a step by client token, under the write lock (IMMEDIATE). */
   readonly #claim: Database.Transaction<
     (step: StepRecord) => { step: StepRecord; created: boolean }
@@ -202,8 +207,7 @@ export class SqliteRunStore implements RunStore {
     try {
       this.#insertStepRow(step);
       // A new step's log is empty: its first append needs no look at the table.
-      if (this.#lastSeq.size >= SqliteRunStore.LAST_SEQ_CACHE) this.#lastSeq.clear();
-      this.#lastSeq.set(step.step_id, 0);
+      this.#rememberSeq(step.step_id, 0);
     } catch (err) {
       const code = sqliteCode(err);
       if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw new NotFoundError('run', step.run_id);

@@ -1,16 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import type { Runtime } from '../../src/actors/runtime.js';
 import { createOpenAIEngine } from '../../src/engines/openai-engine.js';
-import {
-  startOpenAICompatibleServer,
-  type OpenAICompatibleServer,
-} from '../../src/engines/openai-compatible-server.js';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';
 import { ReplayMismatchError } from '../../src/errors/replay-mismatch-error.js';
@@ -21,20 +14,10 @@ import type { StepRecord } from '../../src/store/records.js';
 import type { RunStore } from '../../src/store/run-store.js';
 import { sqliteStore } from '../../src/store/sqlite-store.js';
 import { defineTool } from '../../src/tools/define-tool.js';
-import { clearRedisPrefix } from '../support/redis.js';
+import { useTestResources } from '../support/test-resources.js';
 import { quietRuntime } from '../support/runtime.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'axon-replay-'));
-const redisBase = `axon-test:${randomUUID()}:`;
-let server: OpenAICompatibleServer;
-beforeAll(async () => {
-  server = await startOpenAICompatibleServer();
-});
-afterAll(async () => {
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
-  await clearRedisPrefix(redisBase);
-});
+const resources = useTestResources('replay');
 
 const runtimes: Runtime[] = [];
 afterEach(async () => {
@@ -76,7 +59,7 @@ function setup(store: RunStore): { rt: Runtime; adds: () => number } {
     agents: [planner],
     tools: [add],
     engines: [
-      createOpenAIEngine({ baseURL: server.baseURL, model: 'scripted', maxRetries: 0 }),
+      createOpenAIEngine({ baseURL: resources.server.baseURL, model: 'scripted', maxRetries: 0 }),
       createScriptedEngine({ tokenDelayMs: 0 }),
     ],
   });
@@ -113,8 +96,8 @@ const llmStep = (token: string, content = 'Name three rivers'): unknown => ({
 
 describe.each([
   ['memory', (): RunStore => memoryStore()],
-  ['sqlite', (): RunStore => sqliteStore(join(dir, `${randomUUID()}.db`))],
-  ['redis', (): RunStore => redisStore({ prefix: `${redisBase}${randomUUID()}:` })],
+  ['sqlite', (): RunStore => sqliteStore(resources.file())],
+  ['redis', (): RunStore => redisStore({ prefix: resources.prefix() })],
 ])('record, replay and strict_replay on the %s store', (_name, make) => {
   it('record stores every engine and tool call keyed by actor path and call sequence, not by prompt', async () => {
     const { rt } = setup(make());
@@ -143,7 +126,7 @@ describe.each([
     const recorded = await rt.createRun(flow.flow_id, { seed: 7 });
     const original = await runStep(rt, recorded.run_id, plannerStep('c-1'));
     const originalTokens = await tokens(rt, original.step_id);
-    const requestsAfterRecord = server.requests.length;
+    const requestsAfterRecord = resources.server.requests.length;
     const addsAfterRecord = adds();
 
     const replay = await rt.createRun(flow.flow_id, { mode: 'replay', replay_of: recorded.run_id });
@@ -153,7 +136,7 @@ describe.each([
     expect(replayed.status).toBe('succeeded');
     expect(replayed.output).toEqual(original.output);
     expect(await tokens(rt, replayed.step_id)).toEqual(originalTokens);
-    expect(server.requests.length).toBe(requestsAfterRecord);
+    expect(resources.server.requests.length).toBe(requestsAfterRecord);
     expect(adds()).toBe(addsAfterRecord);
     // NERVE-4020: the replayed step reports the recorded call's provenance.
     expect(replayed.provenance).toMatchObject({
@@ -337,7 +320,9 @@ describe('record and replay from a worker thread', () => {
     });
     const rt = quietRuntime({
       agents: [chatter],
-      engines: [createOpenAIEngine({ baseURL: server.baseURL, model: 'scripted', maxRetries: 0 })],
+      engines: [
+        createOpenAIEngine({ baseURL: resources.server.baseURL, model: 'scripted', maxRetries: 0 }),
+      ],
       workers: { maxThreads: 1 },
     });
     runtimes.push(rt);
@@ -351,7 +336,7 @@ describe('record and replay from a worker thread', () => {
     const original = await runStep(rt, recorded.run_id, body);
     expect(original.status).toBe('succeeded');
     expect((await rt.store.listRecordings(recorded.run_id)).map((r) => r.name)).toEqual(['openai']);
-    const requests = server.requests.length;
+    const requests = resources.server.requests.length;
 
     const strict = await rt.createRun(flow.flow_id, {
       mode: 'strict_replay',
@@ -361,7 +346,7 @@ describe('record and replay from a worker thread', () => {
     expect(replayed.status).toBe('succeeded');
     expect(replayed.output).toEqual(original.output);
     expect(await tokens(rt, replayed.step_id)).toEqual(await tokens(rt, original.step_id));
-    expect(server.requests.length).toBe(requests);
+    expect(resources.server.requests.length).toBe(requests);
   });
 });
 

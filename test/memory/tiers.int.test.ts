@@ -4,15 +4,8 @@
  * and with an OpenAI-compatible embeddings endpoint).
  */
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/context/clock.js';
-import {
-  startOpenAICompatibleServer,
-  type OpenAICompatibleServer,
-} from '../../src/engines/openai-compatible-server.js';
 import { ConflictError } from '../../src/errors/conflict-error.js';
 import { hashedEmbedder, openAIEmbedder } from '../../src/memory/embedders.js';
 import { memoryHotTier } from '../../src/memory/hot-tier.js';
@@ -21,22 +14,10 @@ import { redisHotTier } from '../../src/memory/redis-hot-tier.js';
 import { redisWarmTier } from '../../src/memory/redis-warm-tier.js';
 import { sqliteColdTier } from '../../src/memory/sqlite-cold-tier.js';
 import { sqliteWarmTier } from '../../src/memory/sqlite-warm-tier.js';
-import { clearRedisPrefix } from '../support/redis.js';
+import { useTestResources } from '../support/test-resources.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'axon-memory-'));
-const redisBase = `axon-test:${randomUUID()}:`;
-let server: OpenAICompatibleServer;
-beforeAll(async () => {
-  server = await startOpenAICompatibleServer();
-});
-afterAll(async () => {
-  await server.close();
-  rmSync(dir, { recursive: true, force: true });
-  await clearRedisPrefix(redisBase);
-});
-
-const file = (): string => join(dir, `${randomUUID()}.db`);
-const prefix = (): string => `${redisBase}${randomUUID()}:`;
+const resources = useTestResources('memory');
+const { file, prefix } = resources;
 
 describe.each([
   ['inmemory', (max: number): HotTier => memoryHotTier({ maxMessages: max })],
@@ -164,7 +145,11 @@ describe.each([
     'sqlite + OpenAI-compatible embeddings endpoint',
     (): ColdTier =>
       sqliteColdTier(file(), {
-        embedder: openAIEmbedder({ baseURL: server.baseURL, apiKey: 'k', dimensions: 64 }),
+        embedder: openAIEmbedder({
+          baseURL: resources.server.baseURL,
+          apiKey: 'k',
+          dimensions: 64,
+        }),
       }),
   ],
 ])('cold tier conformance: %s', (_name, make) => {
@@ -214,12 +199,22 @@ describe('embedded cold tier', () => {
   });
 
   it('the OpenAI embedder goes through the endpoint', async () => {
-    const before = server.requests.filter((r) => r.path === '/v1/embeddings').length;
-    const embedder = openAIEmbedder({ baseURL: server.baseURL, apiKey: 'k', dimensions: 64 });
+    const before = resources.server.requests.filter((r) => r.path === '/v1/embeddings').length;
+    const embedder = openAIEmbedder({
+      baseURL: resources.server.baseURL,
+      apiKey: 'k',
+      dimensions: 64,
+    });
     const [v] = await embedder.embed(['hello world']);
     expect(v).toHaveLength(64);
-    expect(server.requests.filter((r) => r.path === '/v1/embeddings').length).toBe(before + 1);
-    const wrong = openAIEmbedder({ baseURL: server.baseURL, apiKey: 'k', dimensions: 32 });
+    expect(resources.server.requests.filter((r) => r.path === '/v1/embeddings').length).toBe(
+      before + 1,
+    );
+    const wrong = openAIEmbedder({
+      baseURL: resources.server.baseURL,
+      apiKey: 'k',
+      dimensions: 32,
+    });
     await expect(wrong.embed(['x'])).rejects.toThrow(RangeError);
   });
 });
