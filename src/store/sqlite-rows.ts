@@ -132,7 +132,83 @@ export function runFromRow(r: RunRow): RunRecord {
   };
 }
 
-/** A run as the parameters of its insert, in the column order of `insertRun`. */
+/** The columns of a run's row, in the order of {@link runValues}. */
+export const RUN_COLUMNS: readonly string[] = [
+  'run_id',
+  'flow_id',
+  'mode',
+  'seed',
+  'budgets',
+  'status',
+  'budget_usage',
+  'provenance',
+  'entry',
+  'trace_id',
+  'user_id',
+  'created_at',
+  'ended_at',
+  'policy',
+  'pool_policy',
+  'fs_policy',
+  'replay_of',
+  'cancel_on_disconnect',
+];
+
+/** The columns of a step's row, in the order of {@link stepValues}. */
+export const STEP_COLUMNS: readonly string[] = [
+  'step_id',
+  'run_id',
+  'type',
+  'name',
+  'parent_step_id',
+  'actor_path',
+  'client_token',
+  'input',
+  'placement',
+  'status',
+  'budget_usage',
+  'provenance',
+  'output',
+  'error',
+  'created_at',
+  'started_at',
+  'ended_at',
+];
+
+/** The columns of an event's row. */
+export const EVENT_COLUMNS: readonly string[] = ['step_id', 'seq', 'body'];
+
+/** A patched column's value as its UPDATE binds it (JSON columns as text, null as NULL). */
+export function patchValue(column: string, value: unknown): string | number | null {
+  return JSON_COLUMNS.has(column) && value !== null
+    ? JSON.stringify(value)
+    : (value as string | number | null);
+}
+
+/** A step as the parameters of its insert, in {@link STEP_COLUMNS} order. */
+export function stepValues(step: StepRecord): (string | number | null)[] {
+  return [
+    step.step_id,
+    step.run_id,
+    step.type,
+    step.name,
+    step.parent_step_id,
+    json(step.actor_path),
+    step.client_token,
+    json(step.input),
+    step.placement,
+    step.status,
+    json(step.budget_usage),
+    step.provenance === null ? null : json(step.provenance),
+    json(step.output),
+    step.error === null ? null : json(step.error),
+    step.created_at,
+    step.started_at,
+    step.ended_at,
+  ];
+}
+
+/** A run as the parameters of its insert, in {@link RUN_COLUMNS} order. */
 export function runValues(run: RunRecord): (string | number | null)[] {
   return [
     run.run_id,

@@ -3,13 +3,10 @@ import type Database from 'better-sqlite3';
 import type { Migration } from './sqlite-migrations.js';
 
 /**
- * The SQL of each fixed statement (patches are built and prepared as they are needed). The
- * run and step inserts, on every invocation's path, bind by position (named parameters cost
- * a lookup per column).
+ * The SQL of each fixed statement (patches are built and prepared as they are needed; the
+ * run, step and event inserts are `sqlite-pending.ts`'s).
  */
 const SQL = {
-  insertRun: `INSERT INTO runs (run_id, flow_id, mode, seed, budgets, status, budget_usage, provenance, entry, trace_id, user_id, created_at, ended_at, policy, pool_policy, fs_policy, replay_of, cancel_on_disconnect)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   putRecording: `INSERT INTO recordings (run_id, call_key, client_token, actor_path, seq, kind, name, inputs, output, ts)
        VALUES (@run_id, @call_key, @client_token, @actor_path, @seq, @kind, @name, @inputs, @output, @ts)
        ON CONFLICT (run_id, call_key) DO UPDATE SET
@@ -20,13 +17,11 @@ const SQL = {
   getRecording: 'SELECT * FROM recordings WHERE run_id = ? AND call_key = ?',
   listRecordings: 'SELECT * FROM recordings WHERE run_id = ? ORDER BY rowid',
   getRun: 'SELECT * FROM runs WHERE run_id = ?',
-  insertStep: `INSERT INTO steps (step_id, run_id, type, name, parent_step_id, actor_path, client_token, input, placement, status, budget_usage, provenance, output, error, created_at, started_at, ended_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   getStep: 'SELECT * FROM steps WHERE step_id = ?',
   listSteps: 'SELECT * FROM steps WHERE run_id = ? ORDER BY rowid',
   lastSeq: 'SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE step_id = ?',
   stepExists: 'SELECT 1 FROM steps WHERE step_id = ?',
-  insertEvent: 'INSERT INTO events (step_id, seq, body) VALUES (?, ?, ?)',
+  runExists: 'SELECT 1 FROM runs WHERE run_id = ?',
   readEvents: 'SELECT body FROM events WHERE step_id = ? AND seq > ? ORDER BY seq',
   stepByToken: 'SELECT * FROM steps WHERE run_id = ? AND client_token = ?',
   insertFlow: `INSERT INTO flows (flow_id, hash, name, ast, tools, config, labels, created_at)

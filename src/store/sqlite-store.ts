@@ -29,6 +29,7 @@ import type { RunStore } from './run-store.js';
 import { SqliteApprovals } from './sqlite-approvals.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './sqlite-checkpointer.js';
 import { migrate } from './sqlite-migrations.js';
+import { PendingRows } from './sqlite-pending.js';
 import { settle, TurnCommit } from './sqlite-turn-commit.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
 import {
@@ -40,6 +41,7 @@ import {
   runFromRow,
   runValues,
   stepFromRow,
+  stepValues,
   type CheckpointRow,
   type FactRow,
   type FlowRow,
@@ -54,11 +56,6 @@ import type { SqliteStoreOptions } from './sqlite-statements.js';
 
 /** The default database file of an embedded SQLite store. */
 export const DEFAULT_SQLITE_PATH = './.axon/axon.db';
-
-/** SQLite's code of a failed statement (`SQLITE_CONSTRAINT_PRIMARYKEY`, …), if any. */
-function sqliteCode(err: unknown): string | undefined {
-  return (err as { code?: string } | null)?.code;
-}
 
 /**
  * A {@link RunStore} in a SQLite file. Survives restarts; several processes may share the
@@ -102,7 +99,11 @@ export class SqliteRunStore implements RunStore {
       this.db.close();
       throw err;
     }
-    this.#turn = new TurnCommit(this.db, options.maxBatchMs ?? 10, options.onError);
+    this.#turn = new TurnCommit(this.db, options.maxBatchMs ?? 10, options.onError, {
+      begun: () => this.#begun(),
+      beforeCommit: () => this.#pending.write(),
+      rolledBack: () => this.#pending.drop(),
+    });
     if (path !== ':memory:' && every > 0) {
       this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
       this.#checkpointer = new WalCheckpointer(path, every, () => {
@@ -112,7 +113,9 @@ export class SqliteRunStore implements RunStore {
     }
     const db = this.db;
     this.#stmt = prepareStatements(db);
-    this.#approvals = new SqliteApprovals(db, (fn) => this.#write(fn), settle);
+    this.#pending = new PendingRows(db);
+    this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.#approvals = new SqliteApprovals(db, (fn) => this.#write(fn), (fn) => this.#read(fn));
     this.#claim = db.transaction((step: StepRecord) => {
       if (step.client_token !== null) {
         const row = this.#stmt.stepByToken.get(step.run_id, step.client_token) as
@@ -143,42 +146,52 @@ export class SqliteRunStore implements RunStore {
       });
       return { flow, created: true };
     });
-    this.#appendOne = (events: readonly StepEvent[]) => {
-      const last = new Map<string, number>();
-      for (const ev of events) {
-        let seq = last.get(ev.step_id) ?? this.#lastSeq.get(ev.step_id);
-        if (seq === undefined) {
-          seq = (this.#stmt.lastSeq.get(ev.step_id) as { seq: number }).seq;
-          if (seq === 0 && !this.#stmt.stepExists.get(ev.step_id)) {
-            throw new NotFoundError('step', ev.step_id);
-          }
-        }
-        if (ev.seq !== seq + 1) throw this.#seqConflict(ev, seq + 1);
-        try {
-          this.#stmt.insertEvent.run(ev.step_id, ev.seq, JSON.stringify(ev));
-        } catch (err) {
-          // Another process appended to this log since we last looked: the key refuses a
-          // taken seq, so the cache can only be behind, never let a gap or a repeat in.
-          if (sqliteCode(err) !== 'SQLITE_CONSTRAINT_PRIMARYKEY') throw err;
-          this.#lastSeq.delete(ev.step_id);
-          const actual = (this.#stmt.lastSeq.get(ev.step_id) as { seq: number }).seq;
-          throw this.#seqConflict(ev, actual + 1);
-        }
-        last.set(ev.step_id, ev.seq);
-      }
-      // Only a committed batch moves the cache.
-      for (const [stepId, seq] of last) this.#rememberSeq(stepId, seq);
-    };
-    this.#append = db.transaction(this.#appendOne);
   }
 
-  /** Appends a batch in a savepoint of its own: all of it or none. */
-  readonly #append: (events: readonly StepEvent[]) => void;
-  /** The same without the savepoint, for one event (one insert is all or nothing by itself). */
-  readonly #appendOne: (events: readonly StepEvent[]) => void;
+  /** New rows and events of the open transaction, written when it needs them. */
+  readonly #pending: PendingRows;
+  /** `PRAGMA data_version`: changes when another connection has committed to the file. */
+  readonly #dataVersion: Database.Statement;
+  #lastDataVersion: unknown = undefined;
+
+  /** A transaction began: what another process wrote since the last one voids the caches. */
+  #begun(): void {
+    const version = this.#dataVersion.get();
+    if (version !== this.#lastDataVersion) this.#lastSeq.clear();
+    this.#lastDataVersion = version;
+  }
+
   /**
-   * The last `seq` of logs this store appended to, so an append costs one statement. The
-   * log's primary key stays the arbiter (see `#append`).
+   * Checks a batch of events against the logs' ends and holds them: all of it or none. A log
+   * this store has not appended to lately is looked up (held rows written first).
+   */
+  #appendHeld(events: readonly StepEvent[]): void {
+    const last = new Map<string, number>();
+    const bodies: string[] = [];
+    for (const ev of events) {
+      let seq = last.get(ev.step_id) ?? this.#lastSeq.get(ev.step_id);
+      if (seq === undefined) {
+        this.#writeHeldRows();
+        seq = (this.#stmt.lastSeq.get(ev.step_id) as { seq: number }).seq;
+        if (seq === 0 && !this.#stmt.stepExists.get(ev.step_id)) {
+          throw new NotFoundError('step', ev.step_id);
+        }
+      }
+      if (ev.seq !== seq + 1) throw this.#seqConflict(ev, seq + 1);
+      bodies.push(JSON.stringify(ev));
+      last.set(ev.step_id, ev.seq);
+    }
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i] as StepEvent;
+      this.#pending.addEvent(ev.step_id, ev.seq, bodies[i] as string);
+    }
+    for (const [stepId, seq] of last) this.#rememberSeq(stepId, seq);
+  }
+
+  /**
+   * The last `seq` of logs this store appended to, so an append needs no lookup. Voided when
+   * another process commits to the file (see `#begun`); the log's primary key stays the
+   * arbiter.
    */
   readonly #lastSeq = new Map<string, number>();
   /** Logs remembered at most in {@link #lastSeq} (it is a cache: past this it starts over). */
@@ -202,43 +215,17 @@ export class SqliteRunStore implements RunStore {
   /** UPDATE statements by table and patched columns. */
   readonly #patches = new Map<string, Database.Statement>();
 
-  /** Inserts a step; the keys refuse an unknown run (NotFound) and a taken id (Conflict). */
+  /** Holds a new step; refuses a taken id (Conflict) and an unknown run (NotFound). */
   #insertStep(step: StepRecord): void {
-    try {
-      this.#insertStepRow(step);
-      // A new step's log is empty: its first append needs no look at the table.
-      this.#rememberSeq(step.step_id, 0);
-    } catch (err) {
-      const code = sqliteCode(err);
-      if (code === 'SQLITE_CONSTRAINT_FOREIGNKEY') throw new NotFoundError('run', step.run_id);
-      if (code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-        throw new ConflictError(`step ${step.step_id} exists`, { cause: err });
-      }
-      throw err;
+    if (this.#pending.hasStep(step.step_id) || this.#stmt.stepExists.get(step.step_id)) {
+      throw new ConflictError(`step ${step.step_id} exists`);
     }
-  }
-
-  #insertStepRow(step: StepRecord): void {
-    // In the column order of `insertStep`.
-    this.#stmt.insertStep.run(
-      step.step_id,
-      step.run_id,
-      step.type,
-      step.name,
-      step.parent_step_id,
-      json(step.actor_path),
-      step.client_token,
-      json(step.input),
-      step.placement,
-      step.status,
-      json(step.budget_usage),
-      step.provenance === null ? null : json(step.provenance),
-      json(step.output),
-      step.error === null ? null : json(step.error),
-      step.created_at,
-      step.started_at,
-      step.ended_at,
-    );
+    if (!(this.#pending.hasRun(step.run_id) || this.#stmt.runExists.get(step.run_id))) {
+      throw new NotFoundError('run', step.run_id);
+    }
+    this.#pending.addStep(stepValues(step));
+    // A new step's log is empty: its first append needs no look at the table.
+    this.#rememberSeq(step.step_id, 0);
   }
 
   #seqConflict(ev: StepEvent, expected: number): ConflictError {
@@ -248,31 +235,24 @@ export class SqliteRunStore implements RunStore {
   }
 
   createRun(run: RunRecord): Promise<void> {
-    return this.#write(() => {
-      try {
-        this.#insertRun(run);
-      } catch (err) {
-        if (sqliteCode(err) === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-          throw new ConflictError(`run ${run.run_id} exists`, { cause: err });
-        }
-        throw err;
+    return this.#writeHeld(() => {
+      if (this.#pending.hasRun(run.run_id) || this.#stmt.runExists.get(run.run_id)) {
+        throw new ConflictError(`run ${run.run_id} exists`);
       }
+      this.#pending.addRun(runValues(run));
     });
   }
 
-  #insertRun(run: RunRecord): void {
-    this.#stmt.insertRun.run(...runValues(run));
-  }
-
   getRun(runId: string): Promise<RunRecord | null> {
-    return settle(() => {
+    return this.#read(() => {
       const row = this.#stmt.getRun.get(runId) as RunRow | undefined;
       return row ? runFromRow(row) : null;
     });
   }
 
   updateRun(runId: string, patch: RunPatch): Promise<void> {
-    return this.#write(() => {
+    return this.#writeHeld(() => {
+      if (this.#pending.patchRun(runId, patch)) return;
       if (!this.#patch('runs', 'run_id', runId, patch)) throw new NotFoundError('run', runId);
     });
   }
@@ -304,7 +284,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   createStep(step: StepRecord): Promise<void> {
-    return this.#write(() => {
+    return this.#writeHeld(() => {
       this.#insertStep(step);
     });
   }
@@ -318,14 +298,14 @@ export class SqliteRunStore implements RunStore {
   }
 
   getFlow(flowId: string): Promise<FlowRecord | null> {
-    return settle(() => {
+    return this.#read(() => {
       const row = this.#stmt.getFlow.get(flowId) as FlowRow | undefined;
       return row ? flowFromRow(row) : null;
     });
   }
 
   getFlowByHash(hash: string): Promise<FlowRecord | null> {
-    return settle(() => {
+    return this.#read(() => {
       const row = this.#stmt.getFlowByHash.get(hash) as FlowRow | undefined;
       return row ? flowFromRow(row) : null;
     });
@@ -346,7 +326,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   listFacts(query: FactQuery): Promise<FactRecord[]> {
-    return settle(() => {
+    return this.#read(() => {
       checkFactQuery(query);
       const where: string[] = [];
       const values: Record<string, unknown> = {};
@@ -399,7 +379,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
-    return settle(() =>
+    return this.#read(() =>
       (this.#stmt.listCheckpoints.all(runId) as CheckpointRow[]).map((r) => ({
         ...r,
         snapshots: parse(r.snapshots) as CheckpointRecord['snapshots'],
@@ -429,14 +409,14 @@ export class SqliteRunStore implements RunStore {
   }
 
   getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null> {
-    return settle(() => {
+    return this.#read(() => {
       const row = this.#stmt.getRecording.get(runId, recordingKey(key)) as RecordingRow | undefined;
       return row ? recordingFromRow(row) : null;
     });
   }
 
   listRecordings(runId: string): Promise<CallRecording[]> {
-    return settle(() =>
+    return this.#read(() =>
       (this.#stmt.listRecordings.all(runId) as RecordingRow[]).map(recordingFromRow),
     );
   }
@@ -460,7 +440,7 @@ export class SqliteRunStore implements RunStore {
   }
 
   listRuns(query: { readonly status?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {
-    return settle(() => {
+    return this.#read(() => {
       const rows = this.#stmt.listRuns.all() as RunRow[];
       const status = query.status;
       return (status ? rows.filter((r) => status.includes(r.status as RunStatus)) : rows).map(
@@ -478,15 +458,20 @@ export class SqliteRunStore implements RunStore {
   }
 
   getStep(stepId: string): Promise<StepRecord | null> {
-    return settle(() => {
+    return this.#read(() => {
       const row = this.#stmt.getStep.get(stepId) as StepRow | undefined;
       return row ? stepFromRow(row) : null;
     });
   }
 
   updateStep(stepId: string, patch: StepPatch): Promise<void> {
-    return this.#write(() => {
-      if (!this.#patch('steps', 'step_id', stepId, patch)) throw new NotFoundError('step', stepId);
+    return this.#writeHeld(() => {
+      if (
+        !this.#pending.patchStep(stepId, patch) &&
+        !this.#patch('steps', 'step_id', stepId, patch)
+      ) {
+        throw new NotFoundError('step', stepId);
+      }
       // A finished step's log is complete: no more appends to remember its end for.
       if (patch.status !== undefined && patch.status !== 'running' && patch.status !== 'queued') {
         this.#lastSeq.delete(stepId);
@@ -495,26 +480,52 @@ export class SqliteRunStore implements RunStore {
   }
 
   listSteps(runId: string): Promise<StepRecord[]> {
-    return settle(() => (this.#stmt.listSteps.all(runId) as StepRow[]).map(stepFromRow));
+    return this.#read(() => (this.#stmt.listSteps.all(runId) as StepRow[]).map(stepFromRow));
   }
 
   appendEvents(events: readonly StepEvent[]): Promise<void> {
-    return this.#write(() => {
-      if (events.length === 1) this.#appendOne(events);
-      else if (events.length > 1) this.#append(events);
+    return this.#writeHeld(() => {
+      this.#appendHeld(events);
     });
   }
 
   readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
-    return settle(() =>
+    return this.#read(() =>
       (this.#stmt.readEvents.all(stepId, afterSeq) as { body: string }[]).map(
         (r) => JSON.parse(r.body) as StepEvent,
       ),
     );
   }
 
+  /** A write in the turn's transaction, after the held rows (it may need them). */
   #write<T>(fn: () => T): Promise<T> {
+    return this.#turn.write(() => {
+      this.#writeHeldRows();
+      return fn();
+    });
+  }
+
+  /** A write that holds its rows or patches held ones (see `sqlite-pending.ts`). */
+  #writeHeld<T>(fn: () => T): Promise<T> {
     return this.#turn.write(fn);
+  }
+
+  /** A read, after the held rows: this process reads its own writes. */
+  #read<T>(fn: () => T): Promise<T> {
+    return settle(() => {
+      this.#writeHeldRows();
+      return fn();
+    });
+  }
+
+  /** Writes the held rows now; if that fails, the transaction is lost (as a failed commit). */
+  #writeHeldRows(): void {
+    if (this.#pending.empty) return;
+    try {
+      this.#pending.write();
+    } catch (err) {
+      throw this.#turn.abort(err);
+    }
   }
 
   /**

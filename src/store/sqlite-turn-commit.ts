@@ -45,11 +45,22 @@ export function settle<T>(fn: () => T): Promise<T> {
   }
 }
 
+/** What the owner of a {@link TurnCommit} does at the edges of its transactions. */
+export interface TurnHooks {
+  /** Right after `BEGIN`, under the write lock. */
+  begun?(): void;
+  /** Right before `COMMIT`: the last writes of the transaction (held rows). */
+  beforeCommit?(): void;
+  /** The transaction was rolled back: forget what belonged to it. */
+  rolledBack?(): void;
+}
+
 /** The open transaction of the current turn, and its commit. */
 export class TurnCommit {
   readonly #db: Database.Database;
   readonly #maxBatchMs: number;
   readonly #onError: (err: Error) => void;
+  readonly #hooks: TurnHooks;
   /** Settles when the open transaction commits (or fails to); `null` with none open. */
   #committed: Deferred | null = null;
   /** When the open transaction began (`performance.now()`). */
@@ -67,6 +78,7 @@ export class TurnCommit {
     db: Database.Database,
     maxBatchMs: number,
     onError: (err: Error) => void = () => undefined,
+    hooks: TurnHooks = {},
   ) {
     if (!(Number.isFinite(maxBatchMs) && maxBatchMs >= 0)) {
       throw new RangeError(`sqliteStore: maxBatchMs must be a number >= 0, got ${maxBatchMs}`);
@@ -74,6 +86,7 @@ export class TurnCommit {
     this.#db = db;
     this.#maxBatchMs = maxBatchMs;
     this.#onError = onError;
+    this.#hooks = hooks;
   }
 
   /**
@@ -95,6 +108,7 @@ export class TurnCommit {
       } catch (err) {
         return Promise.reject(err instanceof Error ? err : new Error(String(err)));
       }
+      this.#hooks.begun?.();
       this.#openedAt = performance.now();
       this.#committed = deferred();
       if (!this.#scheduled && this.#maxBatchMs > 0) {
@@ -145,20 +159,38 @@ export class TurnCommit {
     this.#committed = null;
     try {
       if (!this.#db.open) throw new Error('the database connection is closed');
+      this.#hooks.beforeCommit?.();
       this.#db.exec('COMMIT');
       committed.resolve();
     } catch (err) {
-      this.#failure = new InternalError(
-        `the SQLite store could not commit its writes (${err instanceof Error ? err.message : String(err)}); it takes no more`,
-        { cause: err },
-      );
-      try {
-        if (this.#db.open) this.#db.exec('ROLLBACK');
-      } catch {
-        // Nothing left to roll back.
-      }
-      committed.reject(this.#failure);
-      this.#onError(this.#failure);
+      this.#fail(committed, err);
     }
+  }
+
+  /**
+   * Gives up the open transaction because a write of it failed after its caller was told it
+   * succeeded (a held row that could not be written): the same as a failed commit. Returns
+   * the error every write after is refused with.
+   */
+  abort(err: unknown): InternalError {
+    const committed = this.#committed;
+    this.#committed = null;
+    if (committed) this.#fail(committed, err);
+    return this.#failure ?? (err instanceof InternalError ? err : new InternalError(String(err)));
+  }
+
+  #fail(committed: Deferred, err: unknown): void {
+    this.#failure = new InternalError(
+      `the SQLite store could not commit its writes (${err instanceof Error ? err.message : String(err)}); it takes no more`,
+      { cause: err },
+    );
+    try {
+      if (this.#db.open) this.#db.exec('ROLLBACK');
+    } catch {
+      // Nothing left to roll back.
+    }
+    this.#hooks.rolledBack?.();
+    committed.reject(this.#failure);
+    this.#onError(this.#failure);
   }
 }
