@@ -21,13 +21,45 @@ import { EVENT_COLUMNS, patchValue, RUN_COLUMNS, STEP_COLUMNS } from './sqlite-r
 /** One column per parameter, in the order of the table's insert. */
 type Values = (string | number | null)[];
 
-/** Events per multi-row insert. */
-const EVENT_CHUNK = 32;
+/** Rows per multi-row insert (at most 64 × 18 parameters, far below SQLite's limit). */
+const CHUNK = 64;
 
 /** `INSERT INTO table (columns) VALUES (?, …), …` for `rows` rows. */
 function insertSql(table: string, columns: readonly string[], rows: number): string {
   const row = `(${columns.map(() => '?').join(', ')})`;
   return `INSERT INTO ${table} (${columns.join(', ')}) VALUES ${Array(rows).fill(row).join(', ')}`;
+}
+
+/** Inserts of one table, by number of rows (1 … {@link CHUNK}), prepared when first needed. */
+class MultiInsert {
+  readonly #db: Database.Database;
+  readonly #table: string;
+  readonly #columns: readonly string[];
+  readonly #byRows = new Map<number, Database.Statement>();
+
+  constructor(db: Database.Database, table: string, columns: readonly string[]) {
+    this.#db = db;
+    this.#table = table;
+    this.#columns = columns;
+  }
+
+  /** Inserts the rows whose parameters are `flat` (row after row), {@link CHUNK} at a time. */
+  run(flat: readonly unknown[]): void {
+    const width = this.#columns.length;
+    for (let at = 0; at < flat.length; at += CHUNK * width) {
+      const chunk = flat.slice(at, at + CHUNK * width);
+      this.#statement(chunk.length / width).run(chunk);
+    }
+  }
+
+  #statement(rows: number): Database.Statement {
+    let statement = this.#byRows.get(rows);
+    if (!statement) {
+      statement = this.#db.prepare(insertSql(this.#table, this.#columns, rows));
+      this.#byRows.set(rows, statement);
+    }
+    return statement;
+  }
 }
 
 /** The position of each column in a row's values. */
@@ -40,20 +72,18 @@ const STEP_AT = positions(STEP_COLUMNS);
 
 /** New rows of the open transaction, not yet written. */
 export class PendingRows {
-  readonly #db: Database.Database;
-  readonly #insertRun: Database.Statement;
-  readonly #insertStep: Database.Statement;
-  /** Multi-row event inserts by number of rows (1 … {@link EVENT_CHUNK}), made when needed. */
-  readonly #insertEvents = new Map<number, Database.Statement>();
+  readonly #insertRuns: MultiInsert;
+  readonly #insertSteps: MultiInsert;
+  readonly #insertEvents: MultiInsert;
   readonly #runs = new Map<string, Values>();
   readonly #steps = new Map<string, Values>();
   /** Step id, seq, body, … of the held events, flat, in append order. */
   #events: (string | number)[] = [];
 
   constructor(db: Database.Database) {
-    this.#db = db;
-    this.#insertRun = db.prepare(insertSql('runs', RUN_COLUMNS, 1));
-    this.#insertStep = db.prepare(insertSql('steps', STEP_COLUMNS, 1));
+    this.#insertRuns = new MultiInsert(db, 'runs', RUN_COLUMNS);
+    this.#insertSteps = new MultiInsert(db, 'steps', STEP_COLUMNS);
+    this.#insertEvents = new MultiInsert(db, 'events', EVENT_COLUMNS);
   }
 
   /** Whether nothing is held. */
@@ -94,22 +124,19 @@ export class PendingRows {
     return patchRow(this.#steps.get(stepId), STEP_AT, patch);
   }
 
-  /** Writes every held row (runs, then steps, then events: the order the keys need). */
+  /**
+   * Writes every held row: runs, then steps, then events (the order the keys need; within a
+   * table, the order they were added in, which is the tables' rowid order).
+   */
   write(): void {
     if (this.empty) return;
-    const runs = [...this.#runs.values()];
-    const steps = [...this.#steps.values()];
+    const runs = [...this.#runs.values()].flat();
+    const steps = [...this.#steps.values()].flat();
     const events = this.#events;
-    this.#runs.clear();
-    this.#steps.clear();
-    this.#events = [];
-    for (const values of runs) this.#insertRun.run(values);
-    for (const values of steps) this.#insertStep.run(values);
-    const width = EVENT_COLUMNS.length;
-    for (let at = 0; at < events.length; at += EVENT_CHUNK * width) {
-      const chunk = events.slice(at, at + EVENT_CHUNK * width);
-      this.#eventInsert(chunk.length / width).run(chunk);
-    }
+    this.drop();
+    this.#insertRuns.run(runs);
+    this.#insertSteps.run(steps);
+    this.#insertEvents.run(events);
   }
 
   /** Forgets what is held (the transaction it belonged to is gone). */
@@ -117,15 +144,6 @@ export class PendingRows {
     this.#runs.clear();
     this.#steps.clear();
     this.#events = [];
-  }
-
-  #eventInsert(rows: number): Database.Statement {
-    let statement = this.#insertEvents.get(rows);
-    if (!statement) {
-      statement = this.#db.prepare(insertSql('events', EVENT_COLUMNS, rows));
-      this.#insertEvents.set(rows, statement);
-    }
-    return statement;
   }
 }
 
