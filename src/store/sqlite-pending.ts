@@ -47,7 +47,7 @@ class MultiInsert {
   run(flat: readonly unknown[]): void {
     const width = this.#columns.length;
     for (let at = 0; at < flat.length; at += CHUNK * width) {
-      const chunk = flat.slice(at, at + CHUNK * width);
+      const chunk = flat.length <= CHUNK * width ? flat : flat.slice(at, at + CHUNK * width);
       this.#statement(chunk.length / width).run(chunk);
     }
   }
@@ -67,16 +67,65 @@ function positions(columns: readonly string[]): ReadonlyMap<string, number> {
   return new Map(columns.map((c, i) => [c, i]));
 }
 
-const RUN_AT = positions(RUN_COLUMNS);
-const STEP_AT = positions(STEP_COLUMNS);
+/** The held rows of one table: their parameters, flat, and where each row's start. */
+class HeldRows {
+  readonly #width: number;
+  readonly #at: ReadonlyMap<string, number>;
+  /** Row after row, each {@link #width} parameters, in the order they were added. */
+  values: Values = [];
+  /** Each held row's first parameter's index in {@link values}, by the row's id. */
+  readonly #starts = new Map<string, number>();
+
+  constructor(columns: readonly string[]) {
+    this.#width = columns.length;
+    this.#at = positions(columns);
+  }
+
+  get size(): number {
+    return this.#starts.size;
+  }
+
+  has(id: string): boolean {
+    return this.#starts.has(id);
+  }
+
+  /** Holds a row (`row` in column order; its id first). */
+  add(row: Values): void {
+    if (row.length !== this.#width)
+      throw new TypeError(`a row of ${this.#width} values, got ${row.length}`);
+    this.#starts.set(row[0] as string, this.values.length);
+    for (const v of row) this.values.push(v);
+  }
+
+  /** Sets the patched columns of a held row as an UPDATE would; false when it is not held. */
+  patch(id: string, patch: object): boolean {
+    const start = this.#starts.get(id);
+    if (start === undefined) return false;
+    for (const [column, value] of Object.entries(patch)) {
+      if (value === undefined) continue;
+      const i = this.#at.get(column);
+      if (i === undefined) throw new TypeError(`no column ${column} to patch`);
+      this.values[start + i] = patchValue(column, value);
+    }
+    return true;
+  }
+
+  /** Hands over the held parameters and forgets them. */
+  take(): Values {
+    const values = this.values;
+    this.values = [];
+    this.#starts.clear();
+    return values;
+  }
+}
 
 /** New rows of the open transaction, not yet written. */
 export class PendingRows {
   readonly #insertRuns: MultiInsert;
   readonly #insertSteps: MultiInsert;
   readonly #insertEvents: MultiInsert;
-  readonly #runs = new Map<string, Values>();
-  readonly #steps = new Map<string, Values>();
+  readonly #runs = new HeldRows(RUN_COLUMNS);
+  readonly #steps = new HeldRows(STEP_COLUMNS);
   /** Step id, seq, body, … of the held events, flat, in append order. */
   #events: (string | number)[] = [];
 
@@ -101,12 +150,12 @@ export class PendingRows {
 
   /** Holds a new run's row (`values` in {@link RUN_COLUMNS} order; its id first). */
   addRun(values: Values): void {
-    this.#runs.set(values[0] as string, values);
+    this.#runs.add(values);
   }
 
   /** Holds a new step's row (`values` in {@link STEP_COLUMNS} order; its id first). */
   addStep(values: Values): void {
-    this.#steps.set(values[0] as string, values);
+    this.#steps.add(values);
   }
 
   /** Holds an event of a step's log. */
@@ -116,12 +165,12 @@ export class PendingRows {
 
   /** Applies `patch` to a held run's row; false when the run is not held. */
   patchRun(runId: string, patch: object): boolean {
-    return patchRow(this.#runs.get(runId), RUN_AT, patch);
+    return this.#runs.patch(runId, patch);
   }
 
   /** Applies `patch` to a held step's row; false when the step is not held. */
   patchStep(stepId: string, patch: object): boolean {
-    return patchRow(this.#steps.get(stepId), STEP_AT, patch);
+    return this.#steps.patch(stepId, patch);
   }
 
   /**
@@ -130,10 +179,10 @@ export class PendingRows {
    */
   write(): void {
     if (this.empty) return;
-    const runs = [...this.#runs.values()].flat();
-    const steps = [...this.#steps.values()].flat();
+    const runs = this.#runs.take();
+    const steps = this.#steps.take();
     const events = this.#events;
-    this.drop();
+    this.#events = [];
     this.#insertRuns.run(runs);
     this.#insertSteps.run(steps);
     this.#insertEvents.run(events);
@@ -141,24 +190,8 @@ export class PendingRows {
 
   /** Forgets what is held (the transaction it belonged to is gone). */
   drop(): void {
-    this.#runs.clear();
-    this.#steps.clear();
+    this.#runs.take();
+    this.#steps.take();
     this.#events = [];
   }
-}
-
-/** Sets the patched columns of `row` as an UPDATE would; false when there is no row. */
-function patchRow(
-  row: Values | undefined,
-  at: ReadonlyMap<string, number>,
-  patch: object,
-): boolean {
-  if (row === undefined) return false;
-  for (const [column, value] of Object.entries(patch)) {
-    if (value === undefined) continue;
-    const i = at.get(column);
-    if (i === undefined) throw new TypeError(`no column ${column} to patch`);
-    row[i] = patchValue(column, value);
-  }
-  return true;
 }
