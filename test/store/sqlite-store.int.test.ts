@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { ConflictError } from '../../src/errors/conflict-error.js';
+import { NotFoundError } from '../../src/errors/not-found-error.js';
 import { WalCheckpointer } from '../../src/store/sqlite-checkpointer.js';
 import { MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { migrate, sqliteStore, type SqliteRunStore } from '../../src/store/sqlite-store.js';
@@ -126,6 +127,128 @@ describe('SqliteRunStore', () => {
     expect(count()).toBe(3);
     other.close();
     await store.close();
+  });
+
+  it('a run written and updated in one turn lands as its final rows, read back at once in this process', async () => {
+    const path = file();
+    const store = sqliteStore(path);
+    const other = new Database(path, { readonly: true });
+    const run = makeRun();
+    const first = makeStep(run.run_id);
+    const second = makeStep(run.run_id, { parent_step_id: first.step_id });
+    await store.createRun(run);
+    await store.createStep(first);
+    await store.createStep(second);
+    await store.appendEvents([narration(first.step_id, 1), narration(second.step_id, 1)]);
+    await store.appendEvents([narration(first.step_id, 2)]);
+    await store.updateStep(second.step_id, { status: 'succeeded', output: { ok: true } });
+    await store.updateRun(run.run_id, {
+      status: 'completed',
+      ended_at: '2025-01-01T00:00:01.000Z',
+    });
+    // Nothing is committed yet; this process reads its own writes, updates included.
+    expect((other.prepare('SELECT COUNT(*) AS n FROM steps').get() as { n: number }).n).toBe(0);
+    expect(await store.getStep(second.step_id)).toMatchObject({
+      status: 'succeeded',
+      output: { ok: true },
+    });
+    expect((await store.readEvents(first.step_id)).map((e) => e.seq)).toEqual([1, 2]);
+    // Reading wrote the held rows: what comes after them is held and patched again.
+    await store.updateStep(first.step_id, { status: 'failed', error: { code: 'X', message: 'x' } });
+    await store.flush();
+    const rows = other
+      .prepare('SELECT step_id, status, output FROM steps WHERE run_id = ? ORDER BY rowid')
+      .all(run.run_id);
+    expect(rows).toEqual([
+      { step_id: first.step_id, status: 'failed', output: 'null' },
+      { step_id: second.step_id, status: 'succeeded', output: '{"ok":true}' },
+    ]);
+    const runRow = other
+      .prepare('SELECT status, ended_at FROM runs WHERE run_id = ?')
+      .get(run.run_id);
+    expect(runRow).toEqual({ status: 'completed', ended_at: '2025-01-01T00:00:01.000Z' });
+    const events = other.prepare('SELECT step_id, seq FROM events ORDER BY step_id, seq').all();
+    expect(events).toHaveLength(3);
+    other.close();
+    await store.close();
+  });
+
+  it('refuses a held step in an unknown run, and a second run or step with a held id', async () => {
+    const store = sqliteStore(file());
+    const run = makeRun();
+    await store.createRun(run);
+    await expect(store.createRun(makeRun({ run_id: run.run_id }))).rejects.toThrow(ConflictError);
+    const step = makeStep(run.run_id);
+    await store.createStep(step);
+    await expect(store.createStep(makeStep(run.run_id, { step_id: step.step_id }))).rejects.toThrow(
+      ConflictError,
+    );
+    await expect(store.createStep(makeStep('run_nowhere'))).rejects.toThrow(NotFoundError);
+    await expect(store.appendEvents([narration('step_nowhere', 1)])).rejects.toThrow(NotFoundError);
+    // The refusals cost nothing else: the turn commits what was accepted.
+    await store.flush();
+    expect(await store.listSteps(run.run_id)).toEqual([step]);
+    await store.close();
+  });
+
+  it("continues a log another process appended to since this store's last commit", async () => {
+    const path = file();
+    const mine = sqliteStore(path);
+    const theirs = sqliteStore(path);
+    const run = makeRun();
+    const step = makeStep(run.run_id);
+    await mine.createRun(run);
+    await mine.createStep(step);
+    await mine.appendEvents([narration(step.step_id, 1)]);
+    await mine.flush();
+    await theirs.appendEvents([narration(step.step_id, 2)]);
+    await theirs.flush();
+    // This store last appended seq 1; the file has 2. A repeat of 2 is refused, 3 is taken.
+    await expect(mine.appendEvents([narration(step.step_id, 2)])).rejects.toMatchObject({
+      details: { expected: 3, got: 2 },
+    });
+    await mine.appendEvents([narration(step.step_id, 3)]);
+    await mine.flush();
+    expect((await theirs.readEvents(step.step_id)).map((e) => e.seq)).toEqual([1, 2, 3]);
+    await theirs.close();
+    await mine.close();
+  });
+
+  it('held rows that cannot be written fail the transaction as a failed commit would', async () => {
+    const errors: Error[] = [];
+    const store = sqliteStore(file(), { onError: (err) => errors.push(err) });
+    const run = makeRun();
+    const step = makeStep(run.run_id);
+    await store.createRun(run);
+    await store.createStep(step);
+    await store.flush();
+    // The file refuses new events (as a full disk would refuse the pages they need).
+    store.db.exec(
+      "CREATE TRIGGER no_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'no room'); END",
+    );
+    await store.appendEvents([narration(step.step_id, 1)]);
+    // A read writes the held rows first: it is refused, and so is everything after.
+    await expect(store.readEvents(step.step_id)).rejects.toThrow(/could not commit.*no room/);
+    expect(errors).toHaveLength(1);
+    await expect(store.createRun(makeRun())).rejects.toThrow(/could not commit/);
+    await expect(store.close()).rejects.toThrow(/could not commit/);
+  });
+
+  it('a commit that writes held rows it cannot is refused and reported', async () => {
+    const errors: Error[] = [];
+    const store = sqliteStore(file(), { onError: (err) => errors.push(err) });
+    const run = makeRun();
+    const step = makeStep(run.run_id);
+    await store.createRun(run);
+    await store.createStep(step);
+    await store.flush();
+    store.db.exec(
+      "CREATE TRIGGER no_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'no room'); END",
+    );
+    await store.appendEvents([narration(step.step_id, 1)]);
+    await expect(store.flush()).rejects.toThrow(/could not commit.*no room/);
+    expect(errors).toHaveLength(1);
+    await expect(store.close()).rejects.toThrow(/could not commit/);
   });
 
   it('with maxBatchMs 0 every write is committed when it resolves', async () => {
