@@ -153,8 +153,11 @@ describe('SqliteRunStore', () => {
       output: { ok: true },
     });
     expect((await store.readEvents(first.step_id)).map((e) => e.seq)).toEqual([1, 2]);
-    // Reading wrote the held rows: what comes after them is held and patched again.
-    await store.updateStep(first.step_id, { status: 'failed', error: { code: 'X', message: 'x' } });
+    // Reading wrote the held rows: an update after it changes the written row.
+    await store.updateStep(first.step_id, {
+      status: 'failed',
+      error: { code: 'INTERNAL', message: 'x', retriable: false },
+    });
     await store.flush();
     const rows = other
       .prepare('SELECT step_id, status, output FROM steps WHERE run_id = ? ORDER BY rowid')
