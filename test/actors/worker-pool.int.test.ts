@@ -75,7 +75,9 @@ describe('the worker pool’s sessions', () => {
       const m = run(task('M', 'held', { probe: medium.buffer }));
       const s1 = run(task('S1'));
       const s2 = run(task('S2'));
+      // Both threads are in their held steps (a loaded machine may start a thread late).
       await expect.poll(() => Atomics.load(medium, PROBE.started), { timeout: 10_000 }).toBe(1);
+      await expect.poll(() => Atomics.load(long, PROBE.started), { timeout: 10_000 }).toBe(1);
       // B finishes M and S2, goes idle, and takes S1 back from A, where it waits behind L.
       release(medium);
       expect(outputOf(await m)).toBe('M released');
