@@ -100,9 +100,15 @@ export class SqliteRunStore implements RunStore {
       throw err;
     }
     this.#turn = new TurnCommit(this.db, options.maxBatchMs ?? 10, options.onError, {
-      begun: () => this.#begun(),
-      beforeCommit: () => this.#pending.write(),
-      rolledBack: () => this.#pending.drop(),
+      begun: () => {
+        this.#begun();
+      },
+      beforeCommit: () => {
+        this.#pending.write();
+      },
+      rolledBack: () => {
+        this.#pending.drop();
+      },
     });
     if (path !== ':memory:' && every > 0) {
       this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
@@ -115,7 +121,11 @@ export class SqliteRunStore implements RunStore {
     this.#stmt = prepareStatements(db);
     this.#pending = new PendingRows(db);
     this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
-    this.#approvals = new SqliteApprovals(db, (fn) => this.#write(fn), (fn) => this.#read(fn));
+    this.#approvals = new SqliteApprovals(
+      db,
+      (fn) => this.#write(fn),
+      (fn) => this.#read(fn),
+    );
     this.#claim = db.transaction((step: StepRecord) => {
       if (step.client_token !== null) {
         const row = this.#stmt.stepByToken.get(step.run_id, step.client_token) as
