@@ -29,6 +29,7 @@ import type { RunStore } from './run-store.js';
 import { SqliteApprovals } from './sqlite-approvals.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './sqlite-checkpointer.js';
 import { migrate } from './sqlite-migrations.js';
+import { LogEnds } from './sqlite-log-ends.js';
 import { PendingRows } from './sqlite-pending.js';
 import { settle, TurnCommit } from './sqlite-turn-commit.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
@@ -101,7 +102,7 @@ export class SqliteRunStore implements RunStore {
     }
     this.#turn = new TurnCommit(this.db, options.maxBatchMs ?? 10, options.onError, {
       begun: () => {
-        this.#begun();
+        this.#logEnds.began();
       },
       beforeCommit: () => {
         this.#pending.write();
@@ -120,7 +121,7 @@ export class SqliteRunStore implements RunStore {
     const db = this.db;
     this.#stmt = prepareStatements(db);
     this.#pending = new PendingRows(db);
-    this.#dataVersion = db.prepare('PRAGMA data_version').pluck();
+    this.#logEnds = new LogEnds(db);
     this.#approvals = new SqliteApprovals(
       db,
       (fn) => this.#write(fn),
@@ -160,17 +161,6 @@ export class SqliteRunStore implements RunStore {
 
   /** New rows and events of the open transaction, written when it needs them. */
   readonly #pending: PendingRows;
-  /** `PRAGMA data_version`: changes when another connection has committed to the file. */
-  readonly #dataVersion: Database.Statement;
-  #lastDataVersion: unknown = undefined;
-
-  /** A transaction began: what another process wrote since the last one voids the caches. */
-  #begun(): void {
-    const version = this.#dataVersion.get();
-    if (version !== this.#lastDataVersion) this.#lastSeq.clear();
-    this.#lastDataVersion = version;
-  }
-
   /**
    * Checks a batch of events against the logs' ends and holds them: all of it or none. A log
    * this store has not appended to lately is looked up (held rows written first).
@@ -179,7 +169,7 @@ export class SqliteRunStore implements RunStore {
     const last = new Map<string, number>();
     const bodies: string[] = [];
     for (const ev of events) {
-      let seq = last.get(ev.step_id) ?? this.#lastSeq.get(ev.step_id);
+      let seq = last.get(ev.step_id) ?? this.#logEnds.get(ev.step_id);
       if (seq === undefined) {
         this.#writeHeldRows();
         seq = (this.#stmt.lastSeq.get(ev.step_id) as { seq: number }).seq;
@@ -195,23 +185,11 @@ export class SqliteRunStore implements RunStore {
       const ev = events[i] as StepEvent;
       this.#pending.addEvent(ev.step_id, ev.seq, bodies[i] as string);
     }
-    for (const [stepId, seq] of last) this.#rememberSeq(stepId, seq);
+    for (const [stepId, seq] of last) this.#logEnds.set(stepId, seq);
   }
 
-  /**
-   * The last `seq` of logs this store appended to, so an append needs no lookup. Voided when
-   * another process commits to the file (see `#begun`); the log's primary key stays the
-   * arbiter.
-   */
-  readonly #lastSeq = new Map<string, number>();
-  /** Logs remembered at most in {@link #lastSeq} (it is a cache: past this it starts over). */
-  static readonly LAST_SEQ_CACHE = 10_000;
-
-  /** Remembers the last `seq` of a step's log, starting the cache over when it is full. */
-  #rememberSeq(stepId: string, seq: number): void {
-    if (this.#lastSeq.size >= SqliteRunStore.LAST_SEQ_CACHE) this.#lastSeq.clear();
-    this.#lastSeq.set(stepId, seq);
-  }
+  /** Where the logs this store appended to end (see `sqlite-log-ends.ts`). */
+  readonly #logEnds: LogEnds;
   /** Find-or-create of a step by client token, under the write lock (IMMEDIATE). */
   readonly #claim: Database.Transaction<
     (step: StepRecord) => { step: StepRecord; created: boolean }
@@ -235,7 +213,7 @@ export class SqliteRunStore implements RunStore {
     }
     this.#pending.addStep(stepValues(step));
     // A new step's log is empty: its first append needs no look at the table.
-    this.#rememberSeq(step.step_id, 0);
+    this.#logEnds.set(step.step_id, 0);
   }
 
   #seqConflict(ev: StepEvent, expected: number): ConflictError {
@@ -484,7 +462,7 @@ export class SqliteRunStore implements RunStore {
       }
       // A finished step's log is complete: no more appends to remember its end for.
       if (patch.status !== undefined && patch.status !== 'running' && patch.status !== 'queued') {
-        this.#lastSeq.delete(stepId);
+        this.#logEnds.delete(stepId);
       }
     });
   }
