@@ -217,42 +217,34 @@ describe('SqliteRunStore', () => {
     await mine.close();
   });
 
-  it('held rows that cannot be written fail the transaction as a failed commit would', async () => {
-    const errors: Error[] = [];
-    const store = sqliteStore(file(), { onError: (err) => errors.push(err) });
-    const run = makeRun();
-    const step = makeStep(run.run_id);
-    await store.createRun(run);
-    await store.createStep(step);
-    await store.flush();
-    // The file refuses new events (as a full disk would refuse the pages they need).
-    store.db.exec(
-      "CREATE TRIGGER no_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'no room'); END",
-    );
-    await store.appendEvents([narration(step.step_id, 1)]);
-    // A read writes the held rows first: it is refused, and so is everything after.
-    await expect(store.readEvents(step.step_id)).rejects.toThrow(/could not commit.*no room/);
-    expect(errors).toHaveLength(1);
-    await expect(store.createRun(makeRun())).rejects.toThrow(/could not commit/);
-    await expect(store.close()).rejects.toThrow(/could not commit/);
-  });
-
-  it('a commit that writes held rows it cannot is refused and reported', async () => {
-    const errors: Error[] = [];
-    const store = sqliteStore(file(), { onError: (err) => errors.push(err) });
-    const run = makeRun();
-    const step = makeStep(run.run_id);
-    await store.createRun(run);
-    await store.createStep(step);
-    await store.flush();
-    store.db.exec(
-      "CREATE TRIGGER no_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'no room'); END",
-    );
-    await store.appendEvents([narration(step.step_id, 1)]);
-    await expect(store.flush()).rejects.toThrow(/could not commit.*no room/);
-    expect(errors).toHaveLength(1);
-    await expect(store.close()).rejects.toThrow(/could not commit/);
-  });
+  // The file refuses new events (as a full disk would refuse the pages they need), after
+  // an event was held: whatever writes the held rows next fails, as a failed commit does.
+  it.each([
+    [
+      'a read, which writes the held rows first',
+      (s: SqliteRunStore, stepId: string) => s.readEvents(stepId),
+    ],
+    ['the commit', (s: SqliteRunStore) => s.flush()],
+  ])(
+    'held rows that cannot be written: %s is refused, and so is everything after',
+    async (_, next) => {
+      const errors: Error[] = [];
+      const store = sqliteStore(file(), { onError: (err) => errors.push(err) });
+      const run = makeRun();
+      const step = makeStep(run.run_id);
+      await store.createRun(run);
+      await store.createStep(step);
+      await store.flush();
+      store.db.exec(
+        "CREATE TRIGGER no_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'no room'); END",
+      );
+      await store.appendEvents([narration(step.step_id, 1)]);
+      await expect(next(store, step.step_id)).rejects.toThrow(/could not commit.*no room/);
+      expect(errors).toHaveLength(1);
+      await expect(store.createRun(makeRun())).rejects.toThrow(/could not commit/);
+      await expect(store.close()).rejects.toThrow(/could not commit/);
+    },
+  );
 
   it('with maxBatchMs 0 every write is committed when it resolves', async () => {
     const path = file();
