@@ -5,8 +5,9 @@
  *
  * Why: a run's row and its steps' rows are inserted and then updated (status, output, usage)
  * within the same few microseconds, usually in the same turn of the event loop. Held back,
- * an insert and its updates become one insert of the final row, and a turn's events one
- * multi-row insert: a two-step run makes 4 statements instead of 10. Nothing changes for a
+ * an insert and its updates become one insert of the final row, and a turn's rows of each
+ * table one multi-row insert: a two-step run made 10 statements; its rows now go into the
+ * turn's three inserts (plus a point lookup per new id, below). Nothing changes for a
  * reader: this process reads its own writes (every read writes the held rows first), and
  * other processes see only commits, which always include them.
  *

@@ -5,8 +5,9 @@
  * now and then a checkpoint), and a turn of a busy runtime makes many writes.
  *
  * What this changes, and what it does not:
- * - statements run at once, so constraint errors (a duplicate id, a seq out of order) reject
- *   the write that caused them, and this process reads its own writes at once;
+ * - a write runs (or, for rows the store holds back, is checked) at once, so constraint
+ *   errors (a duplicate id, a seq out of order) reject the write that caused them, and this
+ *   process reads its own writes at once;
  * - a write resolves before it is durable; `flush()` resolves once it is. The runtime
  *   flushes before it acknowledges anything (see `RunStore.flush`), so a crash loses at most
  *   writes nobody was told about, and the file keeps a consistent prefix of them;
