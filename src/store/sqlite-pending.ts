@@ -68,13 +68,13 @@ function positions(columns: readonly string[]): ReadonlyMap<string, number> {
   return new Map(columns.map((c, i) => [c, i]));
 }
 
-/** The held rows of one table: their parameters, flat, and where each row's start. */
+/** The held rows of one table: their parameters, flat, and where each row starts. */
 class HeldRows {
   readonly #width: number;
   readonly #at: ReadonlyMap<string, number>;
   /** Row after row, each {@link #width} parameters, in the order they were added. */
-  values: Values = [];
-  /** Each held row's first parameter's index in {@link values}, by the row's id. */
+  #values: Values = [];
+  /** Each held row's first parameter's index in {@link #values}, by the row's id. */
   readonly #starts = new Map<string, number>();
 
   constructor(columns: readonly string[]) {
@@ -94,27 +94,31 @@ class HeldRows {
   add(row: Values): void {
     if (row.length !== this.#width)
       throw new TypeError(`a row of ${this.#width} values, got ${row.length}`);
-    this.#starts.set(row[0] as string, this.values.length);
-    for (const v of row) this.values.push(v);
+    this.#starts.set(row[0] as string, this.#values.length);
+    for (const v of row) this.#values.push(v);
   }
 
-  /** Sets the patched columns of a held row as an UPDATE would; false when it is not held. */
+  /**
+   * Sets the patched columns of a held row as an UPDATE would (all of them or, for a column
+   * the table does not have, none); false when the row is not held.
+   */
   patch(id: string, patch: object): boolean {
     const start = this.#starts.get(id);
     if (start === undefined) return false;
-    for (const [column, value] of Object.entries(patch)) {
-      if (value === undefined) continue;
-      const i = this.#at.get(column);
-      if (i === undefined) throw new TypeError(`no column ${column} to patch`);
-      this.values[start + i] = patchValue(column, value);
+    const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
+    for (const [column] of entries) {
+      if (!this.#at.has(column)) throw new TypeError(`no column ${column} to patch`);
+    }
+    for (const [column, value] of entries) {
+      this.#values[start + (this.#at.get(column) ?? 0)] = patchValue(column, value);
     }
     return true;
   }
 
   /** Hands over the held parameters and forgets them. */
   take(): Values {
-    const values = this.values;
-    this.values = [];
+    const values = this.#values;
+    this.#values = [];
     this.#starts.clear();
     return values;
   }
