@@ -10,7 +10,6 @@ const SQL = {
   get: 'SELECT body FROM approvals WHERE approval_id = ?',
   list: 'SELECT body FROM approvals WHERE run_id = ? ORDER BY rowid',
   update: 'UPDATE approvals SET status = ?, body = ? WHERE approval_id = ?',
-  runExists: 'SELECT 1 FROM runs WHERE run_id = ?',
 } as const;
 
 /**
@@ -22,28 +21,31 @@ export class SqliteApprovals {
   readonly #stmt: { readonly [K in keyof typeof SQL]: Database.Statement };
   readonly #write: <T>(fn: () => T) => Promise<T>;
   readonly #read: <T>(fn: () => T) => Promise<T>;
+  readonly #runExists: (runId: string) => boolean;
 
+  /** `runExists`: the store's own check (inside `write`, it sees the run's held row too). */
   constructor(
     db: Database.Database,
     write: <T>(fn: () => T) => Promise<T>,
     read: <T>(fn: () => T) => Promise<T>,
+    runExists: (runId: string) => boolean,
   ) {
     this.#stmt = {
       insert: db.prepare(SQL.insert),
       get: db.prepare(SQL.get),
       list: db.prepare(SQL.list),
       update: db.prepare(SQL.update),
-      runExists: db.prepare(SQL.runExists),
     };
     this.#write = write;
     this.#read = read;
+    this.#runExists = runExists;
   }
 
   create(
     approval: ApprovalRecord,
   ): Promise<{ readonly approval: ApprovalRecord; readonly created: boolean }> {
     return this.#write(() => {
-      if (!this.#stmt.runExists.get(approval.run_id)) {
+      if (!this.#runExists(approval.run_id)) {
         throw new NotFoundError('run', approval.run_id);
       }
       const body = JSON.stringify(approval);

@@ -163,9 +163,9 @@ export class PendingRows {
     this.#steps.add(values);
   }
 
-  /** Holds an event of a step's log. */
-  addEvent(stepId: string, seq: number, body: string): void {
-    this.#events.push(stepId, seq, body);
+  /** Holds events: step id, seq and body of each, flat (in {@link EVENT_COLUMNS} order). */
+  addEvents(rows: readonly (string | number)[]): void {
+    for (const v of rows) this.#events.push(v);
   }
 
   /** Applies `patch` to a held run's row; false when the run is not held. */

@@ -36,8 +36,8 @@ import { prepareStatements, type Statements } from './sqlite-statements.js';
 import {
   flowFromRow,
   json,
-  JSON_COLUMNS,
   parse,
+  patchValue,
   recordingFromRow,
   runFromRow,
   runValues,
@@ -126,6 +126,7 @@ export class SqliteRunStore implements RunStore {
       db,
       (fn) => this.#write(fn),
       (fn) => this.#read(fn),
+      (runId) => this.#stmt.runExists.get(runId) !== undefined,
     );
     this.#claim = db.transaction((step: StepRecord) => {
       if (step.client_token !== null) {
@@ -167,7 +168,7 @@ export class SqliteRunStore implements RunStore {
    */
   #appendHeld(events: readonly StepEvent[]): void {
     const last = new Map<string, number>();
-    const bodies: string[] = [];
+    const rows: (string | number)[] = [];
     for (const ev of events) {
       let seq = last.get(ev.step_id) ?? this.#logEnds.get(ev.step_id);
       if (seq === undefined) {
@@ -178,13 +179,10 @@ export class SqliteRunStore implements RunStore {
         }
       }
       if (ev.seq !== seq + 1) throw this.#seqConflict(ev, seq + 1);
-      bodies.push(JSON.stringify(ev));
+      rows.push(ev.step_id, ev.seq, JSON.stringify(ev));
       last.set(ev.step_id, ev.seq);
     }
-    for (let i = 0; i < events.length; i++) {
-      const ev = events[i] as StepEvent;
-      this.#pending.addEvent(ev.step_id, ev.seq, bodies[i] as string);
-    }
+    this.#pending.addEvents(rows);
     for (const [stepId, seq] of last) this.#logEnds.set(stepId, seq);
   }
 
@@ -251,7 +249,7 @@ export class SqliteRunStore implements RunStore {
       (k) => (patch as Record<string, unknown>)[k] !== undefined,
     );
     if (columns.length === 0) {
-      const exists = table === 'runs' ? this.#stmt.getRun : this.#stmt.stepExists;
+      const exists = table === 'runs' ? this.#stmt.runExists : this.#stmt.stepExists;
       return exists.get(id) !== undefined;
     }
     const key = `${table}:${columns.join(',')}`;
@@ -265,7 +263,7 @@ export class SqliteRunStore implements RunStore {
     const values: unknown[] = [];
     for (const c of columns) {
       const v = (patch as Record<string, unknown>)[c];
-      values.push(JSON_COLUMNS.has(c) && v !== null ? JSON.stringify(v) : v);
+      values.push(patchValue(c, v));
     }
     values.push(id);
     return statement.run(...values).changes > 0;
