@@ -5,7 +5,7 @@ import { CancelledError } from '../errors/cancelled-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { InvalidWireContextError } from '../errors/invalid-wire-context-error.js';
 import { WideningError } from '../errors/widening-error.js';
-import { BudgetLedger, type BudgetLimits, type BudgetRemaining } from './budget-ledger.js';
+import { BudgetLedger, type BudgetRemaining } from './budget-ledger.js';
 import { systemClock, type Clock } from './clock.js';
 import { defaultIdSource, type IdSource } from './id-source.js';
 import {
@@ -15,7 +15,6 @@ import {
   hasRole,
   narrowPermissions,
   type Permissions,
-  type PermissionsNarrowing,
 } from './permissions.js';
 import type { CallFacts } from './call-facts.js';
 import { DETACHED_SINK, type StreamSink, type StreamTap } from './stream-sink.js';
@@ -23,72 +22,20 @@ import { SILENT_LOGGER, type Logger } from '../observability/logger.js';
 import { formatTraceparent, parseTraceparent } from './traceparent.js';
 import { wireContextSchema, type WireContext } from './wire-context.js';
 
-/** Whose memories a context reads and writes (seed 002). */
-export type MemoryScope = 'user' | 'session' | 'agent' | 'global';
-
-/** Run and step budgets (POLICY-3000). `maxWallMs` becomes a deadline. */
-export interface Budgets extends BudgetLimits {
-  readonly maxWallMs?: number;
-}
-
-/** Nerva's token usage: this context plus everything its descendants used. */
-export interface TokenUsage {
-  readonly promptTokens: number;
-  readonly completionTokens: number;
-  readonly totalTokens: number;
-  readonly costUsd: number;
-}
-
-/** Options of {@link createContext}. */
-export interface CreateContextOptions {
-  readonly name?: string;
-  readonly userId?: string | null;
-  readonly sessionId?: string | null;
-  readonly runId?: string | null;
-  readonly traceId?: string;
-  readonly permissions?: PermissionsNarrowing;
-  readonly memoryScope?: MemoryScope;
-  readonly budgets?: Budgets;
-  /**
-   * A ledger this context's draws on as well, as on a parent's: every reservation must fit
-   * both. A run's steps share their run's this way, so steps running at once cannot
-   * together spend more than the run has.
-   */
-  readonly ledgerParent?: BudgetLedger;
-  /** Relative deadline; combined with `budgets.maxWallMs`, the earlier wins. */
-  readonly timeoutMs?: number;
-  /** An outside signal (e.g. an HTTP request's); aborting it cancels the context. */
-  readonly signal?: AbortSignal;
-  readonly metadata?: Readonly<Record<string, unknown>>;
-  readonly clock?: Clock;
-  readonly ids?: IdSource;
-  /** A sink that receives every event of the step tree run under this context. */
-  readonly tap?: StreamTap;
-  /** The logger `ctx.logger` derives from; default a silent one. */
-  readonly logger?: Logger;
-}
-
-/** What a child may narrow. Everything not named is inherited. */
-export interface ContextNarrowing {
-  readonly permissions?: PermissionsNarrowing;
-  readonly budgets?: Budgets;
-  /** The child's own timeout; its deadline is still no later than the parent's. */
-  readonly timeoutMs?: number;
-  /** Merged over the parent's metadata. */
-  readonly metadata?: Readonly<Record<string, unknown>>;
-}
-
-/** @internal Slots the runtime sets on a child; not part of the narrowing contract. */
-export interface ContextInternals {
-  readonly stream?: StreamSink;
-  readonly span?: Span;
-  readonly runId?: string;
-  readonly stepId?: string;
-  /** The child's path when the caller already built it (it must be `[...parent.path, name]`). */
-  readonly path?: readonly string[];
-  readonly tap?: StreamTap | null;
-  readonly ledger?: BudgetLedger;
-}
+export type {
+  Budgets,
+  ContextInternals,
+  ContextNarrowing,
+  CreateContextOptions,
+  MemoryScope,
+  TokenUsage,
+} from './context-options.js';
+import type {
+  ContextInternals,
+  ContextNarrowing,
+  MemoryScope,
+  TokenUsage,
+} from './context-options.js';
 
 interface ContextFields {
   readonly name: string;
