@@ -112,6 +112,7 @@ async function withStep(kind: Kind): Promise<{ store: RunStore; stepId: string }
     created_at: new Date().toISOString(),
     started_at: null,
     ended_at: null,
+    budgets: {},
   });
   return { store, stepId };
 }

@@ -127,4 +127,14 @@ async function closeInterrupted(
     error,
     snapshot: checkpoint?.snapshots[step.step_id],
   });
+  // A submitted step's run adds its usage when it ends, and this one never will: what it had
+  // spent when the runtime stopped (kept current while it ran) counts against the run's
+  // budgets all the same (POLICY-3000). Its children's use is part of it.
+  const used = step.budget_usage;
+  if (
+    step.parent_step_id === null &&
+    (used.tokens_in > 0 || used.tokens_out > 0 || used.cost_usd > 0 || used.wall_ms > 0)
+  ) {
+    await deps.store.addRunUsage(step.run_id, used);
+  }
 }

@@ -18,7 +18,7 @@ import {
   startOperationSpan,
   type GenAiOperation,
 } from '../observability/tracer.js';
-import type { StepRecord, StepStatus, StepType } from '../store/records.js';
+import type { StepRecord, StepStatus, StepType, WireBudgets } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 import { emptyProvenance, stepProvenance, type BudgetUsage } from '../streams/events.js';
 import { armStepDeadline } from '../supervisors/step-deadline.js';
@@ -64,6 +64,8 @@ export interface StepRequest {
 /** How a step was submitted: with a client token, and a listener for its claim. */
 export interface StepSubmission {
   readonly clientToken: string | null;
+  /** The budgets the step was submitted with, stored on its record; default none. */
+  readonly budgets?: WireBudgets;
   /**
    * Set when the submission goes on with a step suspended for an approval: the step keeps
    * its id, record and lifecycle (no second `started`), and the first `skip` events its
@@ -105,6 +107,9 @@ export interface StepOutcome {
 
 type Settled =
   { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+
+/** A step's budgets when it was given none of its own. */
+const NO_BUDGETS: WireBudgets = Object.freeze({});
 
 function noop(): void {
   /* nothing to undo */
@@ -170,6 +175,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       created_at: startedIso,
       started_at: startedIso,
       ended_at: null,
+      budgets: req.submission?.budgets ?? NO_BUDGETS,
     };
     if (resume) {
       await deps.store.updateStep(stepId, { status: 'running' });
@@ -211,6 +217,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     runId: req.runId,
     ctx: stepCtx,
   });
+  if (req.submission) keepUsageStored(deps, step, stepCtx);
   const startedAt = stepCtx.createdAt;
   if (!resume) step.start({ provenance: emptyProvenance(), pool_id: deps.poolId });
   const disarm = armStepDeadline(stepCtx, req.timeoutMs);
@@ -373,6 +380,31 @@ async function suspend(
     ctx,
     durationMs: endedAt - ctx.createdAt,
   };
+}
+
+/**
+ * Keeps a submitted step's stored `budget_usage` current while it runs: after each commit of
+ * use in its tree (an engine call's tokens and cost), once per turn of the microtask queue.
+ * Its run adds a step's usage when the step ends; a runtime restarted after a crash adds an
+ * interrupted step's stored usage instead (`run-resume.ts`), so the run's budgets count what
+ * was spent before the crash (POLICY-3000).
+ */
+function keepUsageStored(deps: StepRunnerDeps, step: StepActor, ctx: ExecContext): void {
+  let queued = false;
+  ctx.ledger.onCommit(() => {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(() => {
+      queued = false;
+      // The step's end stores its final usage itself.
+      if (!step.isOpen) return;
+      deps.store
+        .updateStep(step.stepId, { budget_usage: usageOf(ctx, deps.system.clock.now()) })
+        .catch((err: unknown) => {
+          deps.logger.error({ err, step_id: step.stepId }, "a step's usage could not be stored");
+        });
+    });
+  });
 }
 
 /** What a step's context committed, and its time from its start to `endedAt`. */

@@ -10,7 +10,7 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { InternalError } from '../errors/internal-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { Logger } from '../observability/logger.js';
-import type { RunRecord, StepRecord } from '../store/records.js';
+import type { RunRecord, StepRecord, WireBudgets } from '../store/records.js';
 import { flushed, type RunStore } from '../store/run-store.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
@@ -222,6 +222,8 @@ async function submitIn(
   });
   const submission: StepSubmission = {
     clientToken: request.client_token ?? null,
+    // zod leaves out the keys the body left out, so the parsed budgets are plain WireBudgets.
+    ...(request.budgets ? { budgets: request.budgets as WireBudgets } : {}),
     onClaimed: (record, created) => {
       claimed({ record, created });
     },

@@ -26,6 +26,8 @@ export interface ResumeFrom {
 export function resubmission(step: StepRecord): unknown {
   if (step.parent_step_id !== null || step.client_token === null) return null;
   const input = step.input as Record<string, unknown>;
+  // The step's own budgets go with it: the step run again is held to them as it was.
+  const budgets = Object.keys(step.budgets).length > 0 ? { budgets: step.budgets } : {};
   switch (step.type) {
     case 'agent':
       return {
@@ -36,13 +38,14 @@ export function resubmission(step: StepRecord): unknown {
           message: input['message'],
           ...(input['args'] === undefined ? {} : { args: input['args'] }),
         },
+        ...budgets,
       };
     case 'tool_call':
     case 'llm_call':
     case 'llm_plan':
     case 'checkpoint':
     case 'fs_op':
-      return { type: step.type, client_token: step.client_token, input };
+      return { type: step.type, client_token: step.client_token, input, ...budgets };
     default:
       return null;
   }

@@ -109,6 +109,9 @@ export class BudgetLedger {
     costUsd: 0,
   };
 
+  /** Told of every commit of use here or below (see {@link BudgetLedger.onCommit}). */
+  #onCommit: (() => void) | null = null;
+
   constructor(
     /** A name for errors, usually the context's actor name. */
     readonly name: string,
@@ -206,6 +209,16 @@ export class BudgetLedger {
   }
 
   /**
+   * Sets the one listener told, synchronously, each time use is committed here or at a
+   * descendant (after {@link BudgetLedger.committed} counts it); `null` removes it. A step
+   * uses it to keep its stored usage current, so that a runtime restarted after a crash knows
+   * what the interrupted step had spent (POLICY-3000).
+   */
+  onCommit(listener: (() => void) | null): void {
+    this.#onCommit = listener;
+  }
+
+  /**
    * @internal Moves `reserved` out of the reservations and `actual` into committed use, here
    * and at every ancestor.
    */
@@ -216,6 +229,9 @@ export class BudgetLedger {
     this.#committed.tokensIn += actual.tokensIn;
     this.#committed.tokensOut += actual.tokensOut;
     this.#committed.costUsd += actual.costUsd;
+    if (this.#onCommit && (actual.tokensIn > 0 || actual.tokensOut > 0 || actual.costUsd > 0)) {
+      this.#onCommit();
+    }
     this.parent?.settle(reserved, actual);
   }
 

@@ -193,6 +193,7 @@ export function copyStepRecord(s: StepRecord, nested: NestedCopy = FRESH): StepR
     created_at: s.created_at,
     started_at: s.started_at,
     ended_at: s.ended_at,
+    budgets: nested.budgets(s.budgets),
   };
 }
 
@@ -224,6 +225,7 @@ export function patchStepRecord(
     created_at: s.created_at,
     started_at: patch.started_at === undefined ? s.started_at : patch.started_at,
     ended_at: patch.ended_at === undefined ? s.ended_at : patch.ended_at,
+    budgets: s.budgets,
   };
 }
 

@@ -88,6 +88,11 @@ export interface StepRecord {
   readonly created_at: string;
   readonly started_at: string | null;
   readonly ended_at: string | null;
+  /**
+   * The step's own budgets, as it was submitted with them (API.md); `{}` for none. Stored
+   * so that the step, run again after a restart or an approval, has them again (POLICY-3000).
+   */
+  readonly budgets: WireBudgets;
 }
 
 /** Fields of a run that change after creation. */

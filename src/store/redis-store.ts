@@ -82,8 +82,9 @@ function asRun(fields: Record<string, unknown> | null): RunRecord | null {
   return fields as RunRecord | null;
 }
 
-/** A stored step as its record. */
+/** A stored step as its record (a step stored before steps kept their budgets has none). */
 function asStep(fields: Record<string, unknown> | null): StepRecord | null {
+  if (fields && fields['budgets'] === undefined) fields['budgets'] = {};
   return fields as StepRecord | null;
 }
 

@@ -147,6 +147,66 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX approvals_by_run ON approvals (run_id);
     `,
   },
+  {
+    version: 5,
+    name: 'compact run and step rows, step logs in chunks, step budgets',
+    // Runs and steps keep their queried fields as columns and the rest as a JSON array
+    // (the order of RUN_FIELDS and STEP_FIELDS in sqlite-rows.ts); a step's log is kept in
+    // chunks, one row per step per transaction, each event without its step_id and seq.
+    // Rowids are kept, so runs and steps stay in creation order. Tables are rebuilt the way
+    // SQLite's documentation says (foreign keys off: see migrate()).
+    sql: `
+      CREATE TABLE runs_5 (
+        run_id  TEXT PRIMARY KEY,
+        flow_id TEXT,
+        status  TEXT NOT NULL,
+        record  TEXT NOT NULL
+      );
+      INSERT INTO runs_5 (rowid, run_id, flow_id, status, record)
+        SELECT rowid, run_id, flow_id, status, json_array(
+          mode, seed, json(budgets), entry, trace_id, user_id, created_at, json(policy),
+          json(pool_policy), json(fs_policy), replay_of,
+          json(CASE WHEN cancel_on_disconnect THEN 'true' ELSE 'false' END),
+          json(budget_usage), json(provenance), ended_at)
+        FROM runs;
+      DROP TABLE runs;
+      ALTER TABLE runs_5 RENAME TO runs;
+      -- Most runs have no flow: they take no room in the index.
+      CREATE INDEX runs_by_flow ON runs (flow_id) WHERE flow_id IS NOT NULL;
+
+      CREATE TABLE steps_5 (
+        step_id      TEXT PRIMARY KEY,
+        run_id       TEXT NOT NULL REFERENCES runs (run_id),
+        client_token TEXT,
+        record       TEXT NOT NULL
+      );
+      INSERT INTO steps_5 (rowid, step_id, run_id, client_token, record)
+        SELECT rowid, step_id, run_id, client_token, json_array(
+          type, name, parent_step_id, json(actor_path), json(input), placement, created_at,
+          json('{}'), status, json(budget_usage), json(provenance), json(output), json(error),
+          started_at, ended_at)
+        FROM steps;
+      DROP TABLE steps;
+      ALTER TABLE steps_5 RENAME TO steps;
+      CREATE INDEX steps_by_run ON steps (run_id);
+      CREATE UNIQUE INDEX steps_by_client_token ON steps (run_id, client_token)
+        WHERE client_token IS NOT NULL;
+
+      -- A rowid table: chunks go in at its right edge and fill its pages (a table keyed by
+      -- the step and seq split its pages in every commit).
+      CREATE TABLE event_chunks (
+        step_id   TEXT NOT NULL REFERENCES steps (step_id),
+        last_seq  INTEGER NOT NULL,
+        first_seq INTEGER NOT NULL,
+        events    TEXT NOT NULL
+      );
+      INSERT INTO event_chunks (step_id, last_seq, first_seq, events)
+        SELECT step_id, seq, seq, json_array(json_remove(body, '$.step_id', '$.seq'))
+        FROM events ORDER BY step_id, seq;
+      DROP TABLE events;
+      CREATE UNIQUE INDEX event_chunks_by_step ON event_chunks (step_id, last_seq);
+    `,
+  },
 ];
 
 /**
@@ -176,12 +236,30 @@ export function migrate(
   const record = db.prepare(
     'INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)',
   );
-  for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
-    if (applied.has(m.version)) continue;
-    db.transaction(() => {
-      db.exec(m.sql);
-      record.run(m.version, m.name, new Date().toISOString());
-    })();
+  const pending = [...migrations]
+    .sort((a, b) => a.version - b.version)
+    .filter((m) => !applied.has(m.version));
+  // A migration that rebuilds a table drops the old one while other tables refer to it:
+  // foreign keys are off meanwhile (they cannot change inside a transaction), and each
+  // migration checks them before it commits.
+  const foreignKeys = db.pragma('foreign_keys', { simple: true }) === 1;
+  if (pending.length > 0 && foreignKeys) db.pragma('foreign_keys = OFF');
+  try {
+    for (const m of pending) {
+      db.transaction(() => {
+        db.exec(m.sql);
+        const broken = db.pragma('foreign_key_check') as unknown[];
+        if (broken.length > 0) {
+          throw new ConflictError(
+            `migration ${m.version} (${m.name}) would leave ${broken.length} rows whose references are broken`,
+            { details: { version: m.version, rows: broken.slice(0, 10) } },
+          );
+        }
+        record.run(m.version, m.name, new Date().toISOString());
+      })();
+    }
+  } finally {
+    if (pending.length > 0 && foreignKeys) db.pragma('foreign_keys = ON');
   }
   return Math.max(0, ...migrations.map((m) => m.version));
 }

@@ -1,48 +1,332 @@
 /**
- * @module The SQLite store's rows: their shapes, and how records become rows and back
- * (JSON columns as text).
+ * @module The SQLite store's rows (schema 5): how runs and steps become rows and back, and
+ * how a step's events become the chunks of its log.
+ *
+ * A run's row and a step's row keep as columns what the store looks rows up by (ids, the
+ * run's flow and status, the step's client token); the rest of the record is one JSON array,
+ * its fields in a fixed order ({@link RUN_FIELDS}, {@link STEP_FIELDS}). Why not a column
+ * each: better-sqlite3 binds every parameter through V8 (about 0.1 µs each), and a two-step
+ * run bound 70 of them; now it binds 12. A field added later goes at the end of its array,
+ * and a row written before it is read with the field's default.
+ *
+ * Provenance is stored as what differs from {@link emptyProvenance} (`{}` for a step that made
+ * no engine call, which is most of them) and read back whole.
+ *
+ * A step's log is stored in chunks: the events a transaction appends to one step are one
+ * row, `(step_id, last_seq, first_seq, events)`, `events` a JSON array of the events without
+ * their `step_id` and `seq` (the chunk gives them). See `docs/concepts.md`, "The SQLite
+ * store's rows".
  */
-import type { CallRecording, FlowRecord, RunRecord, StepRecord } from './records.js';
+import {
+  copyStartedOptions,
+  emptyProvenance,
+  type Provenance,
+  type StepEvent,
+} from '../streams/events.js';
+import type { CallRecording, FlowRecord, RunRecord, StepRecord, WireBudgets } from './records.js';
 
+/** A run's row: the columns the store queries, and the rest of the run as a JSON array. */
 export interface RunRow {
   run_id: string;
   flow_id: string | null;
-  mode: string;
-  seed: number | null;
-  budgets: string;
   status: string;
-  budget_usage: string;
-  provenance: string | null;
-  entry: string;
-  trace_id: string;
-  user_id: string | null;
-  created_at: string;
-  ended_at: string | null;
-  policy: string;
-  pool_policy: string;
-  fs_policy: string | null;
-  replay_of: string | null;
-  cancel_on_disconnect: number;
+  /** JSON array of the run's {@link RUN_FIELDS}, in order. */
+  record: string;
 }
 
+/** A step's row: the columns the store queries, and the rest of the step as a JSON array. */
 export interface StepRow {
   step_id: string;
   run_id: string;
-  type: string;
-  name: string;
-  parent_step_id: string | null;
-  actor_path: string;
   client_token: string | null;
-  input: string | null;
-  placement: string;
-  status: string;
-  budget_usage: string;
-  provenance: string | null;
-  output: string | null;
-  error: string | null;
-  created_at: string;
-  started_at: string | null;
-  ended_at: string | null;
+  /** JSON array of the step's {@link STEP_FIELDS}, in order. */
+  record: string;
+}
+
+/** One chunk of a step's log: the events `first_seq` … `last_seq`. */
+export interface ChunkRow {
+  first_seq: number;
+  /** JSON array of the events, each without `step_id` and `seq`. */
+  events: string;
+}
+
+/** The columns of a run's row, in the order its insert binds them. */
+export const RUN_COLUMNS = ['run_id', 'flow_id', 'status', 'record'] as const;
+/** The columns of a step's row, in the order its insert binds them. */
+export const STEP_COLUMNS = ['step_id', 'run_id', 'client_token', 'record'] as const;
+/** The columns of a chunk of a step's log, in the order its insert binds them. */
+export const CHUNK_COLUMNS = ['step_id', 'last_seq', 'first_seq', 'events'] as const;
+
+/**
+ * The fields of a run's `record` array, in order: first those fixed when the run is created,
+ * then those an update may change (`RunPatch`'s, but the status, a column). Never reorder:
+ * a field added later goes at the end.
+ */
+export const RUN_FIELDS = [
+  'mode',
+  'seed',
+  'budgets',
+  'entry',
+  'trace_id',
+  'user_id',
+  'created_at',
+  'policy',
+  'pool_policy',
+  'fs_policy',
+  'replay_of',
+  'cancel_on_disconnect',
+  'budget_usage',
+  'provenance',
+  'ended_at',
+] as const satisfies readonly (keyof RunRecord)[];
+/** How many of {@link RUN_FIELDS} are fixed at creation. */
+export const RUN_FIXED = 12;
+
+/**
+ * The fields of a step's `record` array, in order: first those fixed when the step is
+ * created, then those an update may change (`StepPatch`'s). Never reorder: a field added
+ * later goes at the end.
+ */
+export const STEP_FIELDS = [
+  'type',
+  'name',
+  'parent_step_id',
+  'actor_path',
+  'input',
+  'placement',
+  'created_at',
+  'budgets',
+  'status',
+  'budget_usage',
+  'provenance',
+  'output',
+  'error',
+  'started_at',
+  'ended_at',
+] as const satisfies readonly (keyof StepRecord)[];
+/** How many of {@link STEP_FIELDS} are fixed at creation. */
+export const STEP_FIXED = 8;
+
+/** Where each field sits in its record array. */
+export const RUN_FIELD_AT: ReadonlyMap<string, number> = new Map(RUN_FIELDS.map((f, i) => [f, i]));
+export const STEP_FIELD_AT: ReadonlyMap<string, number> = new Map(
+  STEP_FIELDS.map((f, i) => [f, i]),
+);
+
+const EMPTY_PROVENANCE: Readonly<Record<string, unknown>> = Object.freeze(emptyProvenance());
+const NO_FIELDS: Readonly<Record<string, never>> = Object.freeze({});
+
+/** A provenance as stored: the fields that differ from the empty provenance (often none). */
+export function storedProvenance(p: Provenance): Readonly<Record<string, unknown>> {
+  let out: Record<string, unknown> | null = null;
+  for (const key of Object.keys(p)) {
+    const value = (p as Record<string, unknown>)[key];
+    if (value !== EMPTY_PROVENANCE[key]) (out ??= {})[key] = value;
+  }
+  return out ?? NO_FIELDS;
+}
+
+/** A stored provenance made whole again (`null` stays `null`). */
+export function provenanceFrom(stored: unknown): Provenance | null {
+  if (stored === null || stored === undefined) return null;
+  return { ...EMPTY_PROVENANCE, ...stored } as Provenance;
+}
+
+/** JSON text of a value (`undefined` as null). */
+export function json(value: unknown): string {
+  return JSON.stringify(value ?? null);
+}
+
+export function parse(text: string | null): unknown {
+  return text === null ? null : JSON.parse(text);
+}
+
+/** The JSON text a record field is stored as: provenance compacted, the rest as it is. */
+export function fieldJson(field: string, value: unknown): string {
+  return field === 'provenance' && value !== null && value !== undefined
+    ? JSON.stringify(storedProvenance(value as Provenance))
+    : json(value);
+}
+
+/**
+ * A run's or step's row as the store holds it until it is written: its column values, the
+ * JSON text of its fixed fields (one `JSON.stringify`, without the brackets), and the JSON
+ * text of each field that may change.
+ */
+export interface RowParts {
+  readonly columns: (string | number | null)[];
+  readonly fixed: string;
+  readonly changing: string[];
+}
+
+/** The JSON texts of `record`'s `fields` from `from` on. */
+function changingTexts(record: object, fields: readonly string[], from: number): string[] {
+  const out: string[] = [];
+  for (let i = from; i < fields.length; i++) {
+    const f = fields[i] as string;
+    out.push(fieldJson(f, (record as Record<string, unknown>)[f]));
+  }
+  return out;
+}
+
+/** The record text of a row's parts. */
+export function recordText(row: RowParts): string {
+  return `[${row.fixed},${row.changing.join(',')}]`;
+}
+
+/** A run as its row's parts (see {@link RUN_FIELDS}). */
+export function runRow(r: RunRecord): RowParts {
+  const fixed = JSON.stringify([
+    r.mode,
+    r.seed,
+    r.budgets,
+    r.entry,
+    r.trace_id,
+    r.user_id,
+    r.created_at,
+    r.policy,
+    r.pool_policy,
+    r.fs_policy,
+    r.replay_of,
+    r.cancel_on_disconnect,
+  ]);
+  return {
+    columns: [r.run_id, r.flow_id, r.status],
+    fixed: fixed.slice(1, -1),
+    changing: changingTexts(r, RUN_FIELDS, RUN_FIXED),
+  };
+}
+
+/** A step as its row's parts (see {@link STEP_FIELDS}). */
+export function stepRow(s: StepRecord): RowParts {
+  const fixed = JSON.stringify([
+    s.type,
+    s.name,
+    s.parent_step_id,
+    s.actor_path,
+    s.input ?? null,
+    s.placement,
+    s.created_at,
+    s.budgets,
+  ]);
+  return {
+    columns: [s.step_id, s.run_id, s.client_token],
+    fixed: fixed.slice(1, -1),
+    changing: changingTexts(s, STEP_FIELDS, STEP_FIXED),
+  };
+}
+
+export function runFromRow(r: RunRow): RunRecord {
+  const f = JSON.parse(r.record) as unknown[];
+  return {
+    run_id: r.run_id,
+    flow_id: r.flow_id,
+    mode: f[0] as RunRecord['mode'],
+    seed: f[1] as RunRecord['seed'],
+    budgets: f[2] as RunRecord['budgets'],
+    status: r.status as RunRecord['status'],
+    budget_usage: f[12] as RunRecord['budget_usage'],
+    provenance: provenanceFrom(f[13]),
+    entry: f[3] as string,
+    trace_id: f[4] as string,
+    user_id: f[5] as string | null,
+    created_at: f[6] as string,
+    ended_at: f[14] as string | null,
+    policy: f[7] as RunRecord['policy'],
+    pool_policy: f[8] as RunRecord['pool_policy'],
+    fs_policy: f[9] as RunRecord['fs_policy'],
+    replay_of: f[10] as string | null,
+    cancel_on_disconnect: f[11] === true,
+  };
+}
+
+export function stepFromRow(r: StepRow): StepRecord {
+  const f = JSON.parse(r.record) as unknown[];
+  return {
+    step_id: r.step_id,
+    run_id: r.run_id,
+    type: f[0] as StepRecord['type'],
+    name: f[1] as string,
+    parent_step_id: f[2] as string | null,
+    actor_path: f[3] as StepRecord['actor_path'],
+    client_token: r.client_token,
+    input: f[4],
+    placement: f[5] as string,
+    status: f[8] as StepRecord['status'],
+    budget_usage: f[9] as StepRecord['budget_usage'],
+    provenance: provenanceFrom(f[10]),
+    output: f[11],
+    error: f[12] as StepRecord['error'],
+    created_at: f[6] as string,
+    started_at: f[13] as string | null,
+    ended_at: f[14] as string | null,
+    budgets: f[7] as WireBudgets,
+  };
+}
+
+/**
+ * An event as a log chunk keeps it, as JSON: without `step_id` and `seq`, provenance
+ * compacted. The frequent types field by field (no loops over keys on the hot path).
+ */
+export function storedEventJson(e: StepEvent): string {
+  switch (e.type) {
+    case 'token':
+      return JSON.stringify({ type: 'token', ts: e.ts, t: e.t, i: e.i });
+    case 'started': {
+      const started: {
+        type: 'started';
+        ts: number;
+        provenance: Readonly<Record<string, unknown>>;
+        pool_id?: string;
+        replica_id?: string;
+        queue_position?: number;
+      } = { type: 'started', ts: e.ts, provenance: storedProvenance(e.provenance) };
+      copyStartedOptions(started, e);
+      return JSON.stringify(started);
+    }
+    case 'end':
+      return JSON.stringify({
+        type: 'end',
+        ts: e.ts,
+        output: e.output,
+        budget_usage: e.budget_usage,
+        provenance: storedProvenance(e.provenance),
+      });
+    default: {
+      const out: Record<string, unknown> = {};
+      for (const key of Object.keys(e)) {
+        if (key !== 'step_id' && key !== 'seq') out[key] = (e as Record<string, unknown>)[key];
+      }
+      return JSON.stringify(out);
+    }
+  }
+}
+
+/**
+ * The events of a chunk with `seq > afterSeq`, made whole again: `type`, `step_id`, `seq`
+ * first, then the stored fields in their order.
+ */
+export function eventsFromChunk(
+  stepId: string,
+  chunk: ChunkRow,
+  afterSeq: number,
+  into: StepEvent[],
+): void {
+  const stored = JSON.parse(chunk.events) as Record<string, unknown>[];
+  for (let k = 0; k < stored.length; k++) {
+    const seq = chunk.first_seq + k;
+    if (seq <= afterSeq) continue;
+    const s = stored[k] ?? {};
+    const event: Record<string, unknown> = { type: s['type'], step_id: stepId, seq };
+    for (const key of Object.keys(s)) {
+      if (key === 'type') continue;
+      event[key] =
+        key === 'provenance' && (s['type'] === 'started' || s['type'] === 'end')
+          ? provenanceFrom(s[key])
+          : s[key];
+    }
+    into.push(event as StepEvent);
+  }
 }
 
 export interface FlowRow {
@@ -89,149 +373,6 @@ export function flowFromRow(r: FlowRow): FlowRecord {
   };
 }
 
-/** JSON text of a value (`undefined` as null). */
-export function json(value: unknown): string {
-  return JSON.stringify(value ?? null);
-}
-
-export function parse(text: string | null): unknown {
-  return text === null ? null : JSON.parse(text);
-}
-
-/** Columns that hold JSON. */
-export const JSON_COLUMNS: ReadonlySet<string> = new Set([
-  'budgets',
-  'budget_usage',
-  'provenance',
-  'actor_path',
-  'input',
-  'output',
-  'error',
-]);
-
-export function runFromRow(r: RunRow): RunRecord {
-  return {
-    run_id: r.run_id,
-    flow_id: r.flow_id,
-    mode: r.mode as RunRecord['mode'],
-    seed: r.seed,
-    budgets: parse(r.budgets) as RunRecord['budgets'],
-    status: r.status as RunRecord['status'],
-    budget_usage: parse(r.budget_usage) as RunRecord['budget_usage'],
-    provenance: parse(r.provenance) as RunRecord['provenance'],
-    entry: r.entry,
-    trace_id: r.trace_id,
-    user_id: r.user_id,
-    created_at: r.created_at,
-    ended_at: r.ended_at,
-    policy: parse(r.policy) as RunRecord['policy'],
-    pool_policy: parse(r.pool_policy) as RunRecord['pool_policy'],
-    fs_policy: parse(r.fs_policy) as RunRecord['fs_policy'],
-    replay_of: r.replay_of,
-    cancel_on_disconnect: r.cancel_on_disconnect === 1,
-  };
-}
-
-/** The columns of a run's row, in the order of {@link runValues}. */
-export const RUN_COLUMNS: readonly string[] = [
-  'run_id',
-  'flow_id',
-  'mode',
-  'seed',
-  'budgets',
-  'status',
-  'budget_usage',
-  'provenance',
-  'entry',
-  'trace_id',
-  'user_id',
-  'created_at',
-  'ended_at',
-  'policy',
-  'pool_policy',
-  'fs_policy',
-  'replay_of',
-  'cancel_on_disconnect',
-];
-
-/** The columns of a step's row, in the order of {@link stepValues}. */
-export const STEP_COLUMNS: readonly string[] = [
-  'step_id',
-  'run_id',
-  'type',
-  'name',
-  'parent_step_id',
-  'actor_path',
-  'client_token',
-  'input',
-  'placement',
-  'status',
-  'budget_usage',
-  'provenance',
-  'output',
-  'error',
-  'created_at',
-  'started_at',
-  'ended_at',
-];
-
-/** The columns of an event's row. */
-export const EVENT_COLUMNS: readonly string[] = ['step_id', 'seq', 'body'];
-
-/** A patched column's value as its UPDATE binds it (JSON columns as text, null as NULL). */
-export function patchValue(column: string, value: unknown): string | number | null {
-  return JSON_COLUMNS.has(column) && value !== null
-    ? JSON.stringify(value)
-    : (value as string | number | null);
-}
-
-/** A step as the parameters of its insert, in {@link STEP_COLUMNS} order. */
-export function stepValues(step: StepRecord): (string | number | null)[] {
-  return [
-    step.step_id,
-    step.run_id,
-    step.type,
-    step.name,
-    step.parent_step_id,
-    json(step.actor_path),
-    step.client_token,
-    json(step.input),
-    step.placement,
-    step.status,
-    json(step.budget_usage),
-    step.provenance === null ? null : json(step.provenance),
-    json(step.output),
-    step.error === null ? null : json(step.error),
-    step.created_at,
-    step.started_at,
-    step.ended_at,
-  ];
-}
-
-/** A run as the parameters of its insert, in {@link RUN_COLUMNS} order. */
-export function runValues(run: RunRecord): (string | number | null)[] {
-  return [
-    run.run_id,
-    run.flow_id,
-    run.mode,
-    run.seed,
-    json(run.budgets),
-    run.status,
-    json(run.budget_usage),
-    run.provenance === null ? null : json(run.provenance),
-    run.entry,
-    run.trace_id,
-    run.user_id,
-    run.created_at,
-    run.ended_at,
-    json(run.policy),
-    json(run.pool_policy),
-    run.fs_policy === null ? null : json(run.fs_policy),
-    run.replay_of,
-    run.cancel_on_disconnect ? 1 : 0,
-  ];
-}
-
 export interface RecordingRow {
   run_id: string;
   call_key: string;
@@ -256,27 +397,5 @@ export function recordingFromRow(r: RecordingRow): CallRecording {
     inputs: parse(r.inputs) as CallRecording['inputs'],
     output: parse(r.output),
     ts: r.ts,
-  };
-}
-
-export function stepFromRow(r: StepRow): StepRecord {
-  return {
-    step_id: r.step_id,
-    run_id: r.run_id,
-    type: r.type as StepRecord['type'],
-    name: r.name,
-    parent_step_id: r.parent_step_id,
-    actor_path: parse(r.actor_path) as StepRecord['actor_path'],
-    client_token: r.client_token,
-    input: parse(r.input),
-    placement: r.placement,
-    status: r.status as StepRecord['status'],
-    budget_usage: parse(r.budget_usage) as StepRecord['budget_usage'],
-    provenance: parse(r.provenance) as StepRecord['provenance'],
-    output: parse(r.output),
-    error: parse(r.error) as StepRecord['error'],
-    created_at: r.created_at,
-    started_at: r.started_at,
-    ended_at: r.ended_at,
   };
 }

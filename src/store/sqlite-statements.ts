@@ -4,7 +4,7 @@ import type { Migration } from './sqlite-migrations.js';
 
 /**
  * The SQL of each fixed statement (patches are built and prepared as they are needed; the
- * run, step and event inserts are `sqlite-pending.ts`'s).
+ * run, step and log chunk inserts are `sqlite-pending.ts`'s).
  */
 const SQL = {
   putRecording: `INSERT INTO recordings (run_id, call_key, client_token, actor_path, seq, kind, name, inputs, output, ts)
@@ -19,10 +19,11 @@ const SQL = {
   getRun: 'SELECT * FROM runs WHERE run_id = ?',
   getStep: 'SELECT * FROM steps WHERE step_id = ?',
   listSteps: 'SELECT * FROM steps WHERE run_id = ? ORDER BY rowid',
-  lastSeq: 'SELECT COALESCE(MAX(seq), 0) AS seq FROM events WHERE step_id = ?',
+  lastSeq: 'SELECT COALESCE(MAX(last_seq), 0) AS seq FROM event_chunks WHERE step_id = ?',
   stepExists: 'SELECT 1 FROM steps WHERE step_id = ?',
   runExists: 'SELECT 1 FROM runs WHERE run_id = ?',
-  readEvents: 'SELECT body FROM events WHERE step_id = ? AND seq > ? ORDER BY seq',
+  readChunks:
+    'SELECT first_seq, events FROM event_chunks WHERE step_id = ? AND last_seq > ? ORDER BY last_seq',
   stepByToken: 'SELECT * FROM steps WHERE run_id = ? AND client_token = ?',
   insertFlow: `INSERT INTO flows (flow_id, hash, name, ast, tools, config, labels, created_at)
        VALUES (@flow_id, @hash, @name, @ast, @tools, @config, @labels, @created_at)`,

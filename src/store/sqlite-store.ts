@@ -34,16 +34,21 @@ import { PendingRows } from './sqlite-pending.js';
 import { settle, TurnCommit } from './sqlite-turn-commit.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
 import {
+  eventsFromChunk,
+  fieldJson,
   flowFromRow,
   json,
   parse,
-  patchValue,
   recordingFromRow,
   runFromRow,
-  runValues,
+  runRow,
+  RUN_FIELD_AT,
   stepFromRow,
-  stepValues,
+  stepRow,
+  STEP_FIELD_AT,
+  storedEventJson,
   type CheckpointRow,
+  type ChunkRow,
   type FactRow,
   type FlowRow,
   type RecordingRow,
@@ -140,8 +145,8 @@ export class SqliteRunStore implements RunStore {
     this.#addUsage = db.transaction((runId: string, usage: BudgetUsage) => {
       const row = this.#stmt.getRun.get(runId) as RunRow | undefined;
       if (!row) return null;
-      const total = addUsage(parse(row.budget_usage) as BudgetUsage, usage);
-      this.#patch('runs', 'run_id', runId, { budget_usage: total });
+      const total = addUsage(runFromRow(row).budget_usage, usage);
+      this.#patch('runs', runId, { budget_usage: total });
       return total;
     });
     this.#putFlow = db.transaction((flow: FlowRecord) => {
@@ -168,7 +173,7 @@ export class SqliteRunStore implements RunStore {
    */
   #appendHeld(events: readonly StepEvent[]): void {
     const last = new Map<string, number>();
-    const rows: (string | number)[] = [];
+    const held: StepEvent[] = [];
     for (const ev of events) {
       let seq = last.get(ev.step_id) ?? this.#logEnds.get(ev.step_id);
       if (seq === undefined) {
@@ -179,10 +184,15 @@ export class SqliteRunStore implements RunStore {
         }
       }
       if (ev.seq !== seq + 1) throw this.#seqConflict(ev, seq + 1);
-      rows.push(ev.step_id, ev.seq, JSON.stringify(ev));
+      held.push(ev);
       last.set(ev.step_id, ev.seq);
     }
-    this.#pending.addEvents(rows);
+    // All checked: now hold them (an event that cannot be JSON throws before any is held).
+    const texts = held.map(storedEventJson);
+    for (let i = 0; i < held.length; i++) {
+      const ev = held[i] as StepEvent;
+      this.#pending.addEvent(ev.step_id, ev.seq, texts[i] as string);
+    }
     for (const [stepId, seq] of last) this.#logEnds.set(stepId, seq);
   }
 
@@ -209,7 +219,7 @@ export class SqliteRunStore implements RunStore {
     if (!(this.#pending.hasRun(step.run_id) || this.#stmt.runExists.get(step.run_id))) {
       throw new NotFoundError('run', step.run_id);
     }
-    this.#pending.addStep(stepValues(step));
+    this.#pending.addStep(stepRow(step));
     // A new step's log is empty: its first append needs no look at the table.
     this.#logEnds.set(step.step_id, 0);
   }
@@ -225,7 +235,7 @@ export class SqliteRunStore implements RunStore {
       if (this.#pending.hasRun(run.run_id) || this.#stmt.runExists.get(run.run_id)) {
         throw new ConflictError(`run ${run.run_id} exists`);
       }
-      this.#pending.addRun(runValues(run));
+      this.#pending.addRun(runRow(run));
     });
   }
 
@@ -239,31 +249,36 @@ export class SqliteRunStore implements RunStore {
   updateRun(runId: string, patch: RunPatch): Promise<void> {
     return this.#writeHeld(() => {
       if (this.#pending.patchRun(runId, patch)) return;
-      if (!this.#patch('runs', 'run_id', runId, patch)) throw new NotFoundError('run', runId);
+      if (!this.#patch('runs', runId, patch)) throw new NotFoundError('run', runId);
     });
   }
 
-  /** Updates the row's patched columns; false when there is no such row. */
-  #patch(table: 'runs' | 'steps', idColumn: string, id: string, patch: object): boolean {
-    const columns = Object.keys(patch).filter(
+  /**
+   * Updates a written row's patched fields (the run's `status` column; the rest inside its
+   * record array, with `json_set`); false when there is no such row.
+   */
+  #patch(table: 'runs' | 'steps', id: string, patch: object): boolean {
+    const keys = Object.keys(patch).filter(
       (k) => (patch as Record<string, unknown>)[k] !== undefined,
     );
-    if (columns.length === 0) {
+    if (keys.length === 0) {
       const exists = table === 'runs' ? this.#stmt.runExists : this.#stmt.stepExists;
       return exists.get(id) !== undefined;
     }
-    const key = `${table}:${columns.join(',')}`;
+    const key = `${table}:${keys.join(',')}`;
     let statement = this.#patches.get(key);
     if (!statement) {
-      const sets = columns.map((c) => `${c} = ?`).join(', ');
-      statement = this.db.prepare(`UPDATE ${table} SET ${sets} WHERE ${idColumn} = ?`);
+      statement = this.db.prepare(patchSql(table, keys));
       this.#patches.set(key, statement);
     }
-    // By position: the patched columns in order, then the id.
+    // By position: the column first (a run's status), then the record's fields, then the id.
     const values: unknown[] = [];
-    for (const c of columns) {
-      const v = (patch as Record<string, unknown>)[c];
-      values.push(patchValue(c, v));
+    if (table === 'runs' && keys.includes('status')) {
+      values.push((patch as Record<string, unknown>)['status']);
+    }
+    for (const k of keys) {
+      if (table === 'runs' && k === 'status') continue;
+      values.push(fieldJson(k, (patch as Record<string, unknown>)[k]));
     }
     values.push(id);
     return statement.run(...values).changes > 0;
@@ -429,6 +444,7 @@ export class SqliteRunStore implements RunStore {
     return this.#read(() => {
       const rows = this.#stmt.listRuns.all() as RunRow[];
       const status = query.status;
+      // The status is a column: only the runs asked for have their records parsed.
       return (status ? rows.filter((r) => status.includes(r.status as RunStatus)) : rows).map(
         runFromRow,
       );
@@ -452,10 +468,7 @@ export class SqliteRunStore implements RunStore {
 
   updateStep(stepId: string, patch: StepPatch): Promise<void> {
     return this.#writeHeld(() => {
-      if (
-        !this.#pending.patchStep(stepId, patch) &&
-        !this.#patch('steps', 'step_id', stepId, patch)
-      ) {
+      if (!this.#pending.patchStep(stepId, patch) && !this.#patch('steps', stepId, patch)) {
         throw new NotFoundError('step', stepId);
       }
       // A finished step's log is complete: no more appends to remember its end for.
@@ -476,11 +489,13 @@ export class SqliteRunStore implements RunStore {
   }
 
   readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
-    return this.#read(() =>
-      (this.#stmt.readEvents.all(stepId, afterSeq) as { body: string }[]).map(
-        (r) => JSON.parse(r.body) as StepEvent,
-      ),
-    );
+    return this.#read(() => {
+      const events: StepEvent[] = [];
+      for (const chunk of this.#stmt.readChunks.all(stepId, afterSeq) as ChunkRow[]) {
+        eventsFromChunk(stepId, chunk, afterSeq, events);
+      }
+      return events;
+    });
   }
 
   /** A write in the turn's transaction, after the held rows (it may need them). */
@@ -531,6 +546,26 @@ export class SqliteRunStore implements RunStore {
     // Both at once: a failed commit is not left unheard while the thread stops.
     return Promise.all([done, this.#checkpointer.close()]).then(() => undefined);
   }
+}
+
+/**
+ * The UPDATE of a written run or step that sets `keys`: a run's `status` column, and the
+ * other fields at their places in the row's record array (each bound as JSON text).
+ */
+function patchSql(table: 'runs' | 'steps', keys: readonly string[]): string {
+  const at = table === 'runs' ? RUN_FIELD_AT : STEP_FIELD_AT;
+  const paths: string[] = [];
+  for (const k of keys) {
+    if (table === 'runs' && k === 'status') continue;
+    const i = at.get(k);
+    if (i === undefined) throw new TypeError(`no field ${k} to patch`);
+    paths.push(`'$[${i}]', json(?)`);
+  }
+  const sets: string[] = [];
+  if (table === 'runs' && keys.includes('status')) sets.push('status = ?');
+  if (paths.length > 0) sets.push(`record = json_set(record, ${paths.join(', ')})`);
+  const id = table === 'runs' ? 'run_id' : 'step_id';
+  return `UPDATE ${table} SET ${sets.join(', ')} WHERE ${id} = ?`;
 }
 
 /** A {@link SqliteRunStore} on the file at `path` (created, with its folder, if missing). */

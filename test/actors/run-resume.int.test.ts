@@ -10,7 +10,7 @@ import { ConflictError } from '../../src/errors/conflict-error.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';
 import type { FactRecord, StepRecord } from '../../src/store/records.js';
 import { sqliteStore } from '../../src/store/sqlite-store.js';
-import { emptyProvenance, type StepEvent } from '../../src/streams/events.js';
+import { emptyProvenance, type BudgetUsage, type StepEvent } from '../../src/streams/events.js';
 import { quietRuntime } from '../support/runtime.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-resume-'));
@@ -25,14 +25,15 @@ interface RunDump {
   /** The checkpoint the resume rebuilt interrupted steps from (resume phase). */
   readonly checkpoint_id: string | null;
   readonly status: string;
+  readonly budget_usage: BudgetUsage;
   readonly facts: FactRecord[];
   readonly steps: StepRecord[];
 }
 
 /** Runs the fixture to its end; its last line, parsed. */
-function runToEnd(db: string, phase: string): Promise<RunDump> {
+function runToEnd(db: string, phase: string, budget = ''): Promise<RunDump> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fixture, db, phase], {
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture, db, phase, budget], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -47,9 +48,9 @@ function runToEnd(db: string, phase: string): Promise<RunDump> {
 }
 
 /** Starts the fixture and kills it (SIGKILL) once step `b` is waiting mid-run. */
-function runAndKill(db: string): Promise<string> {
+function runAndKill(db: string, budget = ''): Promise<string> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fixture, db, 'start'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture, db, 'start', budget], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -130,6 +131,13 @@ describe('a run resumed after its process was killed (NERVE-4005)', () => {
     });
     expect(steps.find((s) => s.client_token === 'a')).toEqual(before[0]);
 
+    // What b had spent when it was killed (6 tokens out, kept current in its record) counts
+    // against the run as well as what its second run spent (POLICY-3000), and the step run
+    // again has the budgets it was submitted with.
+    expect(before[2]?.budget_usage.tokens_out).toBe(6);
+    expect(resumed.budget_usage.tokens_out).toBe(whole.budget_usage.tokens_out + 6);
+    expect(steps.find((s) => s.client_token === 'b')?.budgets).toEqual({ max_tokens_out: 10 });
+
     // The interrupted step's log is closed in order (STREAM-2001): its last event is the error.
     const store = sqliteStore(db);
     const log = await store.readEvents(interrupted?.step_id ?? '');
@@ -138,6 +146,32 @@ describe('a run resumed after its process was killed (NERVE-4005)', () => {
       ['error', bBefore.length + 1],
     ]);
     expect(() => StepLifecycle.fromLog('check', log)).not.toThrow();
+    await store.close();
+  }, 120_000);
+
+  it('counts what the interrupted step spent against the run: its second run does not fit what is left', async () => {
+    // The run may spend 15 tokens out: a spent 5, b 6 before the kill, so 4 are left.
+    const db = join(dir, 'tight.db');
+    const runId = await runAndKill(db, 'tight');
+    const resumed = await runToEnd(db, 'resume', 'tight');
+    expect(resumed).toMatchObject({ run_id: runId, status: 'completed' });
+    const byToken = (token: string): StepRecord | undefined =>
+      resumed.steps.find((s) => s.client_token === token);
+    // b again asks for 6 and c for 5: both refused before any token.
+    for (const token of ['b', 'c']) {
+      expect(byToken(token)).toMatchObject({
+        status: 'failed',
+        error: { code: 'BUDGET_EXCEEDED' },
+        budget_usage: { tokens_out: 0 },
+      });
+    }
+    expect(resumed.budget_usage.tokens_out).toBe(11);
+    // Neither reached the engine: no token in their logs.
+    const store = sqliteStore(db);
+    for (const token of ['b', 'c']) {
+      const log = await store.readEvents(byToken(token)?.step_id ?? '');
+      expect(log.filter((e) => e.type === 'token')).toEqual([]);
+    }
     await store.close();
   }, 120_000);
 });

@@ -213,8 +213,9 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
       });
 
       it('keeps every kind of event intact', async () => {
-        const { steps } = await runWithSteps(1);
+        const { steps } = await runWithSteps(2);
         const id = steps[0]?.step_id ?? '';
+        const other = steps[1]?.step_id ?? '';
         const events: StepEvent[] = [
           {
             type: 'started',
@@ -240,20 +241,71 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
           { type: 'token', step_id: id, seq: 2, ts: 2, t: 'Hel', i: 0 },
           { type: 'tool_suggest', step_id: id, seq: 3, ts: 3, tool: 'add', args: { a: 1, b: [2] } },
           {
-            type: 'error',
+            type: 'fact',
             step_id: id,
             seq: 4,
             ts: 4,
-            code: 'SCHEMA_VIOLATION',
-            message: 'bad',
-            retriable: false,
-            details: { issues: [{ path: ['a'], message: 'x' }] },
+            fact: {
+              fact_id: 'fact_1',
+              run_id: 'run_1',
+              type: 'booking',
+              schema_uri: null,
+              data: { seat: '3A' },
+              emitted_by_step: id,
+              ts: 4,
+            },
+          },
+          { type: 'metrics', step_id: id, seq: 5, ts: 5, tokens_in: 3, tokens_out: 1, cost_usd: 0 },
+          { type: 'narration', step_id: id, seq: 6, ts: 6, text: 'thinking' },
+          {
+            type: 'escalation',
+            step_id: id,
+            seq: 7,
+            ts: 7,
+            reason: 'breaker open',
+            target: 'tool:add',
+            breaker_state: 'open',
+          },
+          { type: 'checkpoint', step_id: id, seq: 8, ts: 8, checkpoint_id: 'cp_1' },
+          {
+            type: 'end',
+            step_id: id,
+            seq: 9,
+            ts: 9,
+            output: { answer: 42, list: [null, 'x'] },
+            budget_usage: { tokens_in: 3, tokens_out: 1, cost_usd: 0.5, wall_ms: 12 },
+            provenance: {
+              seed: null,
+              prompt_hash: 'p',
+              params_hash: 'q',
+              engine: 'openai',
+              model_hash: 'm',
+              pool_id: null,
+              replica_id: 'r-1',
+              tokens_in: 3,
+              tokens_out: 1,
+              cost_usd: 0.5,
+              decode_time_ms: 4.5,
+              price_table: '2025-01',
+            },
           },
         ];
+        const failed: StepEvent = {
+          type: 'error',
+          step_id: other,
+          seq: 1,
+          ts: 10,
+          code: 'SCHEMA_VIOLATION',
+          message: 'bad',
+          retriable: false,
+          details: { issues: [{ path: ['a'], message: 'x' }] },
+        };
 
         await store.appendEvents(events);
+        await store.appendEvents([failed]);
 
         expect(await store.readEvents(id)).toEqual(events);
+        expect(await store.readEvents(other)).toEqual([failed]);
       });
 
       it('appends one batch across several steps, each continuing its own log', async () => {

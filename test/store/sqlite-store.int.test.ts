@@ -8,7 +8,8 @@ import { NotFoundError } from '../../src/errors/not-found-error.js';
 import { WalCheckpointer } from '../../src/store/sqlite-checkpointer.js';
 import { MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { migrate, sqliteStore, type SqliteRunStore } from '../../src/store/sqlite-store.js';
-import { makeRun, makeStep, narration } from '../support/records.js';
+import { emptyProvenance, type StepEvent } from '../../src/streams/events.js';
+import { makeFact, makeRun, makeStep, narration } from '../support/records.js';
 import { describeRunStore } from './run-store.conformance.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-sqlite-'));
@@ -103,6 +104,122 @@ describe('SqliteRunStore', () => {
     await store.close();
   });
 
+  it('migrates a file of schema 4 to compact rows and chunked logs: every record and event reads back the same', async () => {
+    const path = file();
+    const older = new Database(path);
+    migrate(
+      older,
+      MIGRATIONS.filter((m) => m.version <= 4),
+    );
+    const run = makeRun({
+      status: 'completed',
+      seed: 7,
+      budgets: { max_tokens_out: 500, max_cost_usd: 0.25 },
+      budget_usage: { tokens_in: 3, tokens_out: 5, cost_usd: 0.01, wall_ms: 40 },
+      policy: { max_depth: 2 },
+      fs_policy: { roots: ['./sandbox'] },
+      cancel_on_disconnect: true,
+      ended_at: '2025-01-01T00:00:02.000Z',
+    });
+    const provenance = { ...emptyProvenance(7), engine: 'scripted', tokens_in: 3, tokens_out: 5 };
+    const root = makeStep(run.run_id, {
+      client_token: 'c-1',
+      status: 'succeeded',
+      provenance,
+      output: { plan: ['a', 'b'] },
+      ended_at: '2025-01-01T00:00:01.000Z',
+    });
+    const child = makeStep(run.run_id, {
+      parent_step_id: root.step_id,
+      status: 'failed',
+      error: { code: 'TIMEOUT', message: 'slow', retriable: true },
+    });
+    const insertRun = older.prepare(
+      `INSERT INTO runs (run_id, flow_id, mode, seed, budgets, status, budget_usage, provenance, entry, trace_id, user_id, created_at, ended_at, policy, pool_policy, fs_policy, replay_of, cancel_on_disconnect)
+       VALUES (@run_id, @flow_id, @mode, @seed, @budgets, @status, @budget_usage, @provenance, @entry, @trace_id, @user_id, @created_at, @ended_at, @policy, @pool_policy, @fs_policy, @replay_of, @cancel_on_disconnect)`,
+    );
+    insertRun.run({
+      ...run,
+      budgets: JSON.stringify(run.budgets),
+      budget_usage: JSON.stringify(run.budget_usage),
+      provenance: null,
+      policy: JSON.stringify(run.policy),
+      pool_policy: JSON.stringify(run.pool_policy),
+      fs_policy: JSON.stringify(run.fs_policy),
+      cancel_on_disconnect: 1,
+    });
+    const insertStep = older.prepare(
+      `INSERT INTO steps (step_id, run_id, type, name, parent_step_id, actor_path, client_token, input, placement, status, budget_usage, provenance, output, error, created_at, started_at, ended_at)
+       VALUES (@step_id, @run_id, @type, @name, @parent_step_id, @actor_path, @client_token, @input, @placement, @status, @budget_usage, @provenance, @output, @error, @created_at, @started_at, @ended_at)`,
+    );
+    for (const step of [root, child]) {
+      insertStep.run({
+        ...step,
+        budgets: undefined,
+        actor_path: JSON.stringify(step.actor_path),
+        input: JSON.stringify(step.input),
+        budget_usage: JSON.stringify(step.budget_usage),
+        provenance: step.provenance === null ? null : JSON.stringify(step.provenance),
+        output: JSON.stringify(step.output),
+        error: step.error === null ? null : JSON.stringify(step.error),
+      });
+    }
+    const events: StepEvent[] = [
+      { type: 'started', step_id: root.step_id, seq: 1, ts: 1, provenance, pool_id: 'local' },
+      { type: 'token', step_id: root.step_id, seq: 2, ts: 2, t: 'Hi', i: 0 },
+      narration(root.step_id, 3),
+      {
+        type: 'end',
+        step_id: root.step_id,
+        seq: 4,
+        ts: 4,
+        output: { plan: ['a', 'b'] },
+        budget_usage: run.budget_usage,
+        provenance,
+      },
+    ];
+    const insertEvent = older.prepare('INSERT INTO events (step_id, seq, body) VALUES (?, ?, ?)');
+    for (const ev of events) insertEvent.run(ev.step_id, ev.seq, JSON.stringify(ev));
+    const fact = makeFact(run.run_id, { emitted_by_step: root.step_id });
+    older
+      .prepare(
+        'INSERT INTO facts (fact_id, run_id, type, schema_uri, data, emitted_by_step, ts) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        fact.fact_id,
+        run.run_id,
+        fact.type,
+        null,
+        JSON.stringify(fact.data),
+        root.step_id,
+        fact.ts,
+      );
+    older.close();
+
+    const store = sqliteStore(path);
+    expect(store.schemaVersion).toBe(MIGRATIONS.length);
+    expect(await store.getRun(run.run_id)).toEqual(run);
+    expect(await store.listSteps(run.run_id)).toEqual([root, child]);
+    expect(await store.readEvents(root.step_id)).toEqual(events);
+    expect(await store.readEvents(root.step_id, 2)).toEqual(events.slice(2));
+    expect(await store.listFacts({ runId: run.run_id })).toEqual([fact]);
+    // The client token still finds its step; the log goes on where it stopped.
+    expect(await store.claimStep(makeStep(run.run_id, { client_token: 'c-1' }))).toEqual({
+      step: root,
+      created: false,
+    });
+    await expect(store.appendEvents([narration(root.step_id, 4)])).rejects.toMatchObject({
+      details: { expected: 5 },
+    });
+    await store.appendEvents([narration(root.step_id, 5)]);
+    expect(await store.readEvents(root.step_id, 4)).toEqual([narration(root.step_id, 5)]);
+    // Foreign keys are on again, and hold.
+    expect(store.db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(store.db.pragma('foreign_key_check')).toEqual([]);
+    await expect(store.createStep(makeStep('run_nowhere'))).rejects.toThrow(NotFoundError);
+    await store.close();
+  });
+
   it('commits the writes of one turn together; flush() resolves once they are durable', async () => {
     const path = file();
     const store = sqliteStore(path);
@@ -159,20 +276,121 @@ describe('SqliteRunStore', () => {
       error: { code: 'INTERNAL', message: 'x', retriable: false },
     });
     await store.flush();
+    // A step's status and output are fields 8 and 11 of its record; a run's end, field 14.
     const rows = other
-      .prepare('SELECT step_id, status, output FROM steps WHERE run_id = ? ORDER BY rowid')
+      .prepare(
+        "SELECT step_id, record ->> '$[8]' AS status, record -> '$[11]' AS output FROM steps WHERE run_id = ? ORDER BY rowid",
+      )
       .all(run.run_id);
     expect(rows).toEqual([
       { step_id: first.step_id, status: 'failed', output: 'null' },
       { step_id: second.step_id, status: 'succeeded', output: '{"ok":true}' },
     ]);
     const runRow = other
-      .prepare('SELECT status, ended_at FROM runs WHERE run_id = ?')
+      .prepare("SELECT status, record ->> '$[14]' AS ended_at FROM runs WHERE run_id = ?")
       .get(run.run_id);
     expect(runRow).toEqual({ status: 'completed', ended_at: '2025-01-01T00:00:01.000Z' });
-    const events = other.prepare('SELECT step_id, seq FROM events ORDER BY step_id, seq').all();
-    expect(events).toHaveLength(3);
+    // The events one step appended in the turn are one chunk of its log.
+    const chunks = other
+      .prepare('SELECT step_id, first_seq, last_seq FROM event_chunks ORDER BY step_id, last_seq')
+      .all();
+    expect(chunks).toEqual(
+      [
+        { step_id: first.step_id, first_seq: 1, last_seq: 2 },
+        { step_id: second.step_id, first_seq: 1, last_seq: 1 },
+      ].sort((x, y) => (x.step_id < y.step_id ? -1 : 1)),
+    );
     other.close();
+    await store.close();
+  });
+
+  it('a log appended in batches of every size, within turns and across them, reads back from every seq', async () => {
+    const path = file();
+    const store = sqliteStore(path);
+    const run = makeRun();
+    const step = makeStep(run.run_id);
+    await store.createRun(run);
+    await store.createStep(step);
+    const id = step.step_id;
+    const appended: StepEvent[] = [];
+    const next = (seq: number): StepEvent =>
+      seq % 5 === 0
+        ? // Now and then an event larger than a chunk holds: it is a chunk of its own.
+          narration(id, seq, 'x'.repeat(seq % 10 === 0 ? 5_000 : 300))
+        : { type: 'token', step_id: id, seq, ts: seq, t: ` w${seq}`, i: seq - 1 };
+    let seq = 0;
+    for (const [i, size] of [1, 7, 64, 65, 130, 3, 1, 200].entries()) {
+      const batch = Array.from({ length: size }, () => next(++seq));
+      await store.appendEvents(batch);
+      appended.push(...batch);
+      // Every other batch ends its turn: its events and the next batch's are not one chunk.
+      if (i % 2 === 1) await store.flush();
+    }
+    await store.flush();
+    const reopened = sqliteStore(path);
+    for (let after = 0; after <= seq; after++) {
+      expect(await reopened.readEvents(id, after)).toEqual(appended.slice(after));
+    }
+    const chunks = reopened.db
+      .prepare('SELECT first_seq, last_seq FROM event_chunks WHERE step_id = ? ORDER BY last_seq')
+      .all(id) as { first_seq: number; last_seq: number }[];
+    // The chunks tile the log, 1 … seq, none past 64 events, far fewer than the events.
+    expect(chunks[0]?.first_seq).toBe(1);
+    expect(chunks.at(-1)?.last_seq).toBe(seq);
+    for (const [k, c] of chunks.entries()) {
+      expect(c.last_seq - c.first_seq).toBeLessThan(64);
+      if (k > 0) expect(c.first_seq).toBe((chunks[k - 1]?.last_seq ?? 0) + 1);
+    }
+    expect(chunks.length).toBeLessThan(seq / 4);
+    await reopened.close();
+    await store.close();
+  });
+
+  it('reads events back as the runtime wrote them, field order included', async () => {
+    const store = sqliteStore(file());
+    const run = makeRun();
+    const step = makeStep(run.run_id);
+    await store.createRun(run);
+    await store.createStep(step);
+    const id = step.step_id;
+    // As the step actor builds them: a started event with the empty provenance, an end event.
+    const events: StepEvent[] = [
+      {
+        type: 'started',
+        step_id: id,
+        seq: 1,
+        ts: 1,
+        provenance: emptyProvenance(),
+        pool_id: 'local',
+      },
+      {
+        type: 'end',
+        step_id: id,
+        seq: 2,
+        ts: 2,
+        output: 'b',
+        budget_usage: { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 1 },
+        provenance: { ...emptyProvenance(42), engine: 'scripted', tokens_out: 9 },
+      },
+    ];
+    await store.appendEvents(events);
+    await store.flush();
+    expect(JSON.stringify(await store.readEvents(id))).toBe(JSON.stringify(events));
+    // The empty provenance takes no room in the log.
+    const stored = store.db
+      .prepare('SELECT events FROM event_chunks WHERE step_id = ?')
+      .pluck()
+      .get(id) as string;
+    expect(JSON.parse(stored)).toEqual([
+      { type: 'started', ts: 1, provenance: {}, pool_id: 'local' },
+      {
+        type: 'end',
+        ts: 2,
+        output: 'b',
+        budget_usage: { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 1 },
+        provenance: { seed: 42, engine: 'scripted', tokens_out: 9 },
+      },
+    ]);
     await store.close();
   });
 
@@ -236,7 +454,7 @@ describe('SqliteRunStore', () => {
       await store.createStep(step);
       await store.flush();
       store.db.exec(
-        "CREATE TRIGGER no_events BEFORE INSERT ON events BEGIN SELECT RAISE(ABORT, 'no room'); END",
+        "CREATE TRIGGER no_events BEFORE INSERT ON event_chunks BEGIN SELECT RAISE(ABORT, 'no room'); END",
       );
       await store.appendEvents([narration(step.step_id, 1)]);
       await expect(next(store, step.step_id)).rejects.toThrow(/could not commit.*no room/);

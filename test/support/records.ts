@@ -58,6 +58,7 @@ export function makeStep(runId: string, overrides: Partial<StepRecord> = {}): St
     created_at: '2025-01-01T00:00:00.000Z',
     started_at: '2025-01-01T00:00:00.000Z',
     ended_at: null,
+    budgets: {},
     ...overrides,
   };
 }
