@@ -150,19 +150,22 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 5,
     name: 'compact run and step rows, step logs in chunks, step budgets',
-    // Runs and steps keep their queried fields as columns and the rest as a JSON array
-    // (the order of RUN_FIELDS and STEP_FIELDS in sqlite-rows.ts); a step's log is kept in
-    // chunks, one row per step per transaction, each event without its step_id and seq.
-    // Rowids are kept, so runs and steps stay in creation order. Tables are rebuilt the way
-    // SQLite's documentation says (foreign keys off: see migrate()).
+    // Runs and steps keep their queried fields as columns and the rest as a JSON array (the
+    // order of RUN_FIELDS and STEP_FIELDS in sqlite-rows.ts); a step's log is kept in chunks,
+    // one row per step per transaction, each event without its step_id and seq. Steps refer
+    // to their run, and chunks to their step, by rowid: their indexes hold small integers,
+    // which a commit rewrites far fewer pages of than ids. Rowids are kept, so runs and steps
+    // stay in creation order. Tables are rebuilt the way SQLite's documentation says
+    // (foreign keys off: see migrate()).
     sql: `
       CREATE TABLE runs_5 (
-        run_id  TEXT PRIMARY KEY,
+        run_ref INTEGER PRIMARY KEY,
+        run_id  TEXT NOT NULL UNIQUE,
         flow_id TEXT,
         status  TEXT NOT NULL,
         record  TEXT NOT NULL
       );
-      INSERT INTO runs_5 (rowid, run_id, flow_id, status, record)
+      INSERT INTO runs_5 (run_ref, run_id, flow_id, status, record)
         SELECT rowid, run_id, flow_id, status, json_array(
           mode, seed, json(budgets), entry, trace_id, user_id, created_at, json(policy),
           json(pool_policy), json(fs_policy), replay_of,
@@ -175,36 +178,37 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_by_flow ON runs (flow_id) WHERE flow_id IS NOT NULL;
 
       CREATE TABLE steps_5 (
-        step_id      TEXT PRIMARY KEY,
-        run_id       TEXT NOT NULL REFERENCES runs (run_id),
+        step_ref     INTEGER PRIMARY KEY,
+        step_id      TEXT NOT NULL UNIQUE,
+        run_ref      INTEGER NOT NULL REFERENCES runs (run_ref),
         client_token TEXT,
         record       TEXT NOT NULL
       );
-      INSERT INTO steps_5 (rowid, step_id, run_id, client_token, record)
-        SELECT rowid, step_id, run_id, client_token, json_array(
-          type, name, parent_step_id, json(actor_path), json(input), placement, created_at,
-          json('{}'), status, json(budget_usage), json(provenance), json(output), json(error),
-          started_at, ended_at)
-        FROM steps;
+      INSERT INTO steps_5 (step_ref, step_id, run_ref, client_token, record)
+        SELECT s.rowid, s.step_id, r.run_ref, s.client_token, json_array(
+          s.type, s.name, s.parent_step_id, json(s.actor_path), json(s.input), s.placement,
+          s.created_at, json('{}'), s.status, json(s.budget_usage), json(s.provenance),
+          json(s.output), json(s.error), s.started_at, s.ended_at)
+        FROM steps s JOIN runs r ON r.run_id = s.run_id;
       DROP TABLE steps;
       ALTER TABLE steps_5 RENAME TO steps;
-      CREATE INDEX steps_by_run ON steps (run_id);
-      CREATE UNIQUE INDEX steps_by_client_token ON steps (run_id, client_token)
+      CREATE INDEX steps_by_run ON steps (run_ref);
+      CREATE UNIQUE INDEX steps_by_client_token ON steps (run_ref, client_token)
         WHERE client_token IS NOT NULL;
 
       -- A rowid table: chunks go in at its right edge and fill its pages (a table keyed by
       -- the step and seq split its pages in every commit).
       CREATE TABLE event_chunks (
-        step_id   TEXT NOT NULL REFERENCES steps (step_id),
+        step_ref  INTEGER NOT NULL REFERENCES steps (step_ref),
         last_seq  INTEGER NOT NULL,
         first_seq INTEGER NOT NULL,
         events    TEXT NOT NULL
       );
-      INSERT INTO event_chunks (step_id, last_seq, first_seq, events)
-        SELECT step_id, seq, seq, json_array(json_remove(body, '$.step_id', '$.seq'))
-        FROM events ORDER BY step_id, seq;
+      INSERT INTO event_chunks (step_ref, last_seq, first_seq, events)
+        SELECT s.step_ref, e.seq, e.seq, json_array(json_remove(e.body, '$.step_id', '$.seq'))
+        FROM events e JOIN steps s ON s.step_id = e.step_id ORDER BY s.step_ref, e.seq;
       DROP TABLE events;
-      CREATE UNIQUE INDEX event_chunks_by_step ON event_chunks (step_id, last_seq);
+      CREATE UNIQUE INDEX event_chunks_by_step ON event_chunks (step_ref, last_seq);
     `,
   },
 ];

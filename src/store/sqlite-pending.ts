@@ -76,14 +76,19 @@ class MultiInsert {
 
 /** The held rows of the runs or the steps table, by id, in the order they were added. */
 class HeldRecords {
-  /** Columns a patch may set (all but the id and the record), by name: their index. */
+  /** Columns a patch may set, by name: their index in a row's columns. */
   readonly #columnAt: ReadonlyMap<string, number>;
   /** Fields a patch may set (those after the fixed ones), by name: their index in `changing`. */
   readonly #changingAt: ReadonlyMap<string, number>;
   #rows = new Map<string, RowParts>();
 
-  constructor(columns: readonly string[], fields: readonly string[], fixed: number) {
-    this.#columnAt = new Map(columns.slice(1, -1).map((c, i) => [c, i + 1]));
+  constructor(
+    columns: readonly string[],
+    patchable: readonly string[],
+    fields: readonly string[],
+    fixed: number,
+  ) {
+    this.#columnAt = new Map(patchable.map((c) => [c, columns.indexOf(c)]));
     this.#changingAt = new Map(fields.slice(fixed).map((f, i) => [f, i]));
   }
 
@@ -91,13 +96,13 @@ class HeldRecords {
     return this.#rows.size;
   }
 
-  has(id: string): boolean {
-    return this.#rows.has(id);
+  /** The rowid given to a held row (its first column); undefined when it is not held. */
+  ref(id: string): number | undefined {
+    return this.#rows.get(id)?.columns[0] as number | undefined;
   }
 
-  /** Holds a row (its id the first column). */
   add(row: RowParts): void {
-    this.#rows.set(row.columns[0] as string, row);
+    this.#rows.set(row.id, row);
   }
 
   /**
@@ -137,9 +142,9 @@ class HeldRecords {
 const CHUNK_EVENTS = 64;
 const CHUNK_CHARS = 3_500;
 
-/** A chunk being made: consecutive events of one step. */
+/** A chunk being made: consecutive events of one step (by its rowid). */
 interface OpenChunk {
-  readonly stepId: string;
+  readonly stepRef: number;
   readonly firstSeq: number;
   lastSeq: number;
   readonly events: string[];
@@ -148,29 +153,29 @@ interface OpenChunk {
 
 /** The held events, as chunks of their steps' logs. */
 class HeldChunks {
-  readonly #open = new Map<string, OpenChunk>();
-  /** Parameters of the chunks that are full, chunk after chunk. */
-  #full: Value[] = [];
+  readonly #open = new Map<number, OpenChunk>();
+  /** Chunks that are full. */
+  #closed: OpenChunk[] = [];
 
   get empty(): boolean {
-    return this.#open.size === 0 && this.#full.length === 0;
+    return this.#open.size === 0 && this.#closed.length === 0;
   }
 
   /**
    * Holds one event (`json` as `storedEventJson` made it). The store holds only events that
    * continue their step's log, so an event goes on the step's open chunk while it has room.
    */
-  add(stepId: string, seq: number, json: string): void {
-    const chunk = this.#open.get(stepId);
+  add(stepRef: number, seq: number, json: string): void {
+    const chunk = this.#open.get(stepRef);
     if (chunk && chunk.events.length < CHUNK_EVENTS && chunk.chars + json.length <= CHUNK_CHARS) {
       chunk.events.push(json);
       chunk.lastSeq = seq;
       chunk.chars += json.length;
       return;
     }
-    if (chunk) this.#close(chunk);
-    this.#open.set(stepId, {
-      stepId,
+    if (chunk) this.#closed.push(chunk);
+    this.#open.set(stepRef, {
+      stepRef,
       firstSeq: seq,
       lastSeq: seq,
       events: [json],
@@ -178,33 +183,66 @@ class HeldChunks {
     });
   }
 
-  #close(chunk: OpenChunk): void {
-    this.#full.push(chunk.stepId, chunk.lastSeq, chunk.firstSeq, `[${chunk.events.join(',')}]`);
-  }
-
   /** Hands over every held chunk as its insert's parameters and forgets them. */
   take(): Value[] {
-    for (const chunk of this.#open.values()) this.#close(chunk);
+    const chunks = this.#closed;
+    for (const chunk of this.#open.values()) chunks.push(chunk);
     this.#open.clear();
-    const flat = this.#full;
-    this.#full = [];
+    this.#closed = [];
+    const flat: Value[] = [];
+    for (const c of chunks) flat.push(c.stepRef, c.lastSeq, c.firstSeq, `[${c.events.join(',')}]`);
     return flat;
   }
 }
 
-/** New rows of the open transaction, not yet written. */
+/** The largest rowid of a table (0 for an empty one). */
+function maxRowid(db: Database.Database, table: string): Database.Statement {
+  return db.prepare(`SELECT COALESCE(MAX(rowid), 0) FROM ${table}`).pluck();
+}
+
+/**
+ * New rows of the open transaction, not yet written, and the rowids they get. A step refers
+ * to its run, and a chunk to its step, by rowid (`sqlite-rows.ts`), so a held row's rowid is
+ * chosen when it is held: the next after the table's largest, read once per transaction
+ * (under its write lock, nobody else inserts).
+ */
 export class PendingRows {
   readonly #insertRuns: MultiInsert;
   readonly #insertSteps: MultiInsert;
   readonly #insertChunks: MultiInsert;
-  readonly #runs = new HeldRecords(RUN_COLUMNS, RUN_FIELDS, RUN_FIXED);
-  readonly #steps = new HeldRecords(STEP_COLUMNS, STEP_FIELDS, STEP_FIXED);
+  readonly #runs = new HeldRecords(RUN_COLUMNS, ['status'], RUN_FIELDS, RUN_FIXED);
+  readonly #steps = new HeldRecords(STEP_COLUMNS, [], STEP_FIELDS, STEP_FIXED);
   readonly #chunks = new HeldChunks();
+  readonly #maxRunRef: Database.Statement;
+  readonly #maxStepRef: Database.Statement;
+  /** The rowid the next new run or step gets; `null` until one is needed in a transaction. */
+  #nextRunRef: number | null = null;
+  #nextStepRef: number | null = null;
 
   constructor(db: Database.Database) {
     this.#insertRuns = new MultiInsert(db, 'runs', RUN_COLUMNS);
     this.#insertSteps = new MultiInsert(db, 'steps', STEP_COLUMNS);
     this.#insertChunks = new MultiInsert(db, 'event_chunks', CHUNK_COLUMNS);
+    this.#maxRunRef = maxRowid(db, 'runs');
+    this.#maxStepRef = maxRowid(db, 'steps');
+  }
+
+  /** A transaction began: rowids are read afresh (another process may have added rows). */
+  began(): void {
+    this.#nextRunRef = null;
+    this.#nextStepRef = null;
+  }
+
+  /** The rowid of a new run, in the open transaction. */
+  newRunRef(): number {
+    this.#nextRunRef ??= (this.#maxRunRef.get() as number) + 1;
+    return this.#nextRunRef++;
+  }
+
+  /** The rowid of a new step, in the open transaction. */
+  newStepRef(): number {
+    this.#nextStepRef ??= (this.#maxStepRef.get() as number) + 1;
+    return this.#nextStepRef++;
   }
 
   /** Whether nothing is held. */
@@ -212,12 +250,14 @@ export class PendingRows {
     return this.#runs.size === 0 && this.#steps.size === 0 && this.#chunks.empty;
   }
 
-  hasRun(runId: string): boolean {
-    return this.#runs.has(runId);
+  /** The rowid of a held run; undefined when the run is not held. */
+  runRef(runId: string): number | undefined {
+    return this.#runs.ref(runId);
   }
 
-  hasStep(stepId: string): boolean {
-    return this.#steps.has(stepId);
+  /** The rowid of a held step; undefined when the step is not held. */
+  stepRef(stepId: string): number | undefined {
+    return this.#steps.ref(stepId);
   }
 
   /** Holds a new run's row (`runRow` in `sqlite-rows.ts`). */
@@ -230,9 +270,9 @@ export class PendingRows {
     this.#steps.add(row);
   }
 
-  /** Holds one event of a step's log, as `storedEventJson` made it. */
-  addEvent(stepId: string, seq: number, json: string): void {
-    this.#chunks.add(stepId, seq, json);
+  /** Holds one event of a step's log (the step by its rowid), as `storedEventJson` made it. */
+  addEvent(stepRef: number, seq: number, json: string): void {
+    this.#chunks.add(stepRef, seq, json);
   }
 
   /** Applies `patch` to a held run's row; false when the run is not held. */
@@ -247,7 +287,7 @@ export class PendingRows {
 
   /**
    * Writes every held row: runs, then steps, then log chunks (the order the keys need;
-   * within a table, the order they were added in, which is the tables' rowid order).
+   * within a table, the order they were added in, which is their rowids' order).
    */
   write(): void {
     if (this.empty) return;
@@ -259,10 +299,11 @@ export class PendingRows {
     this.#insertChunks.run(chunks);
   }
 
-  /** Forgets what is held (the transaction it belonged to is gone). */
+  /** Forgets what is held (the transaction it belonged to is gone), and the rowids given. */
   drop(): void {
     this.#runs.take();
     this.#steps.take();
     this.#chunks.take();
+    this.began();
   }
 }

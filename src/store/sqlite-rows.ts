@@ -34,7 +34,10 @@ export interface RunRow {
   record: string;
 }
 
-/** A step's row: the columns the store queries, and the rest of the step as a JSON array. */
+/**
+ * A step's row as the store reads it (joined with its run's id: the row itself refers to its
+ * run by the run's rowid), and the rest of the step as a JSON array.
+ */
 export interface StepRow {
   step_id: string;
   run_id: string;
@@ -51,11 +54,11 @@ export interface ChunkRow {
 }
 
 /** The columns of a run's row, in the order its insert binds them. */
-export const RUN_COLUMNS = ['run_id', 'flow_id', 'status', 'record'] as const;
+export const RUN_COLUMNS = ['run_ref', 'run_id', 'flow_id', 'status', 'record'] as const;
 /** The columns of a step's row, in the order its insert binds them. */
-export const STEP_COLUMNS = ['step_id', 'run_id', 'client_token', 'record'] as const;
+export const STEP_COLUMNS = ['step_ref', 'step_id', 'run_ref', 'client_token', 'record'] as const;
 /** The columns of a chunk of a step's log, in the order its insert binds them. */
-export const CHUNK_COLUMNS = ['step_id', 'last_seq', 'first_seq', 'events'] as const;
+export const CHUNK_COLUMNS = ['step_ref', 'last_seq', 'first_seq', 'events'] as const;
 
 /**
  * The fields of a run's `record` array, in order: first those fixed when the run is created,
@@ -149,11 +152,13 @@ export function fieldJson(field: string, value: unknown): string {
 }
 
 /**
- * A run's or step's row as the store holds it until it is written: its column values, the
+ * A run's or step's row as the store holds it until it is written: its id, its column
+ * values (in the order of {@link RUN_COLUMNS} or {@link STEP_COLUMNS}, less the record), the
  * JSON text of its fixed fields (one `JSON.stringify`, without the brackets), and the JSON
  * text of each field that may change.
  */
 export interface RowParts {
+  readonly id: string;
   readonly columns: (string | number | null)[];
   readonly fixed: string;
   readonly changing: string[];
@@ -174,8 +179,8 @@ export function recordText(row: RowParts): string {
   return `[${row.fixed},${row.changing.join(',')}]`;
 }
 
-/** A run as its row's parts (see {@link RUN_FIELDS}). */
-export function runRow(r: RunRecord): RowParts {
+/** A run as its row's parts (see {@link RUN_FIELDS}), with its rowid. */
+export function runRow(r: RunRecord, ref: number): RowParts {
   const fixed = JSON.stringify([
     r.mode,
     r.seed,
@@ -191,14 +196,15 @@ export function runRow(r: RunRecord): RowParts {
     r.cancel_on_disconnect,
   ]);
   return {
-    columns: [r.run_id, r.flow_id, r.status],
+    id: r.run_id,
+    columns: [ref, r.run_id, r.flow_id, r.status],
     fixed: fixed.slice(1, -1),
     changing: changingTexts(r, RUN_FIELDS, RUN_FIXED),
   };
 }
 
-/** A step as its row's parts (see {@link STEP_FIELDS}). */
-export function stepRow(s: StepRecord): RowParts {
+/** A step as its row's parts (see {@link STEP_FIELDS}), with its rowid and its run's. */
+export function stepRow(s: StepRecord, ref: number, runRef: number): RowParts {
   const fixed = JSON.stringify([
     s.type,
     s.name,
@@ -210,7 +216,8 @@ export function stepRow(s: StepRecord): RowParts {
     s.budgets,
   ]);
   return {
-    columns: [s.step_id, s.run_id, s.client_token],
+    id: s.step_id,
+    columns: [ref, s.step_id, runRef, s.client_token],
     fixed: fixed.slice(1, -1),
     changing: changingTexts(s, STEP_FIELDS, STEP_FIXED),
   };

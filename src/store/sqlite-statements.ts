@@ -12,19 +12,28 @@ const SQL = {
        ON CONFLICT (run_id, call_key) DO UPDATE SET
          kind = excluded.kind, name = excluded.name, inputs = excluded.inputs,
          output = excluded.output, ts = excluded.ts`,
-  releaseToken: 'UPDATE steps SET client_token = NULL WHERE step_id = ? RETURNING *',
-  listRuns: 'SELECT * FROM runs ORDER BY rowid',
+  releaseToken: 'UPDATE steps SET client_token = NULL WHERE step_id = ?',
+  listRuns: 'SELECT * FROM runs ORDER BY run_ref',
   getRecording: 'SELECT * FROM recordings WHERE run_id = ? AND call_key = ?',
   listRecordings: 'SELECT * FROM recordings WHERE run_id = ? ORDER BY rowid',
   getRun: 'SELECT * FROM runs WHERE run_id = ?',
-  getStep: 'SELECT * FROM steps WHERE step_id = ?',
-  listSteps: 'SELECT * FROM steps WHERE run_id = ? ORDER BY rowid',
-  lastSeq: 'SELECT COALESCE(MAX(last_seq), 0) AS seq FROM event_chunks WHERE step_id = ?',
+  // A step's row refers to its run by rowid: the run's id comes from a join.
+  getStep: `SELECT s.step_id, r.run_id, s.client_token, s.record
+       FROM steps s JOIN runs r ON r.run_ref = s.run_ref WHERE s.step_id = ?`,
+  listSteps: `SELECT s.step_id, r.run_id, s.client_token, s.record
+       FROM steps s JOIN runs r ON r.run_ref = s.run_ref WHERE r.run_id = ? ORDER BY s.step_ref`,
+  stepByToken: `SELECT s.step_id, r.run_id, s.client_token, s.record
+       FROM steps s JOIN runs r ON r.run_ref = s.run_ref WHERE r.run_id = ? AND s.client_token = ?`,
+  /** A step's rowid and the last seq of its log; no row for an unknown step. */
+  stepLog: `SELECT step_ref AS ref,
+       (SELECT COALESCE(MAX(last_seq), 0) FROM event_chunks c WHERE c.step_ref = steps.step_ref) AS seq
+       FROM steps WHERE step_id = ?`,
   stepExists: 'SELECT 1 FROM steps WHERE step_id = ?',
   runExists: 'SELECT 1 FROM runs WHERE run_id = ?',
-  readChunks:
-    'SELECT first_seq, events FROM event_chunks WHERE step_id = ? AND last_seq > ? ORDER BY last_seq',
-  stepByToken: 'SELECT * FROM steps WHERE run_id = ? AND client_token = ?',
+  runRef: 'SELECT run_ref FROM runs WHERE run_id = ?',
+  readChunks: `SELECT first_seq, events FROM event_chunks
+       WHERE step_ref = (SELECT step_ref FROM steps WHERE step_id = ?) AND last_seq > ?
+       ORDER BY last_seq`,
   insertFlow: `INSERT INTO flows (flow_id, hash, name, ast, tools, config, labels, created_at)
        VALUES (@flow_id, @hash, @name, @ast, @tools, @config, @labels, @created_at)`,
   getFlow: 'SELECT * FROM flows WHERE flow_id = ?',

@@ -29,7 +29,7 @@ import type { RunStore } from './run-store.js';
 import { SqliteApprovals } from './sqlite-approvals.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './sqlite-checkpointer.js';
 import { migrate } from './sqlite-migrations.js';
-import { LogEnds } from './sqlite-log-ends.js';
+import { LogEnds, type LogEnd } from './sqlite-log-ends.js';
 import { PendingRows } from './sqlite-pending.js';
 import { settle, TurnCommit } from './sqlite-turn-commit.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
@@ -108,6 +108,7 @@ export class SqliteRunStore implements RunStore {
     this.#turn = new TurnCommit(this.db, options.maxBatchMs ?? 10, options.onError, {
       begun: () => {
         this.#logEnds.began();
+        this.#pending.began();
       },
       beforeCommit: () => {
         this.#pending.write();
@@ -172,28 +173,37 @@ export class SqliteRunStore implements RunStore {
    * this store has not appended to lately is looked up (held rows written first).
    */
   #appendHeld(events: readonly StepEvent[]): void {
-    const last = new Map<string, number>();
-    const held: StepEvent[] = [];
+    // Each step's log as this batch continues it; the cache changes only if all of it fits.
+    const logs = new Map<string, LogEnd>();
     for (const ev of events) {
-      let seq = last.get(ev.step_id) ?? this.#logEnds.get(ev.step_id);
-      if (seq === undefined) {
-        this.#writeHeldRows();
-        seq = (this.#stmt.lastSeq.get(ev.step_id) as { seq: number }).seq;
-        if (seq === 0 && !this.#stmt.stepExists.get(ev.step_id)) {
-          throw new NotFoundError('step', ev.step_id);
-        }
+      let log = logs.get(ev.step_id);
+      if (!log) {
+        const known = this.#logEnds.get(ev.step_id) ?? this.#lookUpLog(ev.step_id);
+        log = { ref: known.ref, seq: known.seq };
+        logs.set(ev.step_id, log);
       }
-      if (ev.seq !== seq + 1) throw this.#seqConflict(ev, seq + 1);
-      held.push(ev);
-      last.set(ev.step_id, ev.seq);
+      if (ev.seq !== log.seq + 1) throw this.#seqConflict(ev, log.seq + 1);
+      log.seq = ev.seq;
     }
     // All checked: now hold them (an event that cannot be JSON throws before any is held).
-    const texts = held.map(storedEventJson);
-    for (let i = 0; i < held.length; i++) {
-      const ev = held[i] as StepEvent;
-      this.#pending.addEvent(ev.step_id, ev.seq, texts[i] as string);
+    const texts = events.map(storedEventJson);
+    for (let i = 0; i < events.length; i++) {
+      const ev = events[i] as StepEvent;
+      this.#pending.addEvent(logs.get(ev.step_id)?.ref ?? 0, ev.seq, texts[i] as string);
     }
-    for (const [stepId, seq] of last) this.#logEnds.set(stepId, seq);
+    for (const [stepId, log] of logs) {
+      const cached = this.#logEnds.get(stepId);
+      if (cached) cached.seq = log.seq;
+      else this.#logEnds.set(stepId, log);
+    }
+  }
+
+  /** A step's log from the file: its rowid and last seq (held rows written first). */
+  #lookUpLog(stepId: string): LogEnd {
+    this.#writeHeldRows();
+    const log = this.#stmt.stepLog.get(stepId) as LogEnd | undefined;
+    if (!log) throw new NotFoundError('step', stepId);
+    return log;
   }
 
   /** Where the logs this store appended to end (see `sqlite-log-ends.ts`). */
@@ -213,15 +223,20 @@ export class SqliteRunStore implements RunStore {
 
   /** Holds a new step; refuses a taken id (Conflict) and an unknown run (NotFound). */
   #insertStep(step: StepRecord): void {
-    if (this.#pending.hasStep(step.step_id) || this.#stmt.stepExists.get(step.step_id)) {
+    if (
+      this.#pending.stepRef(step.step_id) !== undefined ||
+      this.#stmt.stepExists.get(step.step_id)
+    ) {
       throw new ConflictError(`step ${step.step_id} exists`);
     }
-    if (!(this.#pending.hasRun(step.run_id) || this.#stmt.runExists.get(step.run_id))) {
-      throw new NotFoundError('run', step.run_id);
-    }
-    this.#pending.addStep(stepRow(step));
+    const runRef =
+      this.#pending.runRef(step.run_id) ??
+      (this.#stmt.runRef.get(step.run_id) as { run_ref: number } | undefined)?.run_ref;
+    if (runRef === undefined) throw new NotFoundError('run', step.run_id);
+    const ref = this.#pending.newStepRef();
+    this.#pending.addStep(stepRow(step, ref, runRef));
     // A new step's log is empty: its first append needs no look at the table.
-    this.#logEnds.set(step.step_id, 0);
+    this.#logEnds.set(step.step_id, { ref, seq: 0 });
   }
 
   #seqConflict(ev: StepEvent, expected: number): ConflictError {
@@ -232,10 +247,10 @@ export class SqliteRunStore implements RunStore {
 
   createRun(run: RunRecord): Promise<void> {
     return this.#writeHeld(() => {
-      if (this.#pending.hasRun(run.run_id) || this.#stmt.runExists.get(run.run_id)) {
+      if (this.#pending.runRef(run.run_id) !== undefined || this.#stmt.runExists.get(run.run_id)) {
         throw new ConflictError(`run ${run.run_id} exists`);
       }
-      this.#pending.addRun(runRow(run));
+      this.#pending.addRun(runRow(run, this.#pending.newRunRef()));
     });
   }
 
@@ -453,9 +468,9 @@ export class SqliteRunStore implements RunStore {
 
   releaseClientToken(stepId: string): Promise<StepRecord> {
     return this.#write(() => {
-      const row = this.#stmt.releaseToken.get(stepId) as StepRow | undefined;
-      if (!row) throw new NotFoundError('step', stepId);
-      return stepFromRow(row);
+      if (this.#stmt.releaseToken.run(stepId).changes === 0)
+        throw new NotFoundError('step', stepId);
+      return stepFromRow(this.#stmt.getStep.get(stepId) as StepRow);
     });
   }
 

@@ -279,7 +279,7 @@ describe('SqliteRunStore', () => {
     // A step's status and output are fields 8 and 11 of its record; a run's end, field 14.
     const rows = other
       .prepare(
-        "SELECT step_id, record ->> '$[8]' AS status, record -> '$[11]' AS output FROM steps WHERE run_id = ? ORDER BY rowid",
+        "SELECT step_id, record ->> '$[8]' AS status, record -> '$[11]' AS output FROM steps WHERE run_ref = (SELECT run_ref FROM runs WHERE run_id = ?) ORDER BY rowid",
       )
       .all(run.run_id);
     expect(rows).toEqual([
@@ -292,7 +292,9 @@ describe('SqliteRunStore', () => {
     expect(runRow).toEqual({ status: 'completed', ended_at: '2025-01-01T00:00:01.000Z' });
     // The events one step appended in the turn are one chunk of its log.
     const chunks = other
-      .prepare('SELECT step_id, first_seq, last_seq FROM event_chunks ORDER BY step_id, last_seq')
+      .prepare(
+        'SELECT s.step_id, c.first_seq, c.last_seq FROM event_chunks c JOIN steps s ON s.step_ref = c.step_ref ORDER BY s.step_id, c.last_seq',
+      )
       .all();
     expect(chunks).toEqual(
       [
@@ -332,7 +334,9 @@ describe('SqliteRunStore', () => {
       expect(await reopened.readEvents(id, after)).toEqual(appended.slice(after));
     }
     const chunks = reopened.db
-      .prepare('SELECT first_seq, last_seq FROM event_chunks WHERE step_id = ? ORDER BY last_seq')
+      .prepare(
+        'SELECT first_seq, last_seq FROM event_chunks WHERE step_ref = (SELECT step_ref FROM steps WHERE step_id = ?) ORDER BY last_seq',
+      )
       .all(id) as { first_seq: number; last_seq: number }[];
     // The chunks tile the log, 1 … seq, none past 64 events, far fewer than the events.
     expect(chunks[0]?.first_seq).toBe(1);
@@ -378,7 +382,9 @@ describe('SqliteRunStore', () => {
     expect(JSON.stringify(await store.readEvents(id))).toBe(JSON.stringify(events));
     // The empty provenance takes no room in the log.
     const stored = store.db
-      .prepare('SELECT events FROM event_chunks WHERE step_id = ?')
+      .prepare(
+        'SELECT events FROM event_chunks WHERE step_ref = (SELECT step_ref FROM steps WHERE step_id = ?)',
+      )
       .pluck()
       .get(id) as string;
     expect(JSON.parse(stored)).toEqual([
