@@ -10,6 +10,7 @@ import { MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { migrate, sqliteStore, type SqliteRunStore } from '../../src/store/sqlite-store.js';
 import { emptyProvenance, type StepEvent } from '../../src/streams/events.js';
 import { makeFact, makeRun, makeStep, narration } from '../support/records.js';
+import type { StepRecord } from '../../src/store/records.js';
 import { describeRunStore } from './run-store.conformance.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-sqlite-'));
@@ -437,6 +438,38 @@ describe('SqliteRunStore', () => {
     await mine.appendEvents([narration(step.step_id, 3)]);
     await mine.flush();
     expect((await theirs.readEvents(step.step_id)).map((e) => e.seq)).toEqual([1, 2, 3]);
+    await theirs.close();
+    await mine.close();
+  });
+
+  it('two stores on one file taking turns give their runs, steps and chunks rowids of their own', async () => {
+    const path = file();
+    const mine = sqliteStore(path);
+    const theirs = sqliteStore(path);
+    const runs = [makeRun(), makeRun(), makeRun()];
+    const steps: StepRecord[] = [];
+    // Turn by turn, alternating stores; each turn adds a run, a step of the previous turn's
+    // run (made by the other store), and events to the previous turn's step.
+    for (const [i, run] of runs.entries()) {
+      const store = i % 2 === 0 ? mine : theirs;
+      await store.createRun(run);
+      const step = makeStep(runs[Math.max(0, i - 1)]?.run_id ?? '');
+      await store.createStep(step);
+      const previous = steps.at(-1);
+      if (previous) await store.appendEvents([narration(previous.step_id, 2)]);
+      await store.appendEvents([narration(step.step_id, 1)]);
+      steps.push(step);
+      await store.flush();
+    }
+    for (const store of [mine, theirs]) {
+      expect(await store.listRuns()).toEqual(runs);
+      expect(await store.listSteps(runs[0]?.run_id ?? '')).toEqual(steps.slice(0, 2));
+      expect(await store.listSteps(runs[1]?.run_id ?? '')).toEqual(steps.slice(2));
+      for (const [i, step] of steps.entries()) {
+        const seqs = (await store.readEvents(step.step_id)).map((e) => e.seq);
+        expect(seqs).toEqual(i < steps.length - 1 ? [1, 2] : [1]);
+      }
+    }
     await theirs.close();
     await mine.close();
   });
