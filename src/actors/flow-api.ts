@@ -25,6 +25,7 @@ import type {
   StepRecord,
 } from '../store/records.js';
 import { flushed, stopWaiting, type RunStore } from '../store/run-store.js';
+import { usageProvenance, type Provenance } from '../streams/events.js';
 import { checkJsonSchema, compileJsonSchema, type JsonSchema } from '../tools/json-schema.js';
 import type { ActorEntry, ActorSystem } from './actor-system.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
@@ -37,6 +38,14 @@ export interface FlowApiDeps {
   readonly clock: Clock;
   readonly ids: IdSource;
   readonly system: ActorSystem;
+  /** Where this runtime runs, for the provenance of the runs it ends (NERVE-4020). */
+  readonly poolId: string;
+  readonly replicaId: string | null;
+}
+
+/** A run's provenance when it ends: its seed, its usage, where it ran (NERVE-4020). */
+function runProvenance(deps: FlowApiDeps, run: RunRecord): Provenance {
+  return usageProvenance(run.budget_usage, run.seed, deps.poolId, deps.replicaId);
 }
 
 const jsonObject = z.record(z.string(), z.unknown());
@@ -374,9 +383,12 @@ export async function cancelRun(
   const done = (async () => {
     // Each cancelled step ends on its own; the run is cancelled once none is left.
     await Promise.all(live.map((e) => deps.system.whenUnregistered(e.id)));
+    // Read again: the cancelled steps have added their usage meanwhile.
+    const last = (await deps.store.getRun(runId)) ?? run;
     await deps.store.updateRun(runId, {
       status: 'cancelled',
       ended_at: isoTime(deps.clock.now()),
+      provenance: runProvenance(deps, last),
     });
     await flushed(deps.store);
   })();
@@ -396,7 +408,11 @@ export async function completeRun(deps: FlowApiDeps, runId: string): Promise<Run
       details: { live_steps: live },
     });
   }
-  const ended = { status: 'completed', ended_at: isoTime(deps.clock.now()) } as const;
+  const ended = {
+    status: 'completed',
+    ended_at: isoTime(deps.clock.now()),
+    provenance: runProvenance(deps, run),
+  } as const;
   await deps.store.updateRun(runId, ended);
   await flushed(deps.store);
   return { ...run, ...ended };

@@ -217,6 +217,46 @@ export class RunCalls {
     kind: RecordedCallKind,
     inputs: () => RecordedInputs,
   ): Promise<CallRecording> {
+    try {
+      return await this.#recorded(key, kind, inputs);
+    } catch (err) {
+      // In strict_replay a difference anywhere in the step's tree ends the submitted step
+      // with it, whatever the caller makes of its failed call (NERVE-4022): a handler that
+      // caught it would otherwise end with an output the recording never had.
+      if (this.mode === 'strict_replay' && err instanceof ReplayMismatchError) {
+        this.root?.ctx.cancel(err);
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * In `strict_replay`, refuses a submitted step that made fewer calls than the recorded
+   * step did: its token streams could not be the recorded ones (NERVE-4021). Call it when
+   * the step's work is done.
+   */
+  async replayedInFull(): Promise<void> {
+    if (this.mode !== 'strict_replay' || this.clientToken === null) return;
+    const recorded = await this.#store.listRecordings(this.replayOf ?? '');
+    for (const rec of recorded) {
+      if (rec.client_token !== this.clientToken) continue;
+      const made = this.#counters.get(rec.actor_path.join('\u0001')) ?? 0;
+      if (rec.seq > made) {
+        const below = rec.actor_path.join('/');
+        throw new ReplayMismatchError(
+          'recording',
+          `call ${rec.seq} of ${below ? `"${below}" in ` : ''}the step with client token "${this.clientToken}" was recorded but not made (${made} made)`,
+          { expected: rec.seq, actual: made },
+        );
+      }
+    }
+  }
+
+  async #recorded(
+    key: RecordingKey,
+    kind: RecordedCallKind,
+    inputs: () => RecordedInputs,
+  ): Promise<CallRecording> {
     const below = key.actor_path.join('/');
     const where = `call ${key.seq} of ${below ? `"${below}" in ` : ''}the step with client token "${key.client_token}"`;
     const rec = await this.#store.getRecording(this.replayOf ?? '', key);

@@ -5,6 +5,7 @@ import type { IdSource } from '../context/id-source.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStatus } from '../store/records.js';
 import { flushed, type RunStore } from '../store/run-store.js';
+import { usageProvenance } from '../streams/events.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import type { AgentResult } from './agent-result.js';
 import type { StepOutcome } from './step-runner.js';
@@ -48,6 +49,9 @@ export interface RunRecordsDeps {
   readonly logger: Logger;
   /** The runs opened (by {@link openRun}) and not closed yet: known to be in the store. */
   readonly open: Set<string>;
+  /** Where this runtime runs, for the provenance of the runs it ends (NERVE-4020). */
+  readonly poolId: string;
+  readonly replicaId: string | null;
 }
 
 /**
@@ -98,16 +102,18 @@ export async function closeRun(
 ): Promise<void> {
   deps.open.delete(run.runId);
   const now = deps.clock.now();
+  const usage = {
+    tokens_in: used?.promptTokens ?? 0,
+    tokens_out: used?.completionTokens ?? 0,
+    cost_usd: used?.costUsd ?? 0,
+    wall_ms: now - run.createdAt,
+  };
   try {
     await deps.store.updateRun(run.runId, {
       status,
       ended_at: isoTime(now),
-      budget_usage: {
-        tokens_in: used?.promptTokens ?? 0,
-        tokens_out: used?.completionTokens ?? 0,
-        cost_usd: used?.costUsd ?? 0,
-        wall_ms: now - run.createdAt,
-      },
+      budget_usage: usage,
+      provenance: usageProvenance(usage, null, deps.poolId, deps.replicaId),
     });
     // The caller learns the result next: what it learns is durable first.
     await flushed(deps.store);

@@ -159,6 +159,8 @@ export class Runtime implements AgentRuntime {
       logger: this.logger,
       system: this.system,
       open: new Set(),
+      poolId: this.#deps.poolId,
+      replicaId: this.#deps.replicaId ?? null,
     };
     this.#policy = options.policy ?? noopPolicy;
     const memory = (this.#memory =

@@ -20,7 +20,7 @@ import {
 } from '../observability/tracer.js';
 import type { StepRecord, StepStatus, StepType, WireBudgets } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
-import { emptyProvenance, stepProvenance, type BudgetUsage } from '../streams/events.js';
+import { startProvenance, stepProvenance, type BudgetUsage } from '../streams/events.js';
 import { armStepDeadline } from '../supervisors/step-deadline.js';
 import type { ActorSystem } from './actor-system.js';
 import { runCallsOf } from './run-calls.js';
@@ -219,7 +219,12 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   });
   if (req.submission) keepUsageStored(deps, step, stepCtx);
   const startedAt = stepCtx.createdAt;
-  if (!resume) step.start({ provenance: emptyProvenance(), pool_id: deps.poolId });
+  // Every step reports where it runs and its run's seed (NERVE-4020).
+  const seed = runCallsOf(stepCtx)?.seed ?? null;
+  const replicaId = deps.replicaId ?? null;
+  if (!resume) {
+    step.start({ provenance: startProvenance(seed, deps.poolId, replicaId), pool_id: deps.poolId });
+  }
   const disarm = armStepDeadline(stepCtx, req.timeoutMs);
 
   // One promise settles on whichever comes first: the work, or a cancel / timeout.
@@ -237,6 +242,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       try {
         work = req.execute(stepCtx, step);
         running = work;
+        if (req.submission) work = replayedInFull(work, stepCtx);
       } catch (error) {
         resolve({ ok: false, error });
         return;
@@ -279,7 +285,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   }
   const endedAt = system.clock.now();
   const usage = usageOf(stepCtx, endedAt);
-  const provenance = stepProvenance(usage, stepCtx.lastCall, deps.poolId, deps.replicaId ?? null);
+  const provenance = stepProvenance(usage, stepCtx.lastCall, deps.poolId, replicaId, seed);
   const payload = error ? toErrorPayload(error) : null;
   try {
     if (status === 'succeeded') step.end({ output, budget_usage: usage, provenance });
@@ -327,6 +333,19 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     ctx: stepCtx,
     durationMs: endedAt - startedAt,
   };
+}
+
+/**
+ * A submitted step's work, then, in `strict_replay`, the check that it made every call its
+ * recording holds (`RunCalls.replayedInFull`).
+ */
+function replayedInFull(work: Promise<unknown>, ctx: ExecContext): Promise<unknown> {
+  const calls = runCallsOf(ctx);
+  if (calls?.mode !== 'strict_replay') return work;
+  return work.then(async (output) => {
+    await calls.replayedInFull();
+    return output;
+  });
 }
 
 /** The approval `ctx`'s step was suspended for, if it was (see `approvals.ts`). */

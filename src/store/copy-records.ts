@@ -5,7 +5,8 @@
  * which is kept for the fields whose shape the caller decides (inputs, outputs, payloads).
  *
  * Copies made to be kept ({@link KEPT}) share one frozen object for the empty budgets, the
- * empty provenance and the zero usage, which most agent and tool steps carry: a store that
+ * provenance of a step that used nothing and the zero usage, which most agent and tool
+ * steps carry: a store that
  * keeps thousands of runs keeps far fewer objects, and the garbage collector has less to
  * move. Copies handed out ({@link FRESH}) are always new, mutable objects.
  */
@@ -62,21 +63,36 @@ function keepUsage(u: BudgetUsage): BudgetUsage {
     : copyUsage(u);
 }
 
+/** The last provenance of a step that used nothing, kept frozen to be shared. */
+let placedOnly: Provenance = EMPTY_PROVENANCE;
+
+/**
+ * A provenance kept: shared with the previous one when both are of a step that used nothing
+ * and made no engine call (what most agent and tool steps report: their run's seed, their
+ * pool and replica), a copy otherwise.
+ */
 function keepProvenance(p: Provenance): Provenance {
-  return p.seed === null &&
-    p.prompt_hash === null &&
-    p.params_hash === null &&
-    p.engine === null &&
-    p.model_hash === null &&
-    p.pool_id === null &&
-    p.replica_id === null &&
-    p.tokens_in === 0 &&
-    p.tokens_out === 0 &&
-    p.cost_usd === 0 &&
-    p.decode_time_ms === null &&
-    p.price_table === null
-    ? EMPTY_PROVENANCE
-    : copyProvenance(p);
+  if (
+    p.prompt_hash !== null ||
+    p.params_hash !== null ||
+    p.engine !== null ||
+    p.model_hash !== null ||
+    p.tokens_in !== 0 ||
+    p.tokens_out !== 0 ||
+    p.cost_usd !== 0 ||
+    p.decode_time_ms !== null ||
+    p.price_table !== null
+  ) {
+    return copyProvenance(p);
+  }
+  if (
+    p.seed !== placedOnly.seed ||
+    p.pool_id !== placedOnly.pool_id ||
+    p.replica_id !== placedOnly.replica_id
+  ) {
+    placedOnly = Object.freeze(copyProvenance(p));
+  }
+  return placedOnly;
 }
 
 const EMPTY: Readonly<Record<string, never>> = Object.freeze({});

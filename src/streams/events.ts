@@ -201,10 +201,27 @@ export function emptyProvenance(seed: number | null = null): Provenance {
   return usageProvenance(NO_USAGE, seed);
 }
 
-/** The provenance of a step that made no engine call: its usage (and seed) and nothing else. */
+/**
+ * The provenance of a step as it starts (NERVE-4020): its run's seed, the pool and replica it
+ * runs on, nothing used yet.
+ */
+export function startProvenance(
+  seed: number | null,
+  poolId: string | null,
+  replicaId: string | null,
+): Provenance {
+  return usageProvenance(NO_USAGE, seed, poolId, replicaId);
+}
+
+/**
+ * The provenance of a step (or run) that made no engine call: its usage, its seed, where it
+ * ran, and nothing else.
+ */
 export function usageProvenance(
   usage: Pick<BudgetUsage, 'tokens_in' | 'tokens_out' | 'cost_usd'>,
   seed: number | null = null,
+  poolId: string | null = null,
+  replicaId: string | null = null,
 ): Provenance {
   return {
     seed,
@@ -212,8 +229,8 @@ export function usageProvenance(
     params_hash: null,
     engine: null,
     model_hash: null,
-    pool_id: null,
-    replica_id: null,
+    pool_id: poolId,
+    replica_id: replicaId,
     tokens_in: usage.tokens_in,
     tokens_out: usage.tokens_out,
     cost_usd: usage.cost_usd,
@@ -223,17 +240,18 @@ export function usageProvenance(
 }
 
 /**
- * The provenance of a step: its usage, and the determinism facts of its last engine call
- * (NERVE-4020) — the hashes, engine, model and seed of that call, and the decode time of all
- * of them. Without an engine call, {@link usageProvenance}.
+ * The provenance of a step: its usage, where it ran, and the determinism facts of its last
+ * engine call (NERVE-4020) — the hashes, engine, model and seed of that call, and the decode
+ * time of all of them. Without an engine call, {@link usageProvenance} with the run's `seed`.
  */
 export function stepProvenance(
   usage: Pick<BudgetUsage, 'tokens_in' | 'tokens_out' | 'cost_usd'>,
   call: CallFacts | null,
   poolId: string | null = null,
   replicaId: string | null = null,
+  seed: number | null = null,
 ): Provenance {
-  if (!call) return usageProvenance(usage);
+  if (!call) return usageProvenance(usage, seed, poolId, replicaId);
   return {
     seed: call.seed,
     prompt_hash: call.promptHash,

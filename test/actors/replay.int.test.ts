@@ -285,6 +285,56 @@ describe('strict_replay refuses what it cannot reproduce (NERVE-4022)', () => {
     });
   });
 
+  it('a difference deep in the step ends the whole step, even when its agent catches the failed call', async () => {
+    const { rt } = setup(memoryStore());
+    // Calls `add` with `b` from its args and asks the engine `asks` times; a failed tool call
+    // it keeps as a value (as `callTool` returns it) and goes on.
+    const forgiving = defineAgent({
+      name: 'forgiving',
+      handler: async (input, ctx, runtime) => {
+        const b = Number(input.args?.['b'] ?? 2);
+        const sum = await runtime.callTool<{ sum: number }>('add', { a: 1, b }, ctx);
+        const texts: string[] = [];
+        for (let i = 0; i < Number(input.args?.['asks'] ?? 2); i++) {
+          const r = await runtime.chat(
+            { messages: [{ role: 'user', content: `ask ${i}` }], params: { max_tokens: 4 } },
+            ctx,
+          );
+          texts.push(r.text);
+        }
+        return { sum: sum.output?.sum ?? null, failed: sum.error?.code ?? null, texts };
+      },
+    });
+    rt.registerAgent(forgiving);
+    const step = (args: Record<string, number>): unknown => ({
+      type: 'agent',
+      client_token: 'f-1',
+      input: { agent: 'forgiving', message: 'go', args },
+    });
+    const { flow } = await rt.createFlow({ name: 'forgiving', ast: { id: randomUUID() } });
+    const recorded = await rt.createRun(flow.flow_id, { seed: 3 });
+    const original = await runStep(rt, recorded.run_id, step({ b: 2, asks: 2 }));
+    expect(original.status).toBe('succeeded');
+    const strict = () =>
+      rt.createRun(flow.flow_id, { mode: 'strict_replay', replay_of: recorded.run_id });
+
+    // Other arguments to the tool: the agent would end well with `failed: REPLAY_MISMATCH`.
+    const otherArgs = await runStep(rt, (await strict()).run_id, step({ b: 3, asks: 2 }));
+    expect(otherArgs).toMatchObject({
+      status: 'failed',
+      error: { code: 'REPLAY_MISMATCH', details: { field: 'args_hash' } },
+    });
+    // One engine call fewer than recorded: its stream could not be the recorded one.
+    const fewer = await runStep(rt, (await strict()).run_id, step({ b: 2, asks: 1 }));
+    expect(fewer).toMatchObject({
+      status: 'failed',
+      error: { code: 'REPLAY_MISMATCH', details: { field: 'recording', expected: 2, actual: 1 } },
+    });
+    // The same step replays.
+    const same = await runStep(rt, (await strict()).run_id, step({ b: 2, asks: 2 }));
+    expect(same).toMatchObject({ status: 'succeeded', output: original.output });
+  });
+
   it('the same differences pass a plain replay, which serves the recording as it is', async () => {
     const { rt } = setup(memoryStore());
     const { flowId, runId } = await recordedRun(rt);

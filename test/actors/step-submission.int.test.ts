@@ -299,3 +299,54 @@ describe("POLICY-3000: a run's max_wall_ms is its wall time since it was created
     await rt.close();
   });
 });
+
+describe('NERVE-4020: provenance on every step, and on the run when it ends', () => {
+  it.each([
+    ['memory', (): RunStore => memoryStore()],
+    ['sqlite', (): RunStore => sqliteStore(join(dir, `${randomUUID()}.db`))],
+  ])(
+    'on the %s store, steps with no engine call report the run seed, the pool and the replica',
+    async (_name, make) => {
+      const add = defineTool({
+        name: 'add',
+        description: 'Adds',
+        input: z.object({ a: z.number(), b: z.number() }).strict(),
+        handler: ({ a, b }) => ({ sum: a + b }),
+      });
+      const helper = defineAgent({ name: 'helper', handler: () => 'helped' });
+      const planner = defineAgent({
+        name: 'planner',
+        handler: async (input, ctx, runtime) => {
+          await runtime.callTool('add', { a: 1, b: 2 }, ctx);
+          return (await runtime.delegate('helper', input, ctx)).output;
+        },
+      });
+      const rt = quietRuntime({
+        store: make(),
+        agents: [planner, helper],
+        tools: [add],
+        replicaId: 'replica-7',
+      });
+      const { flow } = await rt.createFlow(flowBody);
+      const run = await rt.createRun(flow.flow_id, { seed: 42 });
+      const step = await rt.submitStep(run.run_id, {
+        type: 'agent',
+        client_token: 'p',
+        input: { agent: 'planner', message: 'go' },
+      });
+      await step.done;
+      const placed = { seed: 42, pool_id: 'local', replica_id: 'replica-7', engine: null };
+      const steps = await rt.listSteps(run.run_id);
+      expect(steps.map((s) => s.name)).toEqual(['planner', 'add', 'helper']);
+      for (const s of steps) {
+        expect(s.provenance).toMatchObject(placed);
+        const [started] = await rt.readStepEvents(s.step_id);
+        expect(started).toMatchObject({ type: 'started', provenance: placed });
+      }
+      const ended = await rt.completeRun(run.run_id);
+      expect(ended.provenance).toMatchObject({ ...placed, tokens_in: 0, tokens_out: 0 });
+      expect((await rt.getRun(run.run_id))?.provenance).toEqual(ended.provenance);
+      await rt.close();
+    },
+  );
+});
