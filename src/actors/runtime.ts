@@ -64,6 +64,7 @@ import { PolicyGate } from './policy-gate.js';
 import { noopPolicy, type PolicyEngine } from '../policy/policy-engine.js';
 import { memoryRateLimiter } from '../policy/rate-limiter.js';
 import { runCheckpointStep } from './checkpoint-step.js';
+import { runGateEvalStep } from './gate-eval.js';
 import { decideApproval, type DecidedApproval } from './approvals.js';
 import { resumeRun, resumeRuns, type ResumedRun, type ResumeDeps } from './run-resume.js';
 import { RuntimeTools } from './runtime-tools.js';
@@ -249,6 +250,8 @@ export class Runtime implements AgentRuntime {
       runFsOp: (input, ctx, submission) => runFsOp(this.#fsDeps, input, ctx, submission),
       runCheckpoint: (label, ctx, runId, submission) =>
         runCheckpointStep(this.#deps, this.#runDeps, label, ctx, runId, submission),
+      runGateEval: (input, ctx, runId, submission) =>
+        runGateEvalStep(this.#deps, input, ctx, runId, submission),
     };
     this.#fsDeps = {
       steps: this.#deps,

@@ -13,6 +13,7 @@ import type { Logger } from '../observability/logger.js';
 import type { RunRecord, StepRecord, WireBudgets } from '../store/records.js';
 import { flushed, type RunStore } from '../store/run-store.js';
 import type { ToolResult } from '../tools/tool-result.js';
+import { gateEvalInputSchema, type GateEvalInput } from './gate-eval.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
 import type { PolicyGate } from './policy-gate.js';
 import { attachRunCalls, type RunCalls } from './run-calls.js';
@@ -21,10 +22,18 @@ import type { ResumeFrom, SubmittedStep } from './submitted-step.js';
 
 export type { SubmittedStep } from './submitted-step.js';
 
-/** The body of a step submission (API.md), for the step types that run today. */
+/** The body of a step submission (API.md). */
 export const stepSubmissionSchema = z
   .object({
-    type: z.enum(['agent', 'tool_call', 'llm_call', 'llm_plan', 'checkpoint', 'fs_op']),
+    type: z.enum([
+      'agent',
+      'tool_call',
+      'llm_call',
+      'llm_plan',
+      'checkpoint',
+      'fs_op',
+      'gate_eval',
+    ]),
     client_token: z.string().min(1).max(256).optional(),
     input: z.record(z.string(), z.unknown()),
     placement: z.literal('auto').optional(),
@@ -154,6 +163,13 @@ export interface SubmissionHost {
   ): Promise<ToolResult>;
   /** An `fs_op` step, through the FS broker of the run's `fs_policy`. */
   runFsOp(input: unknown, ctx: ExecContext, submission: StepSubmission): Promise<unknown>;
+  /** A `gate_eval` step: whether the run has enough facts of a kind (API.md). */
+  runGateEval(
+    input: GateEvalInput,
+    ctx: ExecContext,
+    runId: string,
+    submission: StepSubmission,
+  ): Promise<unknown>;
   /** A `checkpoint` step: the run's live steps' snapshots and log offsets (NERVE-4005). */
   runCheckpoint(
     label: string | null,
@@ -254,6 +270,11 @@ async function submitIn(
     case 'fs_op':
       work = host.runFsOp(request.input, ctx, submission);
       break;
+    case 'gate_eval': {
+      const input = parseBody(gateEvalInputSchema, 'gate_eval input', request.input);
+      work = host.runGateEval(input, ctx, runId, submission);
+      break;
+    }
     case 'checkpoint': {
       const input = parseBody(checkpointInputSchema, 'checkpoint input', request.input);
       work = host.runCheckpoint(input.label ?? null, ctx, runId, submission);

@@ -45,6 +45,7 @@ export function resubmission(step: StepRecord): unknown {
     case 'llm_plan':
     case 'checkpoint':
     case 'fs_op':
+    case 'gate_eval':
       return { type: step.type, client_token: step.client_token, input, ...budgets };
     default:
       return null;

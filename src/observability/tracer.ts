@@ -21,10 +21,10 @@ export function defaultTracer(): Tracer {
 }
 
 /**
- * Operation names axon emits (`gen_ai.operation.name`): GenAI's, and `checkpoint` for a
- * run's checkpoint steps, which call no model or tool.
+ * Operation names axon emits (`gen_ai.operation.name`): GenAI's, and `checkpoint` and
+ * `gate_eval` for a run's checkpoint and gate steps, which call no model or tool.
  */
-export type GenAiOperation = 'invoke_agent' | 'execute_tool' | 'chat' | 'checkpoint';
+export type GenAiOperation = 'invoke_agent' | 'execute_tool' | 'chat' | 'checkpoint' | 'gate_eval';
 
 /**
  * Starts a span named `<operation> <name>` (e.g. `invoke_agent planner`) as a child of
@@ -46,7 +46,9 @@ export function startOperationSpan(
         ? 'gen_ai.request.model'
         : operation === 'checkpoint'
           ? 'axon.checkpoint.label'
-          : 'gen_ai.agent.name';
+          : operation === 'gate_eval'
+            ? 'axon.gate.fact_type'
+            : 'gen_ai.agent.name';
   return tracer.startSpan(
     `${operation} ${name}`,
     {

@@ -16,8 +16,9 @@ import { redisStore } from '../../src/store/redis-store.js';
 import type { RunStore } from '../../src/store/run-store.js';
 import { sqliteStore } from '../../src/store/sqlite-store.js';
 import { defineTool } from '../../src/tools/define-tool.js';
+import { GATE_POLL_MS } from '../../src/actors/gate-eval.js';
 import { clearRedisPrefix } from '../support/redis.js';
-import { quietRuntime } from '../support/runtime.js';
+import { quietRuntime, settle } from '../support/runtime.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-submit-'));
 const redisBase = `axon-test:${randomUUID()}:`;
@@ -157,7 +158,7 @@ describe('step submission: kinds and refusals', () => {
 
     await expect(rt.submitStep('run_unknown', agentStep)).rejects.toBeInstanceOf(NotFoundError);
     await expect(
-      rt.submitStep(run.run_id, { ...agentStep, type: 'gate_eval' }),
+      rt.submitStep(run.run_id, { ...agentStep, type: 'gate_check' }),
     ).rejects.toBeInstanceOf(SchemaViolationError);
     await expect(
       rt.submitStep(run.run_id, { type: 'agent', input: { agent: 'nobody', message: 'x' } }),
@@ -349,4 +350,112 @@ describe('NERVE-4020: provenance on every step, and on the run when it ends', ()
       await rt.close();
     },
   );
+});
+
+describe('gate_eval steps (API.md): enough facts of a kind, now or within wait_ms', () => {
+  async function runWithFacts(store: RunStore = memoryStore()) {
+    const rt = quietRuntime({ store });
+    const { flow } = await rt.createFlow({ name: 'gates', ast: { id: randomUUID() } });
+    const run = await rt.createRun(flow.flow_id);
+    return { rt, runId: run.run_id };
+  }
+  const gate = (input: Record<string, unknown>) => ({ type: 'gate_eval', input });
+  async function outcome(rt: Runtime, runId: string, input: Record<string, unknown>) {
+    const step = await rt.submitStep(runId, gate(input));
+    await step.done;
+    return rt.getStep(step.step_id);
+  }
+
+  it('counts the run’s facts of the type whose data has every field of where', async () => {
+    const { rt, runId } = await runWithFacts(sqliteStore(join(dir, `${randomUUID()}.db`)));
+    await rt.appendFact(runId, {
+      type: 'booking',
+      data: { city: 'Lisbon', seats: 2, tags: ['a'] },
+    });
+    await rt.appendFact(runId, { type: 'booking', data: { city: 'Porto', seats: 2 } });
+    await rt.appendFact(runId, { type: 'note', data: { city: 'Lisbon' } });
+    const passed = async (input: Record<string, unknown>) =>
+      (await outcome(rt, runId, input))?.output;
+    expect(await passed({ fact_type: 'booking' })).toEqual({ passed: true });
+    expect(await passed({ fact_type: 'booking', min_count: 2 })).toEqual({ passed: true });
+    expect(await passed({ fact_type: 'booking', min_count: 3 })).toEqual({ passed: false });
+    expect(await passed({ fact_type: 'booking', where: { city: 'Lisbon' } })).toEqual({
+      passed: true,
+    });
+    expect(await passed({ fact_type: 'booking', where: { seats: 2 }, min_count: 2 })).toEqual({
+      passed: true,
+    });
+    expect(await passed({ fact_type: 'booking', where: { tags: ['a'] } })).toEqual({
+      passed: true,
+    });
+    expect(await passed({ fact_type: 'booking', where: { city: 'Lisbon', seats: 3 } })).toEqual({
+      passed: false,
+    });
+    expect(await passed({ fact_type: 'flight' })).toEqual({ passed: false });
+    const step = await outcome(rt, runId, { fact_type: 'booking' });
+    expect(step).toMatchObject({ type: 'gate_eval', name: 'booking', status: 'succeeded' });
+    expect((await rt.readStepEvents(step?.step_id ?? '')).map((e) => e.type)).toEqual([
+      'started',
+      'end',
+    ]);
+    await rt.close();
+  });
+
+  it('waits up to wait_ms for a fact to come; without one it ends passed: false', async () => {
+    const clock = new SimulatedClock(Date.parse('2026-01-01T00:00:00.000Z'));
+    const rt = quietRuntime({ clock });
+    const { flow } = await rt.createFlow({ name: 'gates', ast: { id: randomUUID() } });
+    const { run_id: runId } = await rt.createRun(flow.flow_id);
+    const status = async (id: string) => (await rt.getStep(id))?.status;
+    /** Moves the clock one poll interval at a time, letting each poll read the store. */
+    const tick = async (ms: number) => {
+      for (let t = 0; t < ms; t += GATE_POLL_MS) {
+        clock.advance(GATE_POLL_MS);
+        await settle(5);
+      }
+    };
+
+    const waiting = await rt.submitStep(runId, gate({ fact_type: 'booking', wait_ms: 10_000 }));
+    await tick(500);
+    expect(await status(waiting.step_id)).toBe('running');
+    await rt.appendFact(runId, { type: 'booking', data: { city: 'Lisbon' } });
+    await tick(GATE_POLL_MS);
+    await waiting.done;
+    expect(await rt.getStep(waiting.step_id)).toMatchObject({
+      status: 'succeeded',
+      output: { passed: true },
+    });
+
+    const lapsing = await rt.submitStep(runId, gate({ fact_type: 'flight', wait_ms: 100 }));
+    await tick(75);
+    expect(await status(lapsing.step_id)).toBe('running');
+    await tick(25);
+    await lapsing.done;
+    expect(await rt.getStep(lapsing.step_id)).toMatchObject({
+      status: 'succeeded',
+      output: { passed: false },
+    });
+    await rt.close();
+  });
+
+  it('a waiting gate ends at once when cancelled; bad input is a SCHEMA_VIOLATION', async () => {
+    const { rt, runId } = await runWithFacts();
+    const waiting = await rt.submitStep(runId, gate({ fact_type: 'booking', wait_ms: 60_000 }));
+    await settle(3);
+    await rt.cancelStep(waiting.step_id);
+    await waiting.done;
+    expect(await rt.getStep(waiting.step_id)).toMatchObject({
+      status: 'cancelled',
+      error: { code: 'CANCELLED' },
+    });
+    for (const input of [
+      {},
+      { fact_type: '' },
+      { fact_type: 'x', min_count: -1 },
+      { fact_type: 'x', extra: 1 },
+    ]) {
+      await expect(rt.submitStep(runId, gate(input))).rejects.toBeInstanceOf(SchemaViolationError);
+    }
+    await rt.close();
+  });
 });
