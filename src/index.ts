@@ -263,6 +263,8 @@ export {
   type FactInput,
 } from './actors/flow-api.js';
 export { stepSubmissionSchema, type SubmittedStep } from './actors/step-submission.js';
+export { gateEvalInputSchema, type GateEvalInput } from './actors/gate-eval.js';
+export type { FollowOptions } from './actors/step-follow.js';
 export { wireBudgetsSchema } from './actors/request-bodies.js';
 export type { AgentSnapshot } from './actors/agent-registry.js';
 export type * from './store/records.js';

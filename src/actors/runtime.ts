@@ -65,6 +65,7 @@ import { noopPolicy, type PolicyEngine } from '../policy/policy-engine.js';
 import { memoryRateLimiter } from '../policy/rate-limiter.js';
 import { runCheckpointStep } from './checkpoint-step.js';
 import { runGateEvalStep } from './gate-eval.js';
+import { followStep as followStepLog, StepFeeds, type FollowOptions } from './step-follow.js';
 import { decideApproval, type DecidedApproval } from './approvals.js';
 import { resumeRun, resumeRuns, type ResumedRun, type ResumeDeps } from './run-resume.js';
 import { RuntimeTools } from './runtime-tools.js';
@@ -105,6 +106,8 @@ export class Runtime implements AgentRuntime {
   readonly store: RunStore;
   readonly logger: Logger;
   readonly maxDepth: number;
+  /** Wakes the followers of step logs (`followStep`). */
+  readonly #feeds = new StepFeeds();
   readonly #deps: StepRunnerDeps;
   readonly #runDeps: RunRecordsDeps & FlowApiDeps;
   readonly #agents: AgentRegistry;
@@ -152,6 +155,7 @@ export class Runtime implements AgentRuntime {
       logger: this.logger,
       poolId: options.poolId ?? 'local',
       replicaId: options.replicaId ?? null,
+      feeds: this.#feeds,
     };
     this.#runDeps = {
       store: this.store,
@@ -621,6 +625,21 @@ export class Runtime implements AgentRuntime {
   /** A run's steps in creation order. */
   listSteps(runId: string): Promise<StepRecord[]> {
     return this.store.listSteps(runId);
+  }
+
+  /**
+   * Follows a step's log (API.md's `GET /v1/steps/{step_id}/stream`): every event with
+   * `seq > afterSeq` (a client's `Last-Event-ID`), then each new one once it is durable,
+   * ending after the step's `end` or `error` — at once for a step that has ended. A slow
+   * reader holds nothing up: it reads the log at its own pace. Rejects with `NotFoundError`
+   * for an unknown step.
+   *
+   * @example
+   * for await (const ev of runtime.followStep(step.step_id, { afterSeq: 3 })) console.log(ev.seq, ev.type);
+   */
+  followStep(stepId: string, options: FollowOptions = {}): AsyncGenerator<StepEvent, void> {
+    const deps = { store: this.store, clock: this.system.clock, feeds: this.#feeds };
+    return followStepLog(deps, stepId, options);
   }
 
   /**

@@ -17,6 +17,7 @@ import {
   type StepEvent,
 } from '../streams/events.js';
 import type { HandlerSink } from './run-handler.js';
+import type { StepFeeds } from './step-follow.js';
 import { StepLifecycle } from './step-lifecycle.js';
 import {
   type EndFields,
@@ -48,6 +49,8 @@ export interface StepActorOptions {
    * its log. Default 0.
    */
   readonly skip?: number;
+  /** Told each time the step has appended to its log, to wake its followers. */
+  readonly feeds?: StepFeeds | undefined;
 }
 
 /**
@@ -219,6 +222,7 @@ export class StepActor implements HandlerSink {
           this.#opts.onLogFailure?.(err);
           return;
         }
+        this.#opts.feeds?.appended(this.stepId);
         const tap = this.#opts.tap;
         if (tap) {
           // Shown to a subscriber only once durable: the log holds whatever anyone has seen.

@@ -25,6 +25,7 @@ import { armStepDeadline } from '../supervisors/step-deadline.js';
 import type { ActorSystem } from './actor-system.js';
 import { runCallsOf } from './run-calls.js';
 import { StepActor } from './step-actor.js';
+import type { StepFeeds } from './step-follow.js';
 import type { ResumeFrom } from './submitted-step.js';
 
 /** What the runner needs from its runtime. */
@@ -37,6 +38,8 @@ export interface StepRunnerDeps {
   readonly poolId: string;
   /** The replica of the pool this runtime is, reported with engine calls; `null` embedded. */
   readonly replicaId?: string | null;
+  /** Wakes the followers of a step's log (`runtime.followStep`) when it appends. */
+  readonly feeds?: StepFeeds;
 }
 
 /** One step to run. */
@@ -146,6 +149,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       ctx?.cancel(err);
     },
     ...(resume ? { lifecycle: resume.lifecycle, skip: resume.skip } : {}),
+    feeds: deps.feeds,
   });
   try {
     ctx = parentCtx.child(req.name, req.narrowing, {
