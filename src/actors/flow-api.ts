@@ -319,6 +319,16 @@ export async function listRunFacts(
   return deps.store.listFacts({ ...query, runId });
 }
 
+/** A flow's facts across its runs, in append order (NERVE-4004); `NotFoundError` for an unknown flow. */
+export async function listFlowFacts(
+  deps: FlowApiDeps,
+  flowId: string,
+  query: Omit<FactQuery, 'runId' | 'flowId'> = {},
+): Promise<FactRecord[]> {
+  if (!(await deps.store.getFlow(flowId))) throw new NotFoundError('flow', flowId);
+  return deps.store.listFacts({ ...query, flowId });
+}
+
 /**
  * Checkpoints a run (NERVE-4005): the persisted snapshot of each of its live steps' actors
  * and the last `seq` of each of its steps' logs, stored as one checkpoint.

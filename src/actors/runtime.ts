@@ -82,6 +82,7 @@ import {
   createFlow,
   createFlowRun,
   listRunFacts,
+  listFlowFacts,
   type FlowApiDeps,
 } from './flow-api.js';
 import {
@@ -514,6 +515,14 @@ export class Runtime implements AgentRuntime {
   /** A run's facts in append order, by type, after a fact, up to a limit. */
   listFacts(runId: string, query: Omit<FactQuery, 'runId' | 'flowId'> = {}): Promise<FactRecord[]> {
     return listRunFacts(this.#runDeps, runId, query);
+  }
+
+  /** A flow's facts across all its runs, in append order, by type, after a fact, up to a limit. */
+  listFlowFacts(
+    flowId: string,
+    query: Omit<FactQuery, 'runId' | 'flowId'> = {},
+  ): Promise<FactRecord[]> {
+    return listFlowFacts(this.#runDeps, flowId, query);
   }
 
   /** Checkpoints a run: its live steps' snapshots and its logs' offsets (NERVE-4005). */

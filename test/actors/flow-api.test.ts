@@ -126,13 +126,26 @@ describe('runs of a flow and their facts (NERVE-4004)', () => {
     expect(await rt.listFacts(run.run_id, { after: booking.fact_id, limit: 1 })).toEqual([note]);
     expect(booking).toMatchObject({ run_id: run.run_id, schema_uri: null, emitted_by_step: null });
     await expect(rt.listFacts('run_unknown')).rejects.toBeInstanceOf(NotFoundError);
+    // A flow's facts are queryable across its runs (NERVE-4004).
+    const other = await rt.createRun(flow.flow_id);
+    const third = await rt.appendFact(other.run_id, {
+      type: 'booking',
+      data: { city: 'Oslo', seats: 3 },
+    });
+    expect(await rt.listFlowFacts(flow.flow_id, { type: 'booking' })).toEqual([
+      booking,
+      second,
+      third,
+    ]);
+    expect(await rt.listFlowFacts(flow.flow_id, { after: second.fact_id })).toEqual([third]);
+    await expect(rt.listFlowFacts('flow_unknown')).rejects.toBeInstanceOf(NotFoundError);
     await expect(rt.appendFact('run_unknown', { type: 'x', data: 1 })).rejects.toBeInstanceOf(
       NotFoundError,
     );
     await rt.close();
   });
 
-  it('refuses a run of an unknown flow, and modes other than record for now', async () => {
+  it('refuses a run of an unknown flow, and a replay without the run it replays', async () => {
     const rt = quietRuntime();
     await expect(rt.createRun('flow_unknown')).rejects.toBeInstanceOf(NotFoundError);
     const { flow } = await rt.createFlow(flowBody);
