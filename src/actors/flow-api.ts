@@ -6,7 +6,7 @@
  */
 import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { z } from 'zod';
-import { canonicalHash } from '../context/canonical-json.js';
+import { canonicalHash, canonicalJson } from '../context/canonical-json.js';
 import { isoTime, type Clock } from '../context/clock.js';
 import type { ExecContext } from '../context/exec-context.js';
 import type { IdSource } from '../context/id-source.js';
@@ -187,9 +187,9 @@ export async function createFlow(
 
 /**
  * Starts a run of a flow (NERVE-4002). A `replay` or `strict_replay` run names the recorded
- * run in `replay_of`: `NotFoundError` if there is none; a `strict_replay` run whose seed is
- * not the recorded run's is refused with `ReplayMismatchError` (NERVE-4022). Its seed
- * defaults to the recorded run's.
+ * run in `replay_of`: `NotFoundError` if there is none; a `strict_replay` run whose seed or
+ * policy is not the recorded run's is refused with `ReplayMismatchError` (NERVE-4022). Its
+ * seed and policy default to the recorded run's.
  */
 export async function createFlowRun(
   deps: FlowApiDeps,
@@ -200,16 +200,31 @@ export async function createFlowRun(
   if (!flow) throw new NotFoundError('flow', flowId);
   const input = parseBody(runInputSchema, 'run', body ?? {});
   let seed = input.seed;
+  let policy = input.policy;
   if (input.replay_of !== null) {
     const recorded = await deps.store.getRun(input.replay_of);
     if (!recorded) throw new NotFoundError('run', input.replay_of);
-    const seedGiven = body !== null && typeof body === 'object' && 'seed' in body;
-    if (!seedGiven) seed = recorded.seed;
+    const given = (key: string): boolean =>
+      body !== null && typeof body === 'object' && key in body;
+    if (!given('seed')) seed = recorded.seed;
+    if (!given('policy')) policy = recorded.policy;
     if (input.mode === 'strict_replay' && seed !== recorded.seed) {
       throw new ReplayMismatchError(
         'seed',
         `run ${recorded.run_id} was recorded with seed ${String(recorded.seed)}, this run asks for ${String(seed)}`,
         { expected: recorded.seed, actual: seed },
+      );
+    }
+    // The run's policy can change what its steps do (tools allowed, depth): material to the
+    // output, so a strict replay must run under the recorded one (NERVE-4022).
+    if (
+      input.mode === 'strict_replay' &&
+      canonicalJson(policy) !== canonicalJson(recorded.policy)
+    ) {
+      throw new ReplayMismatchError(
+        'policy',
+        `run ${recorded.run_id} was recorded under another policy than this run's`,
+        { expected: recorded.policy, actual: policy },
       );
     }
   }
@@ -227,7 +242,7 @@ export async function createFlowRun(
     user_id: null,
     created_at: isoTime(deps.clock.now()),
     ended_at: null,
-    policy: input.policy,
+    policy,
     pool_policy: input.pool_policy,
     fs_policy: input.fs_policy,
     replay_of: input.replay_of,

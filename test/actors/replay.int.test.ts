@@ -196,6 +196,21 @@ describe('strict_replay refuses what it cannot reproduce (NERVE-4022)', () => {
     ).resolves.toMatchObject({ mode: 'replay', seed: 100 });
   });
 
+  it('a run under another policy than the recording is refused at creation; the policy defaults to it', async () => {
+    const { rt } = setup(memoryStore());
+    const { flow } = await rt.createFlow({ name: 'rivers', ast: { id: randomUUID() } });
+    const policy = { tools: { allow: ['add'], deny: [] } };
+    const recorded = await rt.createRun(flow.flow_id, { seed: 5, policy });
+    const err = await rt
+      .createRun(flow.flow_id, { mode: 'strict_replay', replay_of: recorded.run_id, policy: {} })
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ReplayMismatchError);
+    expect(err).toMatchObject({ field: 'policy', details: { expected: policy, actual: {} } });
+    await expect(
+      rt.createRun(flow.flow_id, { mode: 'strict_replay', replay_of: recorded.run_id }),
+    ).resolves.toMatchObject({ policy, seed: 5 });
+  });
+
   it.each([
     ['prompt_hash', llmStep('t-1', 'Name three mountains')],
     [
