@@ -31,21 +31,19 @@ import { FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './sqlite-checkpo
 import { migrate } from './sqlite-migrations.js';
 import { LogEnds, type LogEnd } from './sqlite-log-ends.js';
 import { PendingRows } from './sqlite-pending.js';
+import { RowPatches } from './sqlite-patches.js';
 import { settle, TurnCommit } from './sqlite-turn-commit.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
 import {
   eventsFromChunk,
-  fieldJson,
   flowFromRow,
   json,
   parse,
   recordingFromRow,
   runFromRow,
   runRow,
-  RUN_FIELD_AT,
   stepFromRow,
   stepRow,
-  STEP_FIELD_AT,
   storedEventJson,
   type CheckpointRow,
   type ChunkRow,
@@ -127,6 +125,7 @@ export class SqliteRunStore implements RunStore {
     const db = this.db;
     this.#stmt = prepareStatements(db);
     this.#pending = new PendingRows(db);
+    this.#patches = new RowPatches(db);
     this.#logEnds = new LogEnds(db);
     this.#approvals = new SqliteApprovals(
       db,
@@ -147,7 +146,7 @@ export class SqliteRunStore implements RunStore {
       const row = this.#stmt.getRun.get(runId) as RunRow | undefined;
       if (!row) return null;
       const total = addUsage(runFromRow(row).budget_usage, usage);
-      this.#patch('runs', runId, { budget_usage: total });
+      this.#patches.apply('runs', runId, { budget_usage: total });
       return total;
     });
     this.#putFlow = db.transaction((flow: FlowRecord) => {
@@ -218,8 +217,8 @@ export class SqliteRunStore implements RunStore {
   readonly #putFlow: Database.Transaction<
     (flow: FlowRecord) => { flow: FlowRecord; created: boolean }
   >;
-  /** UPDATE statements by table and patched columns. */
-  readonly #patches = new Map<string, Database.Statement>();
+  /** Updates of written runs and steps. */
+  readonly #patches: RowPatches;
 
   /** Holds a new step; refuses a taken id (Conflict) and an unknown run (NotFound). */
   #insertStep(step: StepRecord): void {
@@ -264,39 +263,8 @@ export class SqliteRunStore implements RunStore {
   updateRun(runId: string, patch: RunPatch): Promise<void> {
     return this.#writeHeld(() => {
       if (this.#pending.patchRun(runId, patch)) return;
-      if (!this.#patch('runs', runId, patch)) throw new NotFoundError('run', runId);
+      if (!this.#patches.apply('runs', runId, patch)) throw new NotFoundError('run', runId);
     });
-  }
-
-  /**
-   * Updates a written row's patched fields (the run's `status` column; the rest inside its
-   * record array, with `json_set`); false when there is no such row.
-   */
-  #patch(table: 'runs' | 'steps', id: string, patch: object): boolean {
-    const keys = Object.keys(patch).filter(
-      (k) => (patch as Record<string, unknown>)[k] !== undefined,
-    );
-    if (keys.length === 0) {
-      const exists = table === 'runs' ? this.#stmt.runExists : this.#stmt.stepExists;
-      return exists.get(id) !== undefined;
-    }
-    const key = `${table}:${keys.join(',')}`;
-    let statement = this.#patches.get(key);
-    if (!statement) {
-      statement = this.db.prepare(patchSql(table, keys));
-      this.#patches.set(key, statement);
-    }
-    // By position: the column first (a run's status), then the record's fields, then the id.
-    const values: unknown[] = [];
-    if (table === 'runs' && keys.includes('status')) {
-      values.push((patch as Record<string, unknown>)['status']);
-    }
-    for (const k of keys) {
-      if (table === 'runs' && k === 'status') continue;
-      values.push(fieldJson(k, (patch as Record<string, unknown>)[k]));
-    }
-    values.push(id);
-    return statement.run(...values).changes > 0;
   }
 
   createStep(step: StepRecord): Promise<void> {
@@ -483,7 +451,7 @@ export class SqliteRunStore implements RunStore {
 
   updateStep(stepId: string, patch: StepPatch): Promise<void> {
     return this.#writeHeld(() => {
-      if (!this.#pending.patchStep(stepId, patch) && !this.#patch('steps', stepId, patch)) {
+      if (!this.#pending.patchStep(stepId, patch) && !this.#patches.apply('steps', stepId, patch)) {
         throw new NotFoundError('step', stepId);
       }
       // A finished step's log is complete: no more appends to remember its end for.
@@ -561,26 +529,6 @@ export class SqliteRunStore implements RunStore {
     // Both at once: a failed commit is not left unheard while the thread stops.
     return Promise.all([done, this.#checkpointer.close()]).then(() => undefined);
   }
-}
-
-/**
- * The UPDATE of a written run or step that sets `keys`: a run's `status` column, and the
- * other fields at their places in the row's record array (each bound as JSON text).
- */
-function patchSql(table: 'runs' | 'steps', keys: readonly string[]): string {
-  const at = table === 'runs' ? RUN_FIELD_AT : STEP_FIELD_AT;
-  const paths: string[] = [];
-  for (const k of keys) {
-    if (table === 'runs' && k === 'status') continue;
-    const i = at.get(k);
-    if (i === undefined) throw new TypeError(`no field ${k} to patch`);
-    paths.push(`'$[${i}]', json(?)`);
-  }
-  const sets: string[] = [];
-  if (table === 'runs' && keys.includes('status')) sets.push('status = ?');
-  if (paths.length > 0) sets.push(`record = json_set(record, ${paths.join(', ')})`);
-  const id = table === 'runs' ? 'run_id' : 'step_id';
-  return `UPDATE ${table} SET ${sets.join(', ')} WHERE ${id} = ?`;
 }
 
 /** A {@link SqliteRunStore} on the file at `path` (created, with its folder, if missing). */
