@@ -144,12 +144,12 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     store: deps.store,
     clock: system.clock,
     tap: req.tap === undefined ? parentCtx.tap : req.tap,
+    feeds: deps.feeds,
     onLogFailure: (err) => {
       logFailure ??= err;
       ctx?.cancel(err);
     },
     ...(resume ? { lifecycle: resume.lifecycle, skip: resume.skip } : {}),
-    feeds: deps.feeds,
   });
   try {
     ctx = parentCtx.child(req.name, req.narrowing, {
