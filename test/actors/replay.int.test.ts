@@ -416,32 +416,44 @@ describe('record and replay from a worker thread', () => {
 });
 
 describe('determinism suite: 64 fixed seeds, record then strict_replay (NERVE-4021)', () => {
-  it('every stream replays byte for byte, and the same seed records the same bytes twice', async () => {
-    const { rt } = setup(memoryStore());
-    const { flow } = await rt.createFlow({ name: 'determinism', ast: { id: randomUUID() } });
-    const streams = new Set<string>();
-    for (let seed = 1; seed <= 64; seed++) {
-      const body = llmStep(`seed-${seed}`, `Describe the city of seed ${seed % 7}`);
-      const recorded = await rt.createRun(flow.flow_id, { seed });
-      const again = await rt.createRun(flow.flow_id, { seed });
-      const strict = await rt.createRun(flow.flow_id, {
-        mode: 'strict_replay',
-        seed,
-        replay_of: recorded.run_id,
-      });
-      const bytes: Buffer[] = [];
-      for (const run of [recorded, again, strict]) {
-        const step = await runStep(rt, run.run_id, body);
-        expect(step.status, `seed ${seed}, run ${run.mode}`).toBe('succeeded');
-        bytes.push(Buffer.from((await tokens(rt, step.step_id)).join(''), 'utf8'));
+  it.each([
+    ['memory', (): RunStore => memoryStore()],
+    ['sqlite', (): RunStore => sqliteStore(resources.file())],
+    ['redis', (): RunStore => redisStore({ prefix: resources.prefix() })],
+  ])(
+    'on the %s store, every stream replays token for token and byte for byte, and the same seed records the same stream twice',
+    async (_name, make) => {
+      const { rt } = setup(make());
+      const { flow } = await rt.createFlow({ name: 'determinism', ast: { id: randomUUID() } });
+      const streams = new Set<string>();
+      for (let seed = 1; seed <= 64; seed++) {
+        const body = llmStep(`seed-${seed}`, `Describe the city of seed ${seed % 7}`);
+        const recorded = await rt.createRun(flow.flow_id, { seed });
+        const again = await rt.createRun(flow.flow_id, { seed });
+        const strict = await rt.createRun(flow.flow_id, {
+          mode: 'strict_replay',
+          seed,
+          replay_of: recorded.run_id,
+        });
+        // Each stream as bytes, token by token: a length before each token's UTF-8, so
+        // streams equal here have the same tokens with the same boundaries.
+        const bytes: Buffer[] = [];
+        for (const run of [recorded, again, strict]) {
+          const step = await runStep(rt, run.run_id, body);
+          expect(step.status, `seed ${seed}, run ${run.mode}`).toBe('succeeded');
+          const parts = (await tokens(rt, step.step_id)).map((t) => Buffer.from(t, 'utf8'));
+          bytes.push(
+            Buffer.concat(parts.flatMap((p) => [Buffer.from(`${p.length}:`, 'latin1'), p])),
+          );
+        }
+        const [a, b, c] = bytes as [Buffer, Buffer, Buffer];
+        expect(a.length, `seed ${seed}`).toBeGreaterThan(0);
+        expect(b.equals(a), `seed ${seed}: a second recording`).toBe(true);
+        expect(c.equals(a), `seed ${seed}: strict replay`).toBe(true);
+        streams.add(a.toString('hex'));
       }
-      const [a, b, c] = bytes as [Buffer, Buffer, Buffer];
-      expect(a.length, `seed ${seed}`).toBeGreaterThan(0);
-      expect(b.equals(a), `seed ${seed}: a second recording`).toBe(true);
-      expect(c.equals(a), `seed ${seed}: strict replay`).toBe(true);
-      streams.add(a.toString('hex'));
-    }
-    // The seed decides the text: 64 seeds over 7 prompts give (nearly) 64 different streams.
-    expect(streams.size).toBeGreaterThan(56);
-  });
+      // The seed decides the text: 64 seeds over 7 prompts give (nearly) 64 different streams.
+      expect(streams.size).toBeGreaterThan(56);
+    },
+  );
 });
