@@ -151,7 +151,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 5,
     name: 'compact run and step rows, step logs in chunks, step budgets',
     // Runs and steps keep their queried fields as columns and the rest as a JSON array (the
-    // order of RUN_FIELDS and STEP_FIELDS in sqlite-rows.ts); a step's log is kept in chunks,
+    // order of RUN_LAYOUT and STEP_LAYOUT in sqlite-rows.ts); a step's log is kept in chunks,
     // one row per step per transaction, each event without its step_id and seq. Steps refer
     // to their run, and chunks to their step, by rowid: their indexes hold small integers,
     // which a commit rewrites far fewer pages of than ids. Rowids are kept, so runs and steps

@@ -1,65 +1,56 @@
 /**
  * @module Updates of the SQLite store's written rows (schema 5, `sqlite-rows.ts`): a run's
- * `status` column, and every other field at its place in the row's record array, set with
+ * `status` column, and every changing field at its place in the row's record array, set with
  * `json_set` (each value bound as JSON text). A held row is updated in memory instead
- * (`sqlite-pending.ts`). One statement per table and set of fields, prepared when first
- * needed.
+ * (`sqlite-pending.ts`); both go by the table's `RowLayout`. One statement per table and
+ * set of fields, prepared when first needed.
  */
 import type Database from 'better-sqlite3';
-import { fieldJson, RUN_FIELD_AT, STEP_FIELD_AT } from './sqlite-rows.js';
+import { fieldJson, splitPatch, type RowLayout, type SplitPatch } from './sqlite-rows.js';
 
-/** The tables whose rows an update may change. */
-export type PatchedTable = 'runs' | 'steps';
-
-/** The UPDATE of a written run or step that sets `keys`. */
-function patchSql(table: PatchedTable, keys: readonly string[]): string {
-  const at = table === 'runs' ? RUN_FIELD_AT : STEP_FIELD_AT;
-  const paths: string[] = [];
-  for (const k of keys) {
-    if (table === 'runs' && k === 'status') continue;
-    const i = at.get(k);
-    if (i === undefined) throw new TypeError(`no field ${k} to patch`);
-    paths.push(`'$[${i}]', json(?)`);
+/** The UPDATE of a written row that sets what `split` sets. */
+function patchSql(layout: RowLayout, split: SplitPatch): string {
+  const sets = split.columns.map(([name]) => `${name} = ?`);
+  if (split.fields.length > 0) {
+    const paths = split.fields.map(([at]) => `'$[${layout.fixed + at}]', json(?)`);
+    sets.push(`record = json_set(record, ${paths.join(', ')})`);
   }
-  const sets: string[] = [];
-  if (table === 'runs' && keys.includes('status')) sets.push('status = ?');
-  if (paths.length > 0) sets.push(`record = json_set(record, ${paths.join(', ')})`);
-  const id = table === 'runs' ? 'run_id' : 'step_id';
-  return `UPDATE ${table} SET ${sets.join(', ')} WHERE ${id} = ?`;
+  return `UPDATE ${layout.table} SET ${sets.join(', ')} WHERE ${layout.id} = ?`;
 }
 
-/** The updates of written runs and steps. */
+/** The updates of a table's written rows. */
 export class RowPatches {
   readonly #db: Database.Database;
-  readonly #exists: Readonly<Record<PatchedTable, Database.Statement>>;
-  /** UPDATE statements by table and patched fields. */
+  readonly #layout: RowLayout;
+  /** Whether a row exists, by id (the store's own statement): an empty patch's answer. */
+  readonly #exists: Database.Statement;
+  /** UPDATE statements by patched columns and fields. */
   readonly #statements = new Map<string, Database.Statement>();
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, layout: RowLayout, exists: Database.Statement) {
     this.#db = db;
-    this.#exists = {
-      runs: db.prepare('SELECT 1 FROM runs WHERE run_id = ?'),
-      steps: db.prepare('SELECT 1 FROM steps WHERE step_id = ?'),
-    };
+    this.#layout = layout;
+    this.#exists = exists;
   }
 
-  /** Sets the patch's defined fields of the row `id`; false when there is no such row. */
-  apply(table: PatchedTable, id: string, patch: object): boolean {
-    const fields = patch as Record<string, unknown>;
-    const keys = Object.keys(fields).filter((k) => fields[k] !== undefined);
-    if (keys.length === 0) return this.#exists[table].get(id) !== undefined;
-    const key = `${table}:${keys.join(',')}`;
+  /**
+   * Sets the patch's defined fields of the row `id`; false when there is no such row. A
+   * field an update cannot set is a `TypeError`.
+   */
+  apply(id: string, patch: object): boolean {
+    const split = splitPatch(this.#layout, patch);
+    if (split.columns.length === 0 && split.fields.length === 0) {
+      return this.#exists.get(id) !== undefined;
+    }
+    const key = [...split.columns.map(([n]) => n), ...split.fields.map(([, n]) => n)].join(',');
     let statement = this.#statements.get(key);
     if (!statement) {
-      statement = this.#db.prepare(patchSql(table, keys));
+      statement = this.#db.prepare(patchSql(this.#layout, split));
       this.#statements.set(key, statement);
     }
-    // By position: the column first (a run's status), then the record's fields, then the id.
-    const values: unknown[] = [];
-    if (table === 'runs' && keys.includes('status')) values.push(fields['status']);
-    for (const k of keys) {
-      if (table !== 'runs' || k !== 'status') values.push(fieldJson(k, fields[k]));
-    }
+    // By position: the columns, then the record's fields, then the id.
+    const values: unknown[] = split.columns.map(([, value]) => value);
+    for (const [, name, value] of split.fields) values.push(fieldJson(name, value));
     values.push(id);
     return statement.run(...values).changes > 0;
   }

@@ -21,12 +21,10 @@ import {
   CHUNK_COLUMNS,
   fieldJson,
   recordText,
-  RUN_COLUMNS,
-  RUN_FIELDS,
-  RUN_FIXED,
-  STEP_COLUMNS,
-  STEP_FIELDS,
-  STEP_FIXED,
+  RUN_LAYOUT,
+  splitPatch,
+  STEP_LAYOUT,
+  type RowLayout,
   type RowParts,
 } from './sqlite-rows.js';
 
@@ -76,20 +74,11 @@ class MultiInsert {
 
 /** The held rows of the runs or the steps table, by id, in the order they were added. */
 class HeldRecords {
-  /** Columns a patch may set, by name: their index in a row's columns. */
-  readonly #columnAt: ReadonlyMap<string, number>;
-  /** Fields a patch may set (those after the fixed ones), by name: their index in `changing`. */
-  readonly #changingAt: ReadonlyMap<string, number>;
+  readonly #layout: RowLayout;
   #rows = new Map<string, RowParts>();
 
-  constructor(
-    columns: readonly string[],
-    patchable: readonly string[],
-    fields: readonly string[],
-    fixed: number,
-  ) {
-    this.#columnAt = new Map(patchable.map((c) => [c, columns.indexOf(c)]));
-    this.#changingAt = new Map(fields.slice(fixed).map((f, i) => [f, i]));
+  constructor(layout: RowLayout) {
+    this.#layout = layout;
   }
 
   get size(): number {
@@ -112,17 +101,11 @@ class HeldRecords {
   patch(id: string, patch: object): boolean {
     const row = this.#rows.get(id);
     if (!row) return false;
-    const entries = Object.entries(patch).filter(([, value]) => value !== undefined);
-    for (const [key] of entries) {
-      if (!this.#columnAt.has(key) && !this.#changingAt.has(key)) {
-        throw new TypeError(`no field ${key} to patch`);
-      }
+    const { columns, fields } = splitPatch(this.#layout, patch);
+    for (const [name, value] of columns) {
+      row.columns[this.#layout.columns.indexOf(name)] = value as Value;
     }
-    for (const [key, value] of entries) {
-      const column = this.#columnAt.get(key);
-      if (column !== undefined) row.columns[column] = value as Value;
-      else row.changing[this.#changingAt.get(key) ?? 0] = fieldJson(key, value);
-    }
+    for (const [at, name, value] of fields) row.changing[at] = fieldJson(name, value);
     return true;
   }
 
@@ -210,8 +193,8 @@ export class PendingRows {
   readonly #insertRuns: MultiInsert;
   readonly #insertSteps: MultiInsert;
   readonly #insertChunks: MultiInsert;
-  readonly #runs = new HeldRecords(RUN_COLUMNS, ['status'], RUN_FIELDS, RUN_FIXED);
-  readonly #steps = new HeldRecords(STEP_COLUMNS, [], STEP_FIELDS, STEP_FIXED);
+  readonly #runs = new HeldRecords(RUN_LAYOUT);
+  readonly #steps = new HeldRecords(STEP_LAYOUT);
   readonly #chunks = new HeldChunks();
   readonly #maxRunRef: Database.Statement;
   readonly #maxStepRef: Database.Statement;
@@ -220,8 +203,8 @@ export class PendingRows {
   #nextStepRef: number | null = null;
 
   constructor(db: Database.Database) {
-    this.#insertRuns = new MultiInsert(db, 'runs', RUN_COLUMNS);
-    this.#insertSteps = new MultiInsert(db, 'steps', STEP_COLUMNS);
+    this.#insertRuns = new MultiInsert(db, 'runs', RUN_LAYOUT.columns);
+    this.#insertSteps = new MultiInsert(db, 'steps', STEP_LAYOUT.columns);
     this.#insertChunks = new MultiInsert(db, 'event_chunks', CHUNK_COLUMNS);
     this.#maxRunRef = maxRowid(db, 'runs');
     this.#maxStepRef = maxRowid(db, 'steps');

@@ -2,20 +2,20 @@
  * @module The SQLite store's rows (schema 5): how runs and steps become rows and back, and
  * how a step's events become the chunks of its log.
  *
- * A run's row and a step's row keep as columns what the store looks rows up by (ids, the
- * run's flow and status, the step's client token); the rest of the record is one JSON array,
- * its fields in a fixed order ({@link RUN_FIELDS}, {@link STEP_FIELDS}). Why not a column
- * each: better-sqlite3 binds every parameter through V8 (about 0.1 µs each), and a two-step
- * run bound 70 of them; now it binds 12. A field added later goes at the end of its array,
- * and a row written before it is read with the field's default.
+ * A run's row and a step's row keep as columns what the store looks rows up by (its rowid,
+ * ids, the run's flow and status, the step's run and client token); the rest of the record is
+ * one JSON array, its fields in a fixed order ({@link RUN_LAYOUT}, {@link STEP_LAYOUT}): first
+ * those fixed at creation, then those an update may change. Why not a column each:
+ * better-sqlite3 binds every parameter through V8 (about 0.1 µs each), and a two-step run
+ * bound 70 of them; now it binds 14. A field added later goes at the end of its array, and
+ * the migration that adds it fills it in older rows.
  *
  * Provenance is stored as what differs from {@link emptyProvenance} (`{}` for a step that made
- * no engine call, which is most of them) and read back whole.
+ * no engine call) and read back whole.
  *
  * A step's log is stored in chunks: the events a transaction appends to one step are one
- * row, `(step_id, last_seq, first_seq, events)`, `events` a JSON array of the events without
- * their `step_id` and `seq` (the chunk gives them). See `docs/concepts.md`, "The SQLite
- * store's rows".
+ * row, `(step_ref, last_seq, first_seq, events)`, `events` a JSON array of the events without
+ * their `step_id` and `seq` (the chunk gives them). See `docs/concepts.md`, "The store".
  */
 import {
   copyStartedOptions,
@@ -30,7 +30,7 @@ export interface RunRow {
   run_id: string;
   flow_id: string | null;
   status: string;
-  /** JSON array of the run's {@link RUN_FIELDS}, in order. */
+  /** JSON array of the run's fields, in {@link RUN_LAYOUT}'s order. */
   record: string;
 }
 
@@ -42,7 +42,7 @@ export interface StepRow {
   step_id: string;
   run_id: string;
   client_token: string | null;
-  /** JSON array of the step's {@link STEP_FIELDS}, in order. */
+  /** JSON array of the step's fields, in {@link STEP_LAYOUT}'s order. */
   record: string;
 }
 
@@ -54,18 +54,32 @@ export interface ChunkRow {
 }
 
 /** The columns of a run's row, in the order its insert binds them. */
-export const RUN_COLUMNS = ['run_ref', 'run_id', 'flow_id', 'status', 'record'] as const;
+const RUN_COLUMNS = ['run_ref', 'run_id', 'flow_id', 'status', 'record'] as const;
 /** The columns of a step's row, in the order its insert binds them. */
-export const STEP_COLUMNS = ['step_ref', 'step_id', 'run_ref', 'client_token', 'record'] as const;
+const STEP_COLUMNS = ['step_ref', 'step_id', 'run_ref', 'client_token', 'record'] as const;
 /** The columns of a chunk of a step's log, in the order its insert binds them. */
 export const CHUNK_COLUMNS = ['step_ref', 'last_seq', 'first_seq', 'events'] as const;
 
 /**
- * The fields of a run's `record` array, in order: first those fixed when the run is created,
- * then those an update may change (`RunPatch`'s, but the status, a column). Never reorder:
+ * How a table's rows are laid out: its columns, and the fields of its `record` array — first
+ * those fixed at creation, then those an update may change. Never reorder a record's fields:
  * a field added later goes at the end.
  */
-export const RUN_FIELDS = [
+export interface RowLayout {
+  readonly table: 'runs' | 'steps';
+  /** The column a row is found by. */
+  readonly id: 'run_id' | 'step_id';
+  /** The insert's columns, in the order it binds them; `record` last. */
+  readonly columns: readonly string[];
+  /** Columns an update may set (a run's status). */
+  readonly patchableColumns: readonly string[];
+  /** The fields of `record`, in order. */
+  readonly fields: readonly string[];
+  /** How many of {@link fields} are fixed at creation; an update may set those after. */
+  readonly fixed: number;
+}
+
+const RUN_FIELDS = [
   'mode',
   'seed',
   'budgets',
@@ -82,15 +96,8 @@ export const RUN_FIELDS = [
   'provenance',
   'ended_at',
 ] as const satisfies readonly (keyof RunRecord)[];
-/** How many of {@link RUN_FIELDS} are fixed at creation. */
-export const RUN_FIXED = 12;
 
-/**
- * The fields of a step's `record` array, in order: first those fixed when the step is
- * created, then those an update may change (`StepPatch`'s). Never reorder: a field added
- * later goes at the end.
- */
-export const STEP_FIELDS = [
+const STEP_FIELDS = [
   'type',
   'name',
   'parent_step_id',
@@ -107,14 +114,52 @@ export const STEP_FIELDS = [
   'started_at',
   'ended_at',
 ] as const satisfies readonly (keyof StepRecord)[];
-/** How many of {@link STEP_FIELDS} are fixed at creation. */
-export const STEP_FIXED = 8;
 
-/** Where each field sits in its record array. */
-export const RUN_FIELD_AT: ReadonlyMap<string, number> = new Map(RUN_FIELDS.map((f, i) => [f, i]));
-export const STEP_FIELD_AT: ReadonlyMap<string, number> = new Map(
-  STEP_FIELDS.map((f, i) => [f, i]),
-);
+/** A run's row; `RunPatch`'s fields but the status (a column) are its changing ones. */
+export const RUN_LAYOUT: RowLayout = {
+  table: 'runs',
+  id: 'run_id',
+  columns: RUN_COLUMNS,
+  patchableColumns: ['status'],
+  fields: RUN_FIELDS,
+  fixed: RUN_FIELDS.indexOf('budget_usage'),
+};
+
+/** A step's row; `StepPatch`'s fields are its changing ones. */
+export const STEP_LAYOUT: RowLayout = {
+  table: 'steps',
+  id: 'step_id',
+  columns: STEP_COLUMNS,
+  patchableColumns: [],
+  fields: STEP_FIELDS,
+  fixed: STEP_FIELDS.indexOf('status'),
+};
+
+/** What a patch sets: columns by name, changing fields by their index among the changing. */
+export interface SplitPatch {
+  readonly columns: readonly (readonly [name: string, value: unknown])[];
+  readonly fields: readonly (readonly [index: number, name: string, value: unknown])[];
+}
+
+/**
+ * The defined entries of `patch` as `layout` stores them. A key that is neither a patchable
+ * column nor a changing field is a `TypeError`, before anything is set.
+ */
+export function splitPatch(layout: RowLayout, patch: object): SplitPatch {
+  const columns: (readonly [string, unknown])[] = [];
+  const fields: (readonly [number, string, unknown])[] = [];
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    if (layout.patchableColumns.includes(key)) {
+      columns.push([key, value]);
+      continue;
+    }
+    const at = layout.fields.indexOf(key);
+    if (at < layout.fixed) throw new TypeError(`no field ${key} of ${layout.table} to patch`);
+    fields.push([at - layout.fixed, key, value]);
+  }
+  return { columns, fields };
+}
 
 const EMPTY_PROVENANCE: Readonly<Record<string, unknown>> = Object.freeze(emptyProvenance());
 const NO_FIELDS: Readonly<Record<string, never>> = Object.freeze({});
@@ -164,11 +209,11 @@ export interface RowParts {
   readonly changing: string[];
 }
 
-/** The JSON texts of `record`'s `fields` from `from` on. */
-function changingTexts(record: object, fields: readonly string[], from: number): string[] {
+/** The JSON texts of `record`'s changing fields. */
+function changingTexts(record: object, layout: RowLayout): string[] {
   const out: string[] = [];
-  for (let i = from; i < fields.length; i++) {
-    const f = fields[i] as string;
+  for (let i = layout.fixed; i < layout.fields.length; i++) {
+    const f = layout.fields[i] as string;
     out.push(fieldJson(f, (record as Record<string, unknown>)[f]));
   }
   return out;
@@ -179,8 +224,9 @@ export function recordText(row: RowParts): string {
   return `[${row.fixed},${row.changing.join(',')}]`;
 }
 
-/** A run as its row's parts (see {@link RUN_FIELDS}), with its rowid. */
+/** A run as its row's parts (see {@link RUN_LAYOUT}), with its rowid. */
 export function runRow(r: RunRecord, ref: number): RowParts {
+  // The fixed fields, in RUN_LAYOUT's order: one stringify, no loop over names.
   const fixed = JSON.stringify([
     r.mode,
     r.seed,
@@ -199,12 +245,13 @@ export function runRow(r: RunRecord, ref: number): RowParts {
     id: r.run_id,
     columns: [ref, r.run_id, r.flow_id, r.status],
     fixed: fixed.slice(1, -1),
-    changing: changingTexts(r, RUN_FIELDS, RUN_FIXED),
+    changing: changingTexts(r, RUN_LAYOUT),
   };
 }
 
-/** A step as its row's parts (see {@link STEP_FIELDS}), with its rowid and its run's. */
+/** A step as its row's parts (see {@link STEP_LAYOUT}), with its rowid and its run's. */
 export function stepRow(s: StepRecord, ref: number, runRef: number): RowParts {
+  // The fixed fields, in STEP_LAYOUT's order: one stringify, no loop over names.
   const fixed = JSON.stringify([
     s.type,
     s.name,
@@ -219,10 +266,11 @@ export function stepRow(s: StepRecord, ref: number, runRef: number): RowParts {
     id: s.step_id,
     columns: [ref, s.step_id, runRef, s.client_token],
     fixed: fixed.slice(1, -1),
-    changing: changingTexts(s, STEP_FIELDS, STEP_FIXED),
+    changing: changingTexts(s, STEP_LAYOUT),
   };
 }
 
+/** A run from its row; `f[i]` is field `i` of {@link RUN_LAYOUT}. */
 export function runFromRow(r: RunRow): RunRecord {
   const f = JSON.parse(r.record) as unknown[];
   return {
@@ -247,6 +295,7 @@ export function runFromRow(r: RunRow): RunRecord {
   };
 }
 
+/** A step from its row; `f[i]` is field `i` of {@link STEP_LAYOUT}. */
 export function stepFromRow(r: StepRow): StepRecord {
   const f = JSON.parse(r.record) as unknown[];
   return {

@@ -41,8 +41,10 @@ import {
   parse,
   recordingFromRow,
   runFromRow,
+  RUN_LAYOUT,
   runRow,
   stepFromRow,
+  STEP_LAYOUT,
   stepRow,
   storedEventJson,
   type CheckpointRow,
@@ -125,7 +127,8 @@ export class SqliteRunStore implements RunStore {
     const db = this.db;
     this.#stmt = prepareStatements(db);
     this.#pending = new PendingRows(db);
-    this.#patches = new RowPatches(db);
+    this.#runPatches = new RowPatches(db, RUN_LAYOUT, this.#stmt.runExists);
+    this.#stepPatches = new RowPatches(db, STEP_LAYOUT, this.#stmt.stepExists);
     this.#logEnds = new LogEnds(db);
     this.#approvals = new SqliteApprovals(
       db,
@@ -146,7 +149,7 @@ export class SqliteRunStore implements RunStore {
       const row = this.#stmt.getRun.get(runId) as RunRow | undefined;
       if (!row) return null;
       const total = addUsage(runFromRow(row).budget_usage, usage);
-      this.#patches.apply('runs', runId, { budget_usage: total });
+      this.#runPatches.apply(runId, { budget_usage: total });
       return total;
     });
     this.#putFlow = db.transaction((flow: FlowRecord) => {
@@ -218,7 +221,8 @@ export class SqliteRunStore implements RunStore {
     (flow: FlowRecord) => { flow: FlowRecord; created: boolean }
   >;
   /** Updates of written runs and steps. */
-  readonly #patches: RowPatches;
+  readonly #runPatches: RowPatches;
+  readonly #stepPatches: RowPatches;
 
   /** Holds a new step; refuses a taken id (Conflict) and an unknown run (NotFound). */
   #insertStep(step: StepRecord): void {
@@ -263,7 +267,7 @@ export class SqliteRunStore implements RunStore {
   updateRun(runId: string, patch: RunPatch): Promise<void> {
     return this.#writeHeld(() => {
       if (this.#pending.patchRun(runId, patch)) return;
-      if (!this.#patches.apply('runs', runId, patch)) throw new NotFoundError('run', runId);
+      if (!this.#runPatches.apply(runId, patch)) throw new NotFoundError('run', runId);
     });
   }
 
@@ -451,7 +455,7 @@ export class SqliteRunStore implements RunStore {
 
   updateStep(stepId: string, patch: StepPatch): Promise<void> {
     return this.#writeHeld(() => {
-      if (!this.#pending.patchStep(stepId, patch) && !this.#patches.apply('steps', stepId, patch)) {
+      if (!this.#pending.patchStep(stepId, patch) && !this.#stepPatches.apply(stepId, patch)) {
         throw new NotFoundError('step', stepId);
       }
       // A finished step's log is complete: no more appends to remember its end for.

@@ -10,7 +10,7 @@ import { MIGRATIONS } from '../../src/store/sqlite-migrations.js';
 import { migrate, sqliteStore, type SqliteRunStore } from '../../src/store/sqlite-store.js';
 import { emptyProvenance, type StepEvent } from '../../src/streams/events.js';
 import { makeFact, makeRun, makeStep, narration } from '../support/records.js';
-import type { StepRecord } from '../../src/store/records.js';
+import type { RunPatch, StepPatch, StepRecord } from '../../src/store/records.js';
 import { describeRunStore } from './run-store.conformance.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-sqlite-'));
@@ -398,6 +398,28 @@ describe('SqliteRunStore', () => {
         provenance: { seed: 42, engine: 'scripted', tokens_out: 9 },
       },
     ]);
+    await store.close();
+  });
+
+  it('an update may set only what changes after creation, held or written: anything else is a TypeError and changes nothing', async () => {
+    const store = sqliteStore(file());
+    const run = makeRun();
+    const step = makeStep(run.run_id);
+    await store.createRun(run);
+    await store.createStep(step);
+    const bad = { status: 'succeeded', name: 'renamed' } as unknown as StepPatch;
+    // Held (this turn), then written (after the commit).
+    await expect(store.updateStep(step.step_id, bad)).rejects.toThrow(TypeError);
+    await expect(
+      store.updateRun(run.run_id, { entry: 'other' } as unknown as RunPatch),
+    ).rejects.toThrow(/no field entry of runs/);
+    await store.flush();
+    await expect(store.updateStep(step.step_id, bad)).rejects.toThrow(/no field name of steps/);
+    await expect(
+      store.updateRun(run.run_id, { entry: 'other' } as unknown as RunPatch),
+    ).rejects.toThrow(TypeError);
+    expect(await store.getStep(step.step_id)).toEqual(step);
+    expect(await store.getRun(run.run_id)).toEqual(run);
     await store.close();
   });
 
