@@ -3,7 +3,7 @@
  * Run with `--expose-gc` (the npm script does). Targets: `metrics.heap_bytes_per_actor` ≤
  * 10240, `metrics.actors_alive` ≥ 100000.
  */
-import { createRuntime } from '../src/actors/runtime.js';
+import { createRuntime } from '../src/runtime/runtime.js';
 import { createLogger } from '../src/observability/logger.js';
 import { report } from './harness.js';
 

@@ -11,7 +11,7 @@
  */
 import { Session } from 'node:inspector/promises';
 import { defineAgent } from '../src/actors/define-agent.js';
-import { createRuntime, type Runtime } from '../src/actors/runtime.js';
+import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { createLogger } from '../src/observability/logger.js';
 import { memoryStore } from '../src/store/memory-store.js';
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { defineAgent } from '../src/actors/define-agent.js';
-import { createRuntime, type Runtime } from '../src/actors/runtime.js';
+import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { createLogger } from '../src/observability/logger.js';
 import { memoryStore } from '../src/store/memory-store.js';
 import { NO_RUN_SETTINGS, zeroUsage } from '../src/store/records.js';

@@ -8,7 +8,7 @@
  * `metrics.slow_consumer_heap_mb`.
  */
 import { defineAgent } from '../src/actors/define-agent.js';
-import { createRuntime, type Runtime } from '../src/actors/runtime.js';
+import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { createLogger } from '../src/observability/logger.js';
 import { MemoryRunStore } from '../src/store/memory-store.js';
 import type { StepEvent } from '../src/streams/events.js';

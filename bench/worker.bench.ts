@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { defineAgent } from '../src/actors/define-agent.js';
-import { createRuntime } from '../src/actors/runtime.js';
+import { createRuntime } from '../src/runtime/runtime.js';
 import { createLogger } from '../src/observability/logger.js';
 import { interleave, report } from './harness.js';
 

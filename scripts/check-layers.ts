@@ -1,6 +1,6 @@
 /**
- * @module Checks DESIGN.md's layering: each folder of src/ imports only from its own layer
- * or layers below it, never from src/index.ts. Exits 1 listing every violation.
+ * @module Checks the layering of docs/architecture.md: each folder of src/ imports only from
+ * its own layer or layers below it, never from src/index.ts. Exits 1 listing every violation.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -10,7 +10,12 @@ const LAYERS: readonly (readonly string[])[] = [
   ['context', 'observability', 'errors'],
   ['store', 'streams'],
   ['engines', 'tools', 'adapters', 'memory', 'policy'],
-  ['actors', 'supervisors'],
+  ['supervisors'],
+  ['actors'],
+  ['placement'],
+  ['runs'],
+  ['steps'],
+  ['runtime'],
   ['orchestrator'],
   ['cli', 'server', 'fleet'],
 ];
@@ -36,7 +41,7 @@ for (const file of files(src)) {
   const folder = rel.includes('/') ? (rel.split('/')[0] ?? '') : '';
   const own = rank.get(folder);
   if (folder && own === undefined)
-    problems.push(`${rel}: folder "${folder}" is not a layer of DESIGN.md`);
+    problems.push(`${rel}: folder "${folder}" is not a layer of docs/architecture.md`);
   const text = readFileSync(file, 'utf8');
   for (const m of text.matchAll(IMPORT)) {
     const spec = m[1] ?? '';

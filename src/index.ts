@@ -2,7 +2,7 @@
  * @module axon's public API. Everything a service embeds is re-exported here by name;
  * nothing inside `src/` imports this file.
  */
-export { createRuntime, Runtime, type RuntimeOptions } from './actors/runtime.js';
+export { createRuntime, Runtime, type RuntimeOptions } from './runtime/runtime.js';
 export {
   defineAgent,
   DEFAULT_AGENT_TIMEOUT_MS,
@@ -11,8 +11,8 @@ export {
   type WorkerAgentSpec,
   type ProcessAgentSpec,
 } from './actors/define-agent.js';
-export type { ChatCall, ChatCallOptions } from './actors/engine-call.js';
-export type { LlmStepResult } from './actors/llm-step.js';
+export type { ChatCall, ChatCallOptions } from './engines/chat-call.js';
+export type { LlmStepResult } from './steps/llm-step.js';
 export {
   MAX_TOOL_ROUNDS,
   llmStepInputSchema,
@@ -21,9 +21,13 @@ export {
   type LlmPlanOutput,
   type LlmToolRun,
   type RejectedSuggestion,
-} from './actors/llm-steps.js';
-export { WorkerPool, WORKER_POOL_DEFAULTS, type WorkerPoolOptions } from './actors/worker-pool.js';
-export { WORKER_STREAM_CREDIT } from './actors/worker-placement.js';
+} from './steps/llm-steps.js';
+export {
+  WorkerPool,
+  WORKER_POOL_DEFAULTS,
+  type WorkerPoolOptions,
+} from './placement/worker-pool.js';
+export { WORKER_STREAM_CREDIT } from './placement/worker-placement.js';
 export type {
   AgentDefinition,
   InlineAgentDefinition,
@@ -47,7 +51,7 @@ export {
 } from './actors/agent-result.js';
 export type { AgentStats, AgentActor } from './actors/agent-machine.js';
 export { STATS_BATCH_MS } from './actors/agent-stats-batch.js';
-export { RunStream } from './actors/run-stream.js';
+export { RunStream } from './runs/run-stream.js';
 export {
   ActorSystem,
   type ActorEntry,
@@ -261,14 +265,14 @@ export {
   type FlowInput,
   type RunInput,
   type FactInput,
-} from './actors/flow-api.js';
-export { stepSubmissionSchema, type SubmittedStep } from './actors/step-submission.js';
-export { gateEvalInputSchema, type GateEvalInput } from './actors/gate-eval.js';
-export type { FollowOptions } from './actors/step-follow.js';
-export { wireBudgetsSchema } from './actors/request-bodies.js';
+} from './runs/flow-api.js';
+export { stepSubmissionSchema, type SubmittedStep } from './steps/step-submission.js';
+export { gateEvalInputSchema, type GateEvalInput } from './steps/gate-eval.js';
+export type { FollowOptions } from './runs/step-follow.js';
+export { wireBudgetsSchema } from './runs/request-bodies.js';
 export type { AgentSnapshot } from './actors/agent-registry.js';
 export type * from './store/records.js';
-export type { RecordedEngineOutput, RecordedToolOutput } from './actors/run-calls.js';
+export type { RecordedEngineOutput, RecordedToolOutput } from './runs/run-calls.js';
 export { buildTraceTree } from './store/step-tree.js';
 
 export { renderTraceTree, type TraceNode } from './observability/trace-tree.js';
@@ -326,7 +330,7 @@ export {
 export { redactingStore } from './store/redacting-store.js';
 export { redactingTracer } from './observability/redacting-tracer.js';
 export { StepSuspendedError } from './errors/step-suspended-error.js';
-export { decisionBodySchema, type DecidedApproval } from './actors/approvals.js';
+export { decisionBodySchema, type DecidedApproval } from './runs/approvals.js';
 export type { ApprovalDecision, ApprovalRecord, ApprovalStatus } from './store/records.js';
 export {
   TieredMemory,

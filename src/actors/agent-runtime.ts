@@ -10,7 +10,7 @@ import type { AgentMemory } from '../memory/memory-types.js';
 import type { FsOpInput, FsResult } from '../policy/fs-broker.js';
 import type { FactRecord } from '../store/records.js';
 import type { ToolResult } from '../tools/tool-result.js';
-import type { ChatCall, ChatCallOptions } from './engine-call.js';
+import type { ChatCall, ChatCallOptions } from '../engines/chat-call.js';
 import type { AgentInput, AgentOutcome, AgentResult } from './agent-result.js';
 
 /** A handler that returns its result. */

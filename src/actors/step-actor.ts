@@ -17,7 +17,7 @@ import {
   type StepEvent,
 } from '../streams/events.js';
 import type { HandlerSink } from './run-handler.js';
-import type { StepFeeds } from './step-follow.js';
+import type { StepFeeds } from './step-feeds.js';
 import { StepLifecycle } from './step-lifecycle.js';
 import {
   type EndFields,

@@ -1,5 +1,5 @@
 /** @module `axon run <example>`: run an example, stream it, print its trace tree. */
-import { createRuntime } from '../actors/runtime.js';
+import { createRuntime } from '../runtime/runtime.js';
 import { renderTraceTree } from '../observability/trace-tree.js';
 import { buildTraceTree } from '../store/step-tree.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../examples/index.js';

@@ -1,9 +1,8 @@
 /** @module ExecContext: the one value threaded through every call. */
-import { trace, TraceFlags, type Span } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import { AxonError } from '../errors/axon-error.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
-import { InvalidWireContextError } from '../errors/invalid-wire-context-error.js';
 import { WideningError } from '../errors/widening-error.js';
 import { BudgetLedger, type BudgetRemaining } from './budget-ledger.js';
 import { systemClock, type Clock } from './clock.js';
@@ -11,7 +10,6 @@ import { defaultIdSource, type IdSource } from './id-source.js';
 import {
   canUseAgent,
   canUseTool,
-  createPermissions,
   hasRole,
   narrowPermissions,
   type Permissions,
@@ -19,8 +17,7 @@ import {
 import type { CallFacts } from './call-facts.js';
 import { DETACHED_SINK, type StreamSink, type StreamTap } from './stream-sink.js';
 import { SILENT_LOGGER, type Logger } from '../observability/logger.js';
-import { formatTraceparent, parseTraceparent } from './traceparent.js';
-import { wireContextSchema, type WireContext } from './wire-context.js';
+import { fieldsFromWire, toWireContext, type WireContext } from './wire-context.js';
 
 export type {
   Budgets,
@@ -368,44 +365,7 @@ export class ExecContext {
    * this ledger), the deadline as an absolute time, the span as a W3C `traceparent`.
    */
   toWire(): WireContext {
-    const left = this.ledger.remaining();
-    const sc = this.span?.spanContext();
-    const traceparent =
-      sc && trace.isSpanContextValid(sc)
-        ? formatTraceparent({
-            traceId: sc.traceId,
-            spanId: sc.spanId,
-            sampled: (sc.traceFlags & TraceFlags.SAMPLED) !== 0,
-          })
-        : null;
-    const p = this.permissions;
-    return {
-      v: 1,
-      name: this.name,
-      request_id: this.requestId,
-      trace_id: this.traceId,
-      traceparent,
-      user_id: this.userId,
-      session_id: this.sessionId,
-      run_id: this.runId,
-      step_id: this.stepId,
-      permissions: {
-        roles: [...p.roles],
-        allowed_tools: p.allowedTools ? [...p.allowedTools] : null,
-        allowed_agents: p.allowedAgents ? [...p.allowedAgents] : null,
-      },
-      memory_scope: this.memoryScope,
-      // An overrun leaves a negative remainder; on the wire that is simply nothing left.
-      budget_remaining: {
-        tokens_in: left.tokensIn === null ? null : Math.max(0, left.tokensIn),
-        tokens_out: left.tokensOut === null ? null : Math.max(0, left.tokensOut),
-        cost_usd: left.costUsd === null ? null : Math.max(0, left.costUsd),
-      },
-      deadline: this.deadline,
-      depth: this.depth,
-      path: [...this.path],
-      metadata: this.metadata as WireContext['metadata'],
-    };
+    return toWireContext(this);
   }
 
   /**
@@ -425,54 +385,12 @@ export class ExecContext {
       readonly stream?: StreamSink;
     } = {},
   ): ExecContext {
-    const parsed = wireContextSchema.safeParse(wire);
-    if (!parsed.success) {
-      throw new InvalidWireContextError(
-        parsed.error.issues.map((i) => ({
-          path: i.path.map((seg) => (typeof seg === 'symbol' ? String(seg) : seg)),
-          message: i.message,
-        })),
-      );
-    }
-    const w = parsed.data;
-    const tp = w.traceparent === null ? null : parseTraceparent(w.traceparent);
-    const span = tp
-      ? trace.wrapSpanContext({
-          traceId: tp.traceId,
-          spanId: tp.spanId,
-          traceFlags: tp.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
-          isRemote: true,
-        })
-      : undefined;
-    const b = w.budget_remaining;
     return new ExecContext({
-      name: w.name,
-      requestId: w.request_id,
-      traceId: w.trace_id,
-      userId: w.user_id,
-      sessionId: w.session_id,
-      runId: w.run_id,
-      stepId: w.step_id,
-      permissions: createPermissions({
-        roles: w.permissions.roles,
-        allowedTools: w.permissions.allowed_tools,
-        allowedAgents: w.permissions.allowed_agents,
-      }),
-      memoryScope: w.memory_scope,
-      ledger: new BudgetLedger(w.name, {
-        ...(b.tokens_in === null ? {} : { maxTokensIn: b.tokens_in }),
-        ...(b.tokens_out === null ? {} : { maxTokensOut: b.tokens_out }),
-        ...(b.cost_usd === null ? {} : { maxCostUsd: b.cost_usd }),
-      }),
-      deadline: w.deadline,
-      depth: w.depth,
-      path: w.path,
-      metadata: w.metadata,
+      ...fieldsFromWire(wire),
       parent: null,
       clock: options.clock ?? systemClock,
       ids: options.ids ?? defaultIdSource,
       stream: options.stream ?? DETACHED_SINK,
-      span,
       tap: null,
       baseLogger: options.logger ?? null,
     });

@@ -2,14 +2,11 @@
  * @module The SQLite RunStore (better-sqlite3): durable runs, steps and event logs in one
  * file, in WAL mode, with versioned migrations. The default store of `axon serve`.
  */
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
-import { checkFactQuery } from './fact-query.js';
-import { addUsage, recordingKey } from './records.js';
+import { addUsage } from './records.js';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -26,9 +23,10 @@ import type {
   StepRecord,
 } from './records.js';
 import type { RunStore } from './run-store.js';
+import { SqliteAppendOnly } from './sqlite-append-only.js';
 import { SqliteApprovals } from './sqlite-approvals.js';
-import { FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './sqlite-checkpointer.js';
-import { migrate } from './sqlite-migrations.js';
+import type { WalCheckpointer } from './sqlite-checkpointer.js';
+import { openSqlite } from './sqlite-open.js';
 import { LogEnds, type LogEnd } from './sqlite-log-ends.js';
 import { PendingRows } from './sqlite-pending.js';
 import { RowPatches } from './sqlite-patches.js';
@@ -38,8 +36,6 @@ import {
   eventsFromChunk,
   flowFromRow,
   json,
-  parse,
-  recordingFromRow,
   runFromRow,
   RUN_LAYOUT,
   runRow,
@@ -47,11 +43,8 @@ import {
   STEP_LAYOUT,
   stepRow,
   storedEventJson,
-  type CheckpointRow,
   type ChunkRow,
-  type FactRow,
   type FlowRow,
-  type RecordingRow,
   type RunRow,
   type StepRow,
 } from './sqlite-rows.js';
@@ -82,29 +75,16 @@ export class SqliteRunStore implements RunStore {
   /** The writes of this turn of the event loop, committed together. */
   readonly #turn: TurnCommit;
   readonly #approvals: SqliteApprovals;
+  readonly #appendOnly: SqliteAppendOnly;
   /** Checkpoints the WAL in a thread of its own (file stores, unless turned off). */
-  readonly #checkpointer: WalCheckpointer | null = null;
+  readonly #checkpointer: WalCheckpointer | null;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.path = path;
-    const every = options.checkpointIntervalMs ?? 25;
-    if (!(Number.isFinite(every) && every >= 0)) {
-      throw new RangeError(
-        `sqliteStore: checkpointIntervalMs must be a number >= 0, got ${String(every)}`,
-      );
-    }
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('foreign_keys = ON');
-    this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-    try {
-      this.schemaVersion = migrate(this.db, options.migrations);
-    } catch (err) {
-      this.db.close();
-      throw err;
-    }
+    const opened = openSqlite(path, options);
+    this.db = opened.db;
+    this.schemaVersion = opened.schemaVersion;
+    this.#checkpointer = opened.checkpointer;
     this.#turn = new TurnCommit(this.db, options.maxBatchMs ?? 10, options.onError, {
       begun: () => {
         this.#logEnds.began();
@@ -117,13 +97,6 @@ export class SqliteRunStore implements RunStore {
         this.#pending.drop();
       },
     });
-    if (path !== ':memory:' && every > 0) {
-      this.db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
-      this.#checkpointer = new WalCheckpointer(path, every, () => {
-        // The thread failed: checkpoint in commits again, as SQLite does by default.
-        if (this.db.open) this.db.pragma('wal_autocheckpoint = 1000');
-      });
-    }
     const db = this.db;
     this.#stmt = prepareStatements(db);
     this.#pending = new PendingRows(db);
@@ -135,6 +108,12 @@ export class SqliteRunStore implements RunStore {
       (fn) => this.#write(fn),
       (fn) => this.#read(fn),
       (runId) => this.#stmt.runExists.get(runId) !== undefined,
+    );
+    this.#appendOnly = new SqliteAppendOnly(
+      db,
+      this.#stmt,
+      (fn) => this.#write(fn),
+      (fn) => this.#read(fn),
     );
     this.#claim = db.transaction((step: StepRecord) => {
       if (step.client_token !== null) {
@@ -300,47 +279,11 @@ export class SqliteRunStore implements RunStore {
   }
 
   appendFact(fact: FactRecord): Promise<void> {
-    return this.#write(() => {
-      if (!this.#stmt.getRun.get(fact.run_id)) throw new NotFoundError('run', fact.run_id);
-      try {
-        this.#stmt.insertFact.run({ ...fact, data: json(fact.data) });
-      } catch (err) {
-        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-          throw new ConflictError(`fact ${fact.fact_id} exists`, { cause: err });
-        }
-        throw err;
-      }
-    });
+    return this.#appendOnly.appendFact(fact);
   }
 
   listFacts(query: FactQuery): Promise<FactRecord[]> {
-    return this.#read(() => {
-      checkFactQuery(query);
-      const where: string[] = [];
-      const values: Record<string, unknown> = {};
-      if (query.runId !== undefined) {
-        where.push('run_id = @run_id');
-        values['run_id'] = query.runId;
-      }
-      if (query.flowId !== undefined) {
-        where.push('run_id IN (SELECT run_id FROM runs WHERE flow_id = @flow_id)');
-        values['flow_id'] = query.flowId;
-      }
-      if (query.type !== undefined) {
-        where.push('type = @type');
-        values['type'] = query.type;
-      }
-      if (query.after !== undefined) {
-        // An unknown cursor selects nothing (the subquery is NULL).
-        where.push('rowid > (SELECT rowid FROM facts WHERE fact_id = @after)');
-        values['after'] = query.after;
-      }
-      const limit = query.limit === undefined ? '' : ` LIMIT ${query.limit}`;
-      const rows = this.db
-        .prepare(`SELECT * FROM facts WHERE ${where.join(' AND ')} ORDER BY rowid${limit}`)
-        .all(values) as FactRow[];
-      return rows.map((r) => ({ ...r, data: parse(r.data) }));
-    });
+    return this.#appendOnly.listFacts(query);
   }
 
   addRunUsage(runId: string, usage: BudgetUsage): Promise<BudgetUsage> {
@@ -354,59 +297,23 @@ export class SqliteRunStore implements RunStore {
   }
 
   createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
-    return this.#write(() => {
-      if (!this.#stmt.getRun.get(checkpoint.run_id)) {
-        throw new NotFoundError('run', checkpoint.run_id);
-      }
-      this.#stmt.insertCheckpoint.run({
-        ...checkpoint,
-        snapshots: json(checkpoint.snapshots),
-        log_offsets: json(checkpoint.log_offsets),
-      });
-    });
+    return this.#appendOnly.createCheckpoint(checkpoint);
   }
 
   listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
-    return this.#read(() =>
-      (this.#stmt.listCheckpoints.all(runId) as CheckpointRow[]).map((r) => ({
-        ...r,
-        snapshots: parse(r.snapshots) as CheckpointRecord['snapshots'],
-        log_offsets: parse(r.log_offsets) as CheckpointRecord['log_offsets'],
-      })),
-    );
+    return this.#appendOnly.listCheckpoints(runId);
   }
 
   putRecording(recording: CallRecording): Promise<void> {
-    return this.#write(() => {
-      if (!this.#stmt.getRun.get(recording.run_id)) {
-        throw new NotFoundError('run', recording.run_id);
-      }
-      this.#stmt.putRecording.run({
-        run_id: recording.run_id,
-        call_key: recordingKey(recording),
-        client_token: recording.client_token,
-        actor_path: json(recording.actor_path),
-        seq: recording.seq,
-        kind: recording.kind,
-        name: recording.name,
-        inputs: json(recording.inputs),
-        output: json(recording.output),
-        ts: recording.ts,
-      });
-    });
+    return this.#appendOnly.putRecording(recording);
   }
 
   getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null> {
-    return this.#read(() => {
-      const row = this.#stmt.getRecording.get(runId, recordingKey(key)) as RecordingRow | undefined;
-      return row ? recordingFromRow(row) : null;
-    });
+    return this.#appendOnly.getRecording(runId, key);
   }
 
   listRecordings(runId: string): Promise<CallRecording[]> {
-    return this.#read(() =>
-      (this.#stmt.listRecordings.all(runId) as RecordingRow[]).map(recordingFromRow),
-    );
+    return this.#appendOnly.listRecordings(runId);
   }
 
   createApproval(

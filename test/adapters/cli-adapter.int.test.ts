@@ -15,7 +15,7 @@ import {
   SUBPROCESS_MAX_STDOUT,
 } from '../../src/adapters/subprocess-agent.js';
 import { defineAgent } from '../../src/actors/define-agent.js';
-import type { Runtime } from '../../src/actors/runtime.js';
+import type { Runtime } from '../../src/runtime/runtime.js';
 import { CliAgentError } from '../../src/errors/cli-agent-error.js';
 import { quietRuntime } from '../support/runtime.js';
 

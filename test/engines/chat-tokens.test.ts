@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
-import { createRuntime, type Runtime } from '../../src/actors/runtime.js';
+import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { ZERO_AMOUNTS } from '../../src/context/budget-ledger.js';
 import type {
   ChatRequest,

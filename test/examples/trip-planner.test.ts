@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createRuntime, type Runtime } from '../../src/actors/runtime.js';
+import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { SimulatedClock } from '../../src/context/clock.js';
 import { SchemaViolationError } from '../../src/errors/schema-violation-error.js';
 import { createLogger } from '../../src/observability/logger.js';

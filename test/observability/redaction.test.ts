@@ -6,7 +6,7 @@ import {
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../../src/actors/define-agent.js';
-import { createRuntime } from '../../src/actors/runtime.js';
+import { createRuntime } from '../../src/runtime/runtime.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 
 const login = defineTool({

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../../src/actors/define-agent.js';
-import { createRuntime } from '../../src/actors/runtime.js';
+import { createRuntime } from '../../src/runtime/runtime.js';
 import { SimulatedClock } from '../../src/context/clock.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { renderTraceTree, type TraceNode } from '../../src/observability/trace-tree.js';

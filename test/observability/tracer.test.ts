@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { AgentDefinition } from '../../src/actors/agent-runtime.js';
 import { defineAgent } from '../../src/actors/define-agent.js';
-import { createRuntime } from '../../src/actors/runtime.js';
+import { createRuntime } from '../../src/runtime/runtime.js';
 import { ExecContext } from '../../src/context/exec-context.js';
 import type { WireContext } from '../../src/context/wire-context.js';
 import { createLogger } from '../../src/observability/logger.js';

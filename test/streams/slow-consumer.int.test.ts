@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
-import type { Runtime } from '../../src/actors/runtime.js';
+import type { Runtime } from '../../src/runtime/runtime.js';
 import { MemoryRunStore } from '../../src/store/memory-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { quietRuntime } from '../support/runtime.js';

@@ -1,5 +1,5 @@
 /** @module Test helpers: a quiet runtime and ways to wait without real sleeps. */
-import { createRuntime, type RuntimeOptions, type Runtime } from '../../src/actors/runtime.js';
+import { createRuntime, type RuntimeOptions, type Runtime } from '../../src/runtime/runtime.js';
 import { createLogger } from '../../src/observability/logger.js';
 
 /** A runtime whose logs are silent. */

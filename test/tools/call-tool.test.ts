@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../../src/actors/define-agent.js';
-import { createRuntime, type RuntimeOptions } from '../../src/actors/runtime.js';
+import { createRuntime, type RuntimeOptions } from '../../src/runtime/runtime.js';
 import { SimulatedClock } from '../../src/context/clock.js';
 import { ConflictError } from '../../src/errors/conflict-error.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Runtime } from '../../src/actors/runtime.js';
+import type { Runtime } from '../../src/runtime/runtime.js';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { createMcpToolManager, type McpToolManager } from '../../src/tools/mcp-tool-manager.js';
 import { addTool as add } from '../../examples/tools/add.js';

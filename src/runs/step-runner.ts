@@ -1,0 +1,442 @@
+/**
+ * @module Runs one step under supervision: child context, step record, lifecycle actor,
+ * span, deadline, and the end / error / cancel that closes it. Behaviour-agnostic: the
+ * placement decides how `execute` runs.
+ */
+import type { Span, Tracer } from '@opentelemetry/api';
+import { isoTime } from '../context/clock.js';
+import type { ContextNarrowing, ExecContext } from '../context/exec-context.js';
+import type { StreamTap } from '../context/stream-sink.js';
+import type { AxonError } from '../errors/axon-error.js';
+import { CancelledError } from '../errors/cancelled-error.js';
+import { StepSuspendedError } from '../errors/step-suspended-error.js';
+import { TimeoutError } from '../errors/timeout-error.js';
+import { toAxonError, toErrorPayload } from '../errors/to-error-payload.js';
+import type { Logger } from '../observability/logger.js';
+import {
+  endOperationSpan,
+  startOperationSpan,
+  type GenAiOperation,
+} from '../observability/tracer.js';
+import type { StepRecord, StepStatus, StepType, WireBudgets } from '../store/records.js';
+import type { RunStore } from '../store/run-store.js';
+import { startProvenance, stepProvenance, type BudgetUsage } from '../streams/events.js';
+import { armStepDeadline } from '../supervisors/step-deadline.js';
+import type { ActorSystem } from '../actors/actor-system.js';
+import { runCallsOf } from './run-calls.js';
+import { StepActor } from '../actors/step-actor.js';
+import type { StepFeeds } from '../actors/step-feeds.js';
+import type { ResumeFrom } from './submitted-step.js';
+
+/** What the runner needs from its runtime. */
+export interface StepRunnerDeps {
+  readonly store: RunStore;
+  readonly system: ActorSystem;
+  readonly tracer: Tracer;
+  readonly logger: Logger;
+  /** The pool that inline placement reports (`local` when embedded). */
+  readonly poolId: string;
+  /** The replica of the pool this runtime is, reported with engine calls; `null` embedded. */
+  readonly replicaId?: string | null;
+  /** Wakes the followers of a step's log (`runtime.followStep`) when it appends. */
+  readonly feeds?: StepFeeds;
+}
+
+/** One step to run. */
+export interface StepRequest {
+  readonly type: StepType;
+  /** The agent, tool or engine name; also the actor name in the path. */
+  readonly name: string;
+  readonly input: unknown;
+  readonly runId: string;
+  readonly parentCtx: ExecContext;
+  readonly narrowing?: ContextNarrowing | undefined;
+  /** The step's own timeout; the context's deadline applies as well. */
+  readonly timeoutMs: number | null;
+  readonly operation: GenAiOperation;
+  /** Where the work runs; default `inline`. */
+  readonly placement?: 'inline' | 'worker' | 'process';
+  /** Observer of this step's tree; default the parent context's. */
+  readonly tap?: StreamTap | null | undefined;
+  /** Does the work. Its resolved value is the step's output. */
+  readonly execute: (ctx: ExecContext, step: StepActor) => Promise<unknown>;
+  /** A submitted step's idempotency token and who hears how its claim went (NERVE-4003). */
+  readonly submission?: StepSubmission | undefined;
+}
+
+/** How a step was submitted: with a client token, and a listener for its claim. */
+export interface StepSubmission {
+  readonly clientToken: string | null;
+  /** The budgets the step was submitted with, stored on its record; default none. */
+  readonly budgets?: WireBudgets;
+  /**
+   * Set when the submission goes on with a step suspended for an approval: the step keeps
+   * its id, record and lifecycle (no second `started`), and the first `skip` events its
+   * work emits again — the ones it emitted before it was suspended — are not emitted twice.
+   */
+  readonly resume?: ResumeFrom;
+  /**
+   * Told once the step's record is claimed: the step's own (`created`), or the step that
+   * already had the token in this run, which is then neither run nor changed.
+   */
+  readonly onClaimed: (record: StepRecord, created: boolean) => void;
+}
+
+/**
+ * The step was not run: its run already has a step with its client token (NERVE-4003).
+ * `runStep` rejects with it after telling the submission.
+ */
+export class AlreadyClaimed extends Error {
+  readonly existing: StepRecord;
+
+  constructor(existing: StepRecord) {
+    super(`step ${existing.step_id} already has client token ${existing.client_token ?? ''}`);
+    this.existing = existing;
+  }
+}
+
+/** How a step ended. */
+export interface StepOutcome {
+  readonly stepId: string;
+  readonly runId: string;
+  /** `waiting`: a submitted step suspended for an approval (it has not ended). */
+  readonly status: Extract<StepStatus, 'succeeded' | 'failed' | 'cancelled' | 'waiting'>;
+  readonly output: unknown;
+  readonly error: AxonError | null;
+  readonly usage: BudgetUsage;
+  readonly ctx: ExecContext;
+  readonly durationMs: number;
+}
+
+type Settled =
+  { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+
+/** A step's budgets when it was given none of its own. */
+const NO_BUDGETS: WireBudgets = Object.freeze({});
+
+function noop(): void {
+  /* nothing to undo */
+}
+
+/**
+ * Runs `req` to its end. Rejects only when the step could not begin (the narrowing
+ * widened, the store refused the step); every outcome after `started` resolves.
+ *
+ * A handler that ignores its signal does not hold the step: on timeout or cancel the step
+ * ends at once and whatever the handler emits later is refused.
+ */
+export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<StepOutcome> {
+  const { parentCtx } = req;
+  const { system } = deps;
+  const resume = req.submission?.resume;
+  const stepId = resume ? resume.record.step_id : system.ids.id('step');
+  const path = parentCtx.path.concat(req.name);
+  const span = startOperationSpan(deps.tracer, req.operation, req.name, parentCtx.span, {
+    'axon.step_id': stepId,
+    'axon.run_id': req.runId,
+    'axon.trace_id': parentCtx.traceId,
+  });
+  let logFailure: unknown = null;
+  let ctx: ExecContext | undefined;
+  const step = new StepActor({
+    stepId,
+    path,
+    store: deps.store,
+    clock: system.clock,
+    tap: req.tap === undefined ? parentCtx.tap : req.tap,
+    feeds: deps.feeds,
+    onLogFailure: (err) => {
+      logFailure ??= err;
+      ctx?.cancel(err);
+    },
+    ...(resume ? { lifecycle: resume.lifecycle, skip: resume.skip } : {}),
+  });
+  try {
+    ctx = parentCtx.child(req.name, req.narrowing, {
+      stream: step.sink,
+      span,
+      runId: req.runId,
+      stepId,
+      path,
+      tap: req.tap === undefined ? parentCtx.tap : req.tap,
+    });
+    const startedIso = isoTime(ctx.createdAt);
+    const record: StepRecord = {
+      step_id: stepId,
+      run_id: req.runId,
+      type: req.type,
+      name: req.name,
+      parent_step_id: parentCtx.stepId,
+      actor_path: path,
+      client_token: req.submission?.clientToken ?? null,
+      input: req.input,
+      placement: req.placement ?? 'inline',
+      status: 'running',
+      budget_usage: { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 },
+      provenance: null,
+      output: null,
+      error: null,
+      created_at: startedIso,
+      started_at: startedIso,
+      ended_at: null,
+      budgets: req.submission?.budgets ?? NO_BUDGETS,
+    };
+    if (resume) {
+      await deps.store.updateStep(stepId, { status: 'running' });
+      req.submission.onClaimed({ ...resume.record, status: 'running' }, true);
+    } else if (req.submission) {
+      const claim = await deps.store.claimStep(record);
+      req.submission.onClaimed(claim.step, claim.created);
+      if (!claim.created) throw new AlreadyClaimed(claim.step);
+    } else {
+      await deps.store.createStep(record);
+    }
+  } catch (err) {
+    step.actor.stop();
+    ctx?.dispose();
+    endOperationSpan(span, err instanceof AlreadyClaimed ? {} : { error: toErrorPayload(err) });
+    throw err;
+  }
+  const stepCtx = ctx;
+  // A submitted step is where an approval suspends the work of its tree.
+  if (req.submission) {
+    const calls = runCallsOf(stepCtx);
+    if (calls) {
+      calls.root = {
+        stepId,
+        ctx: stepCtx,
+        isOpen: () => step.isOpen,
+        narrate: (text) => {
+          step.emit({ type: 'narration', text });
+        },
+        persistedSnapshot: () => step.actor.getPersistedSnapshot(),
+      };
+    }
+  }
+  system.register({
+    id: stepId,
+    kind: 'step',
+    name: req.name,
+    ref: step.actor,
+    runId: req.runId,
+    ctx: stepCtx,
+  });
+  if (req.submission) keepUsageStored(deps, step, stepCtx);
+  const startedAt = stepCtx.createdAt;
+  // Every step reports where it runs and its run's seed (NERVE-4020).
+  const seed = runCallsOf(stepCtx)?.seed ?? null;
+  const replicaId = deps.replicaId ?? null;
+  if (!resume) {
+    step.start({ provenance: startProvenance(seed, deps.poolId, replicaId), pool_id: deps.poolId });
+  }
+  const disarm = armStepDeadline(stepCtx, req.timeoutMs);
+
+  // One promise settles on whichever comes first: the work, or a cancel / timeout.
+  let offCancel: () => void = noop;
+  let settled: Settled | null;
+  let running: Promise<unknown> | null = null;
+  try {
+    settled = await new Promise<Settled | null>((resolve) => {
+      offCancel = stepCtx.onCancel(() => {
+        resolve(null);
+      });
+      // Already cancelled or past its deadline: the work is not started at all.
+      if (stepCtx.isCancelled()) return;
+      let work: Promise<unknown>;
+      try {
+        work = req.execute(stepCtx, step);
+        running = work;
+        if (req.submission) work = replayedInFull(work, stepCtx);
+      } catch (error) {
+        resolve({ ok: false, error });
+        return;
+      }
+      work.then(
+        (value) => {
+          resolve({ ok: true, value });
+        },
+        (error: unknown) => {
+          resolve({ ok: false, error });
+        },
+      );
+    });
+  } finally {
+    disarm();
+    offCancel();
+  }
+
+  const suspended = suspendedBy(stepCtx, stepId);
+  if (suspended) return suspend(deps, req, stepCtx, step, span, suspended, running);
+
+  // Decide the outcome. A cancel or timeout wins over whatever the handler did after it.
+  let status: StepOutcome['status'];
+  let error: AxonError | null = null;
+  let output: unknown = null;
+  if (stepCtx.isCancelled()) {
+    error = toAxonError(stepCtx.cancelReason);
+    status =
+      error instanceof TimeoutError || !(error instanceof CancelledError) ? 'failed' : 'cancelled';
+  } else if (settled && !settled.ok) {
+    error = toAxonError(settled.error);
+    status = 'failed';
+  } else {
+    output = settled?.value ?? null;
+    status = 'succeeded';
+  }
+  if (logFailure !== null) {
+    error = toAxonError(logFailure);
+    status = 'failed';
+  }
+  const endedAt = system.clock.now();
+  const usage = usageOf(stepCtx, endedAt);
+  const provenance = stepProvenance(usage, stepCtx.lastCall, deps.poolId, replicaId, seed);
+  const payload = error ? toErrorPayload(error) : null;
+  try {
+    if (status === 'succeeded') step.end({ output, budget_usage: usage, provenance });
+    else if (status === 'cancelled') step.cancel(payload ?? toErrorPayload(new CancelledError()));
+    else step.fail(payload ?? toErrorPayload(error));
+  } catch (err) {
+    deps.logger.error({ err, step_id: stepId }, 'step could not record its end');
+  }
+  // Children never outlive their step: cancel whatever the handler left running.
+  stepCtx.cancelChildren(() => new CancelledError(`step ${stepId} (${req.name}) ended`));
+  stepCtx.dispose();
+  try {
+    await step.drain();
+  } catch (err) {
+    if (status === 'succeeded') {
+      status = 'failed';
+      error = toAxonError(err);
+    }
+  }
+  try {
+    await deps.store.updateStep(stepId, {
+      status,
+      output,
+      error: error ? toErrorPayload(error) : null,
+      budget_usage: usage,
+      provenance,
+      ended_at: isoTime(endedAt),
+    });
+  } catch (err) {
+    deps.logger.error({ err, step_id: stepId }, 'step end could not be stored');
+  }
+  system.unregister(stepId);
+  endOperationSpan(span, {
+    error: error ? toErrorPayload(error) : undefined,
+    tokensIn: usage.tokens_in,
+    tokensOut: usage.tokens_out,
+  });
+  return {
+    stepId,
+    runId: req.runId,
+    status,
+    output,
+    error,
+    usage,
+    ctx: stepCtx,
+    durationMs: endedAt - startedAt,
+  };
+}
+
+/**
+ * A submitted step's work, then, in `strict_replay`, the check that it made every call its
+ * recording holds (`RunCalls.replayedInFull`).
+ */
+function replayedInFull(work: Promise<unknown>, ctx: ExecContext): Promise<unknown> {
+  const calls = runCallsOf(ctx);
+  if (calls?.mode !== 'strict_replay') return work;
+  return work.then(async (output) => {
+    await calls.replayedInFull();
+    return output;
+  });
+}
+
+/** The approval `ctx`'s step was suspended for, if it was (see `approvals.ts`). */
+function suspendedBy(ctx: ExecContext, stepId: string): StepSuspendedError | null {
+  const reason = ctx.isCancelled() ? ctx.cancelReason : null;
+  return reason instanceof StepSuspendedError && reason.stepId === stepId ? reason : null;
+}
+
+/**
+ * Puts a submitted step aside until its approval is decided: the work under it has stopped,
+ * its record becomes `waiting`, its log stays open (no `end`, no `error`), and nothing of it
+ * stays in memory — `approve` resumes it from the store, in this process or another.
+ */
+async function suspend(
+  deps: StepRunnerDeps,
+  req: StepRequest,
+  ctx: ExecContext,
+  step: StepActor,
+  span: Span,
+  reason: StepSuspendedError,
+  work: Promise<unknown> | null,
+): Promise<StepOutcome> {
+  ctx.cancelChildren(() => reason);
+  ctx.dispose();
+  const stepId = step.stepId;
+  // Whatever the work emits from now on is refused: the step goes on, later, from its log.
+  step.detach();
+  // A worker's part has ended once its thread let go of the step (cancelled, or terminated
+  // after the grace period): a resumed step then never meets it on the pool.
+  if (req.placement === 'worker' && work) await work.catch(() => undefined);
+  try {
+    await step.drain();
+    await deps.store.updateStep(stepId, { status: 'waiting' });
+  } catch (err) {
+    deps.logger.error({ err, step_id: stepId }, 'a suspended step could not be stored');
+  }
+  deps.system.unregister(stepId);
+  endOperationSpan(span, {});
+  deps.logger.info(
+    { step_id: stepId, run_id: req.runId, approval_id: reason.approvalId },
+    'step waits for an approval',
+  );
+  const endedAt = deps.system.clock.now();
+  return {
+    stepId,
+    runId: req.runId,
+    status: 'waiting',
+    output: null,
+    error: reason,
+    usage: usageOf(ctx, endedAt),
+    ctx,
+    durationMs: endedAt - ctx.createdAt,
+  };
+}
+
+/**
+ * Keeps a submitted step's stored `budget_usage` current while it runs: after each commit of
+ * use in its tree (an engine call's tokens and cost), once per turn of the microtask queue.
+ * Its run adds a step's usage when the step ends; a runtime restarted after a crash adds an
+ * interrupted step's stored usage instead (`run-resume.ts`), so the run's budgets count what
+ * was spent before the crash (POLICY-3000).
+ */
+function keepUsageStored(deps: StepRunnerDeps, step: StepActor, ctx: ExecContext): void {
+  let queued = false;
+  ctx.ledger.onCommit(() => {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(() => {
+      queued = false;
+      // The step's end stores its final usage itself.
+      if (!step.isOpen) return;
+      deps.store
+        .updateStep(step.stepId, { budget_usage: usageOf(ctx, deps.system.clock.now()) })
+        .catch((err: unknown) => {
+          deps.logger.error({ err, step_id: step.stepId }, "a step's usage could not be stored");
+        });
+    });
+  });
+}
+
+/** What a step's context committed, and its time from its start to `endedAt`. */
+function usageOf(ctx: ExecContext, endedAt: number): BudgetUsage {
+  const committed = ctx.ledger.committed;
+  return {
+    tokens_in: committed.tokensIn,
+    tokens_out: committed.tokensOut,
+    cost_usd: committed.costUsd,
+    wall_ms: endedAt - ctx.createdAt,
+  };
+}

@@ -1,0 +1,222 @@
+/**
+ * @module The operations of API.md as runtime methods: flows, runs, steps, facts,
+ * checkpoints, approvals, following a step's log, resuming runs. Each is a documented
+ * delegation to the module that does the work (`runs/flow-api.ts`,
+ * `steps/step-submission.ts`, `runs/run-resume.ts`, …). `Runtime` extends this class, so an
+ * embedded service has what the server exposes; a shell over the runs (the HTTP server, a
+ * fleet member) needs no more than this surface.
+ */
+import type { StepEvent } from '../streams/events.js';
+import type {
+  ApprovalRecord,
+  CallRecording,
+  CheckpointRecord,
+  FactQuery,
+  FactRecord,
+  FlowRecord,
+  RunRecord,
+  StepRecord,
+} from '../store/records.js';
+import type { RunStore } from '../store/run-store.js';
+import { decideApproval, type DecidedApproval } from '../runs/approvals.js';
+import {
+  appendFact,
+  cancelRun,
+  cancelStep,
+  checkpointRun,
+  completeRun,
+  createFlow,
+  createFlowRun,
+  listFlowFacts,
+  listRunFacts,
+} from '../runs/flow-api.js';
+import { resumeRun, resumeRuns, type ResumedRun } from '../runs/run-resume.js';
+import { followStep, type FollowOptions } from '../runs/step-follow.js';
+import { submitStep, type SubmittedStep } from '../steps/step-submission.js';
+import type { RuntimeParts } from './runtime-parts.js';
+
+/** A fact query within one run or flow: by type, after a fact, up to a limit. */
+export type FactFilter = Omit<FactQuery, 'runId' | 'flowId'>;
+
+/**
+ * The flows, runs and steps of API.md on a runtime's parts. Use it through {@link Runtime}
+ * (`createRuntime`); its own constructor is internal.
+ */
+export class RunOperations {
+  /** Where runs, steps, facts and step logs are kept. */
+  readonly store: RunStore;
+  /** @internal */
+  protected readonly parts: RuntimeParts;
+
+  /** @internal */
+  constructor(parts: RuntimeParts) {
+    this.parts = parts;
+    this.store = parts.store;
+  }
+
+  /** Stores a flow by content (NERVE-4001); see `createFlow` in `flow-api.ts`. */
+  createFlow(body: unknown): Promise<{ readonly flow: FlowRecord; readonly created: boolean }> {
+    return createFlow(this.parts.runs, body);
+  }
+
+  getFlow(flowId: string): Promise<FlowRecord | null> {
+    return this.store.getFlow(flowId);
+  }
+
+  getFlowByHash(hash: string): Promise<FlowRecord | null> {
+    return this.store.getFlowByHash(hash);
+  }
+
+  /** Starts a run of a flow (`POST /v1/flows/{flow_id}/runs`). */
+  createRun(flowId: string, body: unknown = {}): Promise<RunRecord> {
+    return createFlowRun(this.parts.runs, flowId, body);
+  }
+
+  /** The run record, or `null`. */
+  getRun(runId: string): Promise<RunRecord | null> {
+    return this.store.getRun(runId);
+  }
+
+  /** Appends a fact to a run, checked against its flow's schema (NERVE-4004). */
+  appendFact(runId: string, body: unknown): Promise<FactRecord> {
+    return appendFact(this.parts.runs, runId, body);
+  }
+
+  /** A run's facts in append order, by type, after a fact, up to a limit. */
+  listFacts(runId: string, query: FactFilter = {}): Promise<FactRecord[]> {
+    return listRunFacts(this.parts.runs, runId, query);
+  }
+
+  /** A flow's facts across all its runs, in append order, by type, after a fact, up to a limit. */
+  listFlowFacts(flowId: string, query: FactFilter = {}): Promise<FactRecord[]> {
+    return listFlowFacts(this.parts.runs, flowId, query);
+  }
+
+  /** Checkpoints a run: its live steps' snapshots and its logs' offsets (NERVE-4005). */
+  checkpoint(runId: string, options: { readonly label?: string } = {}): Promise<CheckpointRecord> {
+    return checkpointRun(this.parts.runs, runId, options);
+  }
+
+  listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
+    return this.store.listCheckpoints(runId);
+  }
+
+  /** Cancels a run: every live step ends `CANCELLED`, then the run is `cancelled`. */
+  cancelRun(
+    runId: string,
+  ): Promise<{ readonly status: 'cancelling'; readonly done: Promise<void> }> {
+    return cancelRun(this.parts.runs, runId);
+  }
+
+  /** Marks a running run with no live steps `completed`. */
+  completeRun(runId: string): Promise<RunRecord> {
+    return completeRun(this.parts.runs, runId);
+  }
+
+  /**
+   * Submits a step to a running run (`POST /v1/runs/{run_id}/steps`): resolves once it is
+   * claimed by its `client_token` — a new step, now running, or the run's step that had the
+   * token, which is not run again (NERVE-4003). See `submitStep` in `step-submission.ts`.
+   */
+  submitStep(runId: string, body: unknown): Promise<SubmittedStep> {
+    this.parts.assertOpen();
+    return submitStep(this.parts.submissions, runId, body);
+  }
+
+  /** A step record (`GET /v1/steps/{step_id}`), or `null`. */
+  getStep(stepId: string): Promise<StepRecord | null> {
+    return this.store.getStep(stepId);
+  }
+
+  /** A run's steps in creation order. */
+  listSteps(runId: string): Promise<StepRecord[]> {
+    return this.store.listSteps(runId);
+  }
+
+  /** Cancels a live step: it ends `CANCELLED`. */
+  cancelStep(stepId: string): Promise<{ readonly status: 'cancelling' }> {
+    return cancelStep(this.parts.runs, stepId);
+  }
+
+  /**
+   * Follows a step's log (API.md's `GET /v1/steps/{step_id}/stream`): every event with
+   * `seq > afterSeq` (a client's `Last-Event-ID`), then each new one once it is durable,
+   * ending after the step's `end` or `error` — at once for a step that has ended. A slow
+   * reader holds nothing up: it reads the log at its own pace. Rejects with `NotFoundError`
+   * for an unknown step.
+   *
+   * @example
+   * for await (const ev of runtime.followStep(step.step_id, { afterSeq: 3 })) console.log(ev.seq, ev.type);
+   */
+  followStep(stepId: string, options: FollowOptions = {}): AsyncGenerator<StepEvent, void> {
+    const { store, system, feeds } = this.parts;
+    return followStep({ store, clock: system.clock, feeds }, stepId, options);
+  }
+
+  /**
+   * A step's logged events with `seq > afterSeq` (what an SSE client resuming with
+   * `Last-Event-ID: afterSeq` is owed first), in order.
+   */
+  readStepEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
+    return this.store.readEvents(stepId, afterSeq);
+  }
+
+  /** A run's recorded engine and tool calls (record mode), in the order first stored. */
+  listRecordings(runId: string): Promise<CallRecording[]> {
+    return this.store.listRecordings(runId);
+  }
+
+  /**
+   * Picks up a run that a stopped runtime left running in this runtime's (durable) store:
+   * steps left running are closed with `WORKER_RESET`, rebuilt from the run's latest
+   * checkpoint and their logs, and the submitted ones among them run again under their
+   * client tokens; finished steps stand (NERVE-4005). See `run-resume.ts`.
+   *
+   * @example
+   * const runtime = createRuntime({ store: sqliteStore('./.axon/axon.db'), agents });
+   * await runtime.resumeRuns(); // after a crash, before taking new work
+   */
+  resumeRun(runId: string): Promise<ResumedRun> {
+    this.parts.assertOpen();
+    return resumeRun(this.parts.resumeDeps(), runId);
+  }
+
+  /** {@link resumeRun} for every `running` run of the store. */
+  resumeRuns(): Promise<ResumedRun[]> {
+    this.parts.assertOpen();
+    return resumeRuns(this.parts.resumeDeps());
+  }
+
+  /**
+   * Approves a call that waits for approval (`body`: `{ by, reason? }`, `by` one of its
+   * approvers): the suspended step goes on under its id, from the store — its earlier calls
+   * served from the run's recording, not made again. See `approvals.ts`.
+   *
+   * @example
+   * const [pending] = await runtime.listApprovals(runId);
+   * const { step } = await runtime.approve(pending.approval_id, { by: 'ops-lead' });
+   * await step?.done;
+   */
+  approve(approvalId: string, body: unknown): Promise<DecidedApproval> {
+    this.parts.assertOpen();
+    return decideApproval(this.parts.resumeDeps(), approvalId, 'approved', body);
+  }
+
+  /**
+   * Rejects a call that waits for approval: its step fails with `POLICY_DENIED` and an
+   * `escalation`; the call never runs.
+   */
+  reject(approvalId: string, body: unknown): Promise<DecidedApproval> {
+    this.parts.assertOpen();
+    return decideApproval(this.parts.resumeDeps(), approvalId, 'rejected', body);
+  }
+
+  getApproval(approvalId: string): Promise<ApprovalRecord | null> {
+    return this.store.getApproval(approvalId);
+  }
+
+  /** A run's approvals, pending and decided, in the order they were asked for. */
+  listApprovals(runId: string): Promise<ApprovalRecord[]> {
+    return this.store.listApprovals(runId);
+  }
+}

@@ -1,0 +1,85 @@
+/** @module The options of `createRuntime`. */
+import type { Memory } from '../memory/memory-types.js';
+import type { Tracer } from '@opentelemetry/api';
+import type { PolicyEngine } from '../policy/policy-engine.js';
+import type { RateLimiter } from '../policy/rate-limiter.js';
+import type { Clock } from '../context/clock.js';
+import type { IdSource } from '../context/id-source.js';
+import type { Engine } from '../engines/chat-request.js';
+import type { Logger } from '../observability/logger.js';
+import type { RunStore } from '../store/run-store.js';
+import type { BreakerOptions } from '../supervisors/circuit-breaker.js';
+import type { ToolDefinition } from '../tools/define-tool.js';
+import type { ToolManager } from '../tools/tool-manager.js';
+import type { AgentDefinition } from '../actors/agent-runtime.js';
+import type { WorkerPoolOptions } from '../placement/worker-pool.js';
+
+/** Options of `createRuntime`. */
+export interface RuntimeOptions {
+  /** Where runs, steps and event logs go; default an in-memory store. */
+  readonly store?: RunStore;
+  readonly clock?: Clock;
+  readonly ids?: IdSource;
+  /** Default: the global OpenTelemetry tracer provider's `axon` tracer. */
+  readonly tracer?: Tracer;
+  /** Default: a pino logger on stderr at `AXON_LOG_LEVEL` (or `warn`), secrets redacted. */
+  readonly logger?: Logger;
+  readonly agents?: readonly AgentDefinition[];
+  readonly tools?: readonly ToolDefinition[];
+  /** Maximum delegation depth (the root step is depth 1); default 5. */
+  readonly maxDepth?: number;
+  /** The pool id inline steps report; default `local`. */
+  readonly poolId?: string;
+  /**
+   * The replica this runtime is within its pool, a determinism input of engine calls that
+   * `strict_replay` compares (NERVE-4022); default `null` (embedded: one replica).
+   */
+  readonly replicaId?: string;
+  /**
+   * The policy asked at the three checkpoints (routing, invocation, execution); default
+   * `noopPolicy`. See `yamlPolicy`, `configuredPolicy`, `adaptivePolicy`. The runtime closes
+   * it on `close()`.
+   */
+  readonly policy?: PolicyEngine;
+  /**
+   * Where runs' `steps_per_minute` are counted; default this process. A
+   * `redisRateLimiter` shares the counts across processes.
+   */
+  readonly rateLimiter?: RateLimiter;
+  /**
+   * The runtime's data folder: relative sandbox roots of runs' `fs_policy` live under
+   * `<dataDir>/sandbox/`; default `./.axon`.
+   */
+  readonly dataDir?: string;
+  /**
+   * Field names (any depth, any case) redacted from the runtime's logs, its spans'
+   * attributes and everything it stores (step inputs and outputs, event payloads, facts,
+   * recorded tool results): they are kept as `[REDACTED]`. The running step keeps the real
+   * values. A logger you pass yourself redacts what you configured it with.
+   */
+  readonly redact?: readonly string[];
+  /** The worker-thread pool of worker-placed agents (started on first use). */
+  readonly workers?: WorkerPoolOptions;
+  /**
+   * A circuit breaker per agent, tool and engine (POLICY-3002); default Nerva's (3
+   * failures, 60 s); `false` for none.
+   */
+  readonly breakers?: BreakerOptions | false;
+  /**
+   * Engines for `chat`, `llm_call` and `llm_plan`, by name. The scripted engine is always
+   * there as `scripted` (the default), and `openai` when `AXON_ENGINE_URL` is set, unless
+   * an engine given here has that name.
+   */
+  readonly engines?: readonly Engine[];
+  /**
+   * More sources of tools (MCP servers, …), after the function tools: the first
+   * registration of a name wins; a hidden duplicate is logged as a warning.
+   */
+  readonly toolManagers?: readonly ToolManager[];
+  /**
+   * What agents get as `runtime.memory` (seed 002); default a `TieredMemory` with only an
+   * in-process hot tier. See `createMemory` for one from configuration. Closed with the
+   * runtime.
+   */
+  readonly memory?: Memory;
+}

@@ -1,0 +1,291 @@
+/**
+ * @module The parts a runtime is made of, assembled once from its options: the actor system,
+ * the store, the registries, the breakers and the policy gate, and the dependencies each
+ * module below (placement, runs, steps) is given. The facade (`runtime.ts`,
+ * `run-operations.ts`) only delegates to these; nothing here runs a step.
+ */
+import { createContext } from '../context/create-context.js';
+import type { CreateContextOptions, ExecContext } from '../context/exec-context.js';
+import { createEngineRegistry, type EngineRegistry } from '../engines/engine-registry.js';
+import { InternalError } from '../errors/internal-error.js';
+import { InvalidParamsError } from '../errors/invalid-params-error.js';
+import { memoryHotTier } from '../memory/hot-tier.js';
+import type { Memory } from '../memory/memory-types.js';
+import { TieredMemory } from '../memory/tiered-memory.js';
+import { createLogger, type Logger } from '../observability/logger.js';
+import { redactingTracer } from '../observability/redacting-tracer.js';
+import { defaultTracer } from '../observability/tracer.js';
+import { noopPolicy, type PolicyEngine } from '../policy/policy-engine.js';
+import { memoryRateLimiter } from '../policy/rate-limiter.js';
+import { memoryStore } from '../store/memory-store.js';
+import { redactingStore } from '../store/redacting-store.js';
+import type { RunStore } from '../store/run-store.js';
+import { BreakerTable } from '../supervisors/breaker-table.js';
+import { DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
+import { ToolRegistry } from '../tools/tool-registry.js';
+import { ActorSystem } from '../actors/actor-system.js';
+import { AgentRegistry } from '../actors/agent-registry.js';
+import type { AgentRuntime } from '../actors/agent-runtime.js';
+import { StepFeeds } from '../actors/step-feeds.js';
+import { WorkerPool, type WorkerPoolOptions } from '../placement/worker-pool.js';
+import type { FlowApiDeps } from '../runs/flow-api.js';
+import { PolicyGate } from '../runs/policy-gate.js';
+import { RunCalls } from '../runs/run-calls.js';
+import type { RunRecordsDeps } from '../runs/run-records.js';
+import type { ResumeDeps } from '../runs/run-resume.js';
+import type { StepRunnerDeps } from '../runs/step-runner.js';
+import { runAgent, type AgentInvocationHost } from '../steps/agent-invocation.js';
+import { runCheckpointStep } from '../steps/checkpoint-step.js';
+import type { EngineCallDeps } from '../steps/engine-call.js';
+import { runFsOp, type FsOpDeps } from '../steps/fs-op.js';
+import { runGateEvalStep } from '../steps/gate-eval.js';
+import { runLlmStep, type LlmStepRunDeps } from '../steps/llm-step.js';
+import {
+  RunLedgers,
+  stepBudgets,
+  submitStep,
+  type SubmissionHost,
+} from '../steps/step-submission.js';
+import { callTool, type ToolCallDeps } from '../steps/tool-call.js';
+import type { RuntimeOptions } from './runtime-options.js';
+import { RuntimeTools } from './runtime-tools.js';
+
+/** What a runtime is made of (see {@link assembleRuntime}). */
+export interface RuntimeParts {
+  readonly system: ActorSystem;
+  /** The store, redacting what `redact` names. */
+  readonly store: RunStore;
+  readonly logger: Logger;
+  readonly maxDepth: number;
+  /** Wakes the followers of step logs (`followStep`). */
+  readonly feeds: StepFeeds;
+  readonly agents: AgentRegistry;
+  readonly tools: ToolRegistry;
+  readonly catalog: RuntimeTools;
+  readonly engines: EngineRegistry;
+  readonly breakers: BreakerTable;
+  readonly gate: PolicyGate;
+  readonly policy: PolicyEngine;
+  readonly memory: Memory;
+  /** What the step runner needs. */
+  readonly steps: StepRunnerDeps;
+  /** What run records and the flow operations need. */
+  readonly runs: RunRecordsDeps & FlowApiDeps;
+  readonly host: AgentInvocationHost;
+  readonly submissions: SubmissionHost;
+  readonly engineDeps: EngineCallDeps;
+  readonly llmDeps: LlmStepRunDeps;
+  readonly fsDeps: FsOpDeps;
+  /** Whether `close()` has begun; every new piece of work is refused after. */
+  readonly closed: () => boolean;
+  /** Closes the runtime's own parts (not the agents' registry or tools). */
+  readonly close: () => Promise<void>;
+  /** A root context on the runtime's clock and ids. */
+  createContext(options?: Omit<CreateContextOptions, 'clock' | 'ids'>): ExecContext;
+  /** What a tool call needs, as of now (it reads whether the runtime is closed). */
+  toolDeps(): ToolCallDeps;
+  /** What resuming runs and deciding approvals need. */
+  resumeDeps(): ResumeDeps;
+  /** Throws `InvalidParamsError` once the runtime is closed. */
+  assertOpen(): void;
+  /** Names the runtime that agent handlers get as their `runtime` argument. */
+  attach(runtime: AgentRuntime): void;
+}
+
+/**
+ * Assembles a runtime's parts from its options. The runtime that agent handlers get as their
+ * `runtime` argument is named after, with `attach` (it is built on these parts).
+ *
+ * Throws `RangeError` for a `maxDepth` that is not an integer >= 1, and whatever the worker
+ * pool's options are refused with when `workers` is given.
+ */
+export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+  if (!(Number.isInteger(maxDepth) && maxDepth >= 1)) {
+    throw new RangeError(`createRuntime: maxDepth must be an integer >= 1, got ${maxDepth}`);
+  }
+  const workerOptions: WorkerPoolOptions = options.workers ?? {};
+  const system = new ActorSystem({
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.ids ? { ids: options.ids } : {}),
+  });
+  const { clock, ids } = system;
+  const agents = new AgentRegistry(system);
+  const breakers = new BreakerTable(clock, options.breakers ?? {});
+  const redact = options.redact ?? [];
+  const store = redactingStore(options.store ?? memoryStore(), redact);
+  const logger = options.logger ?? createLogger({ redactKeys: redact });
+  const feeds = new StepFeeds();
+  const poolId = options.poolId ?? 'local';
+  const replicaId = options.replicaId ?? null;
+  const tracer = redactingTracer(options.tracer ?? defaultTracer(), redact);
+  const steps: StepRunnerDeps = { store, system, tracer, logger, poolId, replicaId, feeds };
+  const runs: RunRecordsDeps & FlowApiDeps = {
+    store,
+    clock,
+    ids,
+    logger,
+    system,
+    open: new Set(),
+    poolId,
+    replicaId,
+  };
+  const policy = options.policy ?? noopPolicy;
+  const memory = options.memory ?? new TieredMemory({ hot: memoryHotTier({ clock }) });
+  const gate = new PolicyGate({
+    store,
+    policy,
+    clock,
+    logger,
+    limiter: options.rateLimiter ?? memoryRateLimiter(clock),
+  });
+  const tools = new ToolRegistry(clock);
+  const catalog = new RuntimeTools(tools, options.toolManagers ?? [], logger, clock);
+  const engines = createEngineRegistry(options.engines ?? []);
+  const runLedgers = new RunLedgers();
+
+  let closed = false;
+  let attached: AgentRuntime | null = null;
+  const self = (): AgentRuntime => {
+    if (!attached) throw new InternalError('the runtime is not attached to its parts yet');
+    return attached;
+  };
+  let workers: WorkerPool | null = null;
+  const newWorkerPool = (): WorkerPool =>
+    new WorkerPool(
+      workerOptions,
+      (err) => {
+        logger.error({ err }, 'a worker thread failed');
+      },
+      clock,
+    );
+  const assertOpen = (): void => {
+    if (closed) throw new InvalidParamsError('the runtime is closed');
+  };
+  const rootContext = (o: Omit<CreateContextOptions, 'clock' | 'ids'> = {}): ExecContext =>
+    createContext({ logger, ...o, clock, ids });
+
+  const host: AgentInvocationHost = {
+    gate,
+    steps,
+    runs,
+    breakers,
+    maxDepth,
+    get runtime() {
+      return self();
+    },
+    stats: (name) => agents.stats(name),
+    resolve: (agent) => agents.resolve(agent),
+    assertOpen,
+    // The default pool starts on first use.
+    workerPool: () => (workers ??= newWorkerPool()),
+  };
+  const engineDeps: EngineCallDeps = { gate, engines, breakers, tracer };
+  const toolDeps = (): ToolCallDeps => ({
+    steps,
+    runs,
+    tools,
+    catalog: catalog.all,
+    breakers,
+    closed,
+    gate,
+  });
+  const llmDeps: LlmStepRunDeps = {
+    steps,
+    runs,
+    llm: {
+      tools: catalog,
+      chat: (call, ctx, chatOptions) => self().chat(call, ctx, chatOptions),
+      callTool: (name, args, ctx) => self().callTool(name, args, ctx),
+    },
+  };
+  const fsDeps: FsOpDeps = {
+    steps,
+    runs,
+    gate,
+    store,
+    dataDir: options.dataDir ?? './.axon',
+    brokers: new Map(),
+  };
+  const submissions: SubmissionHost = {
+    gate,
+    store,
+    logger,
+    callsFor: (run, clientToken, resumed) =>
+      new RunCalls(store, clock, run, clientToken, replicaId, resumed),
+    contextFor: (run, step) => {
+      const shared = runLedgers.acquire(run);
+      const ctx = rootContext({
+        runId: run.run_id,
+        budgets: stepBudgets(run, step, clock.now()),
+        ledgerParent: shared.ledger,
+      });
+      return { ctx, release: shared.release };
+    },
+    runAgent: (agent, input, ctx, runId, submission) =>
+      runAgent(host, agents.resolve(agent), input, ctx, undefined, runId, null, submission),
+    callTool: (name, args, ctx, submission) => callTool(toolDeps(), name, args, ctx, submission),
+    runLlm: (type, input, ctx, submission) => runLlmStep(llmDeps, type, input, ctx, submission),
+    runFsOp: (input, ctx, submission) => runFsOp(fsDeps, input, ctx, submission),
+    runCheckpoint: (label, ctx, runId, submission) =>
+      runCheckpointStep(steps, runs, label, ctx, runId, submission),
+    runGateEval: (input, ctx, runId, submission) =>
+      runGateEvalStep(steps, input, ctx, runId, submission),
+  };
+  const resumeDeps = (): ResumeDeps => ({
+    store,
+    system,
+    clock,
+    logger,
+    submit: (runId, body) => {
+      assertOpen();
+      return submitStep(submissions, runId, body);
+    },
+    resubmit: (runId, body, resume) => submitStep(submissions, runId, body, resume),
+  });
+
+  // Given worker options are checked now; the default pool starts on first use.
+  if (options.workers) workers = newWorkerPool();
+
+  return {
+    system,
+    store,
+    logger,
+    maxDepth,
+    feeds,
+    agents,
+    tools,
+    catalog,
+    engines,
+    breakers,
+    gate,
+    policy,
+    memory,
+    steps,
+    runs,
+    host,
+    submissions,
+    engineDeps,
+    llmDeps,
+    fsDeps,
+    closed: () => closed,
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      agents.stop();
+      breakers.stop();
+      await workers?.destroy();
+      await catalog.all.close();
+      await policy.close?.();
+      await memory.close();
+      await store.close();
+    },
+    createContext: rootContext,
+    toolDeps,
+    resumeDeps,
+    assertOpen,
+    attach: (runtime) => {
+      attached = runtime;
+    },
+  };
+}

@@ -1,0 +1,282 @@
+/**
+ * @module The runtime facade: registries, contexts, and the invoke / delegate / stream /
+ * callTool / chat entry points that agents and services call, over the operations of API.md
+ * it inherits from {@link RunOperations}. Its parts are assembled by `runtime-parts.ts`;
+ * it does not do their work.
+ */
+import type {
+  ContextNarrowing,
+  CreateContextOptions,
+  ExecContext,
+} from '../context/exec-context.js';
+import type { ChatCall, ChatCallOptions } from '../engines/chat-call.js';
+import type { Engine } from '../engines/chat-request.js';
+import type { ChatResult } from '../engines/chat-tokens.js';
+import { CancelledError } from '../errors/cancelled-error.js';
+import { InvalidParamsError } from '../errors/invalid-params-error.js';
+import type { AgentMemory } from '../memory/memory-types.js';
+import type { Logger } from '../observability/logger.js';
+import type { FsOpInput, FsResult } from '../policy/fs-broker.js';
+import type { FactRecord } from '../store/records.js';
+import type { ToolDefinition } from '../tools/define-tool.js';
+import type { ToolInfo } from '../tools/tool-registry.js';
+import type { ToolResult } from '../tools/tool-result.js';
+import type { ActorSystem } from '../actors/actor-system.js';
+import type { AgentActor } from '../actors/agent-machine.js';
+import type { AgentSnapshot } from '../actors/agent-registry.js';
+import type { AgentDefinition, AgentRuntime, AgentTarget } from '../actors/agent-runtime.js';
+import type { AgentInput, AgentResult } from '../actors/agent-result.js';
+import { emitStepFact } from '../runs/flow-api.js';
+import { RunStream } from '../runs/run-stream.js';
+import { invokeChain, invokeTree } from '../steps/agent-invocation.js';
+import { chatInStep } from '../steps/engine-call.js';
+import { runFsOp } from '../steps/fs-op.js';
+import { runLlmStep, type LlmStepResult } from '../steps/llm-step.js';
+import type { LlmCallOutput, LlmPlanOutput } from '../steps/llm-steps.js';
+import { callTool } from '../steps/tool-call.js';
+import { RunOperations } from './run-operations.js';
+import { assembleRuntime } from './runtime-parts.js';
+import type { RuntimeOptions } from './runtime-options.js';
+
+export type { RuntimeOptions } from './runtime-options.js';
+
+/**
+ * An axon runtime: agents and tools, run as step actors under supervision, with every event
+ * in the store's log.
+ */
+export class Runtime extends RunOperations implements AgentRuntime {
+  readonly system: ActorSystem;
+  readonly logger: Logger;
+  readonly maxDepth: number;
+  /** {@inheritDoc AgentRuntime.memory} */
+  readonly memory: AgentMemory;
+
+  /** @internal Use {@link createRuntime}. */
+  constructor(options: RuntimeOptions = {}) {
+    super(assembleRuntime(options));
+    // Agent handlers get this runtime as their `runtime`.
+    this.parts.attach(this);
+    const { system, logger, maxDepth, memory, gate } = this.parts;
+    this.system = system;
+    this.logger = logger;
+    this.maxDepth = maxDepth;
+    this.memory = {
+      recall: (query, ctx) => memory.recall(query, ctx),
+      store: async (event, ctx) => {
+        // Checkpoint 3, during execution: what an agent writes to memory.
+        if (gate.applies(ctx)) await gate.check('store_memory', event.tier ?? 'hot', ctx);
+        await memory.store(event, ctx);
+      },
+      consolidate: (ctx) => memory.consolidate(ctx),
+    };
+    for (const agent of options.agents ?? []) this.registerAgent(agent);
+    for (const tool of options.tools ?? []) this.registerTool(tool);
+  }
+
+  /** Registers an agent and starts its actor; a duplicate name is refused with `ConflictError`. */
+  registerAgent(agent: AgentDefinition): this {
+    this.parts.agents.register(agent);
+    return this;
+  }
+
+  /** Registers a function tool; a duplicate name is refused with `ConflictError`. */
+  registerTool(tool: ToolDefinition): this {
+    if ((tool as Partial<ToolDefinition> | null)?.kind !== 'tool') {
+      throw new TypeError('registerTool: expected a tool definition from defineTool()');
+    }
+    this.parts.tools.register(tool);
+    return this;
+  }
+
+  /** Registers an engine; a duplicate name is refused with `ConflictError`. */
+  registerEngine(engine: Engine): this {
+    this.parts.engines.register(engine);
+    return this;
+  }
+
+  /** Registered engines' names. */
+  listEngines(): string[] {
+    return this.parts.engines.names();
+  }
+
+  /** Registered agents' names and descriptions. */
+  listAgents(): { readonly name: string; readonly description: string }[] {
+    return this.parts.agents.list();
+  }
+
+  /**
+   * Every tool `ctx` may call — function tools and those of the tool managers — with their
+   * JSON Schemas (NERVE-4011).
+   */
+  listTools(ctx: ExecContext = this.createContext()): Promise<ToolInfo[]> {
+    return this.parts.catalog.all.discover(ctx);
+  }
+
+  /** The function tools `ctx` may call, with their JSON Schemas, at once. */
+  discoverTools(ctx: ExecContext = this.createContext()): ToolInfo[] {
+    return this.parts.tools.list(ctx);
+  }
+
+  /**
+   * Call statistics of a registered agent, from its actor. Invocations reach the actor in
+   * batches (see `AgentStatsBatch`); reading the statistics delivers what has gathered, so
+   * they are always current.
+   */
+  agentStats(name: string): AgentSnapshot {
+    return this.parts.agents.snapshot(name);
+  }
+
+  /**
+   * Spawns an idle agent actor, registered in the actor system under `id` (default a new
+   * actor id). Registered agents each have one; services may spawn more (per session, say).
+   */
+  spawnAgent(name: string, id: string = this.system.ids.id('actor')): AgentActor {
+    return this.parts.agents.spawn(name, id);
+  }
+
+  /** A root context using this runtime's clock and ids. */
+  createContext(options: Omit<CreateContextOptions, 'clock' | 'ids'> = {}): ExecContext {
+    return this.parts.createContext(options);
+  }
+
+  /**
+   * Invokes an agent. With a context outside any run, a run is created for the invocation
+   * and completed (or failed) with it.
+   *
+   * @example
+   * const result = await runtime.invoke('planner', 'Plan a trip to Berlin');
+   * if (result.status === 'success') console.log(result.output);
+   */
+  invoke<TOutput = unknown>(
+    agent: AgentTarget,
+    input: string | AgentInput,
+    ctx: ExecContext = this.createContext(),
+  ): Promise<AgentResult<TOutput>> {
+    // Not async itself: one promise fewer per invocation (#invokeTree never throws).
+    return invokeTree<TOutput>(this.parts.host, agent, input, ctx, undefined, null);
+  }
+
+  /** {@inheritDoc AgentRuntime.delegate} */
+  delegate<TOutput = unknown>(
+    agent: AgentTarget,
+    input: string | AgentInput,
+    parentCtx: ExecContext,
+    narrowing?: ContextNarrowing,
+  ): Promise<AgentResult<TOutput>> {
+    if (!(parentCtx as ExecContext | undefined)) {
+      return Promise.reject(
+        new InvalidParamsError('delegate: parentCtx is required', { param: 'parentCtx' }),
+      );
+    }
+    return invokeTree<TOutput>(this.parts.host, agent, input, parentCtx, narrowing, null);
+  }
+
+  /**
+   * Invokes agents in order within one run; each output becomes the next agent's message
+   * (strings as they are, anything else as JSON). Stops at the first result that is not a
+   * success and returns it; otherwise returns the last.
+   */
+  invokeChain<TOutput = unknown>(
+    agents: readonly AgentTarget[],
+    input: string | AgentInput,
+    ctx: ExecContext = this.createContext(),
+  ): Promise<AgentResult<TOutput>> {
+    return invokeChain<TOutput>(this.parts.host, agents, input, ctx);
+  }
+
+  /**
+   * Streams an invocation: the typed events of the agent's step and, nested by actor path,
+   * of every step below it. See {@link RunStream}; `capacity` bounds what its iteration
+   * buffers (default 1 024 events).
+   */
+  stream<TOutput = unknown>(
+    agent: AgentTarget,
+    input: string | AgentInput,
+    ctx: ExecContext = this.createContext(),
+    options: { readonly capacity?: number } = {},
+  ): RunStream<TOutput> {
+    return new RunStream<TOutput>(
+      (tap) => invokeTree<TOutput>(this.parts.host, agent, input, ctx, undefined, tap),
+      () => {
+        ctx.cancel(new CancelledError('stream cancelled'));
+      },
+      options.capacity,
+    );
+  }
+
+  /** {@inheritDoc AgentRuntime.callTool} */
+  callTool<TOutput = unknown>(
+    name: string,
+    args: unknown,
+    ctx: ExecContext,
+  ): Promise<ToolResult<TOutput>> {
+    return callTool<TOutput>(this.parts.toolDeps(), name, args, ctx);
+  }
+
+  /** {@inheritDoc AgentRuntime.chat} */
+  chat(call: ChatCall, ctx: ExecContext, options: ChatCallOptions = {}): Promise<ChatResult> {
+    if (this.parts.closed()) return Promise.reject(new InvalidParamsError('the runtime is closed'));
+    // Outside a step there is no stream for the tokens: they are only in the result.
+    const streaming = ctx.stepId === null ? { ...options, stream: false } : options;
+    return chatInStep(this.parts.engineDeps, call, ctx, streaming);
+  }
+
+  /**
+   * Runs an `llm_call` step (API.md): the engine's answer streamed as tokens; with `tools`,
+   * the model's tool calls run as `tool_call` child steps (arguments validated first) and
+   * their results go back to it, until it answers (NERVE-4010).
+   *
+   * @example
+   * const r = await runtime.llmCall({ messages: [{ role: 'user', content: 'What is 2 + 40?' }], tools: ['add'] });
+   */
+  llmCall(
+    input: unknown,
+    ctx: ExecContext = this.createContext(),
+  ): Promise<LlmStepResult<LlmCallOutput>> {
+    this.parts.assertOpen();
+    return runLlmStep<LlmCallOutput>(this.parts.llmDeps, 'llm_call', input, ctx);
+  }
+
+  /**
+   * Runs an `llm_plan` step (API.md): the engine is offered the named tools' schemas; each
+   * valid suggestion is emitted as `tool_suggest` and none is run; invalid ones are
+   * reported in `rejected` and a `narration` (NERVE-4010, NERVE-4011).
+   */
+  llmPlan(
+    input: unknown,
+    ctx: ExecContext = this.createContext(),
+  ): Promise<LlmStepResult<LlmPlanOutput>> {
+    this.parts.assertOpen();
+    return runLlmStep<LlmPlanOutput>(this.parts.llmDeps, 'llm_plan', input, ctx);
+  }
+
+  /** {@inheritDoc AgentRuntime.fs} */
+  async fs(request: FsOpInput, ctx: ExecContext): Promise<FsResult> {
+    this.parts.assertOpen();
+    const r = await runFsOp(this.parts.fsDeps, request, ctx);
+    if (r.error) throw r.error;
+    return r.output as FsResult;
+  }
+
+  /** {@inheritDoc AgentRuntime.emitFact} */
+  emitFact(fact: Parameters<AgentRuntime['emitFact']>[0], ctx: ExecContext): Promise<FactRecord> {
+    return emitStepFact(this.parts.runs, fact, ctx);
+  }
+
+  /** Stops every agent actor and closes the store. Further invocations are refused. */
+  close(): Promise<void> {
+    return this.parts.close();
+  }
+}
+
+/**
+ * Creates a runtime. Every option has an embedded default: an in-memory store, the system
+ * clock, random ids, the global tracer, a redacting logger on stderr.
+ *
+ * @example
+ * const runtime = createRuntime({ agents: [echo], tools: [add] });
+ * const result = await runtime.invoke('echo', 'hello');
+ */
+export function createRuntime(options: RuntimeOptions = {}): Runtime {
+  return new Runtime(options);
+}

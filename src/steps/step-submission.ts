@@ -1,0 +1,318 @@
+/**
+ * @module Submitting a step to a run (`POST /v1/runs/{run_id}/steps`): the step is claimed
+ * by its `client_token` (NERVE-4003) and then runs in the background; the same token again
+ * finds the first step and runs nothing.
+ */
+import { z } from 'zod';
+import { BudgetLedger, type BudgetLimits } from '../context/budget-ledger.js';
+import type { Budgets, ExecContext } from '../context/exec-context.js';
+import { ConflictError } from '../errors/conflict-error.js';
+import { InternalError } from '../errors/internal-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import type { Logger } from '../observability/logger.js';
+import type { RunRecord, StepRecord, WireBudgets } from '../store/records.js';
+import { flushed, type RunStore } from '../store/run-store.js';
+import type { ToolResult } from '../tools/tool-result.js';
+import { gateEvalInputSchema, type GateEvalInput } from './gate-eval.js';
+import { parseBody, wireBudgetsSchema } from '../runs/request-bodies.js';
+import type { PolicyGate } from '../runs/policy-gate.js';
+import { attachRunCalls, type RunCalls } from '../runs/run-calls.js';
+import { AlreadyClaimed, type StepSubmission } from '../runs/step-runner.js';
+import type { ResumeFrom, SubmittedStep } from '../runs/submitted-step.js';
+
+export type { SubmittedStep } from '../runs/submitted-step.js';
+
+/** The body of a step submission (API.md). */
+export const stepSubmissionSchema = z
+  .object({
+    type: z.enum([
+      'agent',
+      'tool_call',
+      'llm_call',
+      'llm_plan',
+      'checkpoint',
+      'fs_op',
+      'gate_eval',
+    ]),
+    client_token: z.string().min(1).max(256).optional(),
+    input: z.record(z.string(), z.unknown()),
+    placement: z.literal('auto').optional(),
+    budgets: wireBudgetsSchema.optional(),
+  })
+  .strict();
+
+const agentInputSchema = z
+  .object({
+    agent: z.string().min(1),
+    message: z.string(),
+    args: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict();
+const toolInputSchema = z
+  .object({ tool: z.string().min(1), args: z.record(z.string(), z.unknown()) })
+  .strict();
+
+const checkpointInputSchema = z.object({ label: z.string().max(256).optional() }).strict();
+
+/** What a step submission is for: its agent, tool, or its type. */
+function stepTarget(request: { type: string; input: Record<string, unknown> }): string {
+  const named = request.input['agent'] ?? request.input['tool'];
+  return typeof named === 'string' ? named : request.type;
+}
+
+/** What a run has left of its budgets: its limits less what its steps used (in the store). */
+export function runBudgetsLeft(run: Pick<RunRecord, 'budgets' | 'budget_usage'>): BudgetLimits {
+  const left = (limit: number | undefined, used: number): number | undefined =>
+    limit === undefined ? undefined : Math.max(0, limit - used);
+  const { budgets, budget_usage: used } = run;
+  const out: { -readonly [K in keyof BudgetLimits]: number } = {};
+  const tokensIn = left(budgets.max_tokens_in, used.tokens_in);
+  const tokensOut = left(budgets.max_tokens_out, used.tokens_out);
+  const cost = left(budgets.max_cost_usd, used.cost_usd);
+  if (tokensIn !== undefined) out.maxTokensIn = tokensIn;
+  if (tokensOut !== undefined) out.maxTokensOut = tokensOut;
+  if (cost !== undefined) out.maxCostUsd = cost;
+  return out;
+}
+
+/**
+ * A submitted step's own budgets as a context's. Its token and cost limits are its own (the
+ * run's are on the run's shared ledger); its wall time is the smaller of its own and what
+ * is left of the run's since the run was created.
+ */
+export function stepBudgets(
+  run: Pick<RunRecord, 'budgets' | 'created_at'>,
+  step: z.infer<typeof wireBudgetsSchema> | undefined,
+  now: number,
+): Budgets {
+  const out: { -readonly [K in keyof Budgets]: number } = {};
+  if (step?.max_tokens_in !== undefined) out.maxTokensIn = step.max_tokens_in;
+  if (step?.max_tokens_out !== undefined) out.maxTokensOut = step.max_tokens_out;
+  if (step?.max_cost_usd !== undefined) out.maxCostUsd = step.max_cost_usd;
+  const runWall = run.budgets.max_wall_ms;
+  const runLeft =
+    runWall === undefined ? undefined : Math.max(0, runWall - (now - Date.parse(run.created_at)));
+  const wall =
+    runLeft === undefined ? step?.max_wall_ms : Math.min(runLeft, step?.max_wall_ms ?? Infinity);
+  if (wall !== undefined) out.maxWallMs = wall;
+  return out;
+}
+
+/**
+ * The ledgers of runs with steps running in this runtime: one per run, shared by its steps
+ * (a step's ledger draws on it), made from what the store says the run has left when its
+ * first step starts and dropped when its last one ends.
+ */
+export class RunLedgers {
+  readonly #live = new Map<string, { ledger: BudgetLedger; steps: number }>();
+
+  /** The run's shared ledger for one more step; call the returned `release` when it ends. */
+  acquire(run: RunRecord): { readonly ledger: BudgetLedger; readonly release: () => void } {
+    let entry = this.#live.get(run.run_id);
+    if (!entry) {
+      entry = { ledger: new BudgetLedger(`run ${run.run_id}`, runBudgetsLeft(run)), steps: 0 };
+      this.#live.set(run.run_id, entry);
+    }
+    entry.steps++;
+    const held = entry;
+    let released = false;
+    return {
+      ledger: held.ledger,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (--held.steps === 0 && this.#live.get(run.run_id) === held) {
+          this.#live.delete(run.run_id);
+        }
+      },
+    };
+  }
+}
+
+/** What a submission needs from the runtime. */
+export interface SubmissionHost {
+  readonly store: RunStore;
+  readonly logger: Logger;
+  /** Where the policy is asked: the route checkpoint and the run's `steps_per_minute`. */
+  readonly gate: PolicyGate;
+  /**
+   * The books of the calls of a step submitted to `run` with `clientToken` (record /
+   * replay); `resumed` for a step going on after an approval (see `RunCalls.resumed`).
+   */
+  callsFor(run: RunRecord, clientToken: string | null, resumed: boolean): RunCalls;
+  /**
+   * A context inside `run` with the step's own budgets, drawing on the run's shared ledger;
+   * `release` when the step has ended.
+   */
+  contextFor(
+    run: RunRecord,
+    stepBudgets: z.infer<typeof wireBudgetsSchema> | undefined,
+  ): { readonly ctx: ExecContext; readonly release: () => void };
+  runAgent(
+    agent: string,
+    input: { message: string; args?: Record<string, unknown> },
+    ctx: ExecContext,
+    runId: string,
+    submission: StepSubmission,
+  ): Promise<unknown>;
+  callTool(
+    name: string,
+    args: unknown,
+    ctx: ExecContext,
+    submission: StepSubmission,
+  ): Promise<ToolResult>;
+  /** An `fs_op` step, through the FS broker of the run's `fs_policy`. */
+  runFsOp(input: unknown, ctx: ExecContext, submission: StepSubmission): Promise<unknown>;
+  /** A `gate_eval` step: whether the run has enough facts of a kind (API.md). */
+  runGateEval(
+    input: GateEvalInput,
+    ctx: ExecContext,
+    runId: string,
+    submission: StepSubmission,
+  ): Promise<unknown>;
+  /** A `checkpoint` step: the run's live steps' snapshots and log offsets (NERVE-4005). */
+  runCheckpoint(
+    label: string | null,
+    ctx: ExecContext,
+    runId: string,
+    submission: StepSubmission,
+  ): Promise<unknown>;
+  runLlm(
+    type: 'llm_call' | 'llm_plan',
+    input: unknown,
+    ctx: ExecContext,
+    submission: StepSubmission,
+  ): Promise<unknown>;
+}
+
+/**
+ * Submits a step to a running run. Resolves once the step is claimed: a new step now
+ * running (`created: true`), or the run's step with the same `client_token`
+ * (`created: false`). Rejects with `NotFoundError` (run, agent or tool), `ConflictError`
+ * (the run is not running), `SchemaViolationError` (the body), `PermissionDeniedError`.
+ */
+export async function submitStep(
+  host: SubmissionHost,
+  runId: string,
+  body: unknown,
+  resume?: ResumeFrom,
+): Promise<SubmittedStep> {
+  const request = parseBody(stepSubmissionSchema, 'step', body);
+  const run = await host.store.getRun(runId);
+  if (!run) throw new NotFoundError('run', runId);
+  if (run.status !== 'running' && run.status !== 'waiting') {
+    throw new ConflictError(`run ${runId} is ${run.status}: it takes no more steps`, {
+      details: { status: run.status },
+    });
+  }
+  const { ctx, release } = host.contextFor(run, request.budgets);
+  try {
+    return await submitIn(host, run, request, ctx, release, resume);
+  } catch (err) {
+    release();
+    throw err;
+  }
+}
+
+/** {@link submitStep} once the run and the context are there. */
+async function submitIn(
+  host: SubmissionHost,
+  run: RunRecord,
+  request: z.infer<typeof stepSubmissionSchema>,
+  ctx: ExecContext,
+  release: () => void,
+  resume: ResumeFrom | undefined,
+): Promise<SubmittedStep> {
+  const runId = run.run_id;
+  attachRunCalls(ctx, host.callsFor(run, request.client_token ?? null, resume !== undefined));
+  // Checkpoint 1, before routing: the run's steps per minute, then the policy's rate limits.
+  // Every submission counts, a repeated client token too: it is a request all the same. A
+  // step going on after an approval was admitted when it was submitted.
+  if (!resume) {
+    await host.gate.admitStep(run);
+    if (host.gate.applies(ctx)) await host.gate.check('route', stepTarget(request), ctx);
+  }
+  let claimed: (claim: { record: StepRecord; created: boolean }) => void = () => undefined;
+  const claim = new Promise<{ record: StepRecord; created: boolean }>((resolve) => {
+    claimed = resolve;
+  });
+  const submission: StepSubmission = {
+    clientToken: request.client_token ?? null,
+    // zod leaves out the keys the body left out, so the parsed budgets are plain WireBudgets.
+    ...(request.budgets ? { budgets: request.budgets as WireBudgets } : {}),
+    onClaimed: (record, created) => {
+      claimed({ record, created });
+    },
+    ...(resume ? { resume } : {}),
+  };
+  let work: Promise<unknown>;
+  switch (request.type) {
+    case 'agent': {
+      const input = parseBody(agentInputSchema, 'agent step input', request.input);
+      work = host.runAgent(
+        input.agent,
+        input.args ? { message: input.message, args: input.args } : { message: input.message },
+        ctx,
+        runId,
+        submission,
+      );
+      break;
+    }
+    case 'tool_call': {
+      const input = parseBody(toolInputSchema, 'tool_call input', request.input);
+      work = host.callTool(input.tool, input.args, ctx, submission).then((r) => {
+        // Refused before any step (unknown tool, permission): the submission fails.
+        if (r.stepId === null && r.error) throw r.error;
+        return r;
+      });
+      break;
+    }
+    case 'fs_op':
+      work = host.runFsOp(request.input, ctx, submission);
+      break;
+    case 'gate_eval': {
+      const input = parseBody(gateEvalInputSchema, 'gate_eval input', request.input);
+      work = host.runGateEval(input, ctx, runId, submission);
+      break;
+    }
+    case 'checkpoint': {
+      const input = parseBody(checkpointInputSchema, 'checkpoint input', request.input);
+      work = host.runCheckpoint(input.label ?? null, ctx, runId, submission);
+      break;
+    }
+    default:
+      work = host.runLlm(request.type, request.input, ctx, submission);
+  }
+  const done = work
+    .then(
+      async () => {
+        // The run's usage grows by the step's (its own and its children's), in the store;
+        // a step suspended for an approval adds its usage when it ends.
+        const stepId = (await claim).record.step_id;
+        const step = await host.store.getStep(stepId);
+        if (step && step.status !== 'waiting') {
+          await host.store.addRunUsage(runId, step.budget_usage);
+        }
+      },
+      (err: unknown) => {
+        if (!(err instanceof AlreadyClaimed)) {
+          host.logger.error({ err, run_id: runId }, 'a submitted step failed before it began');
+        }
+      },
+    )
+    .catch((err: unknown) => {
+      host.logger.error({ err, run_id: runId }, "a step's usage could not be added to its run");
+    })
+    .finally(release);
+  // Whichever comes first: the claim, or a refusal before any step began.
+  const settled = await Promise.race([claim, work.then(() => null)]);
+  if (settled === null) throw new InternalError(`the ${request.type} step ended without a claim`);
+  // The caller is told the step exists: it must, whatever happens to this process next.
+  await flushed(host.store);
+  return {
+    step_id: settled.record.step_id,
+    status: settled.record.status,
+    created: settled.created,
+    done: settled.created ? done : Promise.resolve(),
+  };
+}

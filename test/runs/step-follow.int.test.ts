@@ -1,0 +1,134 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { defineAgent } from '../../src/actors/define-agent.js';
+import type { Runtime } from '../../src/runtime/runtime.js';
+import type { SubmittedStep } from '../../src/runs/submitted-step.js';
+import { NotFoundError } from '../../src/errors/not-found-error.js';
+import { memoryStore } from '../../src/store/memory-store.js';
+import type { RunStore } from '../../src/store/run-store.js';
+import { sqliteStore } from '../../src/store/sqlite-store.js';
+import type { StepEvent } from '../../src/streams/events.js';
+import { quietRuntime } from '../support/runtime.js';
+import { useTestResources } from '../support/test-resources.js';
+
+const resources = useTestResources('follow');
+const runtimes: Runtime[] = [];
+afterAll(async () => {
+  await Promise.all(runtimes.map((r) => r.close()));
+});
+
+/**
+ * A runtime whose agent `talker` pushes `args.tokens` tokens, waiting for `release()` after
+ * the first `args.hold` of them.
+ */
+function setup(store: RunStore = memoryStore()) {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const talker = defineAgent({
+    name: 'talker',
+    async *handler(input) {
+      const tokens = Number(input.args?.['tokens'] ?? 5);
+      const hold = Number(input.args?.['hold'] ?? -1);
+      for (let i = 0; i < tokens; i++) {
+        if (i === hold) await held;
+        yield ` t${i}`;
+      }
+    },
+  });
+  const rt = quietRuntime({ store, agents: [talker] });
+  runtimes.push(rt);
+  return { rt, release };
+}
+
+async function submitTalker(rt: Runtime, args: Record<string, number>): Promise<string> {
+  return (await submitted(rt, args)).step_id;
+}
+
+async function submitted(rt: Runtime, args: Record<string, number>): Promise<SubmittedStep> {
+  const { flow } = await rt.createFlow({ name: 'follow', ast: { id: randomUUID() } });
+  const run = await rt.createRun(flow.flow_id);
+  return rt.submitStep(run.run_id, {
+    type: 'agent',
+    client_token: 'talk',
+    input: { agent: 'talker', message: 'go', args },
+  });
+}
+
+async function collect(events: AsyncIterable<StepEvent>): Promise<StepEvent[]> {
+  const out: StepEvent[] = [];
+  for await (const ev of events) out.push(ev);
+  return out;
+}
+
+describe('runtime.followStep: a step log from a seq, then live, to its end (API.md stream)', () => {
+  it.each([
+    ['memory', () => memoryStore()],
+    ['sqlite', () => sqliteStore(resources.file())],
+  ])(
+    'on the %s store, a follower of a running step gets every event once, in order',
+    async (_n, make) => {
+      const { rt, release } = setup(make());
+      const stepId = await submitTalker(rt, { tokens: 40, hold: 10 });
+      const following = collect(rt.followStep(stepId));
+      // The step waits after 10 tokens; the follower is then between the log and the live part.
+      release();
+      const events = await following;
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expect(events.filter((e) => e.type === 'token')).toHaveLength(40);
+      expect(events.at(-1)?.type).toBe('end');
+      expect(events).toEqual(await rt.readStepEvents(stepId));
+    },
+  );
+
+  it('from a Last-Event-ID only the later events; a step that ended replays its log and closes', async () => {
+    const { rt } = setup();
+    const stepId = await submitTalker(rt, { tokens: 5 });
+    const whole = await collect(rt.followStep(stepId));
+    expect(whole.map((e) => e.type)).toEqual(['started', ...Array<string>(5).fill('token'), 'end']);
+    const after = await collect(rt.followStep(stepId, { afterSeq: 4 }));
+    expect(after.map((e) => e.seq)).toEqual([5, 6, 7]);
+    expect(await collect(rt.followStep(stepId, { afterSeq: 7 }))).toEqual([]);
+  });
+
+  it('a step run by another runtime on the same store is read every pollMs', async () => {
+    const store = memoryStore();
+    const { rt: runner, release } = setup(store);
+    const { rt: reader } = setup(store);
+    const stepId = await submitTalker(runner, { tokens: 12, hold: 4 });
+    const following = collect(reader.followStep(stepId, { pollMs: 5 }));
+    release();
+    const events = await following;
+    expect(events.filter((e) => e.type === 'token')).toHaveLength(12);
+    expect(events).toEqual(await runner.readStepEvents(stepId));
+  });
+
+  it('a slow follower holds nothing up and misses nothing', async () => {
+    const { rt } = setup();
+    const step = await submitted(rt, { tokens: 3_000 });
+    let read = 0;
+    for await (const ev of rt.followStep(step.step_id)) {
+      read++;
+      // After 10 events this follower waits for the whole step to end: it ends.
+      if (read === 10) await step.done;
+      expect(ev.seq).toBe(read);
+    }
+    expect(read).toBe(3_002);
+  });
+
+  it('stops when the reader breaks off, and refuses an unknown step and bad options', async () => {
+    const { rt, release } = setup();
+    const stepId = await submitTalker(rt, { tokens: 10, hold: 2 });
+    const seen: number[] = [];
+    for await (const ev of rt.followStep(stepId)) {
+      seen.push(ev.seq);
+      if (seen.length === 2) break;
+    }
+    expect(seen).toEqual([1, 2]);
+    release();
+    await expect(collect(rt.followStep('step_nowhere'))).rejects.toBeInstanceOf(NotFoundError);
+    await expect(collect(rt.followStep(stepId, { afterSeq: -1 }))).rejects.toThrow(RangeError);
+    await expect(collect(rt.followStep(stepId, { pollMs: 0 }))).rejects.toThrow(/pollMs/);
+  });
+});
