@@ -17,7 +17,12 @@ import {
 import type { CallFacts } from './call-facts.js';
 import { DETACHED_SINK, type StreamSink, type StreamTap } from './stream-sink.js';
 import { SILENT_LOGGER, type Logger } from '../observability/logger.js';
-import { fieldsFromWire, toWireContext, type WireContext } from './wire-context.js';
+import {
+  fieldsFromWire,
+  toWireContext,
+  type WireContext,
+  type WireFields,
+} from './wire-context.js';
 
 export type {
   Budgets,
@@ -34,28 +39,14 @@ import type {
   TokenUsage,
 } from './context-options.js';
 
-interface ContextFields {
-  readonly name: string;
-  readonly requestId: string;
-  readonly traceId: string;
-  readonly userId: string | null;
-  readonly sessionId: string | null;
-  readonly runId: string | null;
-  readonly stepId: string | null;
-  readonly permissions: Permissions;
-  readonly memoryScope: MemoryScope;
-  readonly ledger: BudgetLedger;
-  readonly deadline: number | null;
+/** What a context is made of: what crosses the wire, and what stays on its side. */
+interface ContextFields extends WireFields {
   /** The part of `deadline` set by `max_wall_ms` budgets; `null` for none. */
   readonly wallDeadline?: number | null;
-  readonly depth: number;
-  readonly path: readonly string[];
-  readonly metadata: Readonly<Record<string, unknown>>;
   readonly parent: ExecContext | null;
   readonly clock: Clock;
   readonly ids: IdSource;
   readonly stream: StreamSink;
-  readonly span: Span | undefined;
   readonly tap: StreamTap | null;
   readonly baseLogger: Logger | null;
   /** Clock time of creation, when the caller has just read the clock; default now. */
@@ -385,8 +376,25 @@ export class ExecContext {
       readonly stream?: StreamSink;
     } = {},
   ): ExecContext {
+    const w = fieldsFromWire(wire);
+    // Field by field, not a spread: a spread's object costs the constructor its fast path
+    // (measured: 15 µs a context instead of 2).
     return new ExecContext({
-      ...fieldsFromWire(wire),
+      name: w.name,
+      requestId: w.requestId,
+      traceId: w.traceId,
+      userId: w.userId,
+      sessionId: w.sessionId,
+      runId: w.runId,
+      stepId: w.stepId,
+      permissions: w.permissions,
+      memoryScope: w.memoryScope,
+      ledger: w.ledger,
+      deadline: w.deadline,
+      depth: w.depth,
+      path: w.path,
+      metadata: w.metadata,
+      span: w.span,
       parent: null,
       clock: options.clock ?? systemClock,
       ids: options.ids ?? defaultIdSource,

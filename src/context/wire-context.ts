@@ -49,8 +49,8 @@ export const wireContextSchema = z.strictObject({
 /** A context as plain JSON: ids, W3C traceparent, permissions, scope, budget left, deadline. */
 export type WireContext = z.infer<typeof wireContextSchema>;
 
-/** What of a context crosses: an `ExecContext` is one. */
-export interface WireSource {
+/** The fields of a context that cross, as a context holds them. */
+export interface WireIdentity {
   readonly name: string;
   readonly requestId: string;
   readonly traceId: string;
@@ -64,7 +64,12 @@ export interface WireSource {
   readonly depth: number;
   readonly path: readonly string[];
   readonly metadata: Readonly<Record<string, unknown>>;
+  /** The span of the running step; on the far side, the caller's span as a remote parent. */
   readonly span: Span | undefined;
+}
+
+/** What a wire form is made from: an `ExecContext` is one. */
+export interface WireSource extends WireIdentity {
   budgetRemaining(): BudgetRemaining;
 }
 
@@ -114,24 +119,9 @@ export function toWireContext(ctx: WireSource): WireContext {
 }
 
 /** What a context is rebuilt from on the far side (see {@link fieldsFromWire}). */
-export interface WireFields {
-  readonly name: string;
-  readonly requestId: string;
-  readonly traceId: string;
-  readonly userId: string | null;
-  readonly sessionId: string | null;
-  readonly runId: string | null;
-  readonly stepId: string | null;
-  readonly permissions: Permissions;
-  readonly memoryScope: MemoryScope;
+export interface WireFields extends WireIdentity {
   /** A ledger limited to the budget that was left. */
   readonly ledger: BudgetLedger;
-  readonly deadline: number | null;
-  readonly depth: number;
-  readonly path: readonly string[];
-  readonly metadata: Readonly<Record<string, unknown>>;
-  /** The caller's span as a remote parent, when a `traceparent` came. */
-  readonly span: Span | undefined;
 }
 
 /**
