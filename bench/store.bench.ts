@@ -113,6 +113,7 @@ async function withStep(kind: Kind): Promise<{ store: RunStore; stepId: string }
     started_at: null,
     ended_at: null,
     budgets: {},
+    placement_decision: null,
   });
   return { store, stepId };
 }

@@ -2,15 +2,17 @@
 import { AxonError, type AxonErrorOptions } from './axon-error.js';
 
 /**
- * The pool a step was placed on cannot take it: its threads died too often (more restarts
- * than the restart intensity allows) and it is degraded. Code `POOL_UNAVAILABLE`,
- * retriable once the pool has recovered.
+ * No pool can take the work: the pool a step was placed on is degraded (its threads died
+ * more often than the restart intensity allows), or a run's `pool_policy` pins a pool that
+ * does not exist or asks for tags no pool has. Code `POOL_UNAVAILABLE`; retriable (the
+ * default) when the pool may recover, not when it does not exist.
  */
 export class PoolUnavailableError extends AxonError {
   readonly code = 'POOL_UNAVAILABLE' as const;
-  override readonly retriable = true;
+  override readonly retriable: boolean;
 
-  constructor(message: string, options: AxonErrorOptions = {}) {
+  constructor(message: string, options: AxonErrorOptions & { readonly retriable?: boolean } = {}) {
     super(message, options);
+    this.retriable = options.retriable ?? true;
   }
 }

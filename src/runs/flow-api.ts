@@ -28,6 +28,7 @@ import { flushed, stopWaiting, type RunStore } from '../store/run-store.js';
 import { usageProvenance, type Provenance } from '../streams/events.js';
 import { checkJsonSchema, compileJsonSchema, type JsonSchema } from '../tools/json-schema.js';
 import type { ActorEntry, ActorSystem } from '../actors/actor-system.js';
+import { choosePool, type PoolCandidate } from '../placement/pool-choice.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
 import { runCallsOf } from './run-calls.js';
 import { endStoredStep } from './stored-step-end.js';
@@ -41,6 +42,8 @@ export interface FlowApiDeps {
   /** Where this runtime runs, for the provenance of the runs it ends (NERVE-4020). */
   readonly poolId: string;
   readonly replicaId: string | null;
+  /** The pools a run's `pool_policy` may choose among, as they are now. */
+  readonly pools: () => readonly PoolCandidate[];
 }
 
 /** A run's provenance when it ends: its seed, its usage, where it ran (NERVE-4020). */
@@ -186,8 +189,9 @@ export async function createFlow(
 }
 
 /**
- * Starts a run of a flow (NERVE-4002). A `replay` or `strict_replay` run names the recorded
- * run in `replay_of`: `NotFoundError` if there is none; a `strict_replay` run whose seed or
+ * Starts a run of a flow (NERVE-4002). A `pool_policy` no pool of the runtime satisfies (a
+ * pin of another pool, tags none has) is refused with `PoolUnavailableError`. A `replay` or
+ * `strict_replay` run names the recorded run in `replay_of`: `NotFoundError` if there is none; a `strict_replay` run whose seed or
  * policy is not the recorded run's is refused with `ReplayMismatchError` (NERVE-4022). Its
  * seed and policy default to the recorded run's.
  */
@@ -199,6 +203,9 @@ export async function createFlowRun(
   const flow = await deps.store.getFlow(flowId);
   if (!flow) throw new NotFoundError('flow', flowId);
   const input = parseBody(runInputSchema, 'run', body ?? {});
+  // A pinned pool that does not exist, or tags no pool has, is refused now: the run could
+  // never place a step (PLACE-5001).
+  choosePool(input.pool_policy.placement, deps.pools());
   let seed = input.seed;
   let policy = input.policy;
   if (input.replay_of !== null) {

@@ -18,6 +18,7 @@ import { ReplayMismatchError } from '../errors/replay-mismatch-error.js';
 import { toErrorPayload, type ErrorPayload } from '../errors/to-error-payload.js';
 import type {
   CallRecording,
+  PlacementDecision,
   RecordedCallKind,
   RecordedInputs,
   RecordingKey,
@@ -92,6 +93,11 @@ export class RunCalls {
    * before it was suspended are served from this run's own recording, not made again.
    */
   readonly resumed: boolean;
+  /**
+   * Where the run's steps are placed, and why (from its `pool_policy`); `null` leaves it to
+   * the step runner's default.
+   */
+  readonly placement: PlacementDecision | null;
   /** The submitted step, once it runs: where an approval suspends it. */
   root: SuspendableStep | null = null;
   readonly #store: RunStore;
@@ -105,6 +111,7 @@ export class RunCalls {
     clientToken: string | null,
     replica: string | null = null,
     resumed = false,
+    placement: PlacementDecision | null = null,
   ) {
     this.#store = store;
     this.#clock = clock;
@@ -117,6 +124,7 @@ export class RunCalls {
     this.policy = run.policy;
     this.fsPolicy = run.fs_policy;
     this.resumed = resumed;
+    this.placement = placement;
   }
 
   /** True in `replay` and `strict_replay` mode: calls are served, never made. */

@@ -18,7 +18,13 @@ import {
   startOperationSpan,
   type GenAiOperation,
 } from '../observability/tracer.js';
-import type { StepRecord, StepStatus, StepType, WireBudgets } from '../store/records.js';
+import type {
+  PlacementDecision,
+  StepRecord,
+  StepStatus,
+  StepType,
+  WireBudgets,
+} from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 import { startProvenance, stepProvenance, type BudgetUsage } from '../streams/events.js';
 import { armStepDeadline } from '../supervisors/step-deadline.js';
@@ -40,6 +46,11 @@ export interface StepRunnerDeps {
   readonly replicaId?: string | null;
   /** Wakes the followers of a step's log (`runtime.followStep`) when it appends. */
   readonly feeds?: StepFeeds;
+  /**
+   * The placement of a step whose run says nothing else (an `auto` run, or an invocation
+   * outside a submitted run); default `null`, none recorded.
+   */
+  readonly placement?: PlacementDecision | null;
 }
 
 /** One step to run. */
@@ -180,6 +191,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       started_at: startedIso,
       ended_at: null,
       budgets: req.submission?.budgets ?? NO_BUDGETS,
+      placement_decision: runCallsOf(parentCtx)?.placement ?? deps.placement ?? null,
     };
     if (resume) {
       await deps.store.updateStep(stepId, { status: 'running' });

@@ -31,6 +31,12 @@ export interface RuntimeOptions {
   /** The pool id inline steps report; default `local`. */
   readonly poolId?: string;
   /**
+   * The tags of this runtime's pool, which a run's `pool_policy` `affinity` must find;
+   * default none. A run pinned to another pool, or asking for tags this pool lacks, is
+   * refused with `PoolUnavailableError` at creation (the fleet brings more pools).
+   */
+  readonly poolTags?: readonly string[];
+  /**
    * The replica this runtime is within its pool, a determinism input of engine calls that
    * `strict_replay` compares (NERVE-4022); default `null` (embedded: one replica).
    */

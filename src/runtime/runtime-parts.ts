@@ -27,6 +27,11 @@ import { ActorSystem } from '../actors/actor-system.js';
 import { AgentRegistry } from '../actors/agent-registry.js';
 import type { AgentRuntime } from '../actors/agent-runtime.js';
 import { StepFeeds } from '../actors/step-feeds.js';
+import {
+  choosePool,
+  placementOf,
+  type PoolCandidate,
+} from '../placement/pool-choice.js';
 import { WorkerPool, type WorkerPoolOptions } from '../placement/worker-pool.js';
 import type { FlowApiDeps } from '../runs/flow-api.js';
 import { PolicyGate } from '../runs/policy-gate.js';
@@ -118,8 +123,29 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
   const feeds = new StepFeeds();
   const poolId = options.poolId ?? 'local';
   const replicaId = options.replicaId ?? null;
+  const poolTags = checkPoolTags(options.poolTags);
+  // Embedded, the runtime is one pool; inline steps have no slot limit.
+  const pools = (): readonly PoolCandidate[] => [
+    {
+      pool_id: poolId,
+      tags: poolTags,
+      healthy: true,
+      free_slots: Number.MAX_SAFE_INTEGER,
+      active_slots: system.list('step').length,
+      replica_id: replicaId,
+    },
+  ];
   const tracer = redactingTracer(options.tracer ?? defaultTracer(), redact);
-  const steps: StepRunnerDeps = { store, system, tracer, logger, poolId, replicaId, feeds };
+  const steps: StepRunnerDeps = {
+    store,
+    system,
+    tracer,
+    logger,
+    poolId,
+    replicaId,
+    feeds,
+    placement: choosePool('auto', pools()),
+  };
   const runs: RunRecordsDeps & FlowApiDeps = {
     store,
     clock,
@@ -129,6 +155,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     open: new Set(),
     poolId,
     replicaId,
+    pools,
   };
   const policy = options.policy ?? noopPolicy;
   const memory = options.memory ?? new TieredMemory({ hot: memoryHotTier({ clock }) });
@@ -212,7 +239,15 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     store,
     logger,
     callsFor: (run, clientToken, resumed) =>
-      new RunCalls(store, clock, run, clientToken, replicaId, resumed),
+      new RunCalls(
+        store,
+        clock,
+        run,
+        clientToken,
+        replicaId,
+        resumed,
+        choosePool(placementOf(run.pool_policy), pools()),
+      ),
     contextFor: (run, step) => {
       const shared = runLedgers.acquire(run);
       const ctx = rootContext({
@@ -288,4 +323,13 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
       attached = runtime;
     },
   };
+}
+
+/** The runtime's pool tags, checked: each a non-empty string. */
+function checkPoolTags(tags: readonly string[] | undefined): readonly string[] {
+  if (tags === undefined) return [];
+  if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string' && t.length > 0)) {
+    throw new TypeError('createRuntime: poolTags must be an array of non-empty strings');
+  }
+  return [...tags];
 }

@@ -210,6 +210,7 @@ export function copyStepRecord(s: StepRecord, nested: NestedCopy = FRESH): StepR
     started_at: s.started_at,
     ended_at: s.ended_at,
     budgets: nested.budgets(s.budgets),
+    placement_decision: s.placement_decision && { ...s.placement_decision },
   };
 }
 
@@ -242,6 +243,7 @@ export function patchStepRecord(
     started_at: patch.started_at === undefined ? s.started_at : patch.started_at,
     ended_at: patch.ended_at === undefined ? s.ended_at : patch.ended_at,
     budgets: s.budgets,
+    placement_decision: s.placement_decision,
   };
 }
 

@@ -93,6 +93,21 @@ export interface StepRecord {
    * so that the step, run again after a restart or an approval, has them again (POLICY-3000).
    */
   readonly budgets: WireBudgets;
+  /**
+   * Where the step was placed and why (PLACE-5001): the pool, its replica, the run's
+   * `pool_policy` kind and the reason; `null` for a step stored before steps kept it.
+   */
+  readonly placement_decision: PlacementDecision | null;
+}
+
+/** A step's placement decision (see `placement/pool-choice.ts`). */
+export interface PlacementDecision {
+  readonly pool_id: string;
+  readonly replica_id: string | null;
+  /** The kind of the run's `pool_policy.placement`. */
+  readonly policy: 'auto' | 'pin' | 'affinity';
+  /** Why this pool, for a person reading the step. */
+  readonly reason: string;
 }
 
 /** Fields of a run that change after creation. */

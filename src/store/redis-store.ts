@@ -82,9 +82,13 @@ function asRun(fields: Record<string, unknown> | null): RunRecord | null {
   return fields as RunRecord | null;
 }
 
-/** A stored step as its record (a step stored before steps kept their budgets has none). */
+/**
+ * A stored step as its record (a step stored before steps kept their budgets, or their
+ * placement decision, has none).
+ */
 function asStep(fields: Record<string, unknown> | null): StepRecord | null {
   if (fields && fields['budgets'] === undefined) fields['budgets'] = {};
+  if (fields && fields['placement_decision'] === undefined) fields['placement_decision'] = null;
   return fields as StepRecord | null;
 }
 

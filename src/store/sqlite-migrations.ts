@@ -211,6 +211,14 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX event_chunks_by_step ON event_chunks (step_ref, last_seq);
     `,
   },
+  {
+    version: 6,
+    name: 'step placement decisions',
+    // A step records where it was placed and why (PLACE-5001), at the end of its record
+    // array (STEP_LAYOUT); steps stored before have none.
+    sql: `UPDATE steps SET record = json_insert(record, '$[#]', NULL)
+      WHERE json_array_length(record) = 15;`,
+  },
 ];
 
 /**

@@ -23,7 +23,14 @@ import {
   type Provenance,
   type StepEvent,
 } from '../streams/events.js';
-import type { CallRecording, FlowRecord, RunRecord, StepRecord, WireBudgets } from './records.js';
+import type {
+  CallRecording,
+  FlowRecord,
+  PlacementDecision,
+  RunRecord,
+  StepRecord,
+  WireBudgets,
+} from './records.js';
 
 /** A run's row: the columns the store queries, and the rest of the run as a JSON array. */
 export interface RunRow {
@@ -113,6 +120,8 @@ const STEP_FIELDS = [
   'error',
   'started_at',
   'ended_at',
+  // Added by migration 6; set at creation, never patched.
+  'placement_decision',
 ] as const satisfies readonly (keyof StepRecord)[];
 
 /** A run's row; `RunPatch`'s fields but the status (a column) are its changing ones. */
@@ -317,6 +326,7 @@ export function stepFromRow(r: StepRow): StepRecord {
     started_at: f[13] as string | null,
     ended_at: f[14] as string | null,
     budgets: f[7] as WireBudgets,
+    placement_decision: (f[15] ?? null) as PlacementDecision | null,
   };
 }
 

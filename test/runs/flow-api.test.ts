@@ -156,6 +156,55 @@ describe('runs of a flow and their facts (NERVE-4004)', () => {
   });
 });
 
+describe('pool_policy (PLACE-5001)', () => {
+  const echo = defineAgent({ name: 'echo', handler: (input) => input.message });
+
+  it('refuses at creation a pin of a pool that does not exist, or tags no pool has; nothing is stored', async () => {
+    const rt = quietRuntime({ agents: [echo] });
+    const { flow } = await rt.createFlow(flowBody);
+    for (const placement of [{ pin: 'gpu-a100' }, { affinity: { tags: ['gpu'] } }]) {
+      await expect(
+        rt.createRun(flow.flow_id, { pool_policy: { placement } }),
+      ).rejects.toMatchObject({ code: 'POOL_UNAVAILABLE', retriable: false });
+    }
+    expect(await rt.store.listRuns()).toEqual([]);
+    await rt.close();
+  });
+
+  it('records on each step where it was placed and why', async () => {
+    const rt = quietRuntime({ agents: [echo], poolTags: ['cpu', 'eu'] });
+    const { flow } = await rt.createFlow(flowBody);
+    const cases = [
+      [undefined, 'auto', 'auto; the only feasible pool'],
+      [{ pin: 'local' }, 'pin', 'pinned to local; the only feasible pool'],
+      [{ affinity: { tags: ['eu'] } }, 'affinity', 'has tags eu; the only feasible pool'],
+    ] as const;
+    for (const [placement, policy, reason] of cases) {
+      const run = await rt.createRun(flow.flow_id, placement ? { pool_policy: { placement } } : {});
+      const step = await rt.submitStep(run.run_id, {
+        type: 'agent',
+        input: { agent: 'echo', message: 'hi' },
+      });
+      await step.done;
+      expect((await rt.getStep(step.step_id))?.placement_decision).toEqual({
+        pool_id: 'local',
+        replica_id: null,
+        policy,
+        reason,
+      });
+    }
+    // An invocation outside a submitted run is placed too.
+    const result = await rt.invoke('echo', 'x');
+    const [root] = await rt.listSteps(result.runId);
+    expect(root?.placement_decision).toMatchObject({ pool_id: 'local', policy: 'auto' });
+    await rt.close();
+  });
+
+  it('refuses poolTags that are not strings', () => {
+    expect(() => quietRuntime({ poolTags: [''] })).toThrow(TypeError);
+  });
+});
+
 describe('checkpoints (NERVE-4005)', () => {
   it("snapshot the run's live steps and the offsets of its logs", async () => {
     let release: () => void = () => undefined;

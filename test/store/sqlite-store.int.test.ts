@@ -123,7 +123,9 @@ describe('SqliteRunStore', () => {
       ended_at: '2025-01-01T00:00:02.000Z',
     });
     const provenance = { ...emptyProvenance(7), engine: 'scripted', tokens_in: 3, tokens_out: 5 };
+    // Steps of schema 4 had no placement decision: they read back with none.
     const root = makeStep(run.run_id, {
+      placement_decision: null,
       client_token: 'c-1',
       status: 'succeeded',
       provenance,
@@ -131,6 +133,7 @@ describe('SqliteRunStore', () => {
       ended_at: '2025-01-01T00:00:01.000Z',
     });
     const child = makeStep(run.run_id, {
+      placement_decision: null,
       parent_step_id: root.step_id,
       status: 'failed',
       error: { code: 'TIMEOUT', message: 'slow', retriable: true },

@@ -59,6 +59,12 @@ export function makeStep(runId: string, overrides: Partial<StepRecord> = {}): St
     started_at: '2025-01-01T00:00:00.000Z',
     ended_at: null,
     budgets: {},
+    placement_decision: {
+      pool_id: 'local',
+      replica_id: null,
+      policy: 'auto',
+      reason: 'auto; the only feasible pool',
+    },
     ...overrides,
   };
 }
