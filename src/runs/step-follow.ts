@@ -12,6 +12,7 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import { flushed, type RunStore } from '../store/run-store.js';
 import type { StepEvent } from '../streams/events.js';
 import type { StepFeeds, Watch } from '../actors/step-feeds.js';
+import { cancelStep, type FlowApiDeps } from './flow-api.js';
 
 /** Options of `runtime.followStep`. */
 export interface FollowOptions {
@@ -22,6 +23,13 @@ export interface FollowOptions {
    * default 100. A step of this runtime wakes its followers itself.
    */
   readonly pollMs?: number;
+  /**
+   * The follower's connection: aborting it is a disconnect. The follow ends, and if this
+   * was the step's last open follow, the step is live and its run has
+   * `cancel_on_disconnect`, the step is cancelled (API.md). The HTTP server passes its
+   * socket's close; an embedded caller passes its own signal.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /** What following needs from the runtime. */
@@ -29,6 +37,10 @@ export interface FollowDeps {
   readonly store: RunStore;
   readonly clock: Clock;
   readonly feeds: StepFeeds;
+  /** The open follows of each step (of this runtime), counted here. */
+  readonly open: Map<string, number>;
+  /** Told when a follower disconnected and no follow of the step is left open. */
+  readonly lastDisconnected: (stepId: string) => void;
 }
 
 /** The events that end a step's log. */
@@ -38,8 +50,10 @@ const ENDED: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled'])
 
 /**
  * The step's events with `seq > afterSeq`, in order, then each new one once it is durable,
- * ending after the step's `end` or `error` (at once for a step that has ended). Rejects with
- * `NotFoundError` for an unknown step. Stop early with `break` (or `return()`).
+ * ending after the step's `end` or `error` (at once for a step that has ended), or when
+ * `signal` aborts (see {@link FollowOptions.signal}). Rejects with `NotFoundError` for an
+ * unknown step. Stop early with `break` (or `return()`): that closes the follow without
+ * counting as a disconnect.
  */
 export async function* followStep(
   deps: FollowDeps,
@@ -48,16 +62,39 @@ export async function* followStep(
 ): AsyncGenerator<StepEvent, void, undefined> {
   let last = options.afterSeq ?? 0;
   const pollMs = options.pollMs ?? 100;
+  const signal = options.signal;
   if (!(Number.isInteger(last) && last >= 0)) {
     throw new RangeError(`followStep: afterSeq must be an integer >= 0, got ${String(last)}`);
   }
   if (!(Number.isFinite(pollMs) && pollMs > 0)) {
     throw new RangeError(`followStep: pollMs must be a number > 0, got ${String(pollMs)}`);
   }
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new TypeError('followStep: signal must be an AbortSignal');
+  }
   if (!(await deps.store.getStep(stepId))) throw new NotFoundError('step', stepId);
   let watch: Watch | null = null;
+  // This follow counts as open until it ends or its follower disconnects.
+  let open = true;
+  const close = (): number => {
+    if (!open) return -1;
+    open = false;
+    const left = (deps.open.get(stepId) ?? 1) - 1;
+    if (left > 0) deps.open.set(stepId, left);
+    else deps.open.delete(stepId);
+    return left;
+  };
+  deps.open.set(stepId, (deps.open.get(stepId) ?? 0) + 1);
+  const onAbort = (): void => {
+    watch?.cancel();
+    // Told at once, even while the follower is not reading: it has gone.
+    if (close() === 0) deps.lastDisconnected(stepId);
+  };
+  if (signal?.aborted) onAbort();
+  else signal?.addEventListener('abort', onAbort, { once: true });
   try {
     for (;;) {
+      if (signal?.aborted) return;
       // The wait for the next append starts before the read: whatever is logged between
       // them wakes it, and the next read has it.
       watch = deps.feeds.watch(stepId, deps.clock, pollMs);
@@ -72,6 +109,7 @@ export async function* followStep(
       }
       watch.cancel();
       for (const event of events) {
+        if (signal?.aborted) return;
         last = event.seq;
         yield event;
         if (LAST.has(event.type)) return;
@@ -79,5 +117,23 @@ export async function* followStep(
     }
   } finally {
     watch?.cancel();
+    signal?.removeEventListener('abort', onAbort);
+    close();
   }
+}
+
+/**
+ * A step's last follower disconnected: cancels the step if it is still live and its run
+ * asked for `cancel_on_disconnect` (API.md). Resolves `true` when it cancelled. A step that
+ * runs in another process sharing the store is left alone (its own process cancels it).
+ */
+export async function cancelOnDisconnect(deps: FlowApiDeps, stepId: string): Promise<boolean> {
+  const step = await deps.store.getStep(stepId);
+  if (!step || ENDED.has(step.status)) return false;
+  const run = await deps.store.getRun(step.run_id);
+  if (!run?.cancel_on_disconnect) return false;
+  const live = deps.system.get(stepId) !== undefined || step.status === 'waiting';
+  if (!live) return false;
+  await cancelStep(deps, stepId);
+  return true;
 }

@@ -31,7 +31,7 @@ import {
   listRunFacts,
 } from '../runs/flow-api.js';
 import { resumeRun, resumeRuns, type ResumedRun } from '../runs/run-resume.js';
-import { followStep, type FollowOptions } from '../runs/step-follow.js';
+import { cancelOnDisconnect, followStep, type FollowOptions } from '../runs/step-follow.js';
 import { submitStep, type SubmittedStep } from '../steps/step-submission.js';
 import type { RuntimeParts } from './runtime-parts.js';
 
@@ -142,15 +142,31 @@ export class RunOperations {
    * Follows a step's log (API.md's `GET /v1/steps/{step_id}/stream`): every event with
    * `seq > afterSeq` (a client's `Last-Event-ID`), then each new one once it is durable,
    * ending after the step's `end` or `error` — at once for a step that has ended. A slow
-   * reader holds nothing up: it reads the log at its own pace. Rejects with `NotFoundError`
-   * for an unknown step.
+   * reader holds nothing up: it reads the log at its own pace. With `signal`, its abort is
+   * the follower's disconnect: the last follower of a live step disconnecting cancels the
+   * step when its run has `cancel_on_disconnect`. Rejects with `NotFoundError` for an
+   * unknown step.
    *
    * @example
    * for await (const ev of runtime.followStep(step.step_id, { afterSeq: 3 })) console.log(ev.seq, ev.type);
    */
   followStep(stepId: string, options: FollowOptions = {}): AsyncGenerator<StepEvent, void> {
-    const { store, system, feeds } = this.parts;
-    return followStep({ store, clock: system.clock, feeds }, stepId, options);
+    const { store, system, feeds, follows, runs, logger } = this.parts;
+    return followStep(
+      {
+        store,
+        clock: system.clock,
+        feeds,
+        open: follows,
+        lastDisconnected: (id) => {
+          cancelOnDisconnect(runs, id).catch((err: unknown) => {
+            logger.warn({ err, step_id: id }, 'cancel on disconnect failed');
+          });
+        },
+      },
+      stepId,
+      options,
+    );
   }
 
   /**

@@ -64,6 +64,8 @@ export interface RuntimeParts {
   readonly maxDepth: number;
   /** Wakes the followers of step logs (`followStep`). */
   readonly feeds: StepFeeds;
+  /** The open follows of each step, for `cancel_on_disconnect`. */
+  readonly follows: Map<string, number>;
   readonly agents: AgentRegistry;
   readonly tools: ToolRegistry;
   readonly catalog: RuntimeTools;
@@ -288,6 +290,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     logger,
     maxDepth,
     feeds,
+    follows: new Map(),
     agents,
     tools,
     catalog,
@@ -328,8 +331,9 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
 /** The runtime's pool tags, checked: each a non-empty string. */
 function checkPoolTags(tags: readonly string[] | undefined): readonly string[] {
   if (tags === undefined) return [];
-  if (!Array.isArray(tags) || !tags.every((t) => typeof t === 'string' && t.length > 0)) {
+  const given: unknown = tags;
+  if (!Array.isArray(given) || !given.every((t) => typeof t === 'string' && t.length > 0)) {
     throw new TypeError('createRuntime: poolTags must be an array of non-empty strings');
   }
-  return [...tags];
+  return tags.slice();
 }

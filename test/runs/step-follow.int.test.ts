@@ -132,3 +132,63 @@ describe('runtime.followStep: a step log from a seq, then live, to its end (API.
     await expect(collect(rt.followStep(stepId, { pollMs: 0 }))).rejects.toThrow(/pollMs/);
   });
 });
+
+describe('cancel_on_disconnect (API.md): a follower disconnecting is its signal aborting', () => {
+  async function talkerIn(rt: Runtime, cancelOnDisconnect: boolean): Promise<string> {
+    const { flow } = await rt.createFlow({ name: 'follow', ast: { id: randomUUID() } });
+    const run = await rt.createRun(flow.flow_id, { cancel_on_disconnect: cancelOnDisconnect });
+    const step = await rt.submitStep(run.run_id, {
+      type: 'agent',
+      input: { agent: 'talker', message: 'go', args: { tokens: 6, hold: 2 } },
+    });
+    return step.step_id;
+  }
+
+  /** Follows until the first token, then aborts the follower's signal. */
+  async function followThenDisconnect(rt: Runtime, stepId: string): Promise<StepEvent[]> {
+    const disconnect = new AbortController();
+    const seen: StepEvent[] = [];
+    for await (const ev of rt.followStep(stepId, { signal: disconnect.signal })) {
+      seen.push(ev);
+      if (ev.type === 'token') disconnect.abort();
+    }
+    return seen;
+  }
+
+  it('the last follower of a live step disconnecting cancels the step when its run asks', async () => {
+    const { rt } = setup();
+    const stepId = await talkerIn(rt, true);
+    const seen = await followThenDisconnect(rt, stepId);
+    // The follow ends with the disconnect: nothing is shown after it.
+    expect(seen.map((e) => e.type)).toEqual(['started', 'token']);
+    const log = await collect(rt.followStep(stepId));
+    expect(log.at(-1)).toMatchObject({ type: 'error', code: 'CANCELLED' });
+    expect(log.filter((e) => e.type === 'token')).toHaveLength(2);
+    expect((await rt.getStep(stepId))?.status).toBe('cancelled');
+  });
+
+  it('without cancel_on_disconnect, or while another follower stays, the step goes on', async () => {
+    const { rt, release } = setup();
+    const alone = await talkerIn(rt, false);
+    await followThenDisconnect(rt, alone);
+    const shared = await talkerIn(rt, true);
+    const stays = collect(rt.followStep(shared));
+    await followThenDisconnect(rt, shared);
+    release();
+    expect((await stays).at(-1)?.type).toBe('end');
+    expect((await collect(rt.followStep(alone))).at(-1)?.type).toBe('end');
+    expect((await rt.getStep(alone))?.status).toBe('succeeded');
+    expect((await rt.getStep(shared))?.status).toBe('succeeded');
+  });
+
+  it('a signal aborted before the follow starts cancels at once; a non-signal is refused', async () => {
+    const { rt } = setup();
+    const stepId = await talkerIn(rt, true);
+    expect(await collect(rt.followStep(stepId, { signal: AbortSignal.abort() }))).toEqual([]);
+    const log = await collect(rt.followStep(stepId));
+    expect(log.at(-1)).toMatchObject({ type: 'error', code: 'CANCELLED' });
+    await expect(
+      collect(rt.followStep(stepId, { signal: {} as AbortSignal })),
+    ).rejects.toBeInstanceOf(TypeError);
+  });
+});
