@@ -21,7 +21,7 @@ export const chatParamsSchema = z
     temperature: z.number().min(0).max(2).optional(),
     top_p: z.number().min(0).max(1).optional(),
     max_tokens: z.number().int().nonnegative().optional(),
-    stop: z.array(z.string()).optional(),
+    stop: z.array(z.string().min(1)).optional(),
   })
   .strict();
 

@@ -80,6 +80,39 @@ export function scriptedTokens(request: ChatRequest, n: number): string[] {
   return out;
 }
 
+/**
+ * `tokens` cut before the first occurrence of any of `stop` in their joined text, as an
+ * OpenAI-compatible server cuts: the stop sequence is not part of the answer, and may span
+ * tokens (the token it starts in is shortened). `stopped` says whether one was found.
+ */
+export function cutAtStop(
+  tokens: readonly string[],
+  stop: readonly string[] | undefined,
+): { readonly tokens: readonly string[]; readonly stopped: boolean } {
+  if (!stop || stop.length === 0) return { tokens, stopped: false };
+  const text = tokens.join('');
+  let at = -1;
+  for (const s of stop) {
+    if (typeof s !== 'string' || s.length === 0) {
+      throw new RangeError('stop: each stop sequence must be a non-empty string');
+    }
+    const i = text.indexOf(s);
+    if (i !== -1 && (at === -1 || i < at)) at = i;
+  }
+  if (at === -1) return { tokens, stopped: false };
+  const out: string[] = [];
+  let pos = 0;
+  for (const token of tokens) {
+    if (pos + token.length <= at) out.push(token);
+    else {
+      if (at > pos) out.push(token.slice(0, at - pos));
+      break;
+    }
+    pos += token.length;
+  }
+  return { tokens: out, stopped: true };
+}
+
 /** Splits text into word tokens that join back to it exactly. */
 export function splitWords(text: string): string[] {
   return text.match(/\s*\S+/g) ?? [];
@@ -107,6 +140,11 @@ function sleep(clock: Clock, ms: number, signal: AbortSignal | undefined): Promi
  * The scripted engine of API.md's embedded defaults: streams a deterministic text of
  * `params.max_tokens` tokens (default 64) derived from the seed and the messages, one token
  * every `tokenDelayMs`. Same seed and messages, the same text, byte for byte. Costs nothing.
+ *
+ * `params.stop` is honoured: the text ends before the first stop sequence (finish reason
+ * `stop`). `temperature` and `top_p` do not apply to a scripted text — the same seed and
+ * messages give the same text whatever they are — but they still enter the call's
+ * `params_hash`, so a `strict_replay` still tells calls made with other values apart.
  *
  * @example
  * const engine = createScriptedEngine({ tokenDelayMs: 0 });
@@ -141,10 +179,13 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Engin
       const scripted = options.script?.(request) ?? null;
       const answer: ScriptedAnswer | null =
         typeof scripted === 'string' ? { text: scripted } : scripted;
-      const tokens =
+      const cut = cutAtStop(
         answer === null
           ? scriptedTokens(request, max)
-          : splitWords(answer.text ?? '').slice(0, max);
+          : splitWords(answer.text ?? '').slice(0, max),
+        request.params?.stop,
+      );
+      const tokens = cut.tokens;
       const toolCalls = answer === null ? [] : scriptedCalls(request, answer);
       let produced = 0;
       for (const token of tokens) {
@@ -158,7 +199,8 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Engin
         tokensOut: produced,
         toolCalls,
         model: request.model ?? defaultModel,
-        finishReason: toolCalls.length > 0 ? 'tool_calls' : produced < max ? 'stop' : 'length',
+        finishReason:
+          toolCalls.length > 0 ? 'tool_calls' : cut.stopped || produced < max ? 'stop' : 'length',
       };
     },
   };

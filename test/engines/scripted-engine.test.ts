@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/context/clock.js';
 import type { ChatRequest, Engine, EngineReply } from '../../src/engines/chat-request.js';
+import { paramsHash } from '../../src/engines/request-hash.js';
 import {
   createScriptedEngine,
   SCRIPTED_DEFAULT_MAX_TOKENS,
@@ -149,6 +150,54 @@ describe('createScriptedEngine: token count and shape', () => {
     const { tokens, usage } = await collect(engine.stream(req));
     expect(usage).toMatchObject({ tokensIn: 10, tokensOut: tokens.length, toolCalls: [] });
     expect(engine.estimateTokensIn(req)).toBe(10);
+  });
+});
+
+describe('createScriptedEngine: stop sequences and sampling parameters', () => {
+  it('ends the text before the first stop sequence, even one that spans tokens', async () => {
+    const engine = instant();
+    const whole = (await collect(engine.stream(request({ params: { max_tokens: 30 } })))).tokens;
+    const text = whole.join('');
+    // A stop sequence made of the end of token 5 and the start of token 6.
+    const t5 = whole[5] as string;
+    const stop = t5.slice(-2) + (whole[6] as string).slice(0, 3);
+    const at = text.indexOf(stop);
+    const { tokens, usage } = await collect(
+      engine.stream(request({ params: { max_tokens: 30, stop: ['never-there', stop] } })),
+    );
+    expect(tokens.join('')).toBe(text.slice(0, at));
+    expect(tokens.join('')).not.toContain(stop);
+    expect(usage.finishReason).toBe('stop');
+    expect(usage.tokensOut).toBe(tokens.length);
+    // A stop sequence the text does not contain changes nothing; max_tokens still cuts.
+    const none = await collect(
+      engine.stream(request({ params: { max_tokens: 7, stop: ['zzz'] } })),
+    );
+    const seven = await collect(engine.stream(request({ params: { max_tokens: 7 } })));
+    expect(none.tokens).toEqual(seven.tokens);
+    expect(none.tokens).toHaveLength(7);
+    expect(none.usage.finishReason).toBe('length');
+  });
+
+  it('cuts a scripted answer at a stop sequence too; an empty stop sequence is refused', async () => {
+    const engine = createScriptedEngine({ tokenDelayMs: 0, script: () => 'one two END three' });
+    expect((await collect(engine.stream(request({ params: { stop: [' END'] } })))).tokens).toEqual([
+      'one',
+      ' two',
+    ]);
+    await expect(collect(engine.stream(request({ params: { stop: [''] } })))).rejects.toThrow(
+      RangeError,
+    );
+  });
+
+  it('gives the same text whatever temperature and top_p are, while they change params_hash', async () => {
+    const engine = instant();
+    const cold = request({ params: { temperature: 0, top_p: 0.1 } });
+    const hot = request({ params: { temperature: 1.5, top_p: 1 } });
+    expect((await collect(engine.stream(cold))).tokens).toEqual(
+      (await collect(engine.stream(hot))).tokens,
+    );
+    expect(paramsHash(cold, engine)).not.toBe(paramsHash(hot, engine));
   });
 });
 
