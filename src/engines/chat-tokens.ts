@@ -6,6 +6,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { CallFacts } from '../context/call-facts.js';
 import type { ExecContext } from '../context/exec-context.js';
 import { isAxonError } from '../errors/axon-error.js';
+import { UnpricedModelError } from '../errors/unpriced-model-error.js';
 import { defaultTracer, endOperationSpan, startOperationSpan } from '../observability/tracer.js';
 import type { ChatRequest, ChatToolCall, Engine, EngineReply } from './chat-request.js';
 import { costOf, priceOf } from './price-table.js';
@@ -30,13 +31,20 @@ export interface ChatResult {
 export interface ChatTokensOptions {
   /** Where the `chat {model}` span goes; default the global provider's `axon` tracer. */
   readonly tracer?: Tracer;
+  /**
+   * A cost budget besides the context's ledger that needs the call's cost (a policy's
+   * `cost_per_day`): an unpriced model is then refused too. Default none.
+   */
+  readonly costBudget?: string;
 }
 
 /**
  * Streams `engine`'s answer inside the step of `ctx`. First it reserves the estimate on the
  * context's ledger — prompt tokens, `max_tokens`, and their cost from the engine's price
  * table — so a call that does not fit fails with `BudgetExceededError` before any request
- * is sent. Then it yields the tokens, commits the actual use and cost, records the call's
+ * is sent. A model the price table does not price is refused with `UnpricedModelError`
+ * when the context (or `options.costBudget`) has a cost budget: its cost could not be kept
+ * to it. Without one it costs 0. Then it yields the tokens, commits the actual use and cost, records the call's
  * facts on `ctx` (`ctx.lastCall`), and returns a {@link ChatResult}.
  *
  * If the call fails or is aborted after tokens arrived, what was used (the estimated prompt
@@ -56,6 +64,14 @@ export async function* chatTokens(
 ): AsyncGenerator<string, ChatResult, undefined> {
   const model = request.model ?? engine.defaultModel;
   const price = priceOf(engine.priceTable, model);
+  if (price === null) {
+    // Fail closed: an unknown price would count as 0 and no cost budget would ever fire.
+    const budget =
+      ctx.budgetRemaining().costUsd !== null ? 'max_cost_usd' : (options.costBudget ?? null);
+    if (budget !== null) {
+      throw new UnpricedModelError(engine.name, model, engine.priceTable.version, budget);
+    }
+  }
   const estimateIn = engine.estimateTokensIn(request);
   const maxOut = request.params?.max_tokens ?? engine.defaultMaxTokens;
   const reservation = ctx.ledger.reserve({

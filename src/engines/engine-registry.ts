@@ -6,6 +6,7 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { Engine } from './chat-request.js';
 import { createOpenAIEngine } from './openai-engine.js';
+import { loadPriceTable } from './price-table.js';
 import { createScriptedEngine } from './scripted-engine.js';
 
 /** The engine of `llm_call` and `llm_plan` steps that name none. */
@@ -47,16 +48,19 @@ export class EngineRegistry {
 /**
  * The engines the environment asks for (API.md): an OpenAI-compatible engine named `openai`
  * when `AXON_ENGINE_URL` is set, with `AXON_ENGINE_KEY` and `AXON_ENGINE_MODEL` (default
- * `gpt-4o-mini`).
+ * `gpt-4o-mini`), priced from `AXON_PRICE_TABLE` (a YAML or JSON file added to the shipped
+ * table, see `loadPriceTable`) when that is set.
  */
 export function enginesFromEnv(env: NodeJS.ProcessEnv = process.env): Engine[] {
   const url = env['AXON_ENGINE_URL'];
   if (!url) return [];
+  const prices = env['AXON_PRICE_TABLE'];
   return [
     createOpenAIEngine({
       baseURL: url,
       model: env['AXON_ENGINE_MODEL'] ?? 'gpt-4o-mini',
       ...(env['AXON_ENGINE_KEY'] ? { apiKey: env['AXON_ENGINE_KEY'] } : {}),
+      ...(prices ? { priceTable: loadPriceTable(prices) } : {}),
     }),
   ];
 }

@@ -4,6 +4,10 @@
  * with; change a price only by making a new version.
  */
 
+import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+
 /** What a model costs, in US dollars per million tokens. */
 export interface ModelPrice {
   readonly inputPerMTok: number;
@@ -71,4 +75,55 @@ export function checkPriceTable(table: PriceTable, option: string): PriceTable {
     }
   }
   return table;
+}
+
+const priceSchema = z.strictObject({
+  inputPerMTok: z.number().nonnegative(),
+  outputPerMTok: z.number().nonnegative(),
+});
+
+/** A price table as a file or a config section gives it (checked, unknown keys refused). */
+export const priceTableSchema = z.strictObject({
+  version: z.string().min(1),
+  models: z.record(z.string().min(1), priceSchema),
+});
+
+/**
+ * `base` with `more` added (a model in both takes `more`'s price), under `more`'s version.
+ *
+ * @example
+ * const prices = extendPriceTable(PRICE_TABLE, {
+ *   version: 'acme-2026-11', models: { 'llama-3.1-70b': { inputPerMTok: 0.6, outputPerMTok: 0.8 } },
+ * });
+ * createOpenAIEngine({ baseURL, model: 'llama-3.1-70b', priceTable: prices });
+ */
+export function extendPriceTable(base: PriceTable, more: PriceTable): PriceTable {
+  const checked = checkPriceTable(more, 'extendPriceTable: more');
+  return Object.freeze({
+    version: checked.version,
+    models: Object.freeze({ ...base.models, ...checked.models }),
+  });
+}
+
+/**
+ * Reads a price table from a YAML or JSON file (`{ version, models: { <model>: {
+ * inputPerMTok, outputPerMTok } } }`) and adds it to {@link PRICE_TABLE}. Throws
+ * `RangeError` naming the file and the bad key.
+ */
+export function loadPriceTable(path: string): PriceTable {
+  let raw: unknown;
+  try {
+    raw = parseYaml(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new RangeError(`price table ${path}: cannot be read as YAML or JSON`, { cause: err });
+  }
+  const parsed = priceTableSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const at = issue?.path.map(String).join('.') ?? '';
+    throw new RangeError(
+      `price table ${path}: ${at === '' ? '' : `${at}: `}${issue?.message ?? 'invalid'}`,
+    );
+  }
+  return extendPriceTable(PRICE_TABLE, parsed.data);
 }

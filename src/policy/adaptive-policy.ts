@@ -11,6 +11,7 @@ import {
   type PolicyAction,
   type PolicyDecision,
   type PolicyEngine,
+  withRemaining,
 } from './policy-engine.js';
 
 /** Options of {@link adaptivePolicy}. */
@@ -64,28 +65,34 @@ export function adaptivePolicy(options: AdaptivePolicyOptions): PolicyEngine {
     async evaluate(action: PolicyAction, ctx: ExecContext): Promise<PolicyDecision> {
       if (GATED.has(action.kind)) {
         const total = spent();
+        // What may be spent before the pause: a cost budget of every gated action.
+        const costLeft = pauseAtUsd - total;
         if (total >= pauseAtUsd) {
           const frees = (spend[0]?.at ?? clock.now()) + windowMs;
-          return deny(
+          const refusal = deny(
             'adaptive.pause',
             `spend $${total.toFixed(4)} in the window is past $${pauseAtUsd}: paused`,
             {
               retryAfterMs: Math.max(1, frees - clock.now()),
             },
           );
+          return withRemaining(refusal, ctx, costLeft);
         }
         const decision = await inner.evaluate(action, ctx);
+        const tighter = Math.min(costLeft, decision.budgetRemaining?.costUsd ?? Infinity);
         if (total >= throttleAtUsd && decision.allowed) {
-          return {
+          const throttled = {
             ...decision,
             reason: `spend $${total.toFixed(4)} in the window is past $${throttleAtUsd}: throttled`,
             rule: 'adaptive.throttle',
             delayMs: Math.max(decision.delayMs ?? 0, delayMs),
           };
+          return withRemaining(throttled, ctx, tighter);
         }
-        return decision;
+        return withRemaining(decision, ctx, tighter);
       }
-      return inner.evaluate(action, ctx);
+      const decision = await inner.evaluate(action, ctx);
+      return decision.budgetRemaining ? decision : withRemaining(decision, ctx);
     },
     async record(action, decision, ctx) {
       if (action.kind === 'engine_call') {

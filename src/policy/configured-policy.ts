@@ -17,6 +17,7 @@ import {
   type PolicyAction,
   type PolicyDecision,
   type PolicyEngine,
+  withRemaining,
 } from './policy-engine.js';
 import { memoryRateLimiter, type RateLimiter } from './rate-limiter.js';
 
@@ -57,6 +58,14 @@ class ConfiguredPolicy implements PolicyEngine {
   }
 
   async evaluate(action: PolicyAction, ctx: ExecContext): Promise<PolicyDecision> {
+    if (action.kind === 'engine_call') {
+      const { decision, costLeft } = this.#engine(action, ctx);
+      return withRemaining(decision, ctx, costLeft);
+    }
+    return withRemaining(await this.#decide(action, ctx), ctx);
+  }
+
+  async #decide(action: PolicyAction, ctx: ExecContext): Promise<PolicyDecision> {
     switch (action.kind) {
       case 'route':
         return this.#route(action);
@@ -66,8 +75,6 @@ class ConfiguredPolicy implements PolicyEngine {
         return this.#depth(action, ctx) ?? ALLOW;
       case 'call_tool':
         return this.#tool(action, ctx);
-      case 'engine_call':
-        return this.#engine(action, ctx);
       default:
         return ALLOW;
     }
@@ -181,41 +188,53 @@ class ConfiguredPolicy implements PolicyEngine {
       : ALLOW;
   }
 
-  #engine(action: PolicyAction, ctx: ExecContext): PolicyDecision {
+  /** An engine call's decision, and what the agent's `cost_per_day` leaves (`null`: none). */
+  #engine(
+    action: PolicyAction,
+    ctx: ExecContext,
+  ): { readonly decision: PolicyDecision; readonly costLeft: number | null } {
     const agent = agentOf(action, ctx);
-    const paused = this.#pausedUntil(agent);
-    if (paused !== null) {
-      return deny('budgets.per_agent', `agent "${agent}" is paused: its budget ran out`, {
-        retryAfterMs: paused - this.#clock.now(),
-      });
-    }
     const budget =
       this.config.budgets?.per_agent?.[agent] ?? this.config.budgets?.per_agent?.['default'];
-    if (!budget) return ALLOW;
     const now = this.#clock.now();
     const spent = (this.#spend.get(agent) ?? []).filter((s) => s.at > now - DAY);
     this.#spend.set(agent, spent);
+    const costLeft =
+      budget?.cost_per_day === undefined
+        ? null
+        : budget.cost_per_day - sum(spent, now - DAY, 'cost');
+    const paused = this.#pausedUntil(agent);
+    if (paused !== null) {
+      const decision = deny('budgets.per_agent', `agent "${agent}" is paused: its budget ran out`, {
+        retryAfterMs: paused - now,
+      });
+      return { decision, costLeft };
+    }
+    if (!budget) return { decision: ALLOW, costLeft };
     const over: { limit: string; frees: number } | null =
       budget.tokens_per_hour !== undefined &&
       sum(spent, now - HOUR, 'tokens') >= budget.tokens_per_hour
         ? { limit: 'tokens_per_hour', frees: firstAfter(spent, now - HOUR) + HOUR }
-        : budget.cost_per_day !== undefined && sum(spent, now - DAY, 'cost') >= budget.cost_per_day
+        : costLeft !== null && costLeft <= 0
           ? { limit: 'cost_per_day', frees: firstAfter(spent, now - DAY) + DAY }
           : null;
-    if (!over) return ALLOW;
+    if (!over) return { decision: ALLOW, costLeft };
     const reason = `agent "${agent}" has used its ${over.limit} budget`;
     const rule = `budgets.per_agent.${over.limit}`;
     const retryAfterMs = Math.max(1, over.frees - now);
     switch (budget.on_exceed) {
       case 'warn':
-        return { ...ALLOW, reason, rule };
+        return { decision: { ...ALLOW, reason, rule }, costLeft };
       case 'degrade':
-        return { ...ALLOW, reason, rule, maxTokens: budget.degrade_max_tokens };
+        return {
+          decision: { ...ALLOW, reason, rule, maxTokens: budget.degrade_max_tokens },
+          costLeft,
+        };
       case 'pause':
         this.#paused.set(agent, over.frees);
-        return deny(rule, `${reason}; paused`, { retryAfterMs });
+        return { decision: deny(rule, `${reason}; paused`, { retryAfterMs }), costLeft };
       default:
-        return deny(rule, reason, { denial: 'budget', retryAfterMs });
+        return { decision: deny(rule, reason, { denial: 'budget', retryAfterMs }), costLeft };
     }
   }
 

@@ -37,7 +37,12 @@ export interface PolicyDecision {
   /** The action may go on only once one of `approvers` approves it. */
   readonly requireApproval: boolean;
   readonly approvers: readonly string[];
-  /** What the context may still spend, when the policy knows. */
+  /**
+   * What the context may still spend: its ledger's remainder (the tightest of its budgets
+   * and its ancestors'), tightened by the policy's own budgets (a `cost_per_day`) where
+   * they apply; `null` only from a policy that does not say. A non-null `costUsd` means the
+   * action is under a cost budget: an engine call to a model without a price is refused.
+   */
   readonly budgetRemaining: BudgetRemaining | null;
   /** The rule that decided (`rate_limits.per_user`, `tools.deny`, …), when one did. */
   readonly rule?: string;
@@ -82,6 +87,23 @@ export function deny(
   return { ...ALLOW, ...extra, allowed: false, reason, rule };
 }
 
+/**
+ * `decision` with what `ctx` may still spend: its ledger's remainder, with `costUsd` no more
+ * than `costLeft` (a policy's own cost budget) when given.
+ */
+export function withRemaining(
+  decision: PolicyDecision,
+  ctx: ExecContext,
+  costLeft: number | null = null,
+): PolicyDecision {
+  const ledger = ctx.budgetRemaining();
+  const cost =
+    costLeft === null
+      ? ledger.costUsd
+      : Math.max(0, ledger.costUsd === null ? costLeft : Math.min(ledger.costUsd, costLeft));
+  return { ...decision, budgetRemaining: { ...ledger, costUsd: cost } };
+}
+
 /** The subject of `ctx`'s actions: its user, or `anonymous`. */
 export function subjectOf(ctx: ExecContext): string {
   return ctx.userId ?? 'anonymous';
@@ -90,6 +112,6 @@ export function subjectOf(ctx: ExecContext): string {
 /** The policy that allows everything: the default of a runtime. */
 export const noopPolicy: PolicyEngine = Object.freeze({
   name: 'noop',
-  evaluate: () => Promise.resolve(ALLOW),
+  evaluate: (_action: PolicyAction, ctx: ExecContext) => Promise.resolve(withRemaining(ALLOW, ctx)),
   record: () => Promise.resolve(),
 });

@@ -12,6 +12,7 @@ import { BudgetExceededError } from '../errors/budget-exceeded-error.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import { fromErrorPayload } from '../errors/remote-error.js';
 import { SchemaViolationError } from '../errors/schema-violation-error.js';
+import { UnpricedModelError } from '../errors/unpriced-model-error.js';
 import { zodIssues } from '../tools/zod-issues.js';
 import { refuseByBreaker } from '../supervisors/breaker-guard.js';
 import type { BreakerTable } from '../supervisors/breaker-table.js';
@@ -79,7 +80,12 @@ export async function chatInStep(
   const recorded: string[] | null = key ? [] : null;
   let result: ChatResult | null = null;
   try {
-    const tokens = chatTokens(engine, request, ctx, { tracer: deps.tracer });
+    // A policy that knows what is left to spend keeps a cost budget: it needs a price too.
+    const policyCost = checked?.decision.budgetRemaining?.costUsd;
+    const tokens = chatTokens(engine, request, ctx, {
+      tracer: deps.tracer,
+      ...(policyCost === null || policyCost === undefined ? {} : { costBudget: 'cost_per_day' }),
+    });
     for (;;) {
       const r = await tokens.next();
       if (r.done) {
@@ -92,7 +98,12 @@ export async function chatInStep(
     breaker?.success();
   } catch (err) {
     // A call the caller cancelled, or that never went out, says nothing about the engine.
-    if (err instanceof CancelledError || err instanceof BudgetExceededError || ctx.isCancelled()) {
+    if (
+      err instanceof CancelledError ||
+      err instanceof BudgetExceededError ||
+      err instanceof UnpricedModelError ||
+      ctx.isCancelled()
+    ) {
       breaker?.release();
     } else {
       breaker?.failure();
@@ -100,6 +111,9 @@ export async function chatInStep(
     // A budget that runs out is a supervisor's matter too (POLICY-3002): the step says so.
     if (err instanceof BudgetExceededError && !ctx.stream.closed) {
       ctx.stream.escalate({ reason: err.message, target: `budget:${err.limit}` });
+    }
+    if (err instanceof UnpricedModelError && !ctx.stream.closed) {
+      ctx.stream.escalate({ reason: err.message, target: `price:${err.engine}/${err.model}` });
     }
     if (calls && key && recorded && recordsFailure(err, ctx)) {
       const inputs = engineInputs(engine, request, calls.replica);

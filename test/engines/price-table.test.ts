@@ -1,5 +1,16 @@
-import { describe, expect, it } from 'vitest';
-import { PRICE_TABLE, checkPriceTable, costOf, priceOf } from '../../src/engines/price-table.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { enginesFromEnv } from '../../src/engines/engine-registry.js';
+import {
+  PRICE_TABLE,
+  checkPriceTable,
+  costOf,
+  extendPriceTable,
+  loadPriceTable,
+  priceOf,
+} from '../../src/engines/price-table.js';
 
 describe('the versioned price table', () => {
   it('has a version and prices every model it names at >= 0', () => {
@@ -30,5 +41,55 @@ describe('the versioned price table', () => {
       ),
     ).toThrow(/priceTable.models\["m"\].inputPerMTok must be a number >= 0/);
     expect(() => checkPriceTable({ version: '', models: {} }, 'priceTable')).toThrow(/version/);
+  });
+});
+
+describe('prices configured from code and from a file', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'axon-prices-'));
+  afterAll(() => {
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('extends the shipped table under a new version; a model in both takes the new price', () => {
+    const table = extendPriceTable(PRICE_TABLE, {
+      version: 'acme-1',
+      models: {
+        'llama-3.1-70b': { inputPerMTok: 0.6, outputPerMTok: 0.8 },
+        'gpt-4o': { inputPerMTok: 1, outputPerMTok: 1 },
+      },
+    });
+    expect(table.version).toBe('acme-1');
+    expect(priceOf(table, 'llama-3.1-70b')).toEqual({ inputPerMTok: 0.6, outputPerMTok: 0.8 });
+    expect(priceOf(table, 'gpt-4o')).toEqual({ inputPerMTok: 1, outputPerMTok: 1 });
+    expect(priceOf(table, 'gpt-4.1')).toBe(PRICE_TABLE.models['gpt-4.1']);
+  });
+
+  it('loads a YAML file (AXON_PRICE_TABLE prices the environment’s engine with it)', () => {
+    const file = join(dir, 'prices.yaml');
+    writeFileSync(
+      file,
+      'version: acme-2\nmodels:\n  mystery-7b: { inputPerMTok: 0.2, outputPerMTok: 0.4 }\n',
+    );
+    expect(priceOf(loadPriceTable(file), 'mystery-7b')).toEqual({
+      inputPerMTok: 0.2,
+      outputPerMTok: 0.4,
+    });
+    const [engine] = enginesFromEnv({
+      AXON_ENGINE_URL: 'http://127.0.0.1:9/v1',
+      AXON_ENGINE_MODEL: 'mystery-7b',
+      AXON_PRICE_TABLE: file,
+    });
+    expect(engine?.priceTable.version).toBe('acme-2');
+    expect(priceOf(engine?.priceTable ?? PRICE_TABLE, 'mystery-7b')).not.toBeNull();
+  });
+
+  it('refuses a file with a bad price, naming the file and the key', () => {
+    const file = join(dir, 'bad.json');
+    writeFileSync(
+      file,
+      JSON.stringify({ version: 'x', models: { m: { inputPerMTok: -1, outputPerMTok: 0 } } }),
+    );
+    expect(() => loadPriceTable(file)).toThrow(/bad\.json: models\.m\.inputPerMTok/);
+    expect(() => loadPriceTable(join(dir, 'missing.yaml'))).toThrow(RangeError);
   });
 });

@@ -4,7 +4,11 @@ import { createContext } from '../../src/context/create-context.js';
 import { adaptivePolicy } from '../../src/policy/adaptive-policy.js';
 import { configuredPolicy, yamlPolicy } from '../../src/policy/configured-policy.js';
 import { loadPolicyYaml, PolicyConfigError } from '../../src/policy/policy-config.js';
-import { noopPolicy, type PolicyAction } from '../../src/policy/policy-engine.js';
+import {
+  noopPolicy,
+  type PolicyAction,
+  type PolicyEngine,
+} from '../../src/policy/policy-engine.js';
 
 const clock = (): SimulatedClock => new SimulatedClock(1_000_000);
 const ctx = (c = clock(), userId = 'u1') => createContext({ clock: c, userId });
@@ -160,6 +164,7 @@ describe('configuredPolicy decisions', () => {
         },
         { clock: c },
       );
+    let paused: PolicyEngine | null = null;
     for (const mode of ['block', 'pause', 'warn', 'degrade'] as const) {
       const policy = make(mode);
       expect((await policy.evaluate(call, x)).allowed).toBe(true);
@@ -171,6 +176,7 @@ describe('configuredPolicy decisions', () => {
         expect(over).toMatchObject({ allowed: false, rule: 'budgets.per_agent.tokens_per_hour' });
         // Paused: the agent's invocations are refused too, until the window frees.
         expect((await policy.evaluate(act('invoke_agent', 'planner'), x)).allowed).toBe(false);
+        paused = policy;
       }
       if (mode === 'warn')
         expect(over).toMatchObject({
@@ -184,9 +190,15 @@ describe('configuredPolicy decisions', () => {
           .allowed,
       ).toBe(true);
     }
-    c.advance(3_600_001);
-    const policy = make('pause');
-    expect((await policy.evaluate(call, x)).allowed).toBe(true);
+    // The same paused engine: still paused a moment before the hour is over, free after it.
+    const same = paused as PolicyEngine | null;
+    if (!same) throw new Error('the pause mode ran');
+    c.advance(3_599_999);
+    expect((await same.evaluate(call, x)).allowed).toBe(false);
+    expect((await same.evaluate(act('invoke_agent', 'planner'), x)).allowed).toBe(false);
+    c.advance(2);
+    expect((await same.evaluate(call, x)).allowed).toBe(true);
+    expect((await same.evaluate(act('invoke_agent', 'planner'), x)).allowed).toBe(true);
   });
 
   it('cost per day, for agents without their own budget through `default`', async () => {
@@ -201,9 +213,14 @@ describe('configuredPolicy decisions', () => {
       { allowed: true } as never,
       x,
     );
-    expect((await policy.evaluate(act('engine_call', 'e', 'u1', { agent: 'a' }), x)).allowed).toBe(
-      true,
-    );
+    const first = await policy.evaluate(act('engine_call', 'e', 'u1', { agent: 'a' }), x);
+    expect(first.allowed).toBe(true);
+    // What is left of the day's cost budget, the tighter of it and the context's ledger.
+    expect(first.budgetRemaining?.costUsd).toBeCloseTo(0.4, 10);
+    const tight = createContext({ clock: c, userId: 'u1', budgets: { maxCostUsd: 0.25 } });
+    expect(
+      (await policy.evaluate(act('engine_call', 'e', 'u1', { agent: 'a' }), tight)).budgetRemaining,
+    ).toEqual({ tokensIn: null, tokensOut: null, costUsd: 0.25 });
     await policy.record(
       act('engine_call', 'e', 'u1', { agent: 'a', tokens: 1, cost_usd: 0.5 }),
       { allowed: true } as never,
@@ -311,5 +328,33 @@ describe('adaptivePolicy', () => {
     const inner = configuredPolicy({ tools: { deny: ['rm'] } });
     const policy = adaptivePolicy({ throttleAtUsd: 1, pauseAtUsd: 2, inner });
     expect((await policy.evaluate(act('call_tool', 'rm'), ctx())).allowed).toBe(false);
+  });
+});
+
+describe('PolicyDecision.budgetRemaining', () => {
+  it('is what the context may still spend, from its ledger, for every policy', async () => {
+    const c = clock();
+    const parent = createContext({ clock: c, budgets: { maxTokensOut: 50, maxCostUsd: 2 } });
+    const child = parent.child('planner', { budgets: { maxTokensOut: 20 } });
+    child.ledger.reserve({ tokensIn: 0, tokensOut: 5, costUsd: 0.5 }).commit({
+      tokensIn: 0,
+      tokensOut: 5,
+      costUsd: 0.5,
+    });
+    const expected = { tokensIn: null, tokensOut: 15, costUsd: 1.5 };
+    const policies = [
+      noopPolicy,
+      configuredPolicy({ tools: { deny: ['rm'] } }, { clock: c }),
+      adaptivePolicy({ throttleAtUsd: 10, pauseAtUsd: 20, clock: c }),
+    ];
+    for (const policy of policies) {
+      for (const kind of ['route', 'call_tool', 'engine_call'] as const) {
+        const decision = await policy.evaluate(act(kind, 'x'), child);
+        expect(decision.budgetRemaining, `${policy.name} ${kind}`).toEqual(expected);
+      }
+    }
+    // A refusal says what is left too.
+    const refused = await policies[1]?.evaluate(act('call_tool', 'rm'), child);
+    expect(refused).toMatchObject({ allowed: false, budgetRemaining: expected });
   });
 });

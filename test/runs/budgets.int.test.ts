@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createOpenAIEngine } from '../../src/engines/openai-engine.js';
+import { configuredPolicy } from '../../src/policy/configured-policy.js';
 import type { WireBudgets } from '../../src/store/records.js';
 import { quietRuntime } from '../support/runtime.js';
 import { useTestResources } from '../support/test-resources.js';
@@ -85,6 +86,72 @@ describe('POLICY-3000: every run and step budget is hard: past it, no call is ma
       tokens_out: 8,
       cost_usd: done?.budget_usage.cost_usd,
     });
+    await rt.close();
+  });
+});
+
+describe('an unpriced model under a cost budget fails closed (POLICY-3000)', () => {
+  /** The OpenAI binding for a model its price table does not know. */
+  const unpriced = (priceTable?: { version: string; models: Record<string, never> }) =>
+    createOpenAIEngine({
+      baseURL: resources.server.baseURL,
+      model: 'mystery-7b',
+      maxRetries: 0,
+      ...(priceTable ? { priceTable } : {}),
+    });
+
+  it('a run with max_cost_usd refuses the call before any request, naming the model', async () => {
+    const rt = quietRuntime({ engines: [unpriced()] });
+    const { flow } = await rt.createFlow({ name: 'unpriced', ast: { cost: true } });
+    const run = await rt.createRun(flow.flow_id, { budgets: { max_cost_usd: 5 } });
+    const requests = resources.server.requests.length;
+    const step = await rt.submitStep(run.run_id, call());
+    await step.done;
+    expect(await rt.getStep(step.step_id)).toMatchObject({
+      status: 'failed',
+      error: {
+        code: 'BUDGET_EXCEEDED',
+        retriable: false,
+        details: { model: 'mystery-7b', engine: 'openai', limit: 'max_cost_usd' },
+      },
+    });
+    expect((await rt.getStep(step.step_id))?.error?.message).toContain('"mystery-7b"');
+    expect(resources.server.requests.length).toBe(requests);
+    const log = await rt.readStepEvents(step.step_id);
+    expect(log.map((e) => e.type)).toEqual(['started', 'escalation', 'error']);
+    await rt.close();
+  });
+
+  it('without a cost budget the call goes through, costing 0', async () => {
+    const rt = quietRuntime({ engines: [unpriced()] });
+    const { flow } = await rt.createFlow({ name: 'unpriced', ast: { cost: false } });
+    const run = await rt.createRun(flow.flow_id, { budgets: { max_tokens_out: 100 } });
+    const step = await rt.submitStep(run.run_id, call());
+    await step.done;
+    expect(await rt.getStep(step.step_id)).toMatchObject({
+      status: 'succeeded',
+      budget_usage: { tokens_out: 8, cost_usd: 0 },
+    });
+    await rt.close();
+  });
+
+  it("a policy's cost_per_day is a cost budget too: the unpriced call is refused", async () => {
+    const rt = quietRuntime({
+      engines: [unpriced()],
+      policy: configuredPolicy({
+        budgets: { per_agent: { default: { cost_per_day: 10, on_exceed: 'block' } } },
+      }),
+    });
+    const { flow } = await rt.createFlow({ name: 'unpriced', ast: { policy: true } });
+    const run = await rt.createRun(flow.flow_id);
+    const requests = resources.server.requests.length;
+    const step = await rt.submitStep(run.run_id, call());
+    await step.done;
+    expect(await rt.getStep(step.step_id)).toMatchObject({
+      status: 'failed',
+      error: { code: 'BUDGET_EXCEEDED', details: { model: 'mystery-7b', limit: 'cost_per_day' } },
+    });
+    expect(resources.server.requests.length).toBe(requests);
     await rt.close();
   });
 });
