@@ -191,7 +191,7 @@ describe('configuredPolicy decisions', () => {
       ).toBe(true);
     }
     // The same paused engine: still paused a moment before the hour is over, free after it.
-    const same = paused as PolicyEngine | null;
+    const same = paused;
     if (!same) throw new Error('the pause mode ran');
     c.advance(3_599_999);
     expect((await same.evaluate(call, x)).allowed).toBe(false);
