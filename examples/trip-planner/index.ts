@@ -3,7 +3,6 @@
  * `flights` calls the tool `search_flights`; `planner` streams its plan from the scripted
  * engine.
  */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import { needsData } from '../../src/actors/agent-result.js';
@@ -11,7 +10,25 @@ import { chatTokens } from '../../src/engines/chat-tokens.js';
 import type { ChatRequest } from '../../src/engines/chat-request.js';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { defineTool } from '../../src/tools/define-tool.js';
-import type { Example, ExampleOptions } from '../example.js';
+import { seedOf, type Example, type ExampleOptions } from '../example.js';
+import { describeChoice, offersFor, type FlightChoice, type FlightOffer } from './flight-offers.js';
+
+export {
+  dayPeriod,
+  describeChoice,
+  offersFor,
+  type DayPeriod,
+  type FlightChoice,
+  type FlightOffer,
+} from './flight-offers.js';
+
+/** The facts the planner gives the engine, as JSON, to write the plan from. */
+interface PlanFacts {
+  readonly city: string;
+  readonly date: string;
+  readonly free: boolean;
+  readonly choice: FlightChoice;
+}
 
 const CITIES: Record<string, { readonly code: string; readonly name: string }> = {
   berlin: { code: 'BER', name: 'Berlin' },
@@ -21,17 +38,6 @@ const CITIES: Record<string, { readonly code: string; readonly name: string }> =
   rome: { code: 'FCO', name: 'Rome' },
 };
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'];
-
-/** A flight offer, as `search_flights` returns it. */
-export interface FlightOffer {
-  readonly flight: string;
-  readonly from: string;
-  readonly to: string;
-  readonly date: string;
-  readonly departs: string;
-  readonly arrives: string;
-  readonly priceEur: number;
-}
 
 function destinationOf(message: string): { readonly code: string; readonly name: string } {
   const lower = message.toLowerCase();
@@ -48,26 +54,6 @@ export function nextWeekday(now: number, weekday: number): string {
     .slice(0, 10);
 }
 
-const pad = (n: number): string => String(n).padStart(2, '0');
-
-/** Three deterministic offers for a route and date. */
-export function offersFor(from: string, to: string, date: string): FlightOffer[] {
-  const h = createHash('sha256').update(`${from}-${to}-${date}`).digest();
-  return [0, 1, 2].map((i) => {
-    const dep = 6 * 60 + ((h[i] ?? 0) % 14) * 60 + ((h[i + 3] ?? 0) % 4) * 15;
-    const arr = dep + 95 + ((h[i + 6] ?? 0) % 6) * 10;
-    return {
-      flight: `AX ${100 + ((h[i + 9] ?? 0) % 800)}`,
-      from,
-      to,
-      date,
-      departs: `${pad(Math.floor(dep / 60) % 24)}:${pad(dep % 60)}`,
-      arrives: `${pad(Math.floor(arr / 60) % 24)}:${pad(arr % 60)}`,
-      priceEur: 59 + ((h[i + 12] ?? 0) % 180),
-    };
-  });
-}
-
 /** Builds the example's agents and tools. */
 export function tripPlanner(options: ExampleOptions = {}): Example {
   const engine = createScriptedEngine({
@@ -75,23 +61,27 @@ export function tripPlanner(options: ExampleOptions = {}): Example {
     // The planner's prompt carries the facts as JSON; the script turns them into prose.
     script: (request: ChatRequest) => {
       const last = request.messages.at(-1)?.content ?? '';
+      let f: PlanFacts;
       try {
-        const f = JSON.parse(last) as { city: string; date: string; offer: FlightOffer };
-        return (
-          `Here is your plan for ${f.city}. Fly out on ${f.date} with ${f.offer.flight}, ` +
-          `leaving ${f.offer.from} at ${f.offer.departs} and landing at ${f.offer.arrives}, ` +
-          `for EUR ${f.offer.priceEur}. It is the cheapest of the morning options, ` +
-          `and your calendar is free that day. Shall I book it?`
-        );
+        f = JSON.parse(last) as PlanFacts;
       } catch {
         return null;
       }
+      const { offer } = f.choice;
+      // Every claim comes from the facts: rank and part of day from the offers themselves.
+      return (
+        `Here is your plan for ${f.city}. Fly out on ${f.date} with ${offer.flight}, ` +
+        `leaving ${offer.from} at ${offer.departs} and landing at ${offer.arrives}, ` +
+        `for EUR ${offer.priceEur}. It is ${describeChoice(f.choice)}, ` +
+        `and your calendar is ${f.free ? 'free' : 'not free'} that day. Shall I book it?`
+      );
     },
   });
 
   const searchFlights = defineTool({
     name: 'search_flights',
-    description: 'Searches flights for a date. Returns offers sorted by price.',
+    description:
+      "Searches flights for a date. Returns offers sorted by price; the run's seed decides them.",
     input: z.strictObject({
       to: z.string().regex(/^[A-Z]{3}$/, 'an IATA airport code such as BER'),
       date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date as YYYY-MM-DD'),
@@ -100,8 +90,8 @@ export function tripPlanner(options: ExampleOptions = {}): Example {
         .regex(/^[A-Z]{3}$/)
         .default('LHR'),
     }),
-    handler: ({ to, date, from }) =>
-      offersFor(from, to, date).sort((a, b) => a.priceEur - b.priceEur),
+    handler: ({ to, date, from }, ctx) =>
+      offersFor(from, to, date, seedOf(ctx)).sort((a, b) => a.priceEur - b.priceEur),
   });
 
   const calendar = defineAgent({
@@ -122,9 +112,12 @@ export function tripPlanner(options: ExampleOptions = {}): Example {
       const result = await runtime.callTool<FlightOffer[]>('search_flights', input.args ?? {}, ctx);
       if (result.status !== 'success' || !result.output)
         throw result.error ?? new Error('no flights found');
-      const cheapest = result.output[0];
+      const offers = result.output;
+      // Cheapest by its own reckoning, whatever order the tool answers in.
+      const cheapest = [...offers].sort((a, b) => a.priceEur - b.priceEur)[0];
       if (!cheapest) return needsData('No flights on that date; try another day.');
-      return cheapest;
+      const choice: FlightChoice = { offer: cheapest, offers };
+      return choice;
     },
   });
 
@@ -136,18 +129,22 @@ export function tripPlanner(options: ExampleOptions = {}): Example {
       const city = destinationOf(input.message);
       const day = WEEKDAYS.find((d) => input.message.toLowerCase().includes(d)) ?? 'tuesday';
       yield { type: 'narration', text: `Checking the calendar for next ${day}` };
-      const cal = await runtime.delegate<{ date: string }>('calendar', `next ${day}`, ctx);
+      const cal = await runtime.delegate<{ date: string; free: boolean }>(
+        'calendar',
+        `next ${day}`,
+        ctx,
+      );
       if (cal.status !== 'success' || !cal.output) return needsData('I could not find a free day.');
-      const date = cal.output.date;
+      const { date, free } = cal.output;
       yield { type: 'narration', text: `Searching flights to ${city.code} on ${date}` };
-      const offer = await runtime.delegate<FlightOffer>(
+      const flight = await runtime.delegate<FlightChoice>(
         'flights',
         { message: city.name, args: { to: city.code, date } },
         ctx,
       );
-      if (offer.status !== 'success' || !offer.output)
+      if (flight.status !== 'success' || !flight.output)
         return needsData(`No flight to ${city.name} found.`);
-      const facts = JSON.stringify({ city: city.name, date, offer: offer.output });
+      const facts: PlanFacts = { city: city.name, date, free, choice: flight.output };
       const summary = yield* chatTokens(
         engine,
         {
@@ -156,10 +153,10 @@ export function tripPlanner(options: ExampleOptions = {}): Example {
               role: 'system',
               content: 'You are a travel planner. Summarise the plan in two sentences.',
             },
-            { role: 'user', content: facts },
+            { role: 'user', content: JSON.stringify(facts) },
           ],
           params: { max_tokens: 96 },
-          seed: options.seed ?? 42,
+          seed: seedOf(ctx),
         },
         ctx,
       );

@@ -1,5 +1,6 @@
 /** @module The `axon` command line: parses arguments and dispatches to commands. */
 import { parseArgs } from 'node:util';
+import { LOG_LEVELS } from '../observability/logger.js';
 import { EXAMPLES } from '../../examples/index.js';
 import type { CliIo } from './cli-io.js';
 import { runCommand } from './run-command.js';
@@ -17,7 +18,7 @@ Commands:
 
 Options of run:
   --message <text>   The message to send instead of the example's default
-  --seed <n>         Seed of the scripted engine (default 42)
+  --seed <n>         Seed of the run, which its agents and tools derive data from (default 42)
   --token-ms <n>     Delay per scripted token in ms (default AXON_SCRIPTED_TOKEN_MS or 5)
   --json             Print every event as a JSON line
   --no-trace         Do not print the trace tree
@@ -27,14 +28,39 @@ Global options:
   -v, --version      Show the version
 
 Environment:
-  AXON_LOG_LEVEL          pino level of the logs on stderr (default warn)
+  AXON_LOG_LEVEL          level of the logs on stderr (default warn): one of
+                          ${LOG_LEVELS.join(', ')}
   AXON_SCRIPTED_TOKEN_MS  delay per scripted token (default 5)
 `;
 
+/** Every option the CLI accepts; {@link HELP} documents each one. */
+export const OPTIONS = {
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+  message: { type: 'string' },
+  seed: { type: 'string' },
+  'token-ms': { type: 'string' },
+  json: { type: 'boolean' },
+  'no-trace': { type: 'boolean' },
+} as const;
+
+/** The options only `run` reads: any other command refuses them. */
+const RUN_ONLY = ['message', 'seed', 'token-ms', 'json', 'no-trace'] as const;
+
+/** How many arguments each command takes after its name. */
+const ARITY: Readonly<Record<string, number>> = { run: 1, list: 0, help: 0 };
+
+/** The first argument past those `command` takes; none for an unknown command. */
+function extraArgument(command: string, args: readonly string[]): string | undefined {
+  const arity = ARITY[command];
+  return arity === undefined ? undefined : args[arity];
+}
+
 function intOption(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0)
+  // Digits only: Number() would also take '', ' 7', '0x10' and '1e3'.
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n))
     throw new TypeError(`--${name} must be a non-negative integer, got "${value}"`);
   return n;
 }
@@ -55,16 +81,7 @@ export async function runCli(
       args: [...argv],
       allowPositionals: true,
       strict: true,
-      options: {
-        help: { type: 'boolean', short: 'h' },
-        version: { type: 'boolean', short: 'v' },
-        message: { type: 'string' },
-        seed: { type: 'string' },
-        'token-ms': { type: 'string' },
-        json: { type: 'boolean' },
-        trace: { type: 'boolean', default: true },
-        'no-trace': { type: 'boolean' },
-      },
+      options: OPTIONS,
     });
   } catch (err) {
     io.stderr.write(`axon: ${(err as Error).message}\n\n${HELP}`);
@@ -76,7 +93,22 @@ export async function runCli(
     io.stdout.write(`${version}\n`);
     return 0;
   }
-  if (values.help || command === undefined || command === 'help') {
+  if (values.help) {
+    io.stdout.write(HELP);
+    return 0;
+  }
+  const extra = command === undefined ? undefined : extraArgument(command, rest);
+  if (command !== undefined && extra !== undefined) {
+    // Refused like an unknown flag: one line, then the usage.
+    io.stderr.write(`axon ${command}: unexpected argument "${extra}"\n\n${HELP}`);
+    return 2;
+  }
+  const misplaced = RUN_ONLY.find((name) => values[name] !== undefined);
+  if (command !== 'run' && command !== undefined && misplaced !== undefined) {
+    io.stderr.write(`axon ${command}: --${misplaced} applies to run only\n\n${HELP}`);
+    return 2;
+  }
+  if (command === undefined || command === 'help') {
     io.stdout.write(HELP);
     return 0;
   }

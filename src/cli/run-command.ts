@@ -1,7 +1,9 @@
 /** @module `axon run <example>`: run an example, stream it, print its trace tree. */
 import { createRuntime } from '../runtime/runtime.js';
+import { createLogger, type Logger } from '../observability/logger.js';
 import { renderTraceTree } from '../observability/trace-tree.js';
 import { buildTraceTree } from '../store/step-tree.js';
+import { seedMetadata } from '../../examples/example.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../examples/index.js';
 import type { CliIo } from './cli-io.js';
 
@@ -9,6 +11,7 @@ import type { CliIo } from './cli-io.js';
 export interface RunCommandOptions {
   readonly example: string;
   readonly message?: string | undefined;
+  /** The run's seed; the example's agents and tools read it from the context (default 42). */
   readonly seed?: number | undefined;
   readonly tokenDelayMs?: number | undefined;
   /** Print every event as a JSON line instead of text. */
@@ -19,7 +22,10 @@ export interface RunCommandOptions {
   readonly signal?: AbortSignal;
 }
 
-/** Runs an example; resolves the process exit code (0 on success). */
+/**
+ * Runs an example; resolves the process exit code: 0 on success, 1 when the run failed or
+ * the example is unknown, 2 when `AXON_LOG_LEVEL` is not a level.
+ */
 export async function runCommand(options: RunCommandOptions, io: CliIo): Promise<number> {
   const build = EXAMPLES[options.example];
   if (!build) {
@@ -28,16 +34,29 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     );
     return 1;
   }
+  // Made here rather than by createRuntime so that a bad AXON_LOG_LEVEL is a usage error
+  // of one line, not a stack trace from inside the runtime.
+  let logger: Logger;
+  try {
+    logger = createLogger();
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    io.stderr.write(`axon: ${err.message}\n`);
+    return 2;
+  }
   const example = build({
-    ...(options.seed === undefined ? {} : { seed: options.seed }),
     ...(options.tokenDelayMs === undefined ? {} : { tokenDelayMs: options.tokenDelayMs }),
   });
   const runtime = createRuntime({
     agents: example.agents,
     tools: [...example.tools, ...EXAMPLE_TOOLS],
+    logger,
   });
   const message = options.message ?? example.input;
-  const ctx = runtime.createContext({ ...(options.signal ? { signal: options.signal } : {}) });
+  const ctx = runtime.createContext({
+    ...(options.seed === undefined ? {} : { metadata: seedMetadata(options.seed) }),
+    ...(options.signal ? { signal: options.signal } : {}),
+  });
   const out = io.stdout;
   if (!options.json)
     out.write(`axon run ${example.name}: ${example.description}\n> ${message}\n\n`);

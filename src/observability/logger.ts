@@ -72,9 +72,39 @@ function redactChildren(logger: Logger, keys: ReadonlySet<string>): Logger {
   return logger;
 }
 
+/** The levels {@link createLogger} accepts (in any case), from the most to the least verbose. */
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/** One of {@link LOG_LEVELS}. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const isLogLevel = (level: string): level is LogLevel =>
+  (LOG_LEVELS as readonly string[]).includes(level);
+
+/** `value` as a level, or a `RangeError` naming `name` (where it came from) and the levels. */
+function checkLevel(name: string, value: string): LogLevel {
+  // pino takes its own level names in any case but one ('SILENT'): take them all alike.
+  const lower = value.toLowerCase();
+  if (isLogLevel(lower)) return lower;
+  throw new RangeError(
+    `${name} must be one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(value)}`,
+  );
+}
+
+/** The level to log at: `level` if given, else `AXON_LOG_LEVEL` if set, else `warn`. */
+function resolveLevel(level: string | undefined): LogLevel {
+  if (level !== undefined) return checkLevel('createLogger: level', level);
+  const fromEnv = process.env['AXON_LOG_LEVEL'];
+  // An empty variable counts as unset (`AXON_LOG_LEVEL= axon run …`).
+  return fromEnv ? checkLevel('AXON_LOG_LEVEL', fromEnv) : 'warn';
+}
+
 /** Options of {@link createLogger}. */
 export interface CreateLoggerOptions {
-  /** Minimum level; default `AXON_LOG_LEVEL` or `warn`. */
+  /**
+   * Minimum level, one of {@link LOG_LEVELS}; default `AXON_LOG_LEVEL` or `warn`. Any other
+   * value, here or in `AXON_LOG_LEVEL`, is a `RangeError` naming the valid levels.
+   */
   readonly level?: string;
   /** Keys to redact in addition to {@link DEFAULT_REDACT_KEYS}. */
   readonly redactKeys?: readonly string[];
@@ -84,7 +114,8 @@ export interface CreateLoggerOptions {
 
 /**
  * A pino logger whose structured fields (and child bindings) have secrets redacted at any
- * depth. Message strings are not inspected: keep secrets out of them.
+ * depth. Message strings are not inspected: keep secrets out of them. A level that is not
+ * one of {@link LOG_LEVELS} throws a `RangeError`.
  *
  * @example
  * const log = createLogger({ level: 'info' });
@@ -96,7 +127,7 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
   );
   const pinoOptions: LoggerOptions = {
     name: 'axon',
-    level: options.level ?? process.env['AXON_LOG_LEVEL'] ?? 'warn',
+    level: resolveLevel(options.level),
     formatters: {
       log: (obj) => redactSecrets(obj, keys) as Record<string, unknown>,
       bindings: (b) => redactSecrets(b, keys) as Record<string, unknown>,

@@ -20,8 +20,8 @@ interface Exit {
 }
 
 /** The child's environment: the test's own, minus anything that would change the output. */
-function childEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, AXON_LOG_LEVEL: 'warn' };
+function childEnv(overrides: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, AXON_LOG_LEVEL: 'warn', ...overrides };
   delete env['AXON_SCRIPTED_TOKEN_MS'];
   delete env['NODE_OPTIONS'];
   return env;
@@ -32,11 +32,12 @@ function start(
   command: string,
   args: readonly string[],
   onStdout?: (soFar: string, child: ChildProcess) => void,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<Exit> {
   return new Promise((resolve, reject) => {
     const child = spawn(command, [...args], {
       cwd: ROOT,
-      env: childEnv(),
+      env: childEnv(env),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -92,6 +93,36 @@ describe('axon from source (node --import tsx src/cli/main.ts)', () => {
     expect(exit.code).toBe(2);
     expect(exit.stdout).toBe('');
     expect(exit.stderr).toContain('unknown command "frobnicate"');
+    expect(exit.stderr).toContain('Commands:');
+  });
+
+  it('regression: AXON_LOG_LEVEL=loud printed a stack trace; exits 2 with one line naming the levels', async () => {
+    const exit = await start(
+      'node',
+      ['--import', 'tsx', 'src/cli/main.ts', 'run', 'trip-planner', '--token-ms', '0'],
+      undefined,
+      { AXON_LOG_LEVEL: 'loud' },
+    );
+    expect(exit.code).toBe(2);
+    expect(exit.stdout).toBe('');
+    expect(exit.stderr).toBe(
+      'axon: AXON_LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent; got "loud"\n',
+    );
+  });
+
+  it('regression: extra arguments were ignored; exits 2 with one line and the help', async () => {
+    const exit = await start('node', [
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'run',
+      'trip-planner',
+      'extra',
+      'junk',
+    ]);
+    expect(exit.code).toBe(2);
+    expect(exit.stdout).toBe('');
+    expect(exit.stderr.split('\n')[0]).toBe('axon run: unexpected argument "extra"');
     expect(exit.stderr).toContain('Commands:');
   });
 

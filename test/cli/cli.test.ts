@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
-import { HELP, runCli } from '../../src/cli/cli.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { HELP, OPTIONS, runCli } from '../../src/cli/cli.js';
+import { LOG_LEVELS } from '../../src/observability/logger.js';
 import type { CliIo } from '../../src/cli/cli-io.js';
 
 interface Captured {
@@ -74,6 +75,22 @@ describe('axon --help, --version, list', () => {
     expect(stdout).toBe('1.2.3-rc.4\n');
   });
 
+  it('documents in --help every flag it accepts', () => {
+    for (const [name, option] of Object.entries(OPTIONS)) {
+      expect(HELP, `--${name}`).toMatch(new RegExp(`(^|[\\s,])--${name}\\b`, 'm'));
+      if ('short' in option) expect(HELP).toMatch(new RegExp(`(^|\\s)-${option.short},`, 'm'));
+    }
+  });
+
+  it('accepts every flag --help documents, and refuses --trace, which it does not document', async () => {
+    const documented = [...HELP.matchAll(/(?:^|\s)(--[a-z-]+)/g)].map((m) => m[1] ?? '');
+    expect(documented.length).toBeGreaterThan(5);
+    for (const flag of documented) expect(Object.keys(OPTIONS)).toContain(flag.slice(2));
+    const { code, stderr } = await cli(['run', 'trip-planner', '--trace']);
+    expect(code).toBe(2);
+    expect(stderr).toContain("'--trace'");
+  });
+
   it('lists trip-planner with its description', async () => {
     const { code, stdout } = await cli(['list']);
     expect(code).toBe(0);
@@ -110,6 +127,23 @@ describe('axon run trip-planner', () => {
     const b = await cli(['run', 'trip-planner', '--token-ms', '0', '--no-trace']);
     expect(PLAN.exec(a.stdout)?.[0]).toBeDefined();
     expect(PLAN.exec(b.stdout)?.[0]).toBe(PLAN.exec(a.stdout)?.[0]);
+  });
+
+  it('regression: --seed 1 and --seed 2 printed the same plan; each seed now has its own, byte for byte', async () => {
+    const run = async (seed: string): Promise<string> => {
+      const { code, stdout } = await cli(['run', 'trip-planner', '--token-ms=0', '--seed', seed]);
+      expect(code).toBe(0);
+      // Only the run's duration on the status line and the trace tree (ids, timings) vary.
+      return stdout.slice(0, stdout.indexOf('\ntrace:\n')).replace(/\([\d,]+ ms, /, '(N ms, ');
+    };
+    const one = await run('1');
+    const two = await run('2');
+
+    expect(PLAN.exec(one)?.[0]).toBeDefined();
+    expect(PLAN.exec(two)?.[0]).toBeDefined();
+    expect(PLAN.exec(two)?.[0]).not.toBe(PLAN.exec(one)?.[0]);
+    expect(await run('1')).toBe(one);
+    expect(await run('2')).toBe(two);
   });
 
   it('sends --message instead of the default', async () => {
@@ -208,6 +242,11 @@ describe('axon usage errors', () => {
     [['run', 'trip-planner', '--seed', 'abc'], '--seed'],
     [['run', 'trip-planner', '--seed=1.5'], '--seed'],
     [['run', 'trip-planner', '--token-ms=-5'], '--token-ms'],
+    [['run', 'trip-planner', '--seed='], '--seed'],
+    [['run', 'trip-planner', '--seed= 7'], '--seed'],
+    [['run', 'trip-planner', '--seed=0x10'], '--seed'],
+    [['run', 'trip-planner', '--seed=1e3'], '--seed'],
+    [['run', 'trip-planner', '--seed=99999999999999999999'], '--seed'],
   ])('exits 2 on a bad number: %j', async (argv, flag) => {
     const { code, stdout, stderr } = await cli(argv);
     expect(code).toBe(2);
@@ -221,5 +260,54 @@ describe('axon usage errors', () => {
     expect(stdout).toBe('');
     expect(stderr).toContain('--bogus');
     expect(stderr).toContain(HELP);
+  });
+
+  it.each([
+    [['run', 'trip-planner', 'extra', 'junk'], 'run', 'extra'],
+    [['run', 'trip-planner', '--token-ms', '0', 'extra'], 'run', 'extra'],
+    [['list', 'all'], 'list', 'all'],
+    [['help', 'run'], 'help', 'run'],
+  ])(
+    'regression: extra arguments were ignored; exits 2 with one line and the help: %j',
+    async (argv, command, extra) => {
+      const { code, stdout, stderr } = await cli(argv);
+      expect(code).toBe(2);
+      expect(stdout).toBe('');
+      expect(stderr).toBe(`axon ${command}: unexpected argument "${extra}"\n\n${HELP}`);
+    },
+  );
+
+  it.each([
+    [['list', '--seed', '3'], 'list', 'seed'],
+    [['list', '--json'], 'list', 'json'],
+    [['help', '--message', 'hi'], 'help', 'message'],
+  ])('refuses an option of run given to another command: %j', async (argv, command, option) => {
+    const { code, stdout, stderr } = await cli(argv);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(`axon ${command}: --${option} applies to run only\n\n${HELP}`);
+  });
+});
+
+describe('AXON_LOG_LEVEL', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('regression: an unknown level printed a pino stack trace; exits 2 with one line naming the levels', async () => {
+    vi.stubEnv('AXON_LOG_LEVEL', 'loud');
+    const { code, stdout, stderr } = await cli(['run', 'trip-planner', '--token-ms', '0']);
+    expect(code).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toBe(
+      `axon: AXON_LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got "loud"\n`,
+    );
+  });
+
+  it('runs at a valid level given in capitals, as pino takes them', async () => {
+    vi.stubEnv('AXON_LOG_LEVEL', 'ERROR');
+    const { code, stderr } = await cli(['run', 'trip-planner', '--token-ms', '0', '--no-trace']);
+    expect(code).toBe(0);
+    expect(stderr).toBe('');
   });
 });

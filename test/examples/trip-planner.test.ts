@@ -7,6 +7,7 @@ import { renderTraceTree } from '../../src/observability/trace-tree.js';
 import { buildTraceTree } from '../../src/store/step-tree.js';
 import type { StepRecord } from '../../src/store/records.js';
 import type { StreamItem } from '../../src/streams/events.js';
+import { DEFAULT_SEED, seedMetadata } from '../../examples/example.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../examples/index.js';
 import { offersFor, tripPlanner } from '../../examples/trip-planner/index.js';
 
@@ -26,8 +27,10 @@ function plannerRuntime(clock = new SimulatedClock(START)): Runtime {
 async function streamAll(
   runtime: Runtime,
   message: string,
+  seed?: number,
 ): Promise<{ readonly items: StreamItem[]; readonly text: string; readonly status: string }> {
-  const stream = runtime.stream<string>('planner', message);
+  const ctx = runtime.createContext(seed === undefined ? {} : { metadata: seedMetadata(seed) });
+  const stream = runtime.stream<string>('planner', message, ctx);
   const items: StreamItem[] = [];
   for await (const item of stream) items.push(item);
   const result = await stream.result;
@@ -58,7 +61,7 @@ describe('examples: trip-planner', () => {
     const result = await runtime.invoke<string>('planner', 'Plan a trip to Berlin next Tuesday');
 
     expect(result.status).toBe('success');
-    const cheapest = offersFor('LHR', 'BER', '2025-01-07').sort(
+    const cheapest = offersFor('LHR', 'BER', '2025-01-07', DEFAULT_SEED).sort(
       (a, b) => a.priceEur - b.priceEur,
     )[0];
     if (!cheapest) throw new Error('no offers');
@@ -147,6 +150,57 @@ describe('examples: trip-planner', () => {
     expect(Buffer.from(c.text)).toEqual(Buffer.from(a.text));
     await first.close();
     await second.close();
+  });
+
+  it('regression: --seed did not change the plan; now each seed has its own, always the same', async () => {
+    const runtime = plannerRuntime();
+    const message = 'Plan a trip to Berlin next Tuesday';
+    const one = await streamAll(runtime, message, 1);
+    const two = await streamAll(runtime, message, 2);
+    const oneAgain = await streamAll(plannerRuntime(), message, 1);
+
+    expect([one.status, two.status, oneAgain.status]).toEqual(['success', 'success', 'success']);
+    expect(two.text).not.toBe(one.text);
+    expect(Buffer.from(oneAgain.text)).toEqual(Buffer.from(one.text));
+    // The seed reaches search_flights through the context: the plan is its cheapest offer.
+    for (const [seed, text] of [
+      [1, one.text],
+      [2, two.text],
+    ] as const) {
+      const [cheapest] = offersFor('LHR', 'BER', '2025-01-07', seed).sort(
+        (a, b) => a.priceEur - b.priceEur,
+      );
+      expect(text).toContain(
+        `with ${cheapest?.flight}, leaving LHR at ${cheapest?.departs} and landing at ` +
+          `${cheapest?.arrives}, for EUR ${cheapest?.priceEur}.`,
+      );
+    }
+    await runtime.close();
+  });
+
+  it('regression: an 18:00 departure was "the cheapest of the morning options"; the words follow the flight for every seed', async () => {
+    const runtime = plannerRuntime();
+    const periods = new Set<string>();
+    for (let seed = 0; seed < 40; seed++) {
+      const { text, status } = await streamAll(runtime, 'Plan a trip to Rome next Friday', seed);
+      expect(status).toBe('success');
+      const m = /leaving LHR at (\d\d):\d\d .* for EUR (\d+)\. It is (.*), and your calendar/.exec(
+        text,
+      );
+      if (!m) throw new Error(`seed ${seed}: no flight in "${text}"`);
+      const [, hour, price, why] = m;
+      const h = Number(hour);
+      const period = h < 12 ? 'morning' : h < 18 ? 'afternoon' : 'evening';
+      periods.add(period);
+      const prices = offersFor('LHR', 'FCO', '2025-01-03', seed).map((o) => o.priceEur);
+      expect(Number(price), `seed ${seed}`).toBe(Math.min(...prices));
+      expect(why, `seed ${seed}`).toBe(
+        `the cheapest of the ${prices.length} flights on offer and leaves in the ${period}`,
+      );
+    }
+    // The seeds cover more than one part of the day, or the check above proves little.
+    expect(periods.size).toBeGreaterThan(1);
+    await runtime.close();
   });
 
   it('streams narration from planner and its tokens through runtime.stream', async () => {

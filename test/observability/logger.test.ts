@@ -1,8 +1,9 @@
 import type { DestinationStream } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   createLogger,
   DEFAULT_REDACT_KEYS,
+  LOG_LEVELS,
   REDACTED,
   redactSecrets,
 } from '../../src/observability/logger.js';
@@ -130,6 +131,44 @@ describe('createLogger', () => {
     log.info({ node }, 'cycle');
 
     expect(lines[0]).toMatchObject({ node: { id: 'n1', password: REDACTED, self: '[Circular]' } });
+  });
+});
+
+describe('createLogger levels', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  const VALID = 'trace, debug, info, warn, error, fatal, silent';
+
+  it("regression: a bad level threw pino's own error; it is a RangeError naming the option and the levels", () => {
+    expect(() => createLogger({ level: 'loud', destination: collector().destination })).toThrow(
+      new RangeError(`createLogger: level must be one of ${VALID}; got "loud"`),
+    );
+    expect(() => createLogger({ level: '', destination: collector().destination })).toThrow(
+      RangeError,
+    );
+  });
+
+  it('names AXON_LOG_LEVEL when the bad level comes from the environment', () => {
+    vi.stubEnv('AXON_LOG_LEVEL', 'loud');
+    expect(() => createLogger({ destination: collector().destination })).toThrow(
+      new RangeError(`AXON_LOG_LEVEL must be one of ${VALID}; got "loud"`),
+    );
+  });
+
+  it('takes AXON_LOG_LEVEL when no level is given, and warn when it is unset or empty', () => {
+    vi.stubEnv('AXON_LOG_LEVEL', 'debug');
+    expect(createLogger({ destination: collector().destination }).level).toBe('debug');
+    vi.stubEnv('AXON_LOG_LEVEL', '');
+    expect(createLogger({ destination: collector().destination }).level).toBe('warn');
+    vi.stubEnv('AXON_LOG_LEVEL', undefined);
+    expect(createLogger({ destination: collector().destination }).level).toBe('warn');
+  });
+
+  it.each(LOG_LEVELS.flatMap((l) => [l, l.toUpperCase()]))('accepts the level %s', (level) => {
+    const log = createLogger({ level, destination: collector().destination });
+    expect(log.level).toBe(level.toLowerCase());
   });
 });
 
