@@ -1,16 +1,29 @@
 /**
  * @module The benchmark harness: interleaved rounds of peers and our code in one process,
- * a printed table, and `bench/results/<name>.json`.
+ * a printed table, `bench/results/<name>.json`, and the summary of every result rebuilt.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { availableParallelism, cpus } from 'node:os';
 import { join } from 'node:path';
+import { currentCommit, currentEnvironment } from './environment.js';
+import { RESULTS_DIR, writeSummary } from './summary.js';
+
+// Taken as the bench loads, before it measures: the code measured is the code loaded then,
+// whatever the tree holds by the time the bench reports (a run can take minutes).
+const commitAtStart = currentCommit();
 
 /** What every benchmark writes. */
 export interface BenchResult {
   readonly bench: string;
   readonly node: string;
   readonly cpus: number;
+  readonly cpuModel: string;
+  /**
+   * `git rev-parse --short HEAD` when the bench started, with `-dirty` when the tree had
+   * uncommitted changes.
+   */
+  readonly commit: string;
+  /** When the result was written, ISO 8601. */
+  readonly date: string;
   readonly metrics: Readonly<Record<string, number>>;
   readonly ratios: Readonly<Record<string, number>>;
 }
@@ -85,12 +98,22 @@ export async function interleave(
   });
 }
 
-/** Prints the result as a table and writes `bench/results/<bench>.json`; returns the path. */
-export function report(result: Omit<BenchResult, 'node' | 'cpus'>): string {
+/**
+ * Prints the result as a table, writes `bench/results/<bench>.json` with the commit, Node,
+ * CPU and date, and rebuilds `bench/results/summary.md` from every result there; returns
+ * the JSON's path.
+ */
+export function report(
+  result: Omit<BenchResult, 'node' | 'cpus' | 'cpuModel' | 'commit' | 'date'>,
+): string {
+  const env = currentEnvironment(commitAtStart);
   const full: BenchResult = {
     bench: result.bench,
-    node: process.version,
-    cpus: availableParallelism(),
+    node: env.node,
+    cpus: env.cpus,
+    cpuModel: env.cpuModel,
+    commit: env.commit,
+    date: env.date,
     metrics: result.metrics,
     ratios: result.ratios,
   };
@@ -100,7 +123,7 @@ export function report(result: Omit<BenchResult, 'node' | 'cpus'>): string {
   ];
   const width = Math.max(...rows.map((r) => r.name.length), 10);
   process.stdout.write(
-    `\n${full.bench} — node ${full.node}, ${full.cpus} cpus (${cpus()[0]?.model ?? 'unknown cpu'})\n`,
+    `\n${full.bench} — node ${full.node}, ${full.cpus} cpus (${full.cpuModel}), commit ${full.commit}\n`,
   );
   for (const r of rows) {
     const shown = Number.isInteger(r.value)
@@ -108,10 +131,11 @@ export function report(result: Omit<BenchResult, 'node' | 'cpus'>): string {
       : r.value.toFixed(r.value < 10 ? 3 : 1);
     process.stdout.write(`  ${r.kind.padEnd(6)} ${r.name.padEnd(width)} ${shown}\n`);
   }
-  const dir = join(import.meta.dirname, 'results');
-  mkdirSync(dir, { recursive: true });
-  const path = join(dir, `${full.bench}.json`);
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const path = join(RESULTS_DIR, `${full.bench}.json`);
   writeFileSync(path, `${JSON.stringify(full, null, 2)}\n`);
   process.stdout.write(`  wrote ${path}\n`);
+  // Same environment as the result, so this bench's rows read as current.
+  process.stdout.write(`  wrote ${writeSummary(RESULTS_DIR, env)}\n`);
   return path;
 }
