@@ -258,14 +258,8 @@ export {
 } from './store/sqlite-store.js';
 export { MIGRATIONS, type Migration } from './store/sqlite-migrations.js';
 export { redisStore, RedisRunStore, type RedisStoreOptions } from './store/redis-store.js';
-export {
-  flowInputSchema,
-  runInputSchema,
-  factInputSchema,
-  type FlowInput,
-  type RunInput,
-  type FactInput,
-} from './runs/flow-api.js';
+export { flowInputSchema, runInputSchema, type FlowInput, type RunInput } from './runs/flow-api.js';
+export { factInputSchema, type FactInput } from './runs/facts.js';
 export { stepSubmissionSchema, type SubmittedStep } from './steps/step-submission.js';
 export { gateEvalInputSchema, type GateEvalInput } from './steps/gate-eval.js';
 export type { FollowOptions } from './runs/step-follow.js';

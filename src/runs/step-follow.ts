@@ -12,7 +12,8 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import { flushed, type RunStore } from '../store/run-store.js';
 import type { StepEvent } from '../streams/events.js';
 import type { StepFeeds, Watch } from '../actors/step-feeds.js';
-import { cancelStep, type FlowApiDeps } from './flow-api.js';
+import type { FlowApiDeps } from './flow-api.js';
+import { cancelStep } from './run-control.js';
 
 /** Options of `runtime.followStep`. */
 export interface FollowOptions {

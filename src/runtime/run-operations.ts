@@ -19,17 +19,9 @@ import type {
 } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 import { decideApproval, type DecidedApproval } from '../runs/approvals.js';
-import {
-  appendFact,
-  cancelRun,
-  cancelStep,
-  checkpointRun,
-  completeRun,
-  createFlow,
-  createFlowRun,
-  listFlowFacts,
-  listRunFacts,
-} from '../runs/flow-api.js';
+import { appendFact, listFlowFacts, listRunFacts } from '../runs/facts.js';
+import { createFlow, createFlowRun } from '../runs/flow-api.js';
+import { cancelRun, cancelStep, checkpointRun, completeRun } from '../runs/run-control.js';
 import { resumeRun, resumeRuns, type ResumedRun } from '../runs/run-resume.js';
 import { cancelOnDisconnect, followStep, type FollowOptions } from '../runs/step-follow.js';
 import { submitStep, type SubmittedStep } from '../steps/step-submission.js';

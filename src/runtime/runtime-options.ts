@@ -10,6 +10,7 @@ import type { Logger } from '../observability/logger.js';
 import type { RunStore } from '../store/run-store.js';
 import type { BreakerOptions } from '../supervisors/circuit-breaker.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
+import type { JsonSchema } from '../tools/json-schema.js';
 import type { ToolManager } from '../tools/tool-manager.js';
 import type { AgentDefinition } from '../actors/agent-runtime.js';
 import type { WorkerPoolOptions } from '../placement/worker-pool.js';
@@ -82,6 +83,11 @@ export interface RuntimeOptions {
    * registration of a name wins; a hidden duplicate is logged as a warning.
    */
   readonly toolManagers?: readonly ToolManager[];
+  /**
+   * JSON Schemas (2020-12) by URI, for facts that name one in `schema_uri`: such a fact must
+   * match it, and a URI with no schema is refused. More with `runtime.registerSchema`.
+   */
+  readonly schemas?: Readonly<Record<string, JsonSchema>>;
   /**
    * What agents get as `runtime.memory` (seed 002); default a `TieredMemory` with only an
    * in-process hot tier. See `createMemory` for one from configuration. Closed with the

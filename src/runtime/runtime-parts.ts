@@ -22,16 +22,13 @@ import { redactingStore } from '../store/redacting-store.js';
 import type { RunStore } from '../store/run-store.js';
 import { BreakerTable } from '../supervisors/breaker-table.js';
 import { DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
+import { SchemaRegistry } from '../tools/schema-registry.js';
 import { ToolRegistry } from '../tools/tool-registry.js';
 import { ActorSystem } from '../actors/actor-system.js';
 import { AgentRegistry } from '../actors/agent-registry.js';
 import type { AgentRuntime } from '../actors/agent-runtime.js';
 import { StepFeeds } from '../actors/step-feeds.js';
-import {
-  choosePool,
-  placementOf,
-  type PoolCandidate,
-} from '../placement/pool-choice.js';
+import { choosePool, placementOf, type PoolCandidate } from '../placement/pool-choice.js';
 import { WorkerPool, type WorkerPoolOptions } from '../placement/worker-pool.js';
 import type { FlowApiDeps } from '../runs/flow-api.js';
 import { PolicyGate } from '../runs/policy-gate.js';
@@ -158,7 +155,11 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     poolId,
     replicaId,
     pools,
+    schemas: new SchemaRegistry(),
   };
+  for (const [uri, schema] of Object.entries(options.schemas ?? {})) {
+    runs.schemas.register(uri, schema);
+  }
   const policy = options.policy ?? noopPolicy;
   const memory = options.memory ?? new TieredMemory({ hot: memoryHotTier({ clock }) });
   const gate = new PolicyGate({

@@ -19,6 +19,7 @@ import type { Logger } from '../observability/logger.js';
 import type { FsOpInput, FsResult } from '../policy/fs-broker.js';
 import type { FactRecord } from '../store/records.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
+import type { JsonSchema } from '../tools/json-schema.js';
 import type { ToolInfo } from '../tools/tool-registry.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import type { ActorSystem } from '../actors/actor-system.js';
@@ -26,7 +27,7 @@ import type { AgentActor } from '../actors/agent-machine.js';
 import type { AgentSnapshot } from '../actors/agent-registry.js';
 import type { AgentDefinition, AgentRuntime, AgentTarget } from '../actors/agent-runtime.js';
 import type { AgentInput, AgentResult } from '../actors/agent-result.js';
-import { emitStepFact } from '../runs/flow-api.js';
+import { emitStepFact } from '../runs/facts.js';
 import { RunStream } from '../runs/run-stream.js';
 import { invokeChain, invokeTree } from '../steps/agent-invocation.js';
 import { chatInStep } from '../steps/engine-call.js';
@@ -85,6 +86,16 @@ export class Runtime extends RunOperations implements AgentRuntime {
       throw new TypeError('registerTool: expected a tool definition from defineTool()');
     }
     this.parts.tools.register(tool);
+    return this;
+  }
+
+  /**
+   * Registers a JSON Schema (2020-12) under `uri`, for facts that name it in `schema_uri`
+   * (NERVE-4004). The same schema again changes nothing; another one under a taken URI is
+   * refused with `ConflictError`; an invalid schema with `SchemaViolationError`.
+   */
+  registerSchema(uri: string, schema: JsonSchema): this {
+    this.parts.runs.schemas.register(uri, schema);
     return this;
   }
 

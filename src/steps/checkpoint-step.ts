@@ -6,7 +6,8 @@
  * `run-resume.ts`).
  */
 import type { ExecContext } from '../context/exec-context.js';
-import { checkpointRun, type FlowApiDeps } from '../runs/flow-api.js';
+import type { FlowApiDeps } from '../runs/flow-api.js';
+import { checkpointRun } from '../runs/run-control.js';
 import {
   runStep,
   type StepOutcome,

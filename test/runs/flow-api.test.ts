@@ -205,6 +205,63 @@ describe('pool_policy (PLACE-5001)', () => {
   });
 });
 
+describe('facts naming a schema_uri (NERVE-4004)', () => {
+  const bookingV1 = {
+    type: 'object',
+    properties: { city: { type: 'string' }, nights: { type: 'integer', minimum: 1 } },
+    required: ['city'],
+  };
+
+  it('are checked against the schema registered at that URI; an unknown URI is refused', async () => {
+    const rt = quietRuntime({ schemas: { 'urn:acme:booking:v1': bookingV1 } });
+    rt.registerSchema('urn:acme:note:v1', { type: 'string', maxLength: 10 });
+    const { flow } = await rt.createFlow({ name: 'uris', ast: { uris: true } });
+    const run = await rt.createRun(flow.flow_id);
+    const ok = await rt.appendFact(run.run_id, {
+      type: 'booking',
+      schema_uri: 'urn:acme:booking:v1',
+      data: { city: 'Rome', nights: 2 },
+    });
+    expect(ok.schema_uri).toBe('urn:acme:booking:v1');
+    // The type has no flow schema: the URI's schema alone decides.
+    await expect(
+      rt.appendFact(run.run_id, {
+        type: 'booking',
+        schema_uri: 'urn:acme:booking:v1',
+        data: { nights: 0 },
+      }),
+    ).rejects.toMatchObject({
+      code: 'SCHEMA_VIOLATION',
+      issues: expect.arrayContaining([
+        expect.objectContaining({ path: ['city'] }),
+        expect.objectContaining({ path: ['nights'] }),
+      ]) as unknown,
+    });
+    await expect(
+      rt.appendFact(run.run_id, {
+        type: 'note',
+        schema_uri: 'urn:acme:note:v1',
+        data: 'x'.repeat(11),
+      }),
+    ).rejects.toBeInstanceOf(SchemaViolationError);
+    await expect(
+      rt.appendFact(run.run_id, { type: 'booking', schema_uri: 'urn:unknown', data: {} }),
+    ).rejects.toMatchObject({ code: 'SCHEMA_VIOLATION', issues: [{ path: ['schema_uri'] }] });
+    expect(await rt.listFacts(run.run_id)).toEqual([ok]);
+    await rt.close();
+  });
+
+  it('a URI names one schema for good; a schema that is not JSON Schema is refused', () => {
+    const rt = quietRuntime({ schemas: { 'urn:a': bookingV1 } });
+    expect(() => rt.registerSchema('urn:a', { ...bookingV1 })).not.toThrow();
+    expect(() => rt.registerSchema('urn:a', { type: 'string' })).toThrow(ConflictError);
+    expect(() => rt.registerSchema('urn:b', { type: 12 })).toThrow(SchemaViolationError);
+    expect(() => quietRuntime({ schemas: { 'urn:c': { minimum: 'x' } } })).toThrow(
+      SchemaViolationError,
+    );
+  });
+});
+
 describe('checkpoints (NERVE-4005)', () => {
   it("snapshot the run's live steps and the offsets of its logs", async () => {
     let release: () => void = () => undefined;
