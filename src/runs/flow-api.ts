@@ -8,10 +8,12 @@ import { canonicalHash, canonicalJson } from '../context/canonical-json.js';
 import { isoTime, type Clock } from '../context/clock.js';
 import type { IdSource } from '../context/id-source.js';
 import { NotFoundError } from '../errors/not-found-error.js';
+import { SchemaViolationError } from '../errors/schema-violation-error.js';
 import { ReplayMismatchError } from '../errors/replay-mismatch-error.js';
 import type { FlowRecord, RunRecord } from '../store/records.js';
 import { flushed, type RunStore } from '../store/run-store.js';
-import { compileJsonSchema } from '../tools/json-schema.js';
+import { compileJsonSchema, type JsonSchema } from '../tools/json-schema.js';
+import { schemaContradictions } from '../tools/schema-contradictions.js';
 import type { SchemaRegistry } from '../tools/schema-registry.js';
 import type { ActorSystem } from '../actors/actor-system.js';
 import { choosePool, type PoolCandidate } from '../placement/pool-choice.js';
@@ -30,6 +32,8 @@ export interface FlowApiDeps {
   readonly pools: () => readonly PoolCandidate[];
   /** The schemas a fact's `schema_uri` may name. */
   readonly schemas: SchemaRegistry;
+  /** The arguments' schema of the registered tool `name`, or `null` when none is registered. */
+  readonly toolSchema: (name: string) => Promise<JsonSchema | null>;
 }
 
 const jsonObject = z.record(z.string(), z.unknown());
@@ -131,7 +135,9 @@ export type RunInput = z.input<typeof runInputSchema>;
  * Stores a flow by its content: the sha256 of the canonical JSON of `{ ast, tools, config }`
  * (NERVE-4001). The same content again gives the same flow (`created: false`); any change, a
  * new one. Each tool's `parameters` and each fact schema must be valid JSON Schema 2020-12
- * (`SchemaViolationError` naming it otherwise).
+ * (`SchemaViolationError` naming it otherwise), and a tool's `parameters` must not
+ * contradict the registered tool of that name (`SchemaViolationError` naming each
+ * difference): a `tool_call` of the flow's runs is checked against both.
  */
 export async function createFlow(
   deps: FlowApiDeps,
@@ -139,6 +145,24 @@ export async function createFlow(
 ): Promise<{ readonly flow: FlowRecord; readonly created: boolean }> {
   const input = parseBody(flowInputSchema, 'flow', body);
   for (const tool of input.tools) compileJsonSchema(`tool ${tool.name}`, tool.parameters);
+  // A declaration that contradicts the tool registered under its name could never be called
+  // as declared: refused now, each difference named.
+  const contradictions = (
+    await Promise.all(
+      input.tools.map(async (tool, i) => {
+        const registered = await deps.toolSchema(tool.name);
+        return registered === null
+          ? []
+          : schemaContradictions(tool.parameters, registered).map((issue) => ({
+              path: ['tools', i, 'parameters', ...issue.path],
+              message: `tool "${tool.name}": ${issue.message}`,
+            }));
+      }),
+    )
+  ).flat();
+  if (contradictions.length > 0) {
+    throw new SchemaViolationError("the flow's tools against the registered tools", contradictions);
+  }
   for (const [type, schema] of Object.entries(input.config.fact_schemas ?? {})) {
     compileJsonSchema(`fact type ${type}`, schema);
   }

@@ -4,6 +4,7 @@
  * recorded run in `replay` and `strict_replay` modes. The calls themselves are made (or not)
  * by `engine-call.ts` and `tool-call.ts`; this file decides and keeps the books.
  */
+import type { ValidateFunction } from 'ajv/dist/2020.js';
 import { canonicalHash } from '../context/canonical-json.js';
 import type { CallFacts } from '../context/call-facts.js';
 import type { Clock } from '../context/clock.js';
@@ -18,6 +19,7 @@ import { ReplayMismatchError } from '../errors/replay-mismatch-error.js';
 import { toErrorPayload, type ErrorPayload } from '../errors/to-error-payload.js';
 import type {
   CallRecording,
+  FlowRecord,
   PlacementDecision,
   RecordedCallKind,
   RecordedInputs,
@@ -26,6 +28,7 @@ import type {
   RunRecord,
 } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
+import { compileJsonSchema } from '../tools/json-schema.js';
 
 /** A submitted step as an approval sees it (`approvals.ts`). */
 export interface SuspendableStep {
@@ -59,6 +62,9 @@ export interface RecordedToolOutput {
   readonly value: unknown;
   readonly error: ErrorPayload | null;
 }
+
+/** Compiled tool declarations of flows, by flow hash and tool (a flow never changes). */
+const declaredTools = new Map<string, ValidateFunction>();
 
 /** The order in which `strict_replay` compares an engine call's inputs (NERVE-4022). */
 const ENGINE_FIELDS = ['engine', 'model', 'seed', 'prompt_hash', 'params_hash', 'replica'] as const;
@@ -103,11 +109,16 @@ export class RunCalls {
   readonly #store: RunStore;
   readonly #clock: Clock;
   readonly #counters = new Map<string, number>();
+  readonly #flowId: string | null;
+  #flow: Promise<FlowRecord | null> | null = null;
 
   constructor(
     store: RunStore,
     clock: Clock,
-    run: Pick<RunRecord, 'run_id' | 'mode' | 'seed' | 'replay_of' | 'policy' | 'fs_policy'>,
+    run: Pick<
+      RunRecord,
+      'run_id' | 'flow_id' | 'mode' | 'seed' | 'replay_of' | 'policy' | 'fs_policy'
+    >,
     clientToken: string | null,
     replica: string | null = null,
     resumed = false,
@@ -125,6 +136,26 @@ export class RunCalls {
     this.fsPolicy = run.fs_policy;
     this.resumed = resumed;
     this.placement = placement;
+    this.#flowId = run.flow_id;
+  }
+
+  /**
+   * The run's flow's declaration of tool `name` (its `tools[].parameters`), compiled; `null`
+   * when the run has no flow or the flow declares no such tool. A tool call of the run is
+   * checked against it as well as against the registered tool.
+   */
+  async declaredTool(name: string): Promise<ValidateFunction | null> {
+    if (this.#flowId === null) return null;
+    const flow = await (this.#flow ??= this.#store.getFlow(this.#flowId));
+    const declared = flow?.tools.find((t) => t.name === name);
+    if (!flow || !declared) return null;
+    const key = `${flow.hash}\u0000${name}`;
+    let validate = declaredTools.get(key);
+    if (!validate) {
+      validate = compileJsonSchema(`the flow's tool ${name}`, declared.parameters);
+      declaredTools.set(key, validate);
+    }
+    return validate;
   }
 
   /** True in `replay` and `strict_replay` mode: calls are served, never made. */

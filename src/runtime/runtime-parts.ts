@@ -156,6 +156,15 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     replicaId,
     pools,
     schemas: new SchemaRegistry(),
+    toolSchema: async (name) => {
+      try {
+        return (await catalog.all.describe(name))?.parameters ?? null;
+      } catch (err) {
+        // A tool server that cannot answer now: the declaration cannot be compared.
+        logger.warn({ err, tool: name }, 'could not describe a tool a flow declares');
+        return null;
+      }
+    },
   };
   for (const [uri, schema] of Object.entries(options.schemas ?? {})) {
     runs.schemas.register(uri, schema);

@@ -9,6 +9,7 @@ import { InternalError } from '../errors/internal-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { SchemaViolationError } from '../errors/schema-violation-error.js';
+import { checkJsonSchema } from '../tools/json-schema.js';
 import { TimeoutError } from '../errors/timeout-error.js';
 import { toAxonError } from '../errors/to-error-payload.js';
 import { refuseByBreaker, reportToBreaker } from '../supervisors/breaker-guard.js';
@@ -150,6 +151,10 @@ export async function callTool<TOutput>(
         if (deps.gate.applies(ctx)) {
           await deps.gate.check('call_tool', name, ctx, { escalateTo: stepCtx });
         }
+        // The run's flow declared this tool: its arguments must fit that declaration too.
+        const declared = await runCallsOf(stepCtx)?.declaredTool(name);
+        if (declared)
+          checkJsonSchema(`arguments of tool ${name} (the flow's declaration)`, declared, args);
         return bookedToolCall(stepCtx, name, args, () => target.run(stepCtx));
       },
     });

@@ -17,7 +17,7 @@ import type { RunStore } from '../../src/store/run-store.js';
 import { sqliteStore } from '../../src/store/sqlite-store.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import { GATE_POLL_MS } from '../../src/steps/gate-eval.js';
-import { clearRedisPrefix } from '../support/redis.js';
+import { clearRedisPrefix, redisUrl } from '../support/redis.js';
 import { quietRuntime, settle } from '../support/runtime.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-submit-'));
@@ -51,7 +51,10 @@ function setup(store: RunStore): { rt: Runtime; runs: () => number } {
 describe.each([
   ['memory', (): RunStore => memoryStore()],
   ['sqlite', (): RunStore => sqliteStore(join(dir, `${randomUUID()}.db`))],
-  ['redis', (): RunStore => redisStore({ prefix: `${redisBase}${randomUUID()}:` })],
+  [
+    'redis',
+    (): RunStore => redisStore({ url: redisUrl(), prefix: `${redisBase}${randomUUID()}:` }),
+  ],
 ])('step submission on the %s store (NERVE-4003)', (_name, make) => {
   it('runs a step once per client token; the same token again finds it and runs nothing', async () => {
     const { rt, runs } = setup(make());
@@ -456,6 +459,108 @@ describe('gate_eval steps (API.md): enough facts of a kind, now or within wait_m
     ]) {
       await expect(rt.submitStep(runId, gate(input))).rejects.toBeInstanceOf(SchemaViolationError);
     }
+    await rt.close();
+  });
+});
+
+describe("a flow's tools[].parameters (API.md): declared and registered schemas both hold", () => {
+  function adder() {
+    const calls: unknown[] = [];
+    const add = defineTool({
+      name: 'add',
+      description: 'Adds two numbers',
+      input: z.strictObject({ a: z.number(), b: z.number() }),
+      handler: ({ a, b }) => {
+        calls.push({ a, b });
+        return { sum: a + b };
+      },
+    });
+    const caller = defineAgent({
+      name: 'caller',
+      handler: async (input, ctx, runtime) =>
+        (await runtime.callTool('add', input.args, ctx)).status,
+    });
+    return { rt: quietRuntime({ tools: [add], agents: [caller] }), calls };
+  }
+
+  it('refuses at creation a flow whose declaration contradicts the registered tool, naming each difference', async () => {
+    const { rt } = adder();
+    const contradicting = {
+      name: 'bad',
+      tools: [
+        {
+          name: 'add',
+          parameters: {
+            type: 'object',
+            properties: { a: { type: 'string' }, c: { type: 'number' } },
+            required: ['a', 'c'],
+          },
+        },
+      ],
+    };
+    const err = await rt.createFlow(contradicting).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(SchemaViolationError);
+    expect((err as SchemaViolationError).issues).toEqual([
+      {
+        path: ['tools', 0, 'parameters', 'required'],
+        message: 'tool "add": the flow requires "c", which the registered tool does not accept',
+      },
+      {
+        path: ['tools', 0, 'parameters', 'properties', 'a', 'type'],
+        message: 'tool "add": the flow declares "string", the registered tool "number"',
+      },
+    ]);
+    // Looser declarations, and tools the runtime does not have, are fine.
+    await rt.createFlow({
+      name: 'loose',
+      tools: [{ name: 'add', parameters: { type: 'object' } }],
+    });
+    await rt.createFlow({
+      name: 'other',
+      tools: [{ name: 'nope', parameters: { type: 'object' } }],
+    });
+    await rt.close();
+  });
+
+  it("a tool_call of the flow's run, or an agent's call in it, is checked against the declaration too", async () => {
+    const { rt, calls } = adder();
+    const { flow } = await rt.createFlow({
+      name: 'strict',
+      ast: { id: randomUUID() },
+      tools: [
+        {
+          name: 'add',
+          parameters: { type: 'object', properties: { a: { type: 'integer', maximum: 10 } } },
+        },
+      ],
+    });
+    const run = await rt.createRun(flow.flow_id);
+    const over = await rt.submitStep(run.run_id, {
+      type: 'tool_call',
+      input: { tool: 'add', args: { a: 50, b: 1 } },
+    });
+    await over.done;
+    expect(await rt.getStep(over.step_id)).toMatchObject({
+      status: 'failed',
+      error: { code: 'SCHEMA_VIOLATION', details: { issues: [{ path: ['a'] }] } },
+    });
+    const byAgent = await rt.submitStep(run.run_id, {
+      type: 'agent',
+      input: { agent: 'caller', message: 'go', args: { a: 11, b: 1 } },
+    });
+    await byAgent.done;
+    expect((await rt.getStep(byAgent.step_id))?.output).toBe('error');
+    expect(calls).toEqual([]);
+    const fits = await rt.submitStep(run.run_id, {
+      type: 'tool_call',
+      input: { tool: 'add', args: { a: 5, b: 1 } },
+    });
+    await fits.done;
+    expect(await rt.getStep(fits.step_id)).toMatchObject({
+      status: 'succeeded',
+      output: { sum: 6 },
+    });
+    expect(calls).toEqual([{ a: 5, b: 1 }]);
     await rt.close();
   });
 });
