@@ -7,6 +7,7 @@ import {
   DROPPABLE_TYPES,
 } from '../streams/bounded-channel.js';
 import type { StepEvent, StreamItem } from '../streams/events.js';
+import { isolated, type SubscriberFailure } from '../streams/isolated-observable.js';
 import type { AgentResult } from '../actors/agent-result.js';
 
 /**
@@ -16,6 +17,8 @@ import type { AgentResult } from '../actors/agent-result.js';
  *
  * The run starts on the first subscription, iteration, or read of `result`. Subscribers
  * that arrive later see events from then on (the whole log stays readable in the store).
+ * A subscriber that throws is isolated: its throw is counted ({@link subscriberFailures})
+ * and logged, never an `uncaughtException`, and the others go on.
  *
  * Iteration is bounded and backpressured (STREAM-2003): past `capacity` items waiting for
  * the loop, the run's steps wait (a worker's producer waits for credit), except that
@@ -36,12 +39,14 @@ export class RunStream<TOutput = unknown> implements AsyncIterable<StreamItem> {
   readonly #capacity: number;
   #channel: BoundedChannel<StreamItem> | null = null;
   #result: Promise<AgentResult<TOutput>> | null = null;
+  #subscriberFailures = 0;
 
   /** @internal Built by `runtime.stream`. */
   constructor(
     start: (tap: StreamTap) => Promise<AgentResult<TOutput>>,
     cancel: () => void,
     capacity = DEFAULT_CHANNEL_CAPACITY,
+    onSubscriberFailure: SubscriberFailure = noop,
   ) {
     this.#start = start;
     this.#cancel = cancel;
@@ -49,11 +54,17 @@ export class RunStream<TOutput = unknown> implements AsyncIterable<StreamItem> {
       throw new RangeError(`stream capacity must be a whole number >= 1, got ${capacity}`);
     }
     this.#capacity = capacity;
-    this.observable = defer(() => {
-      // The result promise is observed by #begin itself; here only the start matters.
-      void this.#begin();
-      return this.#subject;
-    });
+    this.observable = isolated(
+      defer(() => {
+        // The result promise is observed by #begin itself; here only the start matters.
+        void this.#begin();
+        return this.#subject;
+      }),
+      (err, where) => {
+        this.#subscriberFailures++;
+        onSubscriberFailure(err, where);
+      },
+    );
   }
 
   /** The invocation's result; reading it starts the run. */
@@ -64,6 +75,14 @@ export class RunStream<TOutput = unknown> implements AsyncIterable<StreamItem> {
   /** Cancels the context the stream runs under, and with it every step of the tree. */
   cancel(): void {
     this.#cancel();
+  }
+
+  /**
+   * Throws of subscribers of {@link observable} (and errors none of them handled): each is
+   * isolated — counted here and logged — and the stream and the other subscribers go on.
+   */
+  get subscriberFailures(): number {
+    return this.#subscriberFailures;
   }
 
   /** `metrics` and `narration` events the iteration dropped because it fell behind. */
@@ -118,4 +137,8 @@ export class RunStream<TOutput = unknown> implements AsyncIterable<StreamItem> {
     void this.#result.catch(() => undefined);
     return this.#result;
   }
+}
+
+function noop(): void {
+  /* nobody to tell */
 }

@@ -212,6 +212,9 @@ export class Runtime extends RunOperations implements AgentRuntime {
         ctx.cancel(new CancelledError('stream cancelled'));
       },
       options.capacity,
+      (err, where) => {
+        this.logger.warn({ err, where }, 'a stream subscriber threw; it was isolated');
+      },
     );
   }
 

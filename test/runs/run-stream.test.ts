@@ -1,5 +1,5 @@
 import { toArray, firstValueFrom, filter, map } from 'rxjs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';
 import type { StreamItem } from '../../src/streams/events.js';
@@ -128,5 +128,71 @@ describe('runtime.stream', () => {
       if (item.event.type === 'narration') break;
     }
     await expect(stream.result).resolves.toMatchObject({ status: 'success' });
+  });
+});
+
+describe('runtime.stream: subscribers are isolated', () => {
+  /** Collects uncaught exceptions while `fn` runs, and a few turns after (RxJS rethrows on a timer). */
+  async function uncaughtDuring(fn: () => Promise<void>): Promise<unknown[]> {
+    const seen: unknown[] = [];
+    const listener = (err: unknown): void => {
+      seen.push(err);
+    };
+    process.prependListener('uncaughtException', listener);
+    try {
+      await fn();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    } finally {
+      process.removeListener('uncaughtException', listener);
+    }
+    return seen;
+  }
+
+  it('a subscriber that throws is logged and counted; the stream and a well-behaved subscriber go on', async () => {
+    const runtime = quietRuntime({ agents: [parent, child] });
+    const warn = vi.spyOn(runtime.logger, 'warn');
+    const stream = runtime.stream('parent', 'go');
+    const good: string[] = [];
+    let piped = 0;
+    const uncaught = await uncaughtDuring(async () => {
+      stream.observable.subscribe(() => {
+        throw new Error('bad subscriber');
+      });
+      stream.observable.pipe(filter((i) => i.event.type === 'token')).subscribe({
+        next: () => {
+          piped++;
+          throw new Error('bad piped subscriber');
+        },
+      });
+      stream.observable.subscribe({ next: (i) => good.push(i.event.type) });
+      await stream.result;
+    });
+    expect(uncaught).toEqual([]);
+    expect(good).toEqual([
+      'started',
+      'narration',
+      'started',
+      'token',
+      'token',
+      'end',
+      'token',
+      'end',
+    ]);
+    expect(piped).toBe(3);
+    expect(stream.subscriberFailures).toBe(8 + 3);
+    expect(warn).toHaveBeenCalledTimes(11);
+    expect((await stream.result).status).toBe('success');
+  });
+
+  it('an error no subscriber handles is counted, not thrown at the process', async () => {
+    const runtime = quietRuntime({ agents: [parent, child] });
+    const stream = runtime.stream('nobody', 'go');
+    const uncaught = await uncaughtDuring(async () => {
+      stream.observable.subscribe(() => undefined);
+      await stream.result.catch(() => undefined);
+    });
+    expect(uncaught).toEqual([]);
+    expect(stream.subscriberFailures).toBe(1);
+    await expect(stream.result).rejects.toBeInstanceOf(NotFoundError);
   });
 });
