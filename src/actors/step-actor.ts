@@ -18,6 +18,7 @@ import {
 } from '../streams/events.js';
 import type { HandlerSink } from './run-handler.js';
 import type { StepFeeds } from './step-feeds.js';
+import { InterpretedStepLifecycle, type XStateInspect } from './interpreted-lifecycle.js';
 import { StepLifecycle } from './step-lifecycle.js';
 import {
   type EndFields,
@@ -51,7 +52,15 @@ export interface StepActorOptions {
   readonly skip?: number;
   /** Told each time the step has appended to its log, to wake its followers. */
   readonly feeds?: StepFeeds | undefined;
+  /**
+   * XState's inspection callback: the step then runs on an interpreted XState actor of the
+   * step machine that it watches (see `interpreted-lifecycle.ts`), not on the compiled one.
+   */
+  readonly inspect?: XStateInspect | undefined;
 }
+
+/** A step's lifecycle: compiled (the default), or on an interpreted XState actor. */
+export type StepLifecycleRef = StepLifecycle | InterpretedStepLifecycle;
 
 /**
  * One step's lifecycle actor. Every emit method throws {@link StreamClosedError} when the
@@ -61,8 +70,8 @@ export interface StepActorOptions {
 export class StepActor implements HandlerSink {
   readonly stepId: string;
   readonly path: readonly string[];
-  /** The lifecycle (the step machine, compiled; see `step-lifecycle.ts`). */
-  readonly actor: StepLifecycle;
+  /** The lifecycle (the step machine, compiled, or interpreted when inspected). */
+  readonly actor: StepLifecycleRef;
   /** The sink handed to the step's handler as `ctx.stream`. */
   readonly sink: StreamSink;
 
@@ -78,8 +87,22 @@ export class StepActor implements HandlerSink {
     this.#skip = options.skip ?? 0;
     this.stepId = options.stepId;
     this.path = options.path;
-    this.actor = options.lifecycle ?? new StepLifecycle(options.stepId);
+    this.actor = options.inspect
+      ? new InterpretedStepLifecycle(
+          options.stepId,
+          options.inspect,
+          options.lifecycle?.getSnapshot() ?? null,
+          (err) => {
+            options.onLogFailure?.(err);
+          },
+        )
+      : (options.lifecycle ?? new StepLifecycle(options.stepId));
     this.sink = new StepSink(this);
+  }
+
+  /** What the actor system registers for this step: the XState actor, when interpreted. */
+  get registryRef(): StepLifecycle | InterpretedStepLifecycle['xstate'] {
+    return this.actor instanceof InterpretedStepLifecycle ? this.actor.xstate : this.actor;
   }
 
   /** The lifecycle state. */

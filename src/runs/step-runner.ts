@@ -30,6 +30,7 @@ import { startProvenance, stepProvenance, type BudgetUsage } from '../streams/ev
 import { armStepDeadline } from '../supervisors/step-deadline.js';
 import type { ActorSystem } from '../actors/actor-system.js';
 import { runCallsOf } from './run-calls.js';
+import type { XStateInspect } from '../actors/interpreted-lifecycle.js';
 import { StepActor } from '../actors/step-actor.js';
 import type { StepFeeds } from '../actors/step-feeds.js';
 import type { ResumeFrom } from './submitted-step.js';
@@ -51,6 +52,8 @@ export interface StepRunnerDeps {
    * outside a submitted run); default `null`, none recorded.
    */
   readonly placement?: PlacementDecision | null;
+  /** XState's inspection callback: steps then run on interpreted XState actors it watches. */
+  readonly inspect?: XStateInspect | undefined;
 }
 
 /** One step to run. */
@@ -156,6 +159,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     clock: system.clock,
     tap: req.tap === undefined ? parentCtx.tap : req.tap,
     feeds: deps.feeds,
+    inspect: deps.inspect,
     onLogFailure: (err) => {
       logFailure ??= err;
       ctx?.cancel(err);
@@ -229,7 +233,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     id: stepId,
     kind: 'step',
     name: req.name,
-    ref: step.actor,
+    ref: step.registryRef,
     runId: req.runId,
     ctx: stepCtx,
   });

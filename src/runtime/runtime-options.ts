@@ -13,6 +13,7 @@ import type { ToolDefinition } from '../tools/define-tool.js';
 import type { JsonSchema } from '../tools/json-schema.js';
 import type { ToolManager } from '../tools/tool-manager.js';
 import type { AgentDefinition } from '../actors/agent-runtime.js';
+import type { XStateInspect } from '../actors/interpreted-lifecycle.js';
 import type { WorkerPoolOptions } from '../placement/worker-pool.js';
 
 /** Options of `createRuntime`. */
@@ -94,4 +95,16 @@ export interface RuntimeOptions {
    * runtime.
    */
   readonly memory?: Memory;
+  /**
+   * XState's inspection callback (what `createActor(machine, { inspect })` and
+   * `@statelyai/inspect`'s `inspector.inspect` take). With it, every step runs on a real,
+   * interpreted XState actor of the step machine that the callback watches; without it (the
+   * default) steps run on the transition table compiled from the same machine, which logs
+   * the same events byte for byte at a fraction of the cost (see docs/concepts.md, "Steps").
+   *
+   * @example
+   * import { createBrowserInspector } from '@statelyai/inspect';
+   * const runtime = createRuntime({ inspect: createBrowserInspector().inspect });
+   */
+  readonly inspect?: XStateInspect;
 }

@@ -27,6 +27,7 @@ import { ToolRegistry } from '../tools/tool-registry.js';
 import { ActorSystem } from '../actors/actor-system.js';
 import { AgentRegistry } from '../actors/agent-registry.js';
 import type { AgentRuntime } from '../actors/agent-runtime.js';
+import type { XStateInspect } from '../actors/interpreted-lifecycle.js';
 import { StepFeeds } from '../actors/step-feeds.js';
 import { choosePool, placementOf, type PoolCandidate } from '../placement/pool-choice.js';
 import { WorkerPool, type WorkerPoolOptions } from '../placement/worker-pool.js';
@@ -144,6 +145,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     replicaId,
     feeds,
     placement: choosePool('auto', pools()),
+    inspect: checkInspect(options.inspect),
   };
   const runs: RunRecordsDeps & FlowApiDeps = {
     store,
@@ -346,4 +348,14 @@ function checkPoolTags(tags: readonly string[] | undefined): readonly string[] {
     throw new TypeError('createRuntime: poolTags must be an array of non-empty strings');
   }
   return tags.slice();
+}
+
+/** The runtime's XState inspection callback, checked: a function, or none. */
+function checkInspect(inspect: XStateInspect | undefined): XStateInspect | undefined {
+  if (inspect !== undefined && typeof inspect !== 'function') {
+    throw new TypeError(
+      'createRuntime: inspect must be a function (an XState inspection callback)',
+    );
+  }
+  return inspect;
 }
