@@ -10,6 +10,9 @@ const reporters: Reporters = process.env['CI']
 export default defineConfig({
   test: {
     reporters,
+    // Run before each test file of every project: fails a test in which XState warns of an
+    // event sent to a stopped actor (test/support/unexpected-errors.ts).
+    setupFiles: ['test/support/setup.ts'],
     projects: [
       {
         extends: true,
@@ -24,6 +27,9 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['test/**/*.int.test.ts'],
+          // Only integration tests use Redis. Here rather than at the root: a root globalSetup
+          // is inherited by every project (`extends: true`) and would run once per project.
+          globalSetup: ['test/support/redis-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

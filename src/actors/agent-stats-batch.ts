@@ -10,6 +10,10 @@ export const STATS_BATCH_MS = 50;
  * message: when {@link AgentStatsBatch.flush} is called (reading the statistics does it),
  * or {@link STATS_BATCH_MS} after the first one gathered. An XState message costs tens of
  * microseconds; two per invocation were a sixth of a short run's time.
+ *
+ * Once its actor is stopped (`runtime.close()` stops every agent actor) the batch gathers
+ * nothing and sends nothing: an invocation still running at the close ends after it, and
+ * the statistics it would add have no actor left to hold them.
  */
 export class AgentStatsBatch {
   readonly #actor: AgentActor;
@@ -26,6 +30,7 @@ export class AgentStatsBatch {
 
   /** An invocation started at `at`. */
   started(at: number): void {
+    if (!this.#live) return;
     this.#started++;
     this.#lastInvokedAt = at;
     this.#schedule();
@@ -33,6 +38,7 @@ export class AgentStatsBatch {
 
   /** An invocation finished. */
   finished(ok: boolean, durationMs: number): void {
+    if (!this.#live) return;
     this.#finished.push({ ok, durationMs });
     this.#schedule();
   }
@@ -43,7 +49,7 @@ export class AgentStatsBatch {
       this.#clock.clearTimeout(this.#timer);
       this.#timer = null;
     }
-    if (this.#started === 0 && this.#finished.length === 0) return;
+    if (!this.#live || (this.#started === 0 && this.#finished.length === 0)) return;
     const event = {
       type: 'INVOCATIONS' as const,
       started: this.#started,
@@ -54,6 +60,11 @@ export class AgentStatsBatch {
     this.#lastInvokedAt = null;
     this.#finished = [];
     this.#actor.send(event);
+  }
+
+  /** Whether the actor still takes messages; XState drops (and warns of) any sent after stop. */
+  get #live(): boolean {
+    return this.#actor.getSnapshot().status === 'active';
   }
 
   #schedule(): void {

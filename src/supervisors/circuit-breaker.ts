@@ -142,7 +142,7 @@ export class CircuitBreaker {
     if (snap.value === 'closed') return true;
     if (snap.value === 'open') return false;
     if (snap.context.probing) return false;
-    this.#actor.send({ type: 'PROBE' });
+    this.#tell({ type: 'PROBE' });
     return true;
   }
 
@@ -151,13 +151,13 @@ export class CircuitBreaker {
     // The usual case changes nothing: skip the machine (a transition costs microseconds).
     const snap = this.#actor.getSnapshot();
     if (snap.value === 'closed' && snap.context.failures === 0) return;
-    this.#actor.send({ type: 'SUCCESS' });
+    this.#tell({ type: 'SUCCESS' });
   }
 
   /** A call failed (a timeout counts). Returns true when this failure opened the breaker. */
   failure(): boolean {
     const before = this.state;
-    this.#actor.send({ type: 'FAILURE' });
+    this.#tell({ type: 'FAILURE' });
     const opened = before !== 'open' && this.state === 'open';
     if (opened) this.#openedAt = this.#clock.now();
     return opened;
@@ -165,11 +165,20 @@ export class CircuitBreaker {
 
   /** A call that was let through ended without a verdict (its caller cancelled it). */
   release(): void {
-    this.#actor.send({ type: 'RELEASE' });
+    this.#tell({ type: 'RELEASE' });
   }
 
-  /** Stops its timer. */
+  /**
+   * Stops its timer. A call still running ends after it (`runtime.close()` stops the
+   * breakers before the steps in flight end): its verdict is dropped, as no breaker is left
+   * to act on it.
+   */
   stop(): void {
     this.#actor.stop();
+  }
+
+  /** Sends `event` to the machine while it runs; XState drops (and warns of) one sent after stop. */
+  #tell(event: BreakerEvent): void {
+    if (this.#actor.getSnapshot().status === 'active') this.#actor.send(event);
   }
 }

@@ -22,7 +22,7 @@ import { sqliteColdTier } from '../../src/memory/sqlite-cold-tier.js';
 import { sqliteWarmTier } from '../../src/memory/sqlite-warm-tier.js';
 import { engineSummarizer, TieredMemory } from '../../src/memory/tiered-memory.js';
 import { heuristicTokens, tiktokenCounter } from '../../src/memory/token-counter.js';
-import { clearRedisPrefix } from '../support/redis.js';
+import { clearRedisPrefix, redisUrl } from '../support/redis.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-tiered-'));
 const redisBase = `axon-test:${randomUUID()}:`;
@@ -245,8 +245,8 @@ const backends: [string, () => TieredMemory][] = [
     () => {
       const prefix = `${redisBase}${randomUUID()}:`;
       return new TieredMemory({
-        hot: redisHotTier({ prefix }),
-        warm: redisWarmTier({ prefix }),
+        hot: redisHotTier({ url: redisUrl(), prefix }),
+        warm: redisWarmTier({ url: redisUrl(), prefix }),
         cold: sqliteColdTier(file()),
         tokenBudget: 100_000,
       });

@@ -14,6 +14,7 @@ import { redisHotTier } from '../../src/memory/redis-hot-tier.js';
 import { redisWarmTier } from '../../src/memory/redis-warm-tier.js';
 import { sqliteColdTier } from '../../src/memory/sqlite-cold-tier.js';
 import { sqliteWarmTier } from '../../src/memory/sqlite-warm-tier.js';
+import { redisUrl } from '../support/redis.js';
 import { useTestResources } from '../support/test-resources.js';
 
 const resources = useTestResources('memory');
@@ -21,7 +22,10 @@ const { file, prefix } = resources;
 
 describe.each([
   ['inmemory', (max: number): HotTier => memoryHotTier({ maxMessages: max })],
-  ['redis', (max: number): HotTier => redisHotTier({ maxMessages: max, prefix: prefix() })],
+  [
+    'redis',
+    (max: number): HotTier => redisHotTier({ url: redisUrl(), maxMessages: max, prefix: prefix() }),
+  ],
 ])('hot tier conformance: %s', (_name, make) => {
   it('keeps each conversation in order, capped at max_messages (the oldest dropped)', async () => {
     const hot = make(3);
@@ -72,7 +76,7 @@ describe('in-process hot tier', () => {
 
 describe('redis hot tier', () => {
   it('expires an idle conversation (a TTL on its list)', async () => {
-    const hot = redisHotTier({ idleMs: 50, prefix: prefix() });
+    const hot = redisHotTier({ url: redisUrl(), idleMs: 50, prefix: prefix() });
     await hot.append('session:a:1', { role: 'user', content: 'soon gone' }, 1);
     expect(await hot.conversation(['session:a:1'], 10)).toHaveLength(1);
     await new Promise((resolve) => setTimeout(resolve, 120));
@@ -87,7 +91,7 @@ function warmItem(key: string, content: string, kind: 'fact' | 'episode' = 'fact
 
 describe.each([
   ['sqlite', (): WarmTier => sqliteWarmTier(file())],
-  ['redis', (): WarmTier => redisWarmTier({ prefix: prefix() })],
+  ['redis', (): WarmTier => redisWarmTier({ url: redisUrl(), prefix: prefix() })],
 ])('warm tier conformance: %s', (_name, make) => {
   it('ranks by text relevance within the asked keys and kind', async () => {
     const warm = make();

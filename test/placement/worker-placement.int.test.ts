@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
+import { STATS_BATCH_MS } from '../../src/actors/agent-stats-batch.js';
+import { SimulatedClock } from '../../src/context/clock.js';
 import type { Runtime, RuntimeOptions } from '../../src/runtime/runtime.js';
 import { WorkerResetError } from '../../src/errors/worker-reset-error.js';
 import { configuredPolicy } from '../../src/policy/configured-policy.js';
@@ -416,6 +418,27 @@ describe('cancel and crashes with real threads', () => {
     expect(r.error?.message).toMatch(/runtime closed/);
   });
 
+  it('a step that ends after the close sends nothing to its stopped agent actor or breaker', async () => {
+    // Regression: `close()` stopped the agent actors and breakers, then the step ended
+    // CANCELLED; its breaker was told RELEASE and, STATS_BATCH_MS later, its agent actor
+    // INVOCATIONS: both dropped by XState with a "sent to stopped actor" warning, which the
+    // setup file (test/support/setup.ts) turns into a failure of this test.
+    const shared = probe();
+    const clock = new SimulatedClock(Date.now());
+    const rt = quietRuntime({
+      agents: [workerAgent('waiter', 'waiter')],
+      workers: { maxThreads: 1 },
+      clock,
+    });
+    const pending = rt.invoke('waiter', { message: 'x', args: { probe: shared.buffer } });
+    await expect.poll(() => Atomics.load(shared.view, PROBE.started), { timeout: 15_000 }).toBe(1);
+    await rt.close();
+    expect((await pending).error?.code).toBe('CANCELLED');
+    // Whatever the step's end left to batch would be sent now.
+    clock.advance(STATS_BATCH_MS);
+    expect(clock.pending).toBe(0);
+  });
+
   it('a step sent ahead to a thread that then dies goes back to the queue and runs elsewhere', async () => {
     const rt = runtime({
       agents: [workerAgent('crasher', 'crasher'), workerAgent('echo', 'echo')],
@@ -442,6 +465,9 @@ describe('cancel and crashes with real threads', () => {
       ],
       workers: { maxThreads: 1, cancelGraceMs: 100, restart: { minBackoffMs: 0, jitter: 0 } },
     });
+    // A warm thread, so the busy step's 1 000 ms go to its handler: a cold start on a loaded
+    // machine can take longer, and the step would time out before the probe is set.
+    expect((await rt.invoke('echo', 'before')).status).toBe('success');
     const busy = rt.invoke('busy', { message: 'x', args: { probe: busyProbe.buffer } });
     await expect
       .poll(() => Atomics.load(busyProbe.view, PROBE.started), { timeout: 15_000 })

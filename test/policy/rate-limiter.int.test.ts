@@ -9,7 +9,7 @@ import {
   redisRateLimiter,
   type RateLimiter,
 } from '../../src/policy/rate-limiter.js';
-import { clearRedisPrefix } from '../support/redis.js';
+import { clearRedisPrefix, redisUrl } from '../support/redis.js';
 
 const base = `axon-test:${randomUUID()}:rate:`;
 const clients: Redis[] = [];
@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 function redisLimiter(clock: SimulatedClock): RateLimiter {
-  const client = new Redis('redis://127.0.0.1:6379');
+  const client = new Redis(redisUrl());
   clients.push(client);
   return redisRateLimiter(client, clock, `${base}${randomUUID()}:`);
 }

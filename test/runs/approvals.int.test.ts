@@ -26,7 +26,7 @@ import type { RunStore } from '../../src/store/run-store.js';
 import { sqliteStore } from '../../src/store/sqlite-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { defineTool } from '../../src/tools/define-tool.js';
-import { clearRedisPrefix } from '../support/redis.js';
+import { clearRedisPrefix, redisUrl } from '../support/redis.js';
 import { quietRuntime } from '../support/runtime.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-approvals-'));
@@ -131,7 +131,10 @@ const tokens = (events: readonly StepEvent[]): string =>
 describe.each([
   ['memory', (): RunStore => memoryStore()],
   ['sqlite', (): RunStore => sqliteStore(join(dir, `${randomUUID()}.db`))],
-  ['redis', (): RunStore => redisStore({ prefix: `${redisBase}${randomUUID()}:` })],
+  [
+    'redis',
+    (): RunStore => redisStore({ url: redisUrl(), prefix: `${redisBase}${randomUUID()}:` }),
+  ],
 ])('approvals on the %s store', (_name, makeStore) => {
   it('suspends the step with a narration naming the approvers; approve resumes the same step, nothing done twice', async () => {
     const counts = newCounts();

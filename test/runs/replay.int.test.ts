@@ -14,6 +14,7 @@ import type { StepRecord } from '../../src/store/records.js';
 import type { RunStore } from '../../src/store/run-store.js';
 import { sqliteStore } from '../../src/store/sqlite-store.js';
 import { defineTool } from '../../src/tools/define-tool.js';
+import { redisUrl } from '../support/redis.js';
 import { useTestResources } from '../support/test-resources.js';
 import { quietRuntime } from '../support/runtime.js';
 
@@ -97,7 +98,7 @@ const llmStep = (token: string, content = 'Name three rivers'): unknown => ({
 describe.each([
   ['memory', (): RunStore => memoryStore()],
   ['sqlite', (): RunStore => sqliteStore(resources.file())],
-  ['redis', (): RunStore => redisStore({ prefix: resources.prefix() })],
+  ['redis', (): RunStore => redisStore({ url: redisUrl(), prefix: resources.prefix() })],
 ])('record, replay and strict_replay on the %s store', (_name, make) => {
   it('record stores every engine and tool call keyed by actor path and call sequence, not by prompt', async () => {
     const { rt } = setup(make());
@@ -419,7 +420,7 @@ describe('determinism suite: 64 fixed seeds, record then strict_replay (NERVE-40
   it.each([
     ['memory', (): RunStore => memoryStore()],
     ['sqlite', (): RunStore => sqliteStore(resources.file())],
-    ['redis', (): RunStore => redisStore({ prefix: resources.prefix() })],
+    ['redis', (): RunStore => redisStore({ url: redisUrl(), prefix: resources.prefix() })],
   ])(
     'on the %s store, every stream replays token for token and byte for byte, and the same seed records the same stream twice',
     async (_name, make) => {

@@ -4,7 +4,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ConflictError } from '../../src/errors/conflict-error.js';
 import { redisStore } from '../../src/store/redis-store.js';
 import { makeRun, makeStep, narration } from '../support/records.js';
-import { clearRedisPrefix } from '../support/redis.js';
+import { clearRedisPrefix, redisUrl } from '../support/redis.js';
 import { describeRunStore } from './run-store.conformance.js';
 
 /** Every key these tests write starts with this; removed at the end. */
@@ -15,16 +15,16 @@ afterAll(async () => {
   await clearRedisPrefix(base);
 });
 
-describeRunStore('redis (127.0.0.1:6379, a key prefix per store)', () =>
-  redisStore({ prefix: prefix() }),
+describeRunStore('redis (REDIS_URL, a key prefix per store)', () =>
+  redisStore({ url: redisUrl(), prefix: prefix() }),
 );
 
 describe('RedisRunStore', () => {
   it('two connections with one prefix share runs, steps and logs; other prefixes do not see them', async () => {
     const p = prefix();
-    const a = redisStore({ prefix: p });
-    const b = redisStore({ prefix: p });
-    const other = redisStore({ prefix: prefix() });
+    const a = redisStore({ url: redisUrl(), prefix: p });
+    const b = redisStore({ url: redisUrl(), prefix: p });
+    const other = redisStore({ url: redisUrl(), prefix: prefix() });
     const run = makeRun();
     const step = makeStep(run.run_id);
     await a.createRun(run);
@@ -41,7 +41,7 @@ describe('RedisRunStore', () => {
 
   it('of two processes appending the same seq at once, exactly one wins and the log stays whole', async () => {
     const p = prefix();
-    const stores = Array.from({ length: 8 }, () => redisStore({ prefix: p }));
+    const stores = Array.from({ length: 8 }, () => redisStore({ url: redisUrl(), prefix: p }));
     const run = makeRun();
     const step = makeStep(run.run_id);
     await stores[0]?.createRun(run);
@@ -72,7 +72,7 @@ describe('RedisRunStore', () => {
   });
 
   it('uses a given client without closing it', async () => {
-    const client = new Redis('redis://127.0.0.1:6379');
+    const client = new Redis(redisUrl());
     const store = redisStore({ client, prefix: prefix() });
     await store.createRun(makeRun());
     await store.close();

@@ -7,7 +7,7 @@ import { defineAgent } from '../../src/actors/define-agent.js';
 import { redisStore } from '../../src/store/redis-store.js';
 import type { RunStore } from '../../src/store/run-store.js';
 import { sqliteStore } from '../../src/store/sqlite-store.js';
-import { clearRedisPrefix } from '../support/redis.js';
+import { clearRedisPrefix, redisUrl } from '../support/redis.js';
 import { quietRuntime } from '../support/runtime.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-runtime-stores-'));
@@ -29,7 +29,10 @@ const helper = defineAgent({ name: 'helper', handler: (input) => input.message.t
 
 describe.each([
   ['sqlite', (): RunStore => sqliteStore(join(dir, `${randomUUID()}.db`))],
-  ['redis', (): RunStore => redisStore({ prefix: `${redisBase}${randomUUID()}:` })],
+  [
+    'redis',
+    (): RunStore => redisStore({ url: redisUrl(), prefix: `${redisBase}${randomUUID()}:` }),
+  ],
 ])('a runtime on the %s store', (_name, make) => {
   it('runs a delegating agent and keeps the run, both steps and their logs', async () => {
     const store = make();

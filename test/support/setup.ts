@@ -1,0 +1,4 @@
+/** @module Vitest setup file, run before every test file (see `vitest.config.ts`). */
+import { failOnStoppedActorWarnings } from './unexpected-errors.js';
+
+failOnStoppedActorWarnings();
