@@ -50,8 +50,8 @@ import {
 } from './sqlite-rows.js';
 
 export { migrate } from './sqlite-migrations.js';
-export type { SqliteStoreOptions } from './sqlite-statements.js';
-import type { SqliteStoreOptions } from './sqlite-statements.js';
+export type { SqliteDurability, SqliteStoreOptions } from './sqlite-statements.js';
+import type { SqliteDurability, SqliteStoreOptions } from './sqlite-statements.js';
 
 /** The default database file of an embedded SQLite store. */
 export const DEFAULT_SQLITE_PATH = './.axon/axon.db';
@@ -70,6 +70,11 @@ export class SqliteRunStore implements RunStore {
   readonly db: Database.Database;
   /** The schema version after migrating. */
   readonly schemaVersion: number;
+  /**
+   * What a commit survives: `'process'` (`synchronous = NORMAL`) or `'power'` (`FULL`);
+   * see {@link SqliteStoreOptions.durability}.
+   */
+  readonly durability: SqliteDurability;
   readonly #stmt: Statements;
   #closed = false;
   /** The writes of this turn of the event loop, committed together. */
@@ -84,6 +89,7 @@ export class SqliteRunStore implements RunStore {
     const opened = openSqlite(path, options);
     this.db = opened.db;
     this.schemaVersion = opened.schemaVersion;
+    this.durability = opened.durability;
     this.#checkpointer = opened.checkpointer;
     this.#turn = new TurnCommit(this.db, options.maxBatchMs ?? 10, options.onError, {
       begun: () => {
