@@ -255,6 +255,7 @@ export {
   DEFAULT_SQLITE_PATH,
   migrate,
   type SqliteStoreOptions,
+  type SqliteDurability,
 } from './store/sqlite-store.js';
 export { MIGRATIONS, type Migration } from './store/sqlite-migrations.js';
 export { redisStore, RedisRunStore, type RedisStoreOptions } from './store/redis-store.js';

@@ -18,14 +18,20 @@ export class BreakerTable {
     engine: new Map(),
   };
 
+  #stopped = false;
+
   constructor(clock: Clock, options: BreakerOptions | false) {
     this.#clock = clock;
     this.#options = options;
   }
 
-  /** The breaker of `kind` `name` (target `kind:name`), or `null` when breakers are off. */
+  /**
+   * The breaker of `kind` `name` (target `kind:name`); `null` when breakers are off, or once
+   * the table has stopped (a step outliving its runtime's close makes no breaker nobody
+   * would stop).
+   */
   get(kind: BreakerKind, name: string): CircuitBreaker | null {
-    if (this.#options === false) return null;
+    if (this.#options === false || this.#stopped) return null;
     const breakers = this.#byKind[kind];
     let breaker = breakers.get(name);
     if (!breaker) {
@@ -35,8 +41,9 @@ export class BreakerTable {
     return breaker;
   }
 
-  /** Stops every breaker's timer. */
+  /** Stops every breaker's timer; no breaker is made after. */
   stop(): void {
+    this.#stopped = true;
     for (const breakers of Object.values(this.#byKind)) {
       for (const breaker of breakers.values()) breaker.stop();
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/context/clock.js';
+import { BreakerTable } from '../../src/supervisors/breaker-table.js';
 import { BREAKER_DEFAULTS, CircuitBreaker } from '../../src/supervisors/circuit-breaker.js';
 
 function breaker(options: { failureThreshold?: number; recoveryMs?: number } = {}) {
@@ -72,5 +73,18 @@ describe('POLICY-3002: the circuit breaker', () => {
     const clock = new SimulatedClock();
     expect(() => new CircuitBreaker('t', clock, { failureThreshold: 0 })).toThrow(RangeError);
     expect(() => new CircuitBreaker('t', clock, { recoveryMs: -1 })).toThrow(RangeError);
+  });
+});
+
+describe('BreakerTable', () => {
+  it('makes breakers on first use, and none once stopped: a late call after close leaves no timer behind', () => {
+    const clock = new SimulatedClock(1_000);
+    const table = new BreakerTable(clock, { failureThreshold: 1, recoveryMs: 5_000 });
+    const agent = table.get('agent', 'a');
+    expect(table.get('agent', 'a')).toBe(agent);
+    table.stop();
+    expect(table.get('tool', 'late')).toBeNull();
+    expect(clock.pending).toBe(0);
+    expect(new BreakerTable(clock, false).get('engine', 'e')).toBeNull();
   });
 });
