@@ -23,9 +23,7 @@ export interface PoolCandidate {
 
 /** A run's `pool_policy.placement` (API.md). */
 export type PoolPlacement =
-  | 'auto'
-  | { readonly pin: string }
-  | { readonly affinity: { readonly tags: readonly string[] } };
+  'auto' | { readonly pin: string } | { readonly affinity: { readonly tags: readonly string[] } };
 
 /** The placement of a `pool_policy` record (`{}` is `auto`). */
 export function placementOf(poolPolicy: Readonly<Record<string, unknown>>): PoolPlacement {
