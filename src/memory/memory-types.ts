@@ -19,8 +19,15 @@ export interface MemoryEvent {
   readonly tier?: MemoryTier;
   /** Who may recall it; default the context's `memoryScope`. */
   readonly scope?: MemoryScope | null;
+  /**
+   * Labels a recall can filter by (`recall(query, ctx, { tags })`). Warm and cold items
+   * only: a conversation message (the hot tier) carries none, and is refused with them.
+   */
   readonly tags?: readonly string[];
-  /** What produced it (an extractor, an agent). */
+  /**
+   * What produced it (an extractor, an agent); recalled items carry it. Warm and cold items
+   * only, as `tags`.
+   */
   readonly source?: string;
   /** For the hot tier: the speaker; default `user`. */
   readonly role?: string;
@@ -46,12 +53,37 @@ export interface MemoryContext {
   readonly knowledge: string[];
   /** The tokens of everything above, by the memory's token counter. */
   readonly token_count: number;
+  /**
+   * The facts, episodes and knowledge above as items, in that order: each with the tier and
+   * category it came from, its `source`, its `tags` and its relevance score.
+   */
+  readonly items: readonly RecalledItem[];
+}
+
+/** A recalled warm or cold item, with where it came from. */
+export interface RecalledItem {
+  readonly category: 'fact' | 'episode' | 'knowledge';
+  readonly content: string;
+  /** What produced it, as stored (`''` when nothing was said). */
+  readonly source: string;
+  readonly tags: readonly string[];
+  /** Its tier's relevance score (higher is better; BM25 for warm, cosine for cold). */
+  readonly score: number;
+}
+
+/** Options of a recall. */
+export interface RecallOptions {
+  /**
+   * Only warm and cold items that carry every one of these tags (the conversation is
+   * recalled as always); default none, no filter.
+   */
+  readonly tags?: readonly string[];
 }
 
 /** Memory as agents use it (seed 002's protocol). */
 export interface Memory {
   /** What the context may see that bears on `query`, within the token budget. */
-  recall(query: string, ctx: ExecContext): Promise<MemoryContext>;
+  recall(query: string, ctx: ExecContext, options?: RecallOptions): Promise<MemoryContext>;
   /** Remembers `event` under its scope (default the context's). */
   store(event: MemoryEvent, ctx: ExecContext): Promise<void>;
   /**
@@ -115,12 +147,16 @@ export interface WarmTier {
   readonly name: string;
   /** Stores `item`; false when its id was there already (nothing changed). */
   put(item: WarmItem): Promise<boolean>;
-  /** Items of `kind` under `keys` that match `query`, most relevant first. */
+  /**
+   * Items of `kind` under `keys` that match `query`, most relevant first; with `tags`, only
+   * items carrying every one of them.
+   */
   search(
     query: string,
     keys: readonly string[],
     kind: WarmKind,
     limit: number,
+    tags?: readonly string[],
   ): Promise<Ranked<WarmItem>[]>;
   /** Every item of `kind` under `key`, oldest first (for consolidation). */
   list(key: string, kind: WarmKind): Promise<WarmItem[]>;
@@ -135,6 +171,8 @@ export interface ColdItem {
   readonly id: string;
   readonly key: string;
   readonly content: string;
+  readonly tags: readonly string[];
+  readonly source: string;
   readonly ts: number;
 }
 
@@ -143,7 +181,15 @@ export interface ColdTier {
   readonly name: string;
   /** Stores `item`; false when its id was there already. */
   put(item: ColdItem): Promise<boolean>;
-  /** Items under `keys` nearest to `query`, most similar first. */
-  search(query: string, keys: readonly string[], limit: number): Promise<Ranked<ColdItem>[]>;
+  /**
+   * Items under `keys` nearest to `query`, most similar first; with `tags`, only items
+   * carrying every one of them.
+   */
+  search(
+    query: string,
+    keys: readonly string[],
+    limit: number,
+    tags?: readonly string[],
+  ): Promise<Ranked<ColdItem>[]>;
   close(): Promise<void>;
 }

@@ -67,6 +67,7 @@ class RedisWarmTier implements WarmTier {
     keys: readonly string[],
     kind: WarmKind,
     limit: number,
+    tags?: readonly string[],
   ): Promise<Ranked<WarmItem>[]> {
     const terms = [...new Set(words(query))].slice(0, 64);
     if (terms.length === 0 || keys.length === 0 || limit <= 0) return [];
@@ -112,6 +113,7 @@ class RedisWarmTier implements WarmTier {
     const ranked = raw.flatMap((s) => {
       if (s === null) return [];
       const item = JSON.parse(s) as WarmItem;
+      if (tags && !hasTags(item.tags, tags)) return [];
       return [{ item, score: bm25(terms, item.content, stats) }];
     });
     ranked.sort((a, b) => b.score - a.score || a.item.ts - b.item.ts);
@@ -136,6 +138,11 @@ class RedisWarmTier implements WarmTier {
   close(): Promise<void> {
     return this.#link.close();
   }
+}
+
+/** Whether `have` includes every one of `want`. */
+function hasTags(have: readonly string[], want: readonly string[]): boolean {
+  return want.every((t) => have.includes(t));
 }
 
 /** The warm tier on Redis; see the module. */

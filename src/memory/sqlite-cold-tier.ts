@@ -23,7 +23,9 @@ const SCHEMA = `
     key     TEXT NOT NULL,
     content TEXT NOT NULL,
     ts      INTEGER NOT NULL,
-    vector  BLOB NOT NULL
+    vector  BLOB NOT NULL,
+    tags    TEXT NOT NULL DEFAULT '[]',
+    source  TEXT NOT NULL DEFAULT ''
   );
   CREATE TABLE IF NOT EXISTS cold_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 `;
@@ -34,6 +36,19 @@ interface Row {
   content: string;
   ts: number;
   vector: Buffer;
+  tags: string;
+  source: string;
+}
+
+/** Adds the columns a file written before cold items kept tags and a source lacks. */
+function addTagColumns(db: Database.Database): void {
+  const columns = new Set(
+    (db.prepare('PRAGMA table_info(cold_items)').all() as { name: string }[]).map((c) => c.name),
+  );
+  if (!columns.has('tags'))
+    db.exec("ALTER TABLE cold_items ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'");
+  if (!columns.has('source'))
+    db.exec("ALTER TABLE cold_items ADD COLUMN source TEXT NOT NULL DEFAULT ''");
 }
 
 class SqliteColdTier implements ColdTier {
@@ -52,6 +67,7 @@ class SqliteColdTier implements ColdTier {
     this.#owned = owned;
     this.#embedder = options.embedder ?? hashedEmbedder();
     db.exec(SCHEMA);
+    addTagColumns(db);
     const meta = db.prepare("SELECT value FROM cold_meta WHERE name = 'embedder'").get() as
       { value: string } | undefined;
     const mine = `${this.#embedder.name}/${this.#embedder.dimensions}`;
@@ -64,8 +80,8 @@ class SqliteColdTier implements ColdTier {
     if (!meta) db.prepare("INSERT INTO cold_meta (name, value) VALUES ('embedder', ?)").run(mine);
     this.#index = new VectorIndex(this.#embedder.dimensions, options);
     this.#insert = db.prepare(
-      `INSERT INTO cold_items (id, key, content, ts, vector) VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO NOTHING`,
+      `INSERT INTO cold_items (id, key, content, ts, vector, tags, source)
+       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
     );
     for (const r of db
       .prepare('SELECT * FROM cold_items ORDER BY rowid')
@@ -73,7 +89,15 @@ class SqliteColdTier implements ColdTier {
       const vector = new Float32Array(
         r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength),
       );
-      this.#add({ id: r.id, key: r.key, content: r.content, ts: r.ts }, vector);
+      const item: ColdItem = {
+        id: r.id,
+        key: r.key,
+        content: r.content,
+        tags: JSON.parse(r.tags) as string[],
+        source: r.source,
+        ts: r.ts,
+      };
+      this.#add(item, vector);
     }
   }
 
@@ -102,6 +126,8 @@ class SqliteColdTier implements ColdTier {
       item.content,
       item.ts,
       Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
+      JSON.stringify(item.tags),
+      item.source,
     );
     // Another process stored it first: it reaches this index when the file is opened again.
     if (r.changes === 0) return false;
@@ -109,7 +135,12 @@ class SqliteColdTier implements ColdTier {
     return true;
   }
 
-  async search(query: string, keys: readonly string[], limit: number): Promise<Ranked<ColdItem>[]> {
+  async search(
+    query: string,
+    keys: readonly string[],
+    limit: number,
+    tags?: readonly string[],
+  ): Promise<Ranked<ColdItem>[]> {
     const groups = new Set<number>();
     for (const key of keys) {
       const g = this.#groups.get(key);
@@ -118,10 +149,19 @@ class SqliteColdTier implements ColdTier {
     if (groups.size === 0 || limit <= 0 || query.trim() === '') return [];
     const [vector] = await this.#embedder.embed([query]);
     if (!vector) return [];
-    return this.#index.search(vector, groups, limit).map((h) => ({
-      item: this.#items[h.at] as ColdItem,
-      score: h.score,
-    }));
+    const ranked = (k: number): Ranked<ColdItem>[] =>
+      this.#index.search(vector, groups, k).map((h) => ({
+        item: this.#items[h.at] as ColdItem,
+        score: h.score,
+      }));
+    if (!tags || tags.length === 0) return ranked(limit);
+    // The nearest items carrying every tag: more candidates each round, until enough pass
+    // or the scopes have no more.
+    for (let k = limit * 8; ; k *= 2) {
+      const candidates = ranked(k);
+      const tagged = candidates.filter((r) => tags.every((t) => r.item.tags.includes(t)));
+      if (tagged.length >= limit || candidates.length < k) return tagged.slice(0, limit);
+    }
   }
 
   close(): Promise<void> {

@@ -114,23 +114,40 @@ class SqliteWarmTier implements WarmTier {
   }
 
   #searchStmt: Database.Statement | null = null;
+  #taggedStmt: Database.Statement | null = null;
 
   search(
     query: string,
     keys: readonly string[],
     kind: WarmKind,
     limit: number,
+    tags?: readonly string[],
   ): Promise<Ranked<WarmItem>[]> {
     const terms = queryWords(query);
     if (terms.length === 0 || keys.length === 0 || limit <= 0) return Promise.resolve([]);
     const match = terms.map((w) => `"${w}"`).join(' OR ');
-    this.#searchStmt ??= this.#db.prepare(
-      `SELECT w.*, f.rank AS rank FROM warm_fts f JOIN warm_items w ON w.rowid = f.rowid
-       WHERE warm_fts MATCH ? ORDER BY f.rank LIMIT ?`,
-    );
     const scopes = keys.map((k) => scopeTerm(k, kind)).join(' OR ');
     const where = `tok : (${scopes}) AND content : (${match})`;
-    const rows = this.#searchStmt.all(where, limit) as (Row & { rank: number })[];
+    let rows: (Row & { rank: number })[];
+    if (tags && tags.length > 0) {
+      // Only items carrying every tag asked for: filtered before the limit, not after.
+      this.#taggedStmt ??= this.#db.prepare(
+        `SELECT w.*, f.rank AS rank FROM warm_fts f JOIN warm_items w ON w.rowid = f.rowid
+         WHERE warm_fts MATCH ?
+           AND NOT EXISTS (SELECT 1 FROM json_each(?) wanted
+                           WHERE wanted.value NOT IN (SELECT value FROM json_each(w.tags)))
+         ORDER BY f.rank LIMIT ?`,
+      );
+      rows = this.#taggedStmt.all(where, JSON.stringify(tags), limit) as (Row & {
+        rank: number;
+      })[];
+    } else {
+      this.#searchStmt ??= this.#db.prepare(
+        `SELECT w.*, f.rank AS rank FROM warm_fts f JOIN warm_items w ON w.rowid = f.rowid
+         WHERE warm_fts MATCH ? ORDER BY f.rank LIMIT ?`,
+      );
+      rows = this.#searchStmt.all(where, limit) as (Row & { rank: number })[];
+    }
     // FTS5's rank is BM25 negated (lower is better): the score is BM25 itself.
     return Promise.resolve(rows.map((r) => ({ item: fromRow(r), score: -r.rank })));
   }

@@ -22,6 +22,7 @@ import type { Engine } from '../engines/chat-request.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { scopeKey, visibleKeys } from './memory-scope.js';
 import type {
+  ColdItem,
   ColdTier,
   ConsolidationReport,
   ConversationMessage,
@@ -29,6 +30,10 @@ import type {
   Memory,
   MemoryContext,
   MemoryEvent,
+  Ranked,
+  RecallOptions,
+  RecalledItem,
+  WarmItem,
   WarmTier,
 } from './memory-types.js';
 import { heuristicTokens, type TokenCounter } from './token-counter.js';
@@ -48,6 +53,21 @@ export interface TieredMemoryOptions {
   readonly fetch?: number;
   /** The clock of stored items' times; default `Date.now`. */
   readonly now?: () => number;
+}
+
+/** `tags` checked (an array of non-empty strings), or `undefined` when none are given. */
+function checkTags(
+  where: string,
+  tags: readonly string[] | undefined,
+): readonly string[] | undefined {
+  if (tags === undefined) return undefined;
+  const given: unknown = tags;
+  if (!Array.isArray(given) || !given.every((t) => typeof t === 'string' && t !== '')) {
+    throw new InvalidParamsError(`${where}: tags must be an array of non-empty strings`, {
+      param: 'tags',
+    });
+  }
+  return tags;
 }
 
 /** An id derived from its parts. */
@@ -127,14 +147,19 @@ export class TieredMemory implements Memory {
     this.#now = options.now ?? Date.now;
   }
 
-  async recall(query: string, ctx: ExecContext): Promise<MemoryContext> {
+  async recall(
+    query: string,
+    ctx: ExecContext,
+    options: RecallOptions = {},
+  ): Promise<MemoryContext> {
+    const tags = checkTags('memory.recall', options.tags);
     const keys = visibleKeys(ctx);
     const n = this.#fetch;
     const [messages, facts, episodes, knowledge] = await Promise.all([
       this.#hot.conversation(keys, n),
-      this.#warm?.search(query, keys, 'fact', n) ?? [],
-      this.#warm?.search(query, keys, 'episode', n) ?? [],
-      this.#cold?.search(query, keys, n) ?? [],
+      this.#warm?.search(query, keys, 'fact', n, tags) ?? [],
+      this.#warm?.search(query, keys, 'episode', n, tags) ?? [],
+      this.#cold?.search(query, keys, n, tags) ?? [],
     ]);
     let left = this.tokenBudget;
     const take = (text: string): boolean => {
@@ -150,23 +175,32 @@ export class TieredMemory implements Memory {
       if (!m || !take(`${m.role}: ${m.content}`)) break;
       conversation.unshift({ role: m.role, content: m.content });
     }
-    const fit = (texts: readonly string[]): string[] => {
+    const items: RecalledItem[] = [];
+    const fit = (
+      category: RecalledItem['category'],
+      ranked: readonly Ranked<WarmItem | ColdItem>[],
+    ): string[] => {
       const out: string[] = [];
-      for (const t of texts) {
-        if (!take(t)) break;
-        out.push(t);
+      for (const { item, score } of ranked) {
+        if (!take(item.content)) break;
+        out.push(item.content);
+        items.push({
+          category,
+          content: item.content,
+          source: item.source,
+          tags: item.tags,
+          score,
+        });
       }
       return out;
     };
-    const factTexts = fit(facts.map((r) => r.item.content));
-    const episodeTexts = fit(episodes.map((r) => r.item.content));
-    const knowledgeTexts = fit(knowledge.map((r) => r.item.content));
     return {
       conversation,
-      facts: factTexts,
-      episodes: episodeTexts,
-      knowledge: knowledgeTexts,
+      facts: fit('fact', facts),
+      episodes: fit('episode', episodes),
+      knowledge: fit('knowledge', knowledge),
       token_count: this.tokenBudget - left,
+      items,
     };
   }
 
@@ -178,6 +212,17 @@ export class TieredMemory implements Memory {
     }
     const key = scopeKey(event.scope ?? ctx.memoryScope, ctx);
     const tier = event.tier ?? 'hot';
+    const tags = checkTags('memory.store', event.tags);
+    if (event.source !== undefined && typeof event.source !== 'string') {
+      throw new InvalidParamsError('memory.store: source must be a string', { param: 'source' });
+    }
+    if (tier === 'hot' && (tags !== undefined || event.source !== undefined)) {
+      // A conversation message has a role, not tags or a source: taking them would drop them.
+      throw new InvalidParamsError(
+        'memory.store: a conversation message (the hot tier) carries no tags or source; store tagged memories in the warm or cold tier',
+        { param: tags !== undefined ? 'tags' : 'source' },
+      );
+    }
     // Strictly increasing here, so a consolidation's watermark (a time) splits no millisecond.
     const ts = Math.max(this.#now(), this.#lastTs + 1);
     this.#lastTs = ts;
@@ -193,7 +238,7 @@ export class TieredMemory implements Memory {
           key,
           kind,
           content: event.content,
-          tags: [...(event.tags ?? [])],
+          tags: [...(tags ?? [])],
           source: event.source ?? '',
           ts,
         });
@@ -204,6 +249,8 @@ export class TieredMemory implements Memory {
           id: derivedId('cold', key, event.content),
           key,
           content: event.content,
+          tags: [...(tags ?? [])],
+          source: event.source ?? '',
           ts,
         });
         return;
@@ -252,10 +299,13 @@ export class TieredMemory implements Memory {
       }
       if (this.#cold) {
         for (const fact of await warm.list(key, 'fact')) {
+          // Promoted knowledge keeps what the fact was labelled with and who produced it.
           const stored = await this.#cold.put({
             id: derivedId('knowledge', fact.id),
             key,
             content: fact.content,
+            tags: fact.tags,
+            source: fact.source,
             ts: fact.ts,
           });
           if (stored) promoted++;

@@ -390,8 +390,8 @@ async function runStep(link: Link, task: WorkerTask): Promise<WorkerOutcome> {
       return unwrap(await link.host.fs(step, request));
     },
     memory: {
-      recall: async (query) =>
-        unwrap(await link.host.memory(step, 'recall', query)) as MemoryContext,
+      recall: async (query, _ctx, options = {}) =>
+        unwrap(await link.host.memory(step, 'recall', { query, options })) as MemoryContext,
       store: async (event) => {
         unwrap(await link.host.memory(step, 'store', event));
       },

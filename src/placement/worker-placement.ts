@@ -29,7 +29,7 @@ import type {
   WireAgentResult,
   WireToolResult,
 } from './worker-protocol.js';
-import type { MemoryEvent } from '../memory/memory-types.js';
+import type { MemoryEvent, RecallOptions } from '../memory/memory-types.js';
 
 /** Items a worker may send before the host has logged them (the step's buffer bound). */
 export const WORKER_STREAM_CREDIT = 256;
@@ -121,8 +121,10 @@ class HostSide implements StepEndpoint {
     const memory = this.#runtime.memory;
     return reply<unknown>(() => {
       switch (op) {
-        case 'recall':
-          return memory.recall(arg as string, this.#ctx);
+        case 'recall': {
+          const { query, options } = arg as { query: string; options: RecallOptions };
+          return memory.recall(query, this.#ctx, options);
+        }
         case 'store':
           return memory.store(arg as MemoryEvent, this.#ctx);
         case 'consolidate':

@@ -62,7 +62,7 @@ export class Runtime extends RunOperations implements AgentRuntime {
     this.logger = logger;
     this.maxDepth = maxDepth;
     this.memory = {
-      recall: (query, ctx) => memory.recall(query, ctx),
+      recall: (query, ctx, recallOptions) => memory.recall(query, ctx, recallOptions),
       store: async (event, ctx) => {
         // Checkpoint 3, during execution: what an agent writes to memory.
         if (gate.applies(ctx)) await gate.check('store_memory', event.tier ?? 'hot', ctx);

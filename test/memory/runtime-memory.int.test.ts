@@ -67,6 +67,28 @@ describe('runtime.memory', () => {
     },
   );
 
+  it('a worker-placed agent recalls by tags, and sees where each item came from', async () => {
+    const rt = quietRuntime({
+      agents: [
+        defineAgent({
+          name: 'tagger',
+          placement: 'worker',
+          module: fixtures,
+          export: 'taggedRememberer',
+        }),
+      ],
+      memory: createMemory({ warm: { backend: 'sqlite', path: join(dir, `${randomUUID()}.db`) } }),
+      workers: { maxThreads: 1 },
+    });
+    const r = await rt.invoke<string[]>(
+      'tagger',
+      'carol parks in bay two',
+      rt.createContext({ userId: 'carol' }),
+    );
+    expect(r.output).toEqual(['worker: carol parks in bay two']);
+    await rt.close();
+  });
+
   it('a store is a store_memory action: a policy refusing it keeps it out of memory', async () => {
     const refuse: PolicyEngine = {
       name: 'no-memory',

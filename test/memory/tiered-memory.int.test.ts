@@ -131,6 +131,77 @@ describe('TieredMemory recall', () => {
       /needs a context with a user id/,
     );
   });
+
+  it('filters warm and cold items by tags; every recalled item carries its source and tags', async () => {
+    const memory = embedded();
+    const ctx = ctxOf('ann');
+    await memory.store({ content: 'What about the weather?', role: 'user' }, ctx);
+    await memory.store(
+      {
+        content: 'ann prefers metric weather units',
+        tier: 'warm',
+        tags: ['pref', 'weather'],
+        source: 'extractor',
+      },
+      ctx,
+    );
+    await memory.store(
+      { content: 'ann dislikes weather small talk', tier: 'warm', tags: ['pref'] },
+      ctx,
+    );
+    await memory.store(
+      {
+        content: 'weather stations report hourly',
+        tier: 'cold',
+        tags: ['weather'],
+        source: 'wiki',
+      },
+      ctx,
+    );
+    const all = await memory.recall('weather', ctx);
+    expect(all.facts).toHaveLength(2);
+    expect(all.items).toContainEqual(
+      expect.objectContaining({
+        category: 'fact',
+        content: 'ann prefers metric weather units',
+        source: 'extractor',
+        tags: ['pref', 'weather'],
+      }),
+    );
+    expect(all.items).toContainEqual(
+      expect.objectContaining({ category: 'knowledge', source: 'wiki', tags: ['weather'] }),
+    );
+    expect(all.items.map((i) => i.content)).toEqual([
+      ...all.facts,
+      ...all.episodes,
+      ...all.knowledge,
+    ]);
+
+    const filtered = await memory.recall('weather', ctx, { tags: ['weather'] });
+    expect(filtered.facts).toEqual(['ann prefers metric weather units']);
+    expect(filtered.knowledge).toEqual(['weather stations report hourly']);
+    // The conversation is recalled as always.
+    expect(filtered.conversation).toEqual([{ role: 'user', content: 'What about the weather?' }]);
+    expect((await memory.recall('weather', ctx, { tags: ['nope'] })).facts).toEqual([]);
+  });
+
+  it('refuses tags or a source on a conversation message, and tags that are not strings', async () => {
+    const memory = embedded();
+    const ctx = ctxOf('ann');
+    await expect(memory.store({ content: 'hi', tags: ['x'] }, ctx)).rejects.toMatchObject({
+      code: 'INVALID_PARAMS',
+      details: { param: 'tags' },
+    });
+    await expect(memory.store({ content: 'hi', source: 'bot' }, ctx)).rejects.toBeInstanceOf(
+      InvalidParamsError,
+    );
+    await expect(
+      memory.store({ content: 'x', tier: 'warm', tags: [''] }, ctx),
+    ).rejects.toBeInstanceOf(InvalidParamsError);
+    await expect(memory.recall('x', ctx, { tags: 'pref' as never })).rejects.toBeInstanceOf(
+      InvalidParamsError,
+    );
+  });
 });
 
 describe('TieredMemory consolidate', () => {
@@ -139,7 +210,10 @@ describe('TieredMemory consolidate', () => {
     const ctx = ctxOf('ann', 's1', 'session');
     await memory.store({ content: 'I need a flight to Lisbon. Next Friday.', role: 'user' }, ctx);
     await memory.store({ content: 'Booked TAP 123 for Friday.', role: 'assistant' }, ctx);
-    await memory.store({ content: 'Ann flies TAP', tier: 'warm' }, ctx);
+    await memory.store(
+      { content: 'Ann flies TAP', tier: 'warm', tags: ['travel'], source: 'extractor' },
+      ctx,
+    );
 
     expect(await memory.consolidate(ctx)).toEqual({ episodes: 1, promoted: 1 });
     const m = await memory.recall('flight Lisbon TAP', ctx);
@@ -147,6 +221,17 @@ describe('TieredMemory consolidate', () => {
       'user: I need a flight to Lisbon.\nassistant: Booked TAP 123 for Friday.',
     ]);
     expect(m.knowledge).toEqual(['Ann flies TAP']);
+    // Promoted knowledge keeps the fact's tags and source; the episode says where it came from.
+    expect(m.items).toContainEqual(
+      expect.objectContaining({ category: 'knowledge', tags: ['travel'], source: 'extractor' }),
+    );
+    expect(m.items).toContainEqual(
+      expect.objectContaining({
+        category: 'episode',
+        tags: ['consolidated'],
+        source: 'consolidate',
+      }),
+    );
 
     expect(await memory.consolidate(ctx)).toEqual({ episodes: 0, promoted: 0 });
     await memory.store({ content: 'Also a hotel, please.', role: 'user' }, ctx);

@@ -9,7 +9,13 @@ import { SimulatedClock } from '../../src/context/clock.js';
 import { ConflictError } from '../../src/errors/conflict-error.js';
 import { hashedEmbedder, openAIEmbedder } from '../../src/memory/embedders.js';
 import { memoryHotTier } from '../../src/memory/hot-tier.js';
-import type { ColdTier, HotTier, WarmItem, WarmTier } from '../../src/memory/memory-types.js';
+import type {
+  ColdItem,
+  ColdTier,
+  HotTier,
+  WarmItem,
+  WarmTier,
+} from '../../src/memory/memory-types.js';
 import { redisHotTier } from '../../src/memory/redis-hot-tier.js';
 import { redisWarmTier } from '../../src/memory/redis-warm-tier.js';
 import { sqliteColdTier } from '../../src/memory/sqlite-cold-tier.js';
@@ -85,6 +91,17 @@ describe('redis hot tier', () => {
   });
 });
 
+function coldItem(
+  id: string,
+  key: string,
+  content: string,
+  ts: number,
+  tags: string[] = [],
+  source = '',
+): ColdItem {
+  return { id, key, content, tags, source, ts };
+}
+
 function warmItem(key: string, content: string, kind: 'fact' | 'episode' = 'fact'): WarmItem {
   return { id: randomUUID(), key, kind, content, tags: ['t'], source: 'test', ts: Date.now() };
 }
@@ -113,6 +130,27 @@ describe.each([
     expect(await warm.search('metric', ['user:c'], 'fact', 10)).toEqual([]);
     expect(await warm.search('', ['user:a'], 'fact', 10)).toEqual([]);
     expect(await warm.search('berlin', ['user:a'], 'fact', 1)).toHaveLength(1);
+    await warm.close();
+  });
+
+  it('with tags, searches only items that carry every one of them', async () => {
+    const warm = make();
+    const tagged = (content: string, tags: string[]): WarmItem => ({
+      ...warmItem('user:a', content),
+      tags,
+    });
+    await warm.put(tagged('metric units for weather', ['pref', 'weather']));
+    await warm.put(tagged('metric units everywhere', ['pref']));
+    await warm.put(tagged('weather units are metric', ['weather']));
+    const both = await warm.search('metric units weather', ['user:a'], 'fact', 10, [
+      'weather',
+      'pref',
+    ]);
+    expect(both.map((r) => r.item.content)).toEqual(['metric units for weather']);
+    const pref = await warm.search('metric units', ['user:a'], 'fact', 1, ['pref']);
+    expect(pref).toHaveLength(1);
+    expect(pref[0]?.item.tags).toContain('pref');
+    expect(await warm.search('metric', ['user:a'], 'fact', 10, ['nope'])).toEqual([]);
     await warm.close();
   });
 
@@ -166,10 +204,10 @@ describe.each([
       'the office closes at six',
     ];
     for (const [i, content] of texts.entries()) {
-      expect(await cold.put({ id: `k${i}`, key: 'global', content, ts: i })).toBe(true);
+      expect(await cold.put(coldItem(`k${i}`, 'global', content, i))).toBe(true);
     }
-    await cold.put({ id: 'private', key: 'user:b', content: 'kubernetes secrets of b', ts: 9 });
-    expect(await cold.put({ id: 'k0', key: 'global', content: 'again', ts: 10 })).toBe(false);
+    await cold.put(coldItem('private', 'user:b', 'kubernetes secrets of b', 9));
+    expect(await cold.put(coldItem('k0', 'global', 'again', 10))).toBe(false);
 
     const found = await cold.search('kubernetes pipeline', ['global'], 2);
     expect(found).toHaveLength(2);
@@ -179,18 +217,40 @@ describe.each([
     expect(await cold.search('kubernetes', ['user:c'], 5)).toEqual([]);
     await cold.close();
   });
+
+  it('with tags, finds only the nearest items that carry every one of them', async () => {
+    const cold = make();
+    await cold.put(coldItem('a', 'global', 'kubernetes pods restart on failure', 1, ['ops']));
+    await cold.put(
+      coldItem('b', 'global', 'kubernetes pods and services', 2, ['ops', 'k8s'], 'wiki'),
+    );
+    await cold.put(coldItem('c', 'global', 'kubernetes pods', 3, ['dev']));
+    const found = await cold.search('kubernetes pods', ['global'], 5, ['ops', 'k8s']);
+    expect(found.map((r) => r.item)).toEqual([
+      coldItem('b', 'global', 'kubernetes pods and services', 2, ['ops', 'k8s'], 'wiki'),
+    ]);
+    expect(
+      (await cold.search('kubernetes pods', ['global'], 5, ['ops'])).map((r) => r.item.id).sort(),
+    ).toEqual(['a', 'b']);
+    expect(await cold.search('kubernetes pods', ['global'], 5, ['none'])).toEqual([]);
+    await cold.close();
+  });
 });
 
 describe('embedded cold tier', () => {
   it('persists knowledge in its file: a tier opened again finds it', async () => {
     const path = file();
     const first = sqliteColdTier(path);
-    await first.put({ id: 'a', key: 'global', content: 'postgres runs on port 5432', ts: 1 });
+    await first.put(coldItem('a', 'global', 'postgres runs on port 5432', 1, ['db'], 'ops'));
     await first.close();
 
     const again = sqliteColdTier(path);
     const [hit] = await again.search('which port does postgres use', ['global'], 1);
-    expect(hit?.item.content).toBe('postgres runs on port 5432');
+    expect(hit?.item).toMatchObject({
+      content: 'postgres runs on port 5432',
+      tags: ['db'],
+      source: 'ops',
+    });
     await again.close();
   });
 
