@@ -1,6 +1,7 @@
 /**
  * @module The SQLite RunStore (better-sqlite3): durable runs, steps and event logs in one
- * file, in WAL mode, with versioned migrations. The default store of `axon serve`.
+ * file, in WAL mode, with versioned migrations: the durable store of an embedded runtime
+ * (API.md makes it the default of `axon serve`, which does not exist yet).
  */
 import type Database from 'better-sqlite3';
 import { ConflictError } from '../errors/conflict-error.js';
