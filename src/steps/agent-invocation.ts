@@ -175,6 +175,11 @@ export async function invokeChain<TOutput>(
   if (agents.length === 0)
     throw new InvalidParamsError('invokeChain: agents must not be empty', { param: 'agents' });
   const defs = agents.map((a) => host.resolve(a));
+  const first = defs[0] as AgentDefinition;
+  // Checkpoint 1, before routing: the chain is one request from outside any step.
+  if (ctx.stepId === null && host.gate.applies(ctx)) {
+    await host.gate.check('route', first.name, ctx);
+  }
   const run = await openRun(host.runs, ctx, defs.map((d) => d.name).join(' > '));
   let message = toAgentInput(input);
   let result: AgentResult<TOutput> | null = null;

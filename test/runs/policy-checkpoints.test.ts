@@ -137,6 +137,11 @@ describe('policy at the three checkpoints of seed 000', () => {
       details: { retry_after_ms: 60_000 },
     });
     expect(handlerRuns()).toBe(runs);
+    // A chain is one request, routed as one: refused too.
+    await expect(rt.invokeChain(['calendar', 'planner'], 'x', ann())).rejects.toBeInstanceOf(
+      RateLimitedError,
+    );
+    expect(handlerRuns()).toBe(runs);
     // Submissions to a run are routed too.
     const { flow } = await rt.createFlow({ name: 'f' });
     const run = await rt.createRun(flow.flow_id);
