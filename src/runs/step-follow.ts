@@ -44,6 +44,9 @@ export interface FollowDeps {
   readonly lastDisconnected: (stepId: string) => void;
 }
 
+/** Events a follower reads from the log at once. */
+export const FOLLOW_PAGE = 256;
+
 /** The events that end a step's log. */
 const LAST: ReadonlySet<string> = new Set(['end', 'error']);
 /** The statuses of a step whose log is complete. */
@@ -99,7 +102,9 @@ export async function* followStep(
       // The wait for the next append starts before the read: whatever is logged between
       // them wakes it, and the next read has it.
       watch = deps.feeds.watch(stepId, deps.clock, pollMs);
-      const events = await deps.store.readEvents(stepId, last);
+      // A page at a time: a follower holds at most FOLLOW_PAGE events, however long the
+      // log it is behind on (a reader that stops reading holds no more).
+      const events = await deps.store.readEvents(stepId, last, FOLLOW_PAGE);
       // Shown only once durable: whatever a follower has seen is in the log.
       await flushed(deps.store);
       if (events.length === 0) {

@@ -377,9 +377,11 @@ export class MemoryRunStore implements RunStore {
     return Promise.resolve();
   }
 
-  readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
+  readEvents(stepId: string, afterSeq = 0, limit = Infinity): Promise<StepEvent[]> {
     const log = this.#steps.get(stepId)?.log ?? [];
-    return Promise.resolve(log.slice(Math.max(0, afterSeq)).map((e) => copyStepEvent(e)));
+    const from = Math.max(0, afterSeq);
+    const to = limit === Infinity ? undefined : from + Math.max(0, limit);
+    return Promise.resolve(log.slice(from, to).map((e) => copyStepEvent(e)));
   }
 
   /** Nothing is ever held back. */

@@ -52,7 +52,7 @@ export function redactingStore(store: RunStore, keys: readonly string[]): RunSto
     updateStep: (id, p) => store.updateStep(id, patch(p)),
     listSteps: (id) => store.listSteps(id),
     appendEvents: (events) => store.appendEvents(events.map(event)),
-    readEvents: (id, after) => store.readEvents(id, after),
+    readEvents: (id, after, limit) => store.readEvents(id, after, limit),
     claimStep: (s) => store.claimStep(step(s)),
     putFlow: (f) => store.putFlow(f),
     getFlow: (id) => store.getFlow(id),

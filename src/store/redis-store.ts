@@ -442,8 +442,11 @@ export class RedisRunStore implements RunStore {
     return step;
   }
 
-  async readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
-    const items = await this.client.lrange(this.#log(stepId), Math.max(0, afterSeq), -1);
+  async readEvents(stepId: string, afterSeq = 0, limit = Infinity): Promise<StepEvent[]> {
+    const from = Math.max(0, afterSeq);
+    const to = limit === Infinity ? -1 : from + Math.max(0, limit) - 1;
+    if (to !== -1 && to < from) return [];
+    const items = await this.client.lrange(this.#log(stepId), from, to);
     return items.map((s) => JSON.parse(s) as StepEvent);
   }
 

@@ -53,8 +53,11 @@ export interface RunStore {
    * (1, 2, 3, …) or the whole batch is refused with `ConflictError`.
    */
   appendEvents(events: readonly StepEvent[]): Promise<void>;
-  /** Events of a step with `seq > afterSeq` (default 0: all), in order. */
-  readEvents(stepId: string, afterSeq?: number): Promise<StepEvent[]>;
+  /**
+   * Events of a step with `seq > afterSeq` (default 0: all), in order; at most `limit` of
+   * them (default all), the first ones — a reader pages through a long log this way.
+   */
+  readEvents(stepId: string, afterSeq?: number, limit?: number): Promise<StepEvent[]>;
   /**
    * Creates a step, or finds the step of the same run with the same `client_token`
    * (NERVE-4003): then `created` is false and nothing is written. Concurrent claims of one

@@ -389,11 +389,17 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
-  readEvents(stepId: string, afterSeq = 0): Promise<StepEvent[]> {
+  readEvents(stepId: string, afterSeq = 0, limit = Infinity): Promise<StepEvent[]> {
     return this.#read(() => {
       const events: StepEvent[] = [];
-      for (const chunk of this.#stmt.readChunks.all(stepId, afterSeq) as ChunkRow[]) {
+      if (limit <= 0) return events;
+      // Chunk by chunk, only as many as the limit needs.
+      for (const chunk of this.#stmt.readChunks.iterate(stepId, afterSeq) as Iterable<ChunkRow>) {
         eventsFromChunk(stepId, chunk, afterSeq, events);
+        if (events.length >= limit) {
+          events.length = limit;
+          break;
+        }
       }
       return events;
     });

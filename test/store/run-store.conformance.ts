@@ -308,6 +308,29 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
         expect(await store.readEvents(other)).toEqual([failed]);
       });
 
+      it('pages through a log: at most limit events after a seq, across appends', async () => {
+        const { steps } = await runWithSteps(1);
+        const id = (steps[0] as StepRecord).step_id;
+        // Three appends, so the log spans what a store keeps apart (SQLite: chunks).
+        for (const [from, to] of [
+          [1, 4],
+          [5, 5],
+          [6, 9],
+        ] as const) {
+          const batch = [];
+          for (let seq = from; seq <= to; seq++) batch.push(narration(id, seq));
+          await store.appendEvents(batch);
+        }
+        const seqs = async (after: number, limit?: number): Promise<number[]> =>
+          (await store.readEvents(id, after, limit)).map((e) => e.seq);
+        expect(await seqs(0, 3)).toEqual([1, 2, 3]);
+        expect(await seqs(3, 3)).toEqual([4, 5, 6]);
+        expect(await seqs(6, 100)).toEqual([7, 8, 9]);
+        expect(await seqs(9, 3)).toEqual([]);
+        expect(await seqs(2, 0)).toEqual([]);
+        expect(await seqs(4)).toEqual([5, 6, 7, 8, 9]);
+      });
+
       it('appends one batch across several steps, each continuing its own log', async () => {
         const { steps } = await runWithSteps(2);
         const a = steps[0]?.step_id ?? '';
