@@ -19,6 +19,12 @@ import type { ActorSystem } from '../actors/actor-system.js';
 import { choosePool, type PoolCandidate } from '../placement/pool-choice.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
 
+/** Who a run is for: its steps run under this user (rate limits, memory scope, policy). */
+export interface RunOwner {
+  /** The user the run belongs to; default none. */
+  readonly userId?: string | null;
+}
+
 /** What these operations need from the runtime. */
 export interface FlowApiDeps {
   readonly store: RunStore;
@@ -194,6 +200,7 @@ export async function createFlowRun(
   deps: FlowApiDeps,
   flowId: string,
   body: unknown,
+  owner: RunOwner = {},
 ): Promise<RunRecord> {
   const flow = await deps.store.getFlow(flowId);
   if (!flow) throw new NotFoundError('flow', flowId);
@@ -241,7 +248,7 @@ export async function createFlowRun(
     provenance: null,
     entry: flow.name,
     trace_id: deps.ids.id('request').slice(-32),
-    user_id: null,
+    user_id: owner.userId ?? null,
     created_at: isoTime(deps.clock.now()),
     ended_at: null,
     policy,

@@ -20,7 +20,7 @@ import type {
 import type { RunStore } from '../store/run-store.js';
 import { decideApproval, type DecidedApproval } from '../runs/approvals.js';
 import { appendFact, listFlowFacts, listRunFacts } from '../runs/facts.js';
-import { createFlow, createFlowRun } from '../runs/flow-api.js';
+import { createFlow, createFlowRun, type RunOwner } from '../runs/flow-api.js';
 import { cancelRun, cancelStep, checkpointRun, completeRun } from '../runs/run-control.js';
 import { resumeRun, resumeRuns, type ResumedRun } from '../runs/run-resume.js';
 import { cancelOnDisconnect, followStep, type FollowOptions } from '../runs/step-follow.js';
@@ -59,9 +59,13 @@ export class RunOperations {
     return this.store.getFlowByHash(hash);
   }
 
-  /** Starts a run of a flow (`POST /v1/flows/{flow_id}/runs`). */
-  createRun(flowId: string, body: unknown = {}): Promise<RunRecord> {
-    return createFlowRun(this.parts.runs, flowId, body);
+  /**
+   * Starts a run of a flow (`POST /v1/flows/{flow_id}/runs`). `owner.userId` is the user it
+   * belongs to: its steps run under that user (per-user rate limits, memory scope), and the
+   * HTTP server shows a run only to its owner.
+   */
+  createRun(flowId: string, body: unknown = {}, owner: RunOwner = {}): Promise<RunRecord> {
+    return createFlowRun(this.parts.runs, flowId, body, owner);
   }
 
   /** The run record, or `null`. */

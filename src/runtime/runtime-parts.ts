@@ -266,6 +266,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
       const shared = runLedgers.acquire(run);
       const ctx = rootContext({
         runId: run.run_id,
+        userId: run.user_id,
         budgets: stepBudgets(run, step, clock.now()),
         ledgerParent: shared.ledger,
       });

@@ -205,6 +205,25 @@ describe('pool_policy (PLACE-5001)', () => {
   });
 });
 
+describe('the owner of a run', () => {
+  it('is stored on the run, and its steps run under that user', async () => {
+    const whoami = defineAgent({ name: 'whoami', handler: (_input, ctx) => ctx.userId });
+    const rt = quietRuntime({ agents: [whoami] });
+    const { flow } = await rt.createFlow({ name: 'owned', ast: { owned: true } });
+    const run = await rt.createRun(flow.flow_id, {}, { userId: 'ann' });
+    expect(run.user_id).toBe('ann');
+    expect((await rt.getRun(run.run_id))?.user_id).toBe('ann');
+    const step = await rt.submitStep(run.run_id, {
+      type: 'agent',
+      input: { agent: 'whoami', message: '?' },
+    });
+    await step.done;
+    expect((await rt.getStep(step.step_id))?.output).toBe('ann');
+    expect((await rt.createRun(flow.flow_id)).user_id).toBeNull();
+    await rt.close();
+  });
+});
+
 describe('facts naming a schema_uri (NERVE-4004)', () => {
   const bookingV1 = {
     type: 'object',
