@@ -2,7 +2,9 @@
  * @module The worker pool's options and their defaults, and how its threads are started:
  * with the TypeScript loader when axon runs from its sources (see `worker-pool.ts`).
  */
+import { availableParallelism } from 'node:os';
 import type { ResourceLimits } from 'node:worker_threads';
+import { DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
 import type { RestartOptions } from '../supervisors/restart-supervisor.js';
 
 /** Options of the worker pool (`createRuntime({ workers })`). */
@@ -93,4 +95,12 @@ export function threadExecArgv(options: WorkerPoolOptions): { execArgv?: string[
   const loader = FROM_SOURCES || options.typescript === true ? typescriptLoaderArgv() : [];
   if (options.execArgv === undefined && loader.length === 0) return {};
   return { execArgv: [...(options.execArgv ?? []), ...loader] };
+}
+
+/**
+ * The most threads a pool with `options` starts: `maxThreads`, else the cores, and at least
+ * the delegation depth limit (a chain of nested worker delegations holds a thread a level).
+ */
+export function maxThreadsOf(options: WorkerPoolOptions): number {
+  return options.maxThreads ?? Math.max(availableParallelism(), DEFAULT_MAX_DEPTH);
 }

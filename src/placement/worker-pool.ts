@@ -12,7 +12,6 @@
  * default when axon itself runs from its TypeScript sources (tests, development), and needs
  * `tsx` installed. Compiled JavaScript needs nothing.
  */
-import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -26,11 +25,11 @@ import { RestartSupervisor } from '../supervisors/restart-supervisor.js';
 import { rpcEndpoint } from './link-endpoint.js';
 import {
   FROM_SOURCES,
+  maxThreadsOf,
   threadExecArgv,
   WORKER_POOL_DEFAULTS,
   type WorkerPoolOptions,
 } from './worker-pool-options.js';
-import { DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
 import type {
   ControlMessage,
   HostCalls,
@@ -157,7 +156,7 @@ export class WorkerPool {
     this.#onError = onError;
     this.supervisor = new RestartSupervisor(clock, options.restart);
     this.target = `pool:${name}`;
-    const maxThreads = options.maxThreads ?? Math.max(availableParallelism(), DEFAULT_MAX_DEPTH);
+    const maxThreads = maxThreadsOf(options);
     const minThreads = Math.min(options.minThreads ?? WORKER_POOL_DEFAULTS.minThreads, maxThreads);
     for (const [key, value] of Object.entries({ maxThreads, minThreads })) {
       if (!(Number.isInteger(value) && value >= 1)) {

@@ -25,6 +25,7 @@ import { cancelRun, cancelStep, checkpointRun, completeRun } from '../runs/run-c
 import { resumeRun, resumeRuns, type ResumedRun } from '../runs/run-resume.js';
 import { cancelOnDisconnect, followStep, type FollowOptions } from '../runs/step-follow.js';
 import { submitStep, type SubmittedStep } from '../steps/step-submission.js';
+import type { PoolInfo } from './pool-info.js';
 import type { RuntimeParts } from './runtime-parts.js';
 
 /** A fact query within one run or flow: by type, after a fact, up to a limit. */
@@ -221,6 +222,16 @@ export class RunOperations {
   reject(approvalId: string, body: unknown): Promise<DecidedApproval> {
     this.parts.assertOpen();
     return decideApproval(this.parts.resumeDeps(), approvalId, 'rejected', body);
+  }
+
+  /** The runtime's pools with live figures (`GET /v1/pools`); embedded, the one `local`. */
+  listPools(): PoolInfo[] {
+    return this.parts.pools();
+  }
+
+  /** One pool (`GET /v1/pools/{pool_id}`), or `null`. */
+  getPool(poolId: string): PoolInfo | null {
+    return this.parts.pools().find((p) => p.pool_id === poolId) ?? null;
   }
 
   getApproval(approvalId: string): Promise<ApprovalRecord | null> {

@@ -30,6 +30,7 @@ import type { AgentRuntime } from '../actors/agent-runtime.js';
 import type { XStateInspect } from '../actors/interpreted-lifecycle.js';
 import { StepFeeds } from '../actors/step-feeds.js';
 import { choosePool, placementOf, type PoolCandidate } from '../placement/pool-choice.js';
+import { maxThreadsOf } from '../placement/worker-pool-options.js';
 import { WorkerPool, type WorkerPoolOptions } from '../placement/worker-pool.js';
 import type { FlowApiDeps } from '../runs/flow-api.js';
 import { PolicyGate } from '../runs/policy-gate.js';
@@ -50,6 +51,7 @@ import {
   type SubmissionHost,
 } from '../steps/step-submission.js';
 import { callTool, type ToolCallDeps } from '../steps/tool-call.js';
+import { localPool, type PoolInfo } from './pool-info.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import { RuntimeTools } from './runtime-tools.js';
 
@@ -95,6 +97,8 @@ export interface RuntimeParts {
   assertOpen(): void;
   /** Names the runtime that agent handlers get as their `runtime` argument. */
   attach(runtime: AgentRuntime): void;
+  /** The runtime's pools as they are now (embedded: `local`). */
+  pools(): PoolInfo[];
 }
 
 /**
@@ -338,6 +342,17 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     attach: (runtime) => {
       attached = runtime;
     },
+    pools: () => [
+      localPool({
+        poolId,
+        replicaId,
+        tags: poolTags,
+        system,
+        engines: () => engines.names(),
+        workers: () => workers,
+        maxWorkerThreads: maxThreadsOf(workerOptions),
+      }),
+    ],
   };
 }
 
