@@ -25,6 +25,7 @@ import { cancelRun, cancelStep, checkpointRun, completeRun } from '../runs/run-c
 import { resumeRun, resumeRuns, type ResumedRun } from '../runs/run-resume.js';
 import { cancelOnDisconnect, followStep, type FollowOptions } from '../runs/step-follow.js';
 import { submitStep, type SubmittedStep } from '../steps/step-submission.js';
+import type { BreakerState } from '../supervisors/circuit-breaker.js';
 import type { PoolInfo } from './pool-info.js';
 import type { RuntimeParts } from './runtime-parts.js';
 
@@ -232,6 +233,11 @@ export class RunOperations {
   /** One pool (`GET /v1/pools/{pool_id}`), or `null`. */
   getPool(poolId: string): PoolInfo | null {
     return this.parts.pools().find((p) => p.pool_id === poolId) ?? null;
+  }
+
+  /** The circuit breakers made so far (`agent:x`, `tool:y`, `engine:z`) and their states. */
+  breakerStates(): { readonly target: string; readonly state: BreakerState }[] {
+    return this.parts.breakers.states();
   }
 
   getApproval(approvalId: string): Promise<ApprovalRecord | null> {

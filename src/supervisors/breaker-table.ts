@@ -3,7 +3,7 @@
  * use.
  */
 import type { Clock } from '../context/clock.js';
-import { CircuitBreaker, type BreakerOptions } from './circuit-breaker.js';
+import { CircuitBreaker, type BreakerOptions, type BreakerState } from './circuit-breaker.js';
 
 /** What a breaker guards. */
 export type BreakerKind = 'agent' | 'tool' | 'engine';
@@ -39,6 +39,16 @@ export class BreakerTable {
       breakers.set(name, breaker);
     }
     return breaker;
+  }
+
+  /** Every breaker made so far, by target (`kind:name`), with its state. */
+  states(): { readonly target: string; readonly state: BreakerState }[] {
+    const out: { target: string; state: BreakerState }[] = [];
+    for (const [kind, breakers] of Object.entries(this.#byKind)) {
+      for (const [name, breaker] of breakers)
+        out.push({ target: `${kind}:${name}`, state: breaker.state });
+    }
+    return out;
   }
 
   /** Stops every breaker's timer; no breaker is made after. */

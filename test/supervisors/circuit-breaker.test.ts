@@ -82,6 +82,11 @@ describe('BreakerTable', () => {
     const table = new BreakerTable(clock, { failureThreshold: 1, recoveryMs: 5_000 });
     const agent = table.get('agent', 'a');
     expect(table.get('agent', 'a')).toBe(agent);
+    table.get('tool', 't')?.failure();
+    expect(table.states()).toEqual([
+      { target: 'agent:a', state: 'closed' },
+      { target: 'tool:t', state: 'open' },
+    ]);
     table.stop();
     expect(table.get('tool', 'late')).toBeNull();
     expect(clock.pending).toBe(0);
