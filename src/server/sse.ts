@@ -1,0 +1,116 @@
+/**
+ * @module A step's stream as Server-Sent Events (API.md, STREAM-2001..2003): frames
+ * `id: <seq>` / `event: <type>` / `data: <json>`, read from the durable log from
+ * `Last-Event-ID` on and then live (`runtime.followStep`), `: keep-alive` comments while
+ * nothing else is written, `write()` backpressure honoured (the next frame waits for
+ * `drain`), and the drop policy: while the socket is backed up, `metrics` and `narration`
+ * frames are dropped (counted); `token` and `fact` wait, never dropped. The stream closes
+ * after the step's `end` or `error`; a client that goes away aborts the follow, which is
+ * the runtime's disconnect (`cancel_on_disconnect`).
+ */
+import type { ServerResponse } from 'node:http';
+import type { StepEvent } from '../streams/events.js';
+
+/** What the stream needs of the runtime: its follow of a step's log. */
+export type FollowLog = (
+  stepId: string,
+  options: { readonly afterSeq: number; readonly signal: AbortSignal },
+) => AsyncIterable<StepEvent>;
+
+/** Options of {@link serveSse}. */
+export interface SseOptions {
+  /** How often a `: keep-alive` comment is written while nothing else is; ms. */
+  readonly keepAliveMs: number;
+  /** Extra response headers (the correlation id). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Told of each frame dropped by the drop policy. */
+  readonly onDrop?: (type: string) => void;
+}
+
+/** How a stream ended. */
+export type SseEnd = 'ended' | 'disconnected' | 'failed';
+
+/** The types the drop policy may drop under pressure (STREAM-2003). */
+const DROPPABLE: ReadonlySet<string> = new Set(['metrics', 'narration']);
+
+/** An event's `data` on the wire: its fields, with a fact's nested fields flattened. */
+export function sseData(event: StepEvent): Record<string, unknown> {
+  const { type: _type, ...fields } = event as StepEvent & Record<string, unknown>;
+  if (event.type === 'fact') {
+    const { fact, ...rest } = fields as { fact: Record<string, unknown> } & Record<string, unknown>;
+    return { ...fact, ...rest };
+  }
+  return fields;
+}
+
+/** One SSE frame of `event`. */
+export function sseFrame(event: StepEvent): string {
+  return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(sseData(event))}\n\n`;
+}
+
+/** Resolves when `res` drains, or when the connection closes (then `false`). */
+function drained(res: ServerResponse, closed: AbortSignal): Promise<boolean> {
+  if (closed.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok: boolean): void => {
+      res.off('drain', onDrain);
+      closed.removeEventListener('abort', onClose);
+      resolve(ok);
+    };
+    const onDrain = (): void => {
+      done(true);
+    };
+    const onClose = (): void => {
+      done(false);
+    };
+    res.on('drain', onDrain);
+    closed.addEventListener('abort', onClose, { once: true });
+  });
+}
+
+/**
+ * Streams step `stepId`'s events after `afterSeq` to `res` as SSE until the step's last
+ * event, or until `closed` aborts (the client went away). Writes the headers itself.
+ * Resolves how it ended; never rejects (a failure of the follow ends the response).
+ */
+export async function serveSse(
+  res: ServerResponse,
+  follow: FollowLog,
+  stepId: string,
+  afterSeq: number,
+  closed: AbortSignal,
+  options: SseOptions,
+): Promise<SseEnd> {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    ...options.headers,
+  });
+  res.flushHeaders();
+  const keepAlive = setInterval(() => {
+    // A comment only while the socket keeps up: it is there to keep the connection open.
+    if (!res.writableNeedDrain && !res.writableEnded) res.write(': keep-alive\n\n');
+  }, options.keepAliveMs);
+  keepAlive.unref();
+  try {
+    for await (const event of follow(stepId, { afterSeq, signal: closed })) {
+      if (closed.aborted) return 'disconnected';
+      if (res.writableNeedDrain) {
+        if (DROPPABLE.has(event.type)) {
+          options.onDrop?.(event.type);
+          continue;
+        }
+        if (!(await drained(res, closed))) return 'disconnected';
+      }
+      res.write(sseFrame(event));
+    }
+    return closed.aborted ? 'disconnected' : 'ended';
+  } catch {
+    return 'failed';
+  } finally {
+    clearInterval(keepAlive);
+    if (!res.writableEnded) res.end();
+  }
+}
