@@ -108,8 +108,13 @@ export async function* followStep(
       // Shown only once durable: whatever a follower has seen is in the log.
       await flushed(deps.store);
       if (events.length === 0) {
-        // A step that has ended logged its last event before its record ended.
-        if (ENDED.has((await deps.store.getStep(stepId))?.status ?? '')) return;
+        // A step that has ended logged its last event before its record ended; but it may
+        // have ended after the read above, its last events logged since: read once more.
+        if (ENDED.has((await deps.store.getStep(stepId))?.status ?? '')) {
+          if ((await deps.store.readEvents(stepId, last, 1)).length === 0) return;
+          watch.cancel();
+          continue;
+        }
         await watch.woken;
         continue;
       }

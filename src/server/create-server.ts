@@ -7,14 +7,17 @@
  * running ones end (their streams get their `end`), then the runtime and its store close.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { CancelledError } from '../errors/cancelled-error.js';
 import type { Logger } from '../observability/logger.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { KeyRing, requirePermission, type ApiKey, type Caller } from './auth.js';
-import { errorReply, HttpError } from './http-errors.js';
+import { answerClientError, ERROR_STATUSES, errorReply, HttpError } from './http-errors.js';
+import { parseJsonBody } from './json-body.js';
 import { openApiDocument } from './openapi.js';
 import { registerRoutes } from './routes.js';
 import { ServerMetrics } from './server-metrics.js';
+import { OpenStreams } from './sse.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -45,14 +48,30 @@ export interface AxonServer {
   readonly url: string;
   /**
    * Drains and closes: no new steps (503), the running ones get up to `drainMs` to end
-   * (then they are cancelled), open streams get their last event, then the HTTP server,
-   * the runtime and its store close.
+   * (then they are cancelled; their runs stay `running`), open streams get their last event
+   * and a second to send it (a client that stopped reading is then cut off), then the HTTP
+   * server (every request from here on: 503 `POOL_UNAVAILABLE`), the runtime and its store
+   * close. Calling it again returns the same promise.
    */
   close(): Promise<void>;
 }
 
 const LOOPBACK: ReadonlySet<string> = new Set(['127.0.0.1', '::1', 'localhost']);
 const CORRELATION = /^[\w.:@/+=-]{1,128}$/;
+/** The routes anyone may call, keys or not. */
+const PUBLIC: ReadonlySet<string> = new Set(['/healthz', '/metrics', '/openapi.json']);
+/** How long a close lets open streams write their last event before cutting them, ms. */
+const STREAM_GRACE_MS = 1_000;
+
+type Request = FastifyRequest & { correlationId?: string };
+
+/** The request's correlation id: the one its `onRequest` hook kept, or a valid given one. */
+function correlationOf(req: FastifyRequest): string {
+  const kept = (req as Request).correlationId;
+  if (kept !== undefined) return kept;
+  const given = req.headers['x-correlation-id'];
+  return typeof given === 'string' && CORRELATION.test(given) ? given : randomUUID();
+}
 
 function positive(name: string, value: number | undefined, fallback: number): number {
   const v = value ?? fallback;
@@ -64,7 +83,9 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 
 /**
  * Starts `axon serve` over `runtime` and resolves once it listens. The server owns the
- * runtime from then on: closing it closes the runtime.
+ * runtime from then on: closing it closes the runtime. If it cannot listen (the port is
+ * taken), it rejects and the runtime stays the caller's. It does not resume the runs a
+ * stopped server left in the store: call `runtime.resumeRuns()` first (as `axon serve` does).
  *
  * @example
  * const server = await createServer(createRuntime({ store: sqliteStore() }), { port: 7070 });
@@ -87,49 +108,46 @@ export async function createServer(
   }
   const logger = options.logger ?? runtime.logger;
   const metrics = new ServerMetrics(runtime);
-  const streams = new Set<Promise<unknown>>();
+  const streams = new OpenStreams();
   let draining = false;
+  let closed = false;
   const app = Fastify({
     bodyLimit: positive('bodyLimitBytes', options.bodyLimitBytes, 1_048_576),
     logger: false,
-    return503OnClosing: true,
+    // Fastify's own 503 while closing has its own body; the onRequest hook answers API.md's.
+    return503OnClosing: false,
+    // Requests Node's parser refuses, and URLs the router cannot decode, get API.md's body too.
+    clientErrorHandler: answerClientError,
+    frameworkErrors: (err, req, reply) => {
+      const { status, body } = errorReply(fastifyError(err), correlationOf(req));
+      void (reply as FastifyReply)
+        .header('x-correlation-id', body.correlation_id)
+        .code(status)
+        .send(body);
+    },
   });
 
-  // JSON as bytes: invalid UTF-8 and malformed JSON are the caller's 400, an empty body none.
-  const utf8 = new TextDecoder('utf-8', { fatal: true });
-  // JSON only: any other content type of a body is 415.
+  // JSON only: any other content type of a body is 415 (see json-body.ts for the rest).
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, raw, done) => {
-    const bytes = raw as Buffer;
-    if (bytes.length === 0) {
-      done(null, undefined);
-      return;
-    }
-    let text: string;
     try {
-      text = utf8.decode(bytes);
-    } catch {
-      done(new HttpError(400, 'INVALID_PARAMS', 'the body is not valid UTF-8'), undefined);
-      return;
-    }
-    try {
-      done(null, JSON.parse(text) as unknown);
+      done(null, parseJsonBody(raw as Buffer));
     } catch (err) {
-      done(
-        new HttpError(400, 'INVALID_PARAMS', 'the body is not valid JSON', {
-          reason: err instanceof Error ? err.message : String(err),
-        }),
-        undefined,
-      );
+      done(err as Error, undefined);
     }
   });
 
   app.addHook('onRequest', async (req, reply) => {
-    const given = req.headers['x-correlation-id'];
-    const id = typeof given === 'string' && CORRELATION.test(given) ? given : randomUUID();
+    const id = correlationOf(req);
     reply.header('x-correlation-id', id);
-    (req as FastifyRequest & { correlationId: string }).correlationId = id;
-    if (!req.url.startsWith('/v1/')) return;
+    (req as Request).correlationId = id;
+    if (closed) {
+      reply.header('connection', 'close');
+      throw new HttpError(503, 'POOL_UNAVAILABLE', 'the server is shutting down');
+    }
+    if (PUBLIC.has(req.routeOptions.url ?? '')) return;
+    // Every other path needs a key when keys are configured, an unknown one too: a caller
+    // without a key learns nothing of which routes exist.
     const caller = keys.caller(req.headers.authorization);
     requirePermission(caller, req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
     (req as FastifyRequest & { caller: Caller }).caller = caller;
@@ -144,8 +162,7 @@ export async function createServer(
   });
 
   app.setErrorHandler((err, req, reply) => {
-    const correlationId =
-      (req as FastifyRequest & { correlationId?: string }).correlationId ?? randomUUID();
+    const correlationId = correlationOf(req);
     const mapped = fastifyError(err);
     const { status, body, retryAfterS } = errorReply(mapped, correlationId);
     if (status >= 500 && status !== 501 && status !== 503) {
@@ -156,8 +173,7 @@ export async function createServer(
   });
 
   app.setNotFoundHandler((req, reply) => {
-    const correlationId =
-      (req as FastifyRequest & { correlationId?: string }).correlationId ?? randomUUID();
+    const correlationId = correlationOf(req);
     const { status, body } = errorReply(
       new HttpError(404, 'NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0] ?? ''}`),
       correlationId,
@@ -182,8 +198,15 @@ export async function createServer(
     streams,
   });
 
-  const address = await app.listen({ host, port });
   const drainMs = positive('drainMs', options.drainMs, 10_000);
+  let address: string;
+  try {
+    address = await app.listen({ host, port });
+  } catch (err) {
+    // Not started: the runtime stays the caller's.
+    await app.close();
+    throw err;
+  }
   let closing: Promise<void> | null = null;
   return {
     app,
@@ -192,37 +215,31 @@ export async function createServer(
       (closing ??= (async () => {
         draining = true;
         await drain(runtime, drainMs);
-        // Streams of ended steps have written their last event; give them a moment to end.
-        await Promise.race([
-          Promise.allSettled([...streams]),
-          new Promise((r) => setTimeout(r, 1_000)),
-        ]);
+        // Streams of ended steps have written their last event: a moment to send it, then
+        // the connections of clients that stopped reading are cut.
+        await streams.close(STREAM_GRACE_MS);
+        closed = true;
         await app.close();
         await runtime.close();
       })()),
   };
 }
 
-/** Waits up to `ms` for the runtime's running steps to end, then cancels what is left. */
+/**
+ * Waits up to `ms` for the runtime's running steps to end, then cancels the steps left (not
+ * their runs: a run stays `running`, and takes new steps from the next server on the store).
+ */
 async function drain(runtime: Runtime, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   const running = (): number => runtime.system.list('step').length;
   while (running() > 0 && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 20));
   }
-  if (running() === 0) return;
-  const runs = new Set(
-    runtime.system
-      .list('step')
-      .map((e) => e.runId)
-      .filter((id): id is string => typeof id === 'string'),
-  );
-  await Promise.all(
-    [...runs].map(async (runId) => {
-      const { done } = await runtime.cancelRun(runId).catch(() => ({ done: Promise.resolve() }));
-      await done;
-    }),
-  );
+  const left = runtime.system.list('step');
+  for (const entry of left) {
+    entry.ctx?.cancel(new CancelledError('the server is shutting down'));
+  }
+  await Promise.all(left.map((entry) => runtime.system.whenUnregistered(entry.id)));
 }
 
 /** A Fastify error as the error of API.md it is. */
@@ -237,9 +254,16 @@ function fastifyError(err: unknown): unknown {
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new HttpError(400, 'INVALID_PARAMS', e.message ?? 'the body is not valid');
+    case 'FST_ERR_BAD_URL':
+      return new HttpError(400, 'INVALID_PARAMS', 'the URL is not validly percent-encoded');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      // No id is that long: what it names does not exist.
+      return new HttpError(404, 'NOT_FOUND', 'no such resource: an id in the path is too long');
     default:
       if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-        return new HttpError(e.statusCode, 'INVALID_PARAMS', e.message ?? 'bad request');
+        // Only the statuses API.md lists; Fastify's others (405, 406, 414, …) become 400.
+        const status = ERROR_STATUSES.has(e.statusCode) ? e.statusCode : 400;
+        return new HttpError(status, 'INVALID_PARAMS', e.message ?? 'bad request');
       }
       return err;
   }

@@ -4,6 +4,9 @@
  * `{ error: { code, message, details }, correlation_id }` with the status its code calls for,
  * and a 429 carries `Retry-After`.
  */
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { AxonError } from '../errors/axon-error.js';
 import type { ErrorCode } from '../errors/error-code.js';
 import { toAxonError } from '../errors/to-error-payload.js';
@@ -29,6 +32,11 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   NOT_IMPLEMENTED: 501,
   INTERNAL: 500,
 };
+
+/** The statuses API.md allows an error to have; anything else a library makes becomes 400. */
+export const ERROR_STATUSES: ReadonlySet<number> = new Set([
+  400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 501, 503,
+]);
 
 /** An error body of API.md. */
 export interface ErrorBody {
@@ -93,4 +101,39 @@ export function errorReply(err: unknown, correlationId: string): ErrorReply {
       correlation_id: correlationId,
     },
   };
+}
+
+/**
+ * Answers a request Node's HTTP parser refused (Fastify's `clientErrorHandler`: a malformed
+ * request line, headers past Node's limit, a request that took too long) with API.md's error
+ * body on the raw socket, then closes it: 413 `PAYLOAD_TOO_LARGE` for headers past the limit,
+ * 400 `INVALID_PARAMS` for the rest (not Node's 431 or 408, which API.md does not list). A
+ * reset or destroyed socket gets nothing.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const correlationId = randomUUID();
+  const { status, body } = errorReply(
+    tooLarge
+      ? new HttpError(
+          413,
+          'PAYLOAD_TOO_LARGE',
+          'the request headers are larger than the server takes',
+        )
+      : new HttpError(400, 'INVALID_PARAMS', 'the request is not valid HTTP', {
+          reason: err.code ?? 'client_error',
+        }),
+    correlationId,
+  );
+  const text = JSON.stringify(body);
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n` +
+        `content-type: application/json; charset=utf-8\r\n` +
+        `content-length: ${Buffer.byteLength(text)}\r\n` +
+        `x-correlation-id: ${correlationId}\r\nconnection: close\r\n\r\n${text}`,
+    );
+  }
+  socket.destroy();
 }

@@ -56,6 +56,7 @@ export function openApiDocument(version: string): Json {
     ...extra,
     responses: { ...responses, ...errors },
   });
+  const open: Json = { security: [] };
   return {
     openapi: '3.1.0',
     info: {
@@ -69,8 +70,12 @@ export function openApiDocument(version: string): Json {
     },
     security: [{ bearer: [] }],
     paths: {
-      '/healthz': { get: op('Liveness', { 200: ok(null, '`{ "status": "ok" }`') }) },
-      '/metrics': { get: op('Prometheus text', { 200: ok(null, 'The metrics') }) },
+      // Public: no key needed, whatever keys are configured.
+      '/healthz': { get: op('Liveness', { 200: ok(null, '`{ "status": "ok" }`') }, open) },
+      '/metrics': { get: op('Prometheus text', { 200: ok(null, 'The metrics') }, open) },
+      '/openapi.json': {
+        get: op('This document', { 200: ok(null, 'OpenAPI 3.1, as JSON') }, open),
+      },
       '/v1/flows': {
         post: op(
           'Store a flow by content (NERVE-4001)',

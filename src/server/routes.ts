@@ -13,12 +13,12 @@ import type { RunRecord, StepRecord } from '../store/records.js';
 import { zodIssues } from '../tools/zod-issues.js';
 import { factInputSchema } from '../runs/facts.js';
 import { flowInputSchema, runInputSchema } from '../runs/flow-api.js';
-import { stepSubmissionSchema } from '../steps/step-submission.js';
+import { stepSubmissionSchema, type SubmittedStep } from '../steps/step-submission.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { mayUse, requirePermission, type Caller } from './auth.js';
+import { mayUse, type Caller } from './auth.js';
 import { HttpError } from './http-errors.js';
 import type { ServerMetrics } from './server-metrics.js';
-import { serveSse } from './sse.js';
+import { serveSse, sseHeaders, type OpenStreams } from './sse.js';
 import { checkpointView, factView, flowView, runView, stepView } from './views.js';
 
 /** What the routes need. */
@@ -31,8 +31,8 @@ export interface RouteDeps {
   readonly maxStepsPerRun: number;
   /** Whether the server is draining: new steps are refused (503). */
   readonly draining: () => boolean;
-  /** Open SSE streams, so a drain can wait for them. */
-  readonly streams: Set<Promise<unknown>>;
+  /** Open SSE streams, so a close can wait for them and then cut what is left. */
+  readonly streams: OpenStreams;
 }
 
 /** `body` checked with `schema`, or 400 `INVALID_PARAMS` listing each problem. */
@@ -52,7 +52,28 @@ const factQuerySchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(10_000).optional(),
 });
 const checkpointBodySchema = z.strictObject({ label: z.string().max(256).optional() });
+/** The body of a POST that takes none: nothing, `null` or `{}` (unknown fields are 400). */
+const noBodySchema = z.strictObject({});
 const lastEventIdSchema = z.string().regex(/^\d{1,15}$/);
+const streamQuerySchema = z.strictObject({ last_event_id: z.string().optional() });
+
+/**
+ * The `seq` a stream resumes after: the `Last-Event-ID` header (what an EventSource sends when
+ * it reconnects), else the `last_event_id` query parameter (what a page can put in the URL
+ * of a new EventSource, which cannot set headers); 0 with neither. 400 when not a seq.
+ */
+function resumeAfter(req: FastifyRequest): number {
+  const query = checkBody(streamQuerySchema, 'stream query', req.query);
+  const header = req.headers['last-event-id'];
+  const given = (Array.isArray(header) ? header[0] : header) ?? query.last_event_id;
+  if (given === undefined || given.trim() === '') return 0;
+  if (!lastEventIdSchema.safeParse(given.trim()).success) {
+    throw new HttpError(400, 'INVALID_PARAMS', 'Last-Event-ID must be a seq (a whole number)', {
+      last_event_id: given.slice(0, 64),
+    });
+  }
+  return Number(given.trim());
+}
 
 /** The caller of a request (set by the auth hook). */
 export function callerOf(req: FastifyRequest): Caller {
@@ -118,6 +139,7 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   app.post('/v1/runs/:run_id/cancel', async (req, reply) => {
     const { run_id } = req.params as Params;
+    checkBody(noBodySchema, 'cancel', req.body ?? {});
     await ownRun(req, run_id ?? '');
     const { status } = await runtime.cancelRun(run_id ?? '');
     return reply.code(202).send({ status });
@@ -125,6 +147,7 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   app.post('/v1/runs/:run_id/complete', async (req) => {
     const { run_id } = req.params as Params;
+    checkBody(noBodySchema, 'complete', req.body ?? {});
     await ownRun(req, run_id ?? '');
     return runView(await runtime.completeRun(run_id ?? ''));
   });
@@ -143,16 +166,29 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
         { details: { run_id, max_steps: deps.maxStepsPerRun, retry_after_ms: 1_000 } },
       );
     }
-    const submitted = await runtime.submitStep(run_id, req.body);
+    // The slot is taken before the submission is awaited: concurrent submissions all see it.
+    inFlight.set(run_id, open + 1);
+    const release = (): void => {
+      const left = (inFlight.get(run_id) ?? 1) - 1;
+      if (left > 0) inFlight.set(run_id, left);
+      else inFlight.delete(run_id);
+    };
+    let submitted: SubmittedStep;
+    try {
+      submitted = await runtime.submitStep(run_id, req.body);
+    } catch (err) {
+      release();
+      throw err;
+    }
     if (submitted.created) {
-      inFlight.set(run_id, (inFlight.get(run_id) ?? 0) + 1);
+      const { step_id } = submitted;
       void submitted.done.finally(async () => {
-        const left = (inFlight.get(run_id) ?? 1) - 1;
-        if (left > 0) inFlight.set(run_id, left);
-        else inFlight.delete(run_id);
-        const step = await runtime.getStep(submitted.step_id).catch(() => null);
+        release();
+        const step = await runtime.getStep(step_id).catch(() => null);
         deps.metrics.steps.inc({ type: request.type, status: step?.status ?? 'unknown' });
       });
+    } else {
+      release();
     }
     return reply
       .code(submitted.created ? 201 : 200)
@@ -166,6 +202,7 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   app.post('/v1/steps/:step_id/cancel', async (req, reply) => {
     const { step_id } = req.params as Params;
+    checkBody(noBodySchema, 'cancel', req.body ?? {});
     await ownStep(req, step_id ?? '');
     const { status } = await runtime.cancelStep(step_id ?? '');
     return reply.code(202).send({ status });
@@ -174,14 +211,17 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.get('/v1/steps/:step_id/stream', async (req, reply: FastifyReply) => {
     const { step_id = '' } = req.params as Params;
     await ownStep(req, step_id);
-    const header = req.headers['last-event-id'];
-    const given = Array.isArray(header) ? header[0] : header;
-    let afterSeq = 0;
-    if (given !== undefined && given !== '') {
-      if (!lastEventIdSchema.safeParse(given.trim()).success) {
-        throw new HttpError(400, 'INVALID_PARAMS', 'Last-Event-ID must be a seq (a whole number)');
-      }
-      afterSeq = Number(given.trim());
+    const afterSeq = resumeAfter(req);
+    const correlation = {
+      'x-correlation-id': String(reply.getHeader('x-correlation-id') ?? ''),
+      // API.md's `Connection: keep-alive`, unless the client asked to close (setting the
+      // header would otherwise make Node keep a connection the client wants closed).
+      ...(/\bclose\b/i.test(req.headers.connection ?? '') ? { connection: 'close' } : {}),
+    };
+    // HEAD (Fastify answers it with the GET handler): the headers of the stream, no stream.
+    if (req.method === 'HEAD') {
+      void reply.headers(sseHeaders(correlation)).code(200).send();
+      return reply;
     }
     reply.hijack();
     const gone = new AbortController();
@@ -198,7 +238,7 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
       gone.signal,
       {
         keepAliveMs: deps.keepAliveMs,
-        headers: { 'x-correlation-id': String(reply.getHeader('x-correlation-id') ?? '') },
+        headers: correlation,
         onDrop: (type) => {
           deps.metrics.dropped.inc({ type });
         },
@@ -206,9 +246,8 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
     ).finally(() => {
       reply.raw.off('close', onClose);
       deps.metrics.sseClients.dec();
-      deps.streams.delete(done);
     });
-    deps.streams.add(done);
+    deps.streams.add(reply.raw, done);
     await done;
   });
 
@@ -257,8 +296,8 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return pool;
   });
 
-  app.post('/v1/pools/provision', (req) => {
-    requirePermission(callerOf(req), 'admin');
+  // No provisioner can be configured yet: 501 for every caller that may write (API.md).
+  app.post('/v1/pools/provision', () => {
     throw new HttpError(501, 'NOT_IMPLEMENTED', 'no provisioner is configured');
   });
 }

@@ -30,15 +30,30 @@ export interface SseOptions {
 /** How a stream ended. */
 export type SseEnd = 'ended' | 'disconnected' | 'failed';
 
+/** The response headers of a stream (API.md). */
+export function sseHeaders(extra: Readonly<Record<string, string>> = {}): Record<string, string> {
+  return {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-accel-buffering': 'no',
+    ...extra,
+  };
+}
+
 /** The types the drop policy may drop under pressure (STREAM-2003). */
 const DROPPABLE: ReadonlySet<string> = new Set(['metrics', 'narration']);
 
-/** An event's `data` on the wire: its fields, with a fact's nested fields flattened. */
+/**
+ * An event's `data` on the wire: its fields, with a fact's nested fields flattened. A fact's
+ * `data` is the Fact as `GET /v1/runs/{id}/facts` shows it (its own `ts`, the time it was
+ * appended) plus the event's `step_id` and `seq`.
+ */
 export function sseData(event: StepEvent): Record<string, unknown> {
   const { type: _type, ...fields } = event as StepEvent & Record<string, unknown>;
   if (event.type === 'fact') {
     const { fact, ...rest } = fields as { fact: Record<string, unknown> } & Record<string, unknown>;
-    return { ...fact, ...rest };
+    return { ...rest, ...fact };
   }
   return fields;
 }
@@ -81,13 +96,7 @@ export async function serveSse(
   closed: AbortSignal,
   options: SseOptions,
 ): Promise<SseEnd> {
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-accel-buffering': 'no',
-    ...options.headers,
-  });
+  res.writeHead(200, sseHeaders(options.headers));
   res.flushHeaders();
   const keepAlive = setInterval(() => {
     // A comment only while the socket keeps up: it is there to keep the connection open.
@@ -112,5 +121,38 @@ export async function serveSse(
   } finally {
     clearInterval(keepAlive);
     if (!res.writableEnded) res.end();
+  }
+}
+
+/**
+ * The open streams of a server, so that its close can let them write their last event and
+ * then cut the ones still open: a client that stopped reading would otherwise hold the HTTP
+ * server's close forever (Node's `server.close()` waits for active connections, and Fastify
+ * only closes idle ones).
+ */
+export class OpenStreams {
+  readonly #open = new Map<Promise<SseEnd>, ServerResponse>();
+
+  /** Counts `res`'s stream until `done` settles. */
+  add(res: ServerResponse, done: Promise<SseEnd>): void {
+    this.#open.set(done, res);
+    void done.finally(() => this.#open.delete(done));
+  }
+
+  /**
+   * Waits up to `graceMs` for the open streams to end on their own, then destroys the
+   * connections of those left, and resolves once every one has ended.
+   */
+  async close(graceMs: number): Promise<void> {
+    if (this.#open.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(this.#open.keys()),
+      new Promise((resolve) => (timer = setTimeout(resolve, graceMs))),
+    ]);
+    clearTimeout(timer);
+    const left = [...this.#open];
+    for (const [, res] of left) res.destroy();
+    await Promise.allSettled(left.map(([done]) => done));
   }
 }

@@ -117,6 +117,42 @@ describe('runtime.followStep: a step log from a seq, then live, to its end (API.
     expect(read).toBe(3_002);
   });
 
+  it('regression: a step that ends between an empty read of its log and the check of its record still gives its follower its last event', async () => {
+    // The follower's read finds nothing new; before it looks at the step's record, the step
+    // logs its end and its record ends. The follower used to stop there, without `end`.
+    const base = memoryStore();
+    let stale: Promise<unknown> | null = null;
+    const store = new Proxy(base, {
+      get(target, key) {
+        if (key === 'readEvents') {
+          return async (stepId: string, afterSeq?: number, limit?: number) => {
+            const events = await target.readEvents(stepId, afterSeq, limit);
+            if (events.length === 0 && stale) {
+              const wait = stale;
+              stale = null;
+              await wait;
+            }
+            return events;
+          };
+        }
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      },
+    });
+    const { rt, release } = setup(store);
+    const step = await submitted(rt, { tokens: 3, hold: 1 });
+    const events: StepEvent[] = [];
+    for await (const ev of rt.followStep(step.step_id)) {
+      events.push(ev);
+      // Caught up (`started`, one token): the next read is empty, and returns once the step has ended.
+      if (events.length === 2) {
+        stale = step.done;
+        release();
+      }
+    }
+    expect(events.map((e) => e.type)).toEqual(['started', 'token', 'token', 'token', 'end']);
+  });
+
   it('stops when the reader breaks off, and refuses an unknown step and bad options', async () => {
     const { rt, release } = setup();
     const stepId = await submitTalker(rt, { tokens: 10, hold: 2 });

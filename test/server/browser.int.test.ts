@@ -1,0 +1,224 @@
+/**
+ * A step's stream in headless Chromium's own `EventSource` (Debian's `chromium`, driven by
+ * playwright-core): the events arrive in order, to `end`; and when the connection drops
+ * mid-stream, the browser's own reconnect sends `Last-Event-ID` and the stream resumes with
+ * no event twice and none missing. The page is the server's own origin (`/healthz`), reached
+ * through a TCP relay that can cut a connection.
+ *
+ * Needs `/usr/bin/chromium` (`apt-get install -y chromium`); without it this test fails and
+ * says so — it is never skipped.
+ */
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { expectStreamOrder, useTestServers } from '../support/server.js';
+
+const servers = useTestServers('server-browser');
+const CHROMIUM = '/usr/bin/chromium';
+const INSTALL = 'install it with `apt-get install -y chromium` (Debian); .ci/run must do the same';
+
+let browser: Browser | null = null;
+let launchError: unknown = null;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    launchError = new Error(`${CHROMIUM} is missing`);
+    return;
+  }
+  try {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  } catch (err) {
+    launchError = err;
+  }
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** The browser, or a failure that says what to install. */
+function requireBrowser(): Browser {
+  if (browser) return browser;
+  throw new Error(`headless Chromium could not be launched (${String(launchError)}): ${INSTALL}`);
+}
+
+/** A TCP relay to `target` that records each stream request and can cut the first one. */
+interface Relay {
+  readonly url: string;
+  /** The `Last-Event-ID` header of each stream request, `null` when absent. */
+  readonly streamRequests: (string | null)[];
+  close(): Promise<void>;
+}
+
+function startRelay(target: URL, cutFirstStreamAfterBytes: number | null): Promise<Relay> {
+  const streamRequests: (string | null)[] = [];
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname);
+    sockets.add(client);
+    sockets.add(upstream);
+    let cutAfter: number | null = null;
+    let sent = 0;
+    client.on('data', (chunk: Buffer) => {
+      const head = chunk.toString('latin1');
+      if (/^GET \/v1\/steps\/[^/]+\/stream/.test(head)) {
+        const id = /^last-event-id: *(.*)\r$/im.exec(head)?.[1] ?? null;
+        streamRequests.push(id);
+        if (streamRequests.length === 1) cutAfter = cutFirstStreamAfterBytes;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (cutAfter === null || sent + chunk.length <= cutAfter) {
+        sent += chunk.length;
+        client.write(chunk);
+        return;
+      }
+      // A dropped connection: exactly `cutAfter` bytes through (mid-stream, however large
+      // the chunks), then both ends destroyed once those are written.
+      const through = chunk.subarray(0, cutAfter - sent);
+      sent = cutAfter;
+      cutAfter = null;
+      upstream.destroy();
+      client.write(through, () => client.destroy());
+    });
+    const end = (): void => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', end);
+    upstream.on('close', end);
+    client.on('error', end);
+    upstream.on('error', end);
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        streamRequests,
+        close: () =>
+          new Promise<void>((done) => {
+            for (const s of sockets) s.destroy();
+            server.close(() => {
+              done();
+            });
+          }),
+      });
+    });
+  });
+}
+
+/** What the page's EventSource received. */
+interface PageEvent {
+  readonly type: string;
+  readonly id: string;
+  readonly seq: number;
+}
+
+/** Opens `new EventSource(path)` in the page and collects its events until `end` or `error`. */
+async function collectInPage(relayUrl: string, path: string): Promise<PageEvent[]> {
+  const page = await requireBrowser().newPage();
+  try {
+    const health = await page.goto(`${relayUrl}/healthz`);
+    expect(health?.status()).toBe(200);
+    return await page.evaluate(
+      (streamPath) =>
+        new Promise<PageEvent[]>((resolve, reject) => {
+          const types = [
+            'started',
+            'token',
+            'tool_suggest',
+            'fact',
+            'metrics',
+            'narration',
+            'checkpoint',
+            'end',
+            'error',
+            'escalation',
+          ];
+          const events: PageEvent[] = [];
+          const es = new EventSource(streamPath);
+          for (const type of types) {
+            es.addEventListener(type, (e) => {
+              // A step's `error` is a MessageEvent; the browser's own connection errors are not.
+              if (!(e instanceof MessageEvent)) return;
+              const data = JSON.parse(e.data as string) as { seq: number };
+              events.push({ type, id: e.lastEventId, seq: data.seq });
+              if (type === 'end' || type === 'error') {
+                es.close();
+                resolve(events);
+              }
+            });
+          }
+          setTimeout(() => {
+            es.close();
+            reject(new Error(`no end within 30 s; ${events.length} events`));
+          }, 30_000);
+        }),
+      path,
+    );
+  } finally {
+    await page.close();
+  }
+}
+
+describe("headless Chromium's EventSource", () => {
+  it('receives a live step in order, to end (STREAM-2001)', async () => {
+    requireBrowser();
+    const s = await servers.start();
+    const run = await s.newRun({ seed: 4 });
+    const stepId = await s.submit(run.run_id, {
+      type: 'llm_call',
+      input: { messages: [{ role: 'user', content: 'browser' }], params: { max_tokens: 60 } },
+    });
+    const relay = await startRelay(new URL(s.url), null);
+    try {
+      const events = await collectInPage(relay.url, `/v1/steps/${stepId}/stream`);
+      expect(events.map((e) => e.id)).toEqual(events.map((_, i) => String(i + 1)));
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expectStreamOrder(events.map((e) => e.type));
+      expect(events.filter((e) => e.type === 'token')).toHaveLength(60);
+      expect(relay.streamRequests).toEqual([null]);
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it('reconnects by itself after the connection drops mid-stream, with Last-Event-ID: no event twice, none missing', async () => {
+    requireBrowser();
+    const s = await servers.start();
+    const run = await s.newRun({ seed: 5 });
+    const stepId = await s.submit(run.run_id, {
+      type: 'llm_call',
+      input: { messages: [{ role: 'user', content: 'drop' }], params: { max_tokens: 300 } },
+    });
+    const relay = await startRelay(new URL(s.url), 3_000);
+    try {
+      const events = await collectInPage(relay.url, `/v1/steps/${stepId}/stream`);
+      expect(relay.streamRequests.length).toBeGreaterThanOrEqual(2);
+      expect(relay.streamRequests[0]).toBeNull();
+      const resumedFrom = Number(relay.streamRequests[1]);
+      expect(resumedFrom).toBeGreaterThan(0);
+      expect(resumedFrom).toBeLessThan(events.length);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expect(events.filter((e) => e.type === 'token')).toHaveLength(300);
+      expect(events.at(-1)?.type).toBe('end');
+    } finally {
+      await relay.close();
+    }
+  });
+});
