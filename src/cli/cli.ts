@@ -4,6 +4,7 @@ import { LOG_LEVELS } from '../observability/logger.js';
 import { EXAMPLES } from '../../examples/index.js';
 import type { CliIo } from './cli-io.js';
 import { runCommand } from './run-command.js';
+import { serveCommand } from './serve-command.js';
 
 /** The text of `axon --help`. */
 export const HELP = `axon — an actor-model runtime for LLM agents
@@ -13,6 +14,7 @@ Usage:
 
 Commands:
   run <example>    Run an example: stream its tokens, then print its trace tree
+  serve            Serve the HTTP API (docs/http-api.md) until Ctrl-C or SIGTERM
   list             List the examples
   help             Show this help
 
@@ -23,6 +25,14 @@ Options of run:
   --json             Print every event as a JSON line
   --no-trace         Do not print the trace tree
 
+Options of serve (a flag overrides the environment, which overrides the config file):
+  --host <address>   Where to listen (default 127.0.0.1; another address needs API keys)
+  --port <n>         The port, 0 for a free one (default 7070)
+  --data-dir <dir>   Where the SQLite store (axon.db) and fs_op sandboxes live (default ./.axon)
+  --config <file>    The YAML configuration (default ./axon.yaml, if there is one)
+  On SIGINT or SIGTERM it drains (running steps end, streams get their last event, the
+  store closes) and exits 0; a second signal exits at once with 130.
+
 Global options:
   -h, --help         Show this help
   -v, --version      Show the version
@@ -31,6 +41,14 @@ Environment:
   AXON_LOG_LEVEL          level of the logs on stderr (default warn): one of
                           ${LOG_LEVELS.join(', ')}
   AXON_SCRIPTED_TOKEN_MS  delay per scripted token (default 5)
+  AXON_ENGINE_URL         an OpenAI-compatible endpoint, registered as the engine openai;
+                          AXON_ENGINE_MODEL (default gpt-4o-mini), AXON_ENGINE_KEY and
+                          AXON_PRICE_TABLE (a YAML price table file) go with it
+  serve only:
+  AXON_HOST, AXON_PORT, AXON_DATA_DIR   as the flags above
+  AXON_API_KEYS           API keys: key:user_id[:read+write+admin], comma-separated
+                          (replaces the config file's auth.keys)
+  AXON_KEEP_ALIVE_MS      interval of the SSE keep-alive comments (default 15000)
 `;
 
 /** Every option the CLI accepts; {@link HELP} documents each one. */
@@ -42,13 +60,27 @@ export const OPTIONS = {
   'token-ms': { type: 'string' },
   json: { type: 'boolean' },
   'no-trace': { type: 'boolean' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'data-dir': { type: 'string' },
+  config: { type: 'string' },
 } as const;
 
-/** The options only `run` reads: any other command refuses them. */
-const RUN_ONLY = ['message', 'seed', 'token-ms', 'json', 'no-trace'] as const;
+/** The command each command's own option belongs to: any other command refuses it. */
+const OWNER: Readonly<Partial<Record<keyof typeof OPTIONS, string>>> = {
+  message: 'run',
+  seed: 'run',
+  'token-ms': 'run',
+  json: 'run',
+  'no-trace': 'run',
+  host: 'serve',
+  port: 'serve',
+  'data-dir': 'serve',
+  config: 'serve',
+};
 
 /** How many arguments each command takes after its name. */
-const ARITY: Readonly<Record<string, number>> = { run: 1, list: 0, help: 0 };
+const ARITY: Readonly<Record<string, number>> = { run: 1, serve: 0, list: 0, help: 0 };
 
 /** The first argument past those `command` takes; none for an unknown command. */
 function extraArgument(command: string, args: readonly string[]): string | undefined {
@@ -103,9 +135,12 @@ export async function runCli(
     io.stderr.write(`axon ${command}: unexpected argument "${extra}"\n\n${HELP}`);
     return 2;
   }
-  const misplaced = RUN_ONLY.find((name) => values[name] !== undefined);
-  if (command !== 'run' && command !== undefined && misplaced !== undefined) {
-    io.stderr.write(`axon ${command}: --${misplaced} applies to run only\n\n${HELP}`);
+  const misplaced = (Object.keys(OWNER) as (keyof typeof OWNER)[]).find(
+    (name) => values[name] !== undefined && OWNER[name] !== command,
+  );
+  if (command !== undefined && misplaced !== undefined) {
+    const owner = OWNER[misplaced] ?? '';
+    io.stderr.write(`axon ${command}: --${misplaced} applies to ${owner} only\n\n${HELP}`);
     return 2;
   }
   if (command === undefined || command === 'help') {
@@ -137,6 +172,21 @@ export async function runCli(
           io,
         );
       }
+      case 'serve':
+        return await serveCommand(
+          {
+            flags: {
+              host: values.host,
+              port: values.port,
+              dataDir: values['data-dir'],
+              config: values.config,
+            },
+            version,
+            // Without a signal (a library caller) it serves until the process ends.
+            signal: signal ?? new AbortController().signal,
+          },
+          io,
+        );
       default:
         io.stderr.write(`axon: unknown command "${command}"\n\n${HELP}`);
         return 2;

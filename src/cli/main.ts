@@ -26,9 +26,19 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 });
 
 const controller = new AbortController();
-// Ctrl-C cancels the run (every step ends with CANCELLED) instead of killing it mid-write.
-process.once('SIGINT', () => {
-  controller.abort();
-});
+let stops = 0;
+/**
+ * The first Ctrl-C (or SIGTERM) asks the command to stop: `run` cancels its run (every step
+ * ends with CANCELLED) instead of dying mid-write, `serve` drains. A second one, while that
+ * is under way, exits at once with 130, as a shell expects of Ctrl-C.
+ */
+function stop(signal: NodeJS.Signals): void {
+  stops += 1;
+  if (stops > 1) process.exit(130);
+  controller.abort(signal);
+}
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);
 const code = await runCli(process.argv.slice(2), processIo, packageVersion(), controller.signal);
-process.exitCode = controller.signal.aborted ? 130 : code;
+// A command a signal stopped exits 130, unless it stopped cleanly (`serve` drained: 0).
+process.exitCode = controller.signal.aborted && code !== 0 ? 130 : code;

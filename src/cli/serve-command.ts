@@ -1,0 +1,199 @@
+/**
+ * @module `axon serve`: the HTTP server of API.md on the embedded defaults — a SQLite store
+ * in the data dir, the scripted engine (and `openai` when configured), the examples' agents
+ * and tools — configured by `serve-config.ts`. It resumes the runs a stopped server left
+ * running, listens, and on its signal (SIGINT, SIGTERM) drains and resolves 0.
+ */
+import { join, relative } from 'node:path';
+import type { Engine } from '../engines/chat-request.js';
+import { createOpenAIEngine } from '../engines/openai-engine.js';
+import { InvalidParamsError } from '../errors/invalid-params-error.js';
+import { createMemory } from '../memory/memory-config.js';
+import type { Memory } from '../memory/memory-types.js';
+import { createLogger, type Logger } from '../observability/logger.js';
+import { configuredPolicy } from '../policy/configured-policy.js';
+import { createRuntime, type Runtime } from '../runtime/runtime.js';
+import { createServer, type AxonServer } from '../server/create-server.js';
+import { sqliteStore } from '../store/sqlite-store.js';
+import { EXAMPLE_TOOLS, EXAMPLES } from '../../examples/index.js';
+import type { CliIo } from './cli-io.js';
+import {
+  describeProblem,
+  loadServeConfig,
+  ServeConfigError,
+  STORE_FILE,
+  type ServeConfig,
+  type ServeEnv,
+  type ServeFlags,
+} from './serve-config.js';
+
+/** Options of {@link serveCommand}. */
+export interface ServeCommandOptions {
+  readonly flags: ServeFlags;
+  /** The version `/openapi.json` reports. */
+  readonly version: string;
+  /** Aborted when the process is asked to stop (the CLI wires SIGINT and SIGTERM to it). */
+  readonly signal: AbortSignal;
+  /** Default `process.env`. */
+  readonly env?: ServeEnv;
+  /** Default `process.cwd()`. */
+  readonly cwd?: string;
+}
+
+/**
+ * The runtime `axon serve` runs: API.md's embedded defaults, plus what `config` adds.
+ * Whatever it opened is closed again if a later part cannot be made. A memory backend axon
+ * does not have is `InvalidParamsError` naming the key (`createMemory`'s).
+ */
+export async function serveRuntime(config: ServeConfig, logger: Logger): Promise<Runtime> {
+  const engines: Engine[] = config.openai
+    ? [createOpenAIEngine({ name: 'openai', ...config.openai })]
+    : [];
+  const policy = config.policy ? configuredPolicy(config.policy) : undefined;
+  const examples = Object.values(EXAMPLES).map((build) => build());
+  let memory: Memory | undefined;
+  try {
+    memory = config.memory ? createMemory(config.memory) : undefined;
+  } catch (err) {
+    await policy?.close?.();
+    throw err;
+  }
+  const store = sqliteStore(join(config.dataDir, STORE_FILE));
+  try {
+    return createRuntime({
+      store,
+      dataDir: config.dataDir,
+      logger,
+      agents: examples.flatMap((e) => e.agents),
+      tools: [...examples.flatMap((e) => e.tools), ...EXAMPLE_TOOLS],
+      engines,
+      ...(policy ? { policy } : {}),
+      ...(memory ? { memory } : {}),
+    });
+  } catch (err) {
+    await Promise.allSettled([store.close(), memory?.close(), policy?.close?.()]);
+    throw err;
+  }
+}
+
+/** `dir` as the user would type it: relative to `cwd` when inside it. */
+function shownPath(dir: string, cwd: string): string {
+  const rel = relative(cwd, dir);
+  return rel === '' ? '.' : rel.startsWith('..') ? dir : rel;
+}
+
+/** Why `listen` failed, for the errors a user can fix. */
+const LISTEN_ERRORS: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'the port is in use (--port 0 picks a free one)',
+  EACCES: 'permission denied (ports below 1024 need privileges)',
+  EADDRNOTAVAIL: 'this machine has no such address',
+};
+
+const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/** Resolves when `signal` aborts. */
+function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    signal.addEventListener(
+      'abort',
+      () => {
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
+/**
+ * Runs `axon serve` until `options.signal` aborts, then drains (no new steps, the running ones
+ * end, their streams get their last event, the store closes) and resolves 0. Resolves 2 for
+ * a configuration the server cannot run with (one line on stderr naming the key), 1 when it
+ * cannot start (the port taken, the store unreadable).
+ *
+ * @example
+ * const stop = new AbortController();
+ * process.once('SIGTERM', () => stop.abort());
+ * process.exitCode = await serveCommand({ flags: { port: '7070' }, version, signal: stop.signal }, processIo);
+ */
+export async function serveCommand(options: ServeCommandOptions, io: CliIo): Promise<number> {
+  const cwd = options.cwd ?? process.cwd();
+  const fail = (code: number, message: string): number => {
+    io.stderr.write(`axon serve: ${message}\n`);
+    return code;
+  };
+  let config: ServeConfig;
+  let logger: Logger;
+  try {
+    config = loadServeConfig({
+      flags: options.flags,
+      cwd,
+      ...(options.env ? { env: options.env } : {}),
+    });
+    // Made here so that a bad AXON_LOG_LEVEL is a line, not a stack trace (as in `axon run`).
+    logger = createLogger();
+  } catch (err) {
+    if (err instanceof ServeConfigError || err instanceof RangeError) return fail(2, err.message);
+    throw err;
+  }
+  let runtime: Runtime;
+  try {
+    runtime = await serveRuntime(config, logger);
+  } catch (err) {
+    if (err instanceof InvalidParamsError && config.configFile !== null && err.param) {
+      // createMemory names the key (`memory.warm.backend`); the file knows its line.
+      const source = shownPath(config.configFile, cwd);
+      const line = config.lineOf(err.param);
+      return fail(2, describeProblem({ source, line, key: '', message: err.message }));
+    }
+    // An option an engine, the memory or createRuntime refuses.
+    if (err instanceof InvalidParamsError || err instanceof RangeError || err instanceof TypeError)
+      return fail(2, err.message);
+    return fail(1, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
+  }
+
+  let server: AxonServer;
+  try {
+    // Before taking work: a restarted server picks up what it left running (NERVE-4005).
+    const resumed = (await runtime.resumeRuns()).filter((r) => r.interrupted.length > 0);
+    if (resumed.length > 0) {
+      const steps = resumed.reduce((n, r) => n + r.interrupted.length, 0);
+      const again = resumed.reduce((n, r) => n + r.rerun.length, 0);
+      io.stdout.write(
+        `axon serve: resumed ${plural(resumed.length, 'run')} a stop interrupted: ${plural(steps, 'step')} closed with WORKER_RESET, ${again} submitted again\n`,
+      );
+    }
+    server = await createServer(runtime, {
+      host: config.host,
+      port: config.port,
+      keys: config.keys,
+      version: options.version,
+      ...(config.keepAliveMs === undefined ? {} : { keepAliveMs: config.keepAliveMs }),
+      ...(config.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: config.bodyLimitBytes }),
+      ...(config.maxStepsPerRun === undefined ? {} : { maxStepsPerRun: config.maxStepsPerRun }),
+      ...(config.drainMs === undefined ? {} : { drainMs: config.drainMs }),
+    });
+  } catch (err) {
+    await runtime.close();
+    if (err instanceof RangeError || err instanceof TypeError) return fail(2, err.message);
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === undefined ? undefined : LISTEN_ERRORS[e.code];
+    if (why !== undefined) return fail(1, `cannot listen on ${config.host}:${config.port}: ${why}`);
+    throw err;
+  }
+
+  const from = config.configFile ? `config ${shownPath(config.configFile, cwd)}` : 'no config file';
+  const auth = config.keys.length > 0 ? " -H 'Authorization: Bearer <key>'" : '';
+  io.stdout.write(
+    `axon serve: listening on ${server.url} (data in ${shownPath(config.dataDir, cwd)}, ${from})\n` +
+      `try: curl -s${auth} ${server.url}/v1/pools\n`,
+  );
+
+  await aborted(options.signal);
+  const reason: unknown = options.signal.reason;
+  const why = typeof reason === 'string' ? reason : 'stop';
+  io.stdout.write(`axon serve: ${why}: draining (a second signal stops at once)\n`);
+  await server.close();
+  io.stdout.write('axon serve: stopped\n');
+  return 0;
+}

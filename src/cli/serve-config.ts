@@ -1,0 +1,500 @@
+/**
+ * @module `axon serve`'s configuration: an optional YAML file (`axon.yaml`), then the
+ * environment, then the flags — each overriding the one before, key by key — all checked
+ * with one strict zod schema. A refused value is named by where it came from: the file's
+ * line and key (as `policy-config.ts` does for a policy file), the environment variable, or
+ * the flag. Nothing here starts anything: it only reads files and returns plain values,
+ * which `serve-command.ts` builds the runtime and the server from.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { isMap, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
+import { z } from 'zod';
+import {
+  extendPriceTable,
+  loadPriceTable,
+  PRICE_TABLE,
+  priceTableSchema,
+  type PriceTable,
+} from '../engines/price-table.js';
+import { InvalidParamsError } from '../errors/invalid-params-error.js';
+import { memoryConfigSchema, type MemoryConfigInput } from '../memory/memory-config.js';
+import {
+  loadPolicyYaml,
+  PolicyConfigError,
+  policyConfigSchema,
+  type PolicyConfig,
+} from '../policy/policy-config.js';
+import { apiKeySchema, keysFromEnv, type ApiKey } from '../server/auth.js';
+
+/** The defaults of API.md's "Running, and the embedded defaults". */
+export const SERVE_DEFAULTS = {
+  host: '127.0.0.1',
+  port: 7070,
+  dataDir: './.axon',
+  configFile: 'axon.yaml',
+  model: 'gpt-4o-mini',
+} as const;
+
+/** The SQLite store's file inside the data dir. */
+export const STORE_FILE = 'axon.db';
+/** The memory tiers' file inside the data dir, when the `memory` section names none. */
+export const MEMORY_FILE = 'memory.db';
+
+const wholePositive = z.number().int().positive();
+/** The fields the environment and the flags may also set, by their key in the file. */
+const FIELDS = {
+  'server.host': z.string().min(1),
+  'server.port': z.number().int().min(0).max(65_535),
+  'server.keep_alive_ms': wholePositive,
+  data_dir: z.string().min(1),
+  'engines.openai.url': z.string().regex(/^https?:\/\/\S+$/, 'must be an http(s) URL'),
+  'engines.openai.model': z.string().min(1),
+} as const;
+type Field = keyof typeof FIELDS;
+
+/** The file's keys (strict: an unknown key is refused). */
+export const serveConfigSchema = z.strictObject({
+  server: z
+    .strictObject({
+      host: FIELDS['server.host'].optional(),
+      port: FIELDS['server.port'].optional(),
+      keep_alive_ms: FIELDS['server.keep_alive_ms'].optional(),
+      body_limit_bytes: wholePositive.optional(),
+      max_steps_per_run: wholePositive.optional(),
+      drain_ms: wholePositive.optional(),
+    })
+    .optional(),
+  data_dir: FIELDS.data_dir.optional(),
+  auth: z.strictObject({ keys: z.array(apiKeySchema) }).optional(),
+  engines: z
+    .strictObject({
+      openai: z
+        .strictObject({
+          url: FIELDS['engines.openai.url'],
+          model: FIELDS['engines.openai.model'].optional(),
+          /** The environment variable holding the key, so the file holds no secret. */
+          key_env: z
+            .string()
+            .regex(/^[A-Za-z_]\w*$/, 'must be the name of an environment variable')
+            .optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+  /** Added to the shipped price table, for the `openai` engine. */
+  prices: priceTableSchema.optional(),
+  policy: z
+    .union([z.string().min(1), policyConfigSchema], {
+      error: 'expected the path of a policy YAML file, or a policy object',
+    })
+    .optional(),
+  memory: memoryConfigSchema.optional(),
+});
+/** The file's contents, checked. */
+export type ServeConfigFile = z.output<typeof serveConfigSchema>;
+
+/** The flags of `axon serve`, as given. */
+export interface ServeFlags {
+  readonly host?: string | undefined;
+  readonly port?: string | undefined;
+  readonly dataDir?: string | undefined;
+  readonly config?: string | undefined;
+}
+
+/** The environment variables read (`process.env`, or a test's). */
+export type ServeEnv = Readonly<Record<string, string | undefined>>;
+
+/** The OpenAI-compatible engine to register as `openai`. */
+export interface OpenAIEngineConfig {
+  readonly baseURL: string;
+  readonly model: string;
+  readonly apiKey?: string;
+  readonly priceTable: PriceTable;
+}
+
+/** Everything `axon serve` is built from, every source merged. */
+export interface ServeConfig {
+  /** The file read (absolute), or `null` when there was none. */
+  readonly configFile: string | null;
+  readonly host: string;
+  readonly port: number;
+  /** Absolute. The store is `<dataDir>/axon.db`; `fs_op` sandboxes are under it. */
+  readonly dataDir: string;
+  readonly keepAliveMs?: number;
+  readonly bodyLimitBytes?: number;
+  readonly maxStepsPerRun?: number;
+  readonly drainMs?: number;
+  /** Empty: no keys, every caller `anonymous`, loopback only. */
+  readonly keys: readonly ApiKey[];
+  readonly openai: OpenAIEngineConfig | null;
+  readonly policy: PolicyConfig | null;
+  /** The `memory` section with its paths made absolute, or `null` for the runtime's default. */
+  readonly memory: MemoryConfigInput | null;
+  /** The line of a key of the file (`memory.warm.backend`), for errors found later. */
+  lineOf(key: string): number | null;
+}
+
+/** One refused value: where it came from (a file, a variable, a flag), its line and key. */
+export interface ServeConfigProblem {
+  readonly source: string;
+  readonly line: number | null;
+  readonly key: string;
+  readonly message: string;
+}
+
+/** A configuration that cannot be served; its message is one line naming each problem. */
+export class ServeConfigError extends InvalidParamsError {
+  readonly problems: readonly ServeConfigProblem[];
+
+  constructor(problems: readonly ServeConfigProblem[]) {
+    super(problems.map(describeProblem).join('; '), { details: { problems } });
+    this.problems = problems;
+  }
+}
+
+/** `axon.yaml line 4: server.port: ...`, `AXON_PORT: ...`, `--port: ...`. */
+export function describeProblem(p: ServeConfigProblem): string {
+  const where = `${p.source}${p.line === null ? '' : ` line ${p.line}`}`;
+  return `${where}: ${p.key === '' || p.key === p.source ? '' : `${p.key}: `}${p.message}`;
+}
+
+/** `['auth', 'keys', 0, 'key']` as `auth.keys[0].key`. */
+function keyName(path: readonly PropertyKey[]): string {
+  return path
+    .map((p, i) => (typeof p === 'number' ? `[${p}]` : `${i === 0 ? '' : '.'}${String(p)}`))
+    .join('');
+}
+
+/** A parsed YAML file and how to find the line of a key in it. */
+interface YamlSource {
+  readonly raw: unknown;
+  readonly lineOf: (path: readonly PropertyKey[], key?: string) => number | null;
+}
+
+function readYaml(file: string, shown: string): YamlSource {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : String(err);
+    throw new ServeConfigError([{ source: shown, line: null, key: '', message: why }]);
+  }
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, prettyErrors: false });
+  if (doc.errors.length > 0) {
+    throw new ServeConfigError(
+      doc.errors.map((e) => ({
+        source: shown,
+        line: lines.linePos(e.pos[0]).line,
+        key: '',
+        message: e.message.split('\n')[0] ?? 'not YAML',
+      })),
+    );
+  }
+  return { raw: doc.toJS() ?? {}, lineOf: lineFinder(doc, lines) };
+}
+
+/** The line of the node at `path` (or of its nearest ancestor there is), of `key` in a map. */
+function lineFinder(
+  doc: Document,
+  lines: LineCounter,
+): (path: readonly PropertyKey[], key?: string) => number | null {
+  return (path, key) => {
+    let node: Node | undefined;
+    for (let n = path.length; n >= 0 && node === undefined; n--) {
+      node = doc.getIn(path.slice(0, n), true) as Node | undefined;
+    }
+    if (key !== undefined && isMap(node)) {
+      const pair = node.items.find((p) => isScalar(p.key) && p.key.value === key);
+      node = (pair?.key as Node | undefined) ?? node;
+    }
+    const offset = node?.range?.[0] ?? doc.contents?.range?.[0];
+    return offset === undefined ? null : lines.linePos(offset).line;
+  };
+}
+
+/** Problems of a zod parse, each with its key and line. */
+function zodProblems(
+  error: z.ZodError,
+  source: string,
+  lineOf: YamlSource['lineOf'] | null,
+  prefix: readonly PropertyKey[] = [],
+): ServeConfigProblem[] {
+  return error.issues.flatMap((issue) => {
+    const path = [...prefix, ...issue.path];
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({
+        source,
+        line: lineOf?.(path, key) ?? null,
+        key: keyName([...path, key]),
+        message: `unknown key "${key}"`,
+      }));
+    }
+    return [{ source, line: lineOf?.(path) ?? null, key: keyName(path), message: issue.message }];
+  });
+}
+
+/** A value from the environment or a flag, before it is merged. */
+interface Override {
+  readonly field: Field;
+  /** `AXON_PORT`, `--port`. */
+  readonly source: string;
+  readonly value: string;
+}
+
+const INTEGER_FIELDS: ReadonlySet<Field> = new Set([
+  'server.port',
+  'server.keep_alive_ms',
+] as const);
+
+/** `overrides` checked against their fields' schemas: values by field, or problems. */
+function checkOverrides(
+  overrides: readonly Override[],
+  problems: ServeConfigProblem[],
+): Map<Field, string | number> {
+  const values = new Map<Field, string | number>();
+  for (const o of overrides) {
+    let value: string | number = o.value;
+    if (INTEGER_FIELDS.has(o.field)) {
+      // Digits only: Number() would also take '', ' 7', '0x10' and '1e3'.
+      if (!/^\d{1,15}$/.test(o.value)) {
+        problems.push({
+          source: o.source,
+          line: null,
+          key: o.source,
+          message: `must be a whole number, got ${JSON.stringify(o.value)}`,
+        });
+        continue;
+      }
+      value = Number(o.value);
+    }
+    const parsed = FIELDS[o.field].safeParse(value);
+    if (parsed.success) values.set(o.field, value);
+    else problems.push(...zodProblems(parsed.error, o.source, null));
+  }
+  return values;
+}
+
+/** Options of {@link loadServeConfig}. */
+export interface LoadServeConfigOptions {
+  readonly flags?: ServeFlags;
+  /** Default `process.env`. */
+  readonly env?: ServeEnv;
+  /** What relative flags and variables resolve against; default `process.cwd()`. */
+  readonly cwd?: string;
+}
+
+/**
+ * Reads `axon serve`'s configuration: the file (`--config`, else `./axon.yaml` if it
+ * exists), the environment (`AXON_HOST`, `AXON_PORT`, `AXON_DATA_DIR`, `AXON_API_KEYS`,
+ * `AXON_KEEP_ALIVE_MS`, and the engine's `AXON_ENGINE_URL`, `AXON_ENGINE_MODEL`,
+ * `AXON_ENGINE_KEY`, `AXON_PRICE_TABLE`), then the flags; each overrides the one before.
+ * Throws {@link ServeConfigError} naming every problem's source, line and key.
+ *
+ * Gotchas: relative paths in the file (`data_dir`, a `policy` file, memory paths) resolve
+ * against the file's folder, those of flags and variables against `cwd`. `AXON_API_KEYS`
+ * replaces the file's keys rather than adding to them. `engines.openai.key_env` names a
+ * variable that must be set.
+ *
+ * @example
+ * const config = loadServeConfig({ flags: { port: '0' } });
+ * const server = await createServer(runtime, { host: config.host, port: config.port });
+ */
+export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConfig {
+  const flags = options.flags ?? {};
+  const env = options.env ?? process.env;
+  const cwd = options.cwd ?? process.cwd();
+  const given = (name: string): string | undefined => {
+    const v = env[name];
+    // An empty variable counts as unset (`AXON_PORT= axon serve`).
+    return v === undefined || v === '' ? undefined : v;
+  };
+
+  // The file: named by --config (then it must exist), else ./axon.yaml when there is one.
+  const named = flags.config;
+  const fallback = resolve(cwd, SERVE_DEFAULTS.configFile);
+  const configFile =
+    named !== undefined ? resolve(cwd, named) : existsSync(fallback) ? fallback : null;
+  const shown = named ?? SERVE_DEFAULTS.configFile;
+  let file: ServeConfigFile = {};
+  let lineOf: YamlSource['lineOf'] = () => null;
+  if (configFile !== null) {
+    const source = readYaml(configFile, shown);
+    lineOf = source.lineOf;
+    const parsed = serveConfigSchema.safeParse(source.raw);
+    if (!parsed.success) throw new ServeConfigError(zodProblems(parsed.error, shown, lineOf));
+    file = parsed.data;
+  }
+  const fileDir = configFile === null ? cwd : dirname(configFile);
+  const fromFile = (p: string): string => (isAbsolute(p) ? p : resolve(fileDir, p));
+  const fileLine = (key: string): number | null => lineOf(key.split('.'));
+
+  const problems: ServeConfigProblem[] = [];
+  const overrides = (list: readonly (readonly [Field, string, string | undefined])[]): Override[] =>
+    list.flatMap(([field, source, value]) =>
+      value === undefined ? [] : [{ field, source, value }],
+    );
+  const fromEnv = checkOverrides(
+    overrides([
+      ['server.host', 'AXON_HOST', given('AXON_HOST')],
+      ['server.port', 'AXON_PORT', given('AXON_PORT')],
+      ['server.keep_alive_ms', 'AXON_KEEP_ALIVE_MS', given('AXON_KEEP_ALIVE_MS')],
+      ['data_dir', 'AXON_DATA_DIR', given('AXON_DATA_DIR')],
+      ['engines.openai.url', 'AXON_ENGINE_URL', given('AXON_ENGINE_URL')],
+      ['engines.openai.model', 'AXON_ENGINE_MODEL', given('AXON_ENGINE_MODEL')],
+    ]),
+    problems,
+  );
+  const fromFlags = checkOverrides(
+    overrides([
+      ['server.host', '--host', flags.host],
+      ['server.port', '--port', flags.port],
+      ['data_dir', '--data-dir', flags.dataDir],
+    ]),
+    problems,
+  );
+  const pick = <T extends string | number>(field: Field, inFile: T | undefined): T | undefined =>
+    (fromFlags.get(field) ?? fromEnv.get(field) ?? inFile) as T | undefined;
+
+  const host = pick<string>('server.host', file.server?.host) ?? SERVE_DEFAULTS.host;
+  const port = pick<number>('server.port', file.server?.port) ?? SERVE_DEFAULTS.port;
+  const keepAliveMs = pick<number>('server.keep_alive_ms', file.server?.keep_alive_ms);
+  const dirOverride = (fromFlags.get('data_dir') ?? fromEnv.get('data_dir')) as string | undefined;
+  const dataDir =
+    dirOverride !== undefined
+      ? resolve(cwd, dirOverride)
+      : file.data_dir !== undefined
+        ? fromFile(file.data_dir)
+        : resolve(cwd, SERVE_DEFAULTS.dataDir);
+
+  let keys: readonly ApiKey[] = file.auth?.keys ?? [];
+  try {
+    const envKeys = keysFromEnv(given('AXON_API_KEYS'));
+    if (envKeys.length > 0) keys = envKeys;
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    const message = err.message.replace(/^AXON_API_KEYS /, '');
+    problems.push({ source: 'AXON_API_KEYS', line: null, key: '', message });
+  }
+
+  const openai = openAIEngineOf(file, env, given, fromEnv, fileLine, shown, problems);
+  const policy = policyOf(file, fromFile, fileLine, shown, problems);
+  if (problems.length > 0) throw new ServeConfigError(problems);
+
+  const s = file.server;
+  return {
+    configFile,
+    host,
+    port,
+    dataDir,
+    ...(keepAliveMs === undefined ? {} : { keepAliveMs }),
+    ...(s?.body_limit_bytes === undefined ? {} : { bodyLimitBytes: s.body_limit_bytes }),
+    ...(s?.max_steps_per_run === undefined ? {} : { maxStepsPerRun: s.max_steps_per_run }),
+    ...(s?.drain_ms === undefined ? {} : { drainMs: s.drain_ms }),
+    keys,
+    openai,
+    policy,
+    memory: file.memory === undefined ? null : memoryOf(file.memory, fromFile, dataDir),
+    lineOf: fileLine,
+  };
+}
+
+/** The `openai` engine: the file's `engines.openai`, each part overridden by the environment. */
+function openAIEngineOf(
+  file: ServeConfigFile,
+  env: ServeEnv,
+  given: (name: string) => string | undefined,
+  fromEnv: Map<Field, string | number>,
+  fileLine: (key: string) => number | null,
+  shown: string,
+  problems: ServeConfigProblem[],
+): OpenAIEngineConfig | null {
+  const section = file.engines?.openai;
+  const baseURL = (fromEnv.get('engines.openai.url') as string | undefined) ?? section?.url;
+  if (baseURL === undefined) return null;
+  const model =
+    (fromEnv.get('engines.openai.model') as string | undefined) ??
+    section?.model ??
+    SERVE_DEFAULTS.model;
+  let apiKey = given('AXON_ENGINE_KEY');
+  if (apiKey === undefined && section?.key_env !== undefined) {
+    apiKey = env[section.key_env] || undefined;
+    if (apiKey === undefined) {
+      problems.push({
+        source: shown,
+        line: fileLine('engines.openai.key_env'),
+        key: 'engines.openai.key_env',
+        message: `the environment variable ${section.key_env} is not set`,
+      });
+    }
+  }
+  let priceTable = PRICE_TABLE;
+  const pricesFile = given('AXON_PRICE_TABLE');
+  try {
+    if (pricesFile !== undefined) priceTable = loadPriceTable(pricesFile);
+    else if (file.prices) priceTable = extendPriceTable(PRICE_TABLE, file.prices);
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    problems.push(
+      pricesFile !== undefined
+        ? { source: 'AXON_PRICE_TABLE', line: null, key: '', message: err.message }
+        : { source: shown, line: fileLine('prices'), key: 'prices', message: err.message },
+    );
+  }
+  return { baseURL, model, ...(apiKey === undefined ? {} : { apiKey }), priceTable };
+}
+
+/** The `policy` section: inline (checked with the file), or a YAML file read and checked now. */
+function policyOf(
+  file: ServeConfigFile,
+  fromFile: (p: string) => string,
+  fileLine: (key: string) => number | null,
+  shown: string,
+  problems: ServeConfigProblem[],
+): PolicyConfig | null {
+  const policy = file.policy;
+  if (policy === undefined) return null;
+  if (typeof policy !== 'string') return policy;
+  try {
+    return loadPolicyYaml({ file: fromFile(policy) });
+  } catch (err) {
+    if (err instanceof PolicyConfigError) {
+      // The policy file's own lines and keys: it is a source of its own.
+      problems.push(...err.problems.map((p) => ({ source: policy, ...p })));
+    } else {
+      const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : String(err);
+      problems.push({
+        source: shown,
+        line: fileLine('policy'),
+        key: 'policy',
+        message: `${policy}: ${why}`,
+      });
+    }
+    return null;
+  }
+}
+
+/** The `memory` section with relative paths from the file's folder, and its files in the data dir. */
+function memoryOf(
+  memory: NonNullable<ServeConfigFile['memory']>,
+  fromFile: (p: string) => string,
+  dataDir: string,
+): MemoryConfigInput {
+  // Only SQLite tiers have a file; other backends are left as given (and refused later, by
+  // createMemory, if axon has no such backend).
+  const located = <T extends { readonly backend: string; readonly path?: string | undefined }>(
+    tier: T,
+  ): T =>
+    tier.backend !== 'sqlite'
+      ? tier
+      : {
+          ...tier,
+          path: tier.path === undefined ? join(dataDir, MEMORY_FILE) : fromFile(tier.path),
+        };
+  return {
+    ...memory,
+    ...(memory.warm ? { warm: located(memory.warm) } : {}),
+    ...(memory.cold ? { cold: located(memory.cold) } : {}),
+  };
+}

@@ -1,0 +1,375 @@
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { PRICE_TABLE } from '../../src/engines/price-table.js';
+import {
+  loadServeConfig,
+  ServeConfigError,
+  type LoadServeConfigOptions,
+} from '../../src/cli/serve-config.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), `axon-serve-config-${randomUUID().slice(0, 8)}-`));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Writes `text` to `name` under the test's folder; returns its path. */
+function file(name: string, text: string): string {
+  const path = join(dir, name);
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(path, text);
+  return path;
+}
+
+/** loadServeConfig in the test's folder, with an empty environment unless given. */
+function load(options: LoadServeConfigOptions = {}): ReturnType<typeof loadServeConfig> {
+  return loadServeConfig({ cwd: dir, env: {}, ...options });
+}
+
+/** The error message of a refused configuration. */
+function refused(options: LoadServeConfigOptions = {}): string {
+  try {
+    load(options);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ServeConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected the configuration to be refused');
+}
+
+const KEY = 'k-0123456789abcdef';
+const OTHER_KEY = 'k-fedcba9876543210';
+
+const FULL = `# every key
+server:
+  host: 0.0.0.0
+  port: 8080
+  keep_alive_ms: 5000
+  body_limit_bytes: 2048
+  max_steps_per_run: 8
+  drain_ms: 2500
+data_dir: ./state
+auth:
+  keys:
+    - { key: ${KEY}, user_id: alice }
+    - { key: ${OTHER_KEY}, user_id: ops, permissions: [read, admin] }
+engines:
+  openai:
+    url: http://127.0.0.1:11434/v1
+    model: llama3.1
+    key_env: MY_ENGINE_KEY
+prices:
+  version: acme-2026-11
+  models:
+    llama3.1: { inputPerMTok: 0.5, outputPerMTok: 0.75 }
+policy:
+  tools: { deny: [rm] }
+  execution: { max_depth: 3 }
+memory:
+  warm: { backend: sqlite }
+  cold: { backend: sqlite, path: ./cold.db }
+  token_budget: 2000
+`;
+
+describe('loadServeConfig: defaults and the file', () => {
+  it('with no file, no variables and no flags: API.md embedded defaults', () => {
+    const c = load();
+    expect(c).toMatchObject({
+      configFile: null,
+      host: '127.0.0.1',
+      port: 7070,
+      dataDir: join(dir, '.axon'),
+      keys: [],
+      openai: null,
+      policy: null,
+      memory: null,
+    });
+    expect(c.keepAliveMs).toBeUndefined();
+    expect(c.drainMs).toBeUndefined();
+  });
+
+  it('reads ./axon.yaml when there is one and --config names none', () => {
+    file('axon.yaml', 'server: { port: 9001 }\n');
+    const c = load();
+    expect(c.configFile).toBe(join(dir, 'axon.yaml'));
+    expect(c.port).toBe(9001);
+  });
+
+  it('reads every key of the file', () => {
+    const path = file('conf/axon.yaml', FULL);
+    const c = load({ flags: { config: 'conf/axon.yaml' }, env: { MY_ENGINE_KEY: 'sk-local' } });
+    expect(c.configFile).toBe(path);
+    expect(c).toMatchObject({
+      host: '0.0.0.0',
+      port: 8080,
+      keepAliveMs: 5000,
+      bodyLimitBytes: 2048,
+      maxStepsPerRun: 8,
+      drainMs: 2500,
+      // Relative to the file's folder.
+      dataDir: join(dir, 'conf/state'),
+    });
+    expect(c.keys).toEqual([
+      { key: KEY, user_id: 'alice', permissions: ['read', 'write'] },
+      { key: OTHER_KEY, user_id: 'ops', permissions: ['read', 'admin'] },
+    ]);
+    expect(c.openai).toMatchObject({
+      baseURL: 'http://127.0.0.1:11434/v1',
+      model: 'llama3.1',
+      apiKey: 'sk-local',
+    });
+    expect(c.openai?.priceTable.version).toBe('acme-2026-11');
+    expect(c.openai?.priceTable.models['llama3.1']).toEqual({
+      inputPerMTok: 0.5,
+      outputPerMTok: 0.75,
+    });
+    // Added to the shipped table, not instead of it.
+    expect(c.openai?.priceTable.models['gpt-4o']).toEqual(PRICE_TABLE.models['gpt-4o']);
+    expect(c.policy).toMatchObject({ tools: { deny: ['rm'] }, execution: { max_depth: 3 } });
+    expect(c.memory).toMatchObject({
+      // No path: the data dir's memory.db; a relative one: from the file's folder.
+      warm: { backend: 'sqlite', path: join(dir, 'conf/state/memory.db') },
+      cold: { backend: 'sqlite', path: join(dir, 'conf/cold.db') },
+      token_budget: 2000,
+    });
+    // The line of a key, for what createMemory refuses later (it names the key, not the line).
+    const coldLine = FULL.split('\n').findIndex((l) => l.includes('cold:')) + 1;
+    expect(c.lineOf('memory.cold.path')).toBe(coldLine);
+    expect(coldLine).toBeGreaterThan(20);
+  });
+
+  it('reads a policy given as the path of a policy YAML file, relative to the config file', () => {
+    file('conf/policy.yaml', 'rate_limits:\n  per_user: { requests_per_minute: 60 }\n');
+    file('conf/axon.yaml', 'policy: ./policy.yaml\n');
+    const c = load({ flags: { config: 'conf/axon.yaml' } });
+    expect(c.policy).toMatchObject({
+      rate_limits: { per_user: { requests_per_minute: 60, on_exceed: 'reject' } },
+    });
+  });
+
+  it('an empty file is the defaults', () => {
+    file('axon.yaml', '# nothing yet\n');
+    expect(load()).toMatchObject({ host: '127.0.0.1', port: 7070, keys: [] });
+  });
+});
+
+describe('loadServeConfig: precedence (flags > environment > file > defaults)', () => {
+  const FILE = `server: { host: 10.0.0.1, port: 1111, keep_alive_ms: 1000 }
+data_dir: ./from-file
+auth: { keys: [{ key: ${KEY}, user_id: alice }] }
+`;
+
+  it('the file overrides the defaults', () => {
+    file('axon.yaml', FILE);
+    expect(load()).toMatchObject({
+      host: '10.0.0.1',
+      port: 1111,
+      keepAliveMs: 1000,
+      dataDir: join(dir, 'from-file'),
+    });
+  });
+
+  it('the environment overrides the file', () => {
+    file('axon.yaml', FILE);
+    const c = load({
+      env: {
+        AXON_HOST: '10.0.0.2',
+        AXON_PORT: '2222',
+        AXON_KEEP_ALIVE_MS: '2000',
+        AXON_DATA_DIR: 'from-env',
+        AXON_API_KEYS: `${OTHER_KEY}:bob:read`,
+      },
+    });
+    expect(c).toMatchObject({
+      host: '10.0.0.2',
+      port: 2222,
+      keepAliveMs: 2000,
+      dataDir: join(dir, 'from-env'),
+    });
+    // AXON_API_KEYS replaces the file's keys.
+    expect(c.keys).toEqual([{ key: OTHER_KEY, user_id: 'bob', permissions: ['read'] }]);
+  });
+
+  it('the flags override the environment', () => {
+    file('axon.yaml', FILE);
+    const c = load({
+      env: { AXON_HOST: '10.0.0.2', AXON_PORT: '2222', AXON_DATA_DIR: 'from-env' },
+      flags: { host: '127.0.0.1', port: '0', dataDir: 'from-flag' },
+    });
+    expect(c).toMatchObject({ host: '127.0.0.1', port: 0, dataDir: join(dir, 'from-flag') });
+  });
+
+  it('an empty variable counts as unset', () => {
+    file('axon.yaml', FILE);
+    expect(load({ env: { AXON_PORT: '', AXON_HOST: '', AXON_API_KEYS: '' } })).toMatchObject({
+      host: '10.0.0.1',
+      port: 1111,
+      keys: [{ user_id: 'alice' }],
+    });
+  });
+
+  it('AXON_ENGINE_URL, AXON_ENGINE_MODEL and AXON_ENGINE_KEY override engines.openai; AXON_PRICE_TABLE overrides prices', () => {
+    const prices = file('prices.yaml', 'version: env-prices\nmodels: {}\n');
+    file(
+      'axon.yaml',
+      'engines: { openai: { url: "http://a.example/v1", model: m1, key_env: K } }\nprices: { version: file-prices, models: {} }\n',
+    );
+    const fromFile = load({ env: { K: 'from-file-env' } });
+    expect(fromFile.openai).toMatchObject({
+      baseURL: 'http://a.example/v1',
+      model: 'm1',
+      apiKey: 'from-file-env',
+    });
+    expect(fromFile.openai?.priceTable.version).toBe('file-prices');
+    const fromEnv = load({
+      env: {
+        K: 'from-file-env',
+        AXON_ENGINE_URL: 'http://b.example/v1',
+        AXON_ENGINE_MODEL: 'm2',
+        AXON_ENGINE_KEY: 'from-env',
+        AXON_PRICE_TABLE: prices,
+      },
+    });
+    expect(fromEnv.openai).toMatchObject({
+      baseURL: 'http://b.example/v1',
+      model: 'm2',
+      apiKey: 'from-env',
+    });
+    expect(fromEnv.openai?.priceTable.version).toBe('env-prices');
+  });
+
+  it('AXON_ENGINE_URL alone registers openai with the default model and the shipped prices', () => {
+    const c = load({ env: { AXON_ENGINE_URL: 'http://127.0.0.1:8000/v1' } });
+    expect(c.openai).toEqual({
+      baseURL: 'http://127.0.0.1:8000/v1',
+      model: 'gpt-4o-mini',
+      priceTable: PRICE_TABLE,
+    });
+  });
+});
+
+describe('loadServeConfig: refusals name the source, the line and the key', () => {
+  it('an unknown top-level key, with its line', () => {
+    file('axon.yaml', 'server:\n  port: 7070\nlisten: 0.0.0.0\n');
+    expect(refused()).toBe('axon.yaml line 3: listen: unknown key "listen"');
+  });
+
+  it('an unknown nested key, with its line', () => {
+    file('axon.yaml', 'server:\n  host: 127.0.0.1\n  prot: 7070\n');
+    expect(refused()).toBe('axon.yaml line 3: server.prot: unknown key "prot"');
+  });
+
+  it('a value of the wrong kind and one out of range, both in one line', () => {
+    file('my.yaml', 'server:\n  port: 70000\n  drain_ms: soon\n');
+    const message = refused({ flags: { config: 'my.yaml' } });
+    expect(message).toMatch(/^my\.yaml line 2: server\.port: .*65535/);
+    expect(message).toMatch(/; my\.yaml line 3: server\.drain_ms: .*expected number/);
+    expect(message).not.toContain('\n');
+  });
+
+  it('a key inside a list item: auth.keys[1].key, with its line', () => {
+    file(
+      'axon.yaml',
+      `auth:\n  keys:\n    - { key: ${KEY}, user_id: a }\n    - key: short\n      user_id: b\n`,
+    );
+    expect(refused()).toMatch(/^axon\.yaml line 4: auth\.keys\[1\]\.key: .*16/);
+  });
+
+  it('an unknown key of an inline policy, with its line', () => {
+    file('axon.yaml', 'policy:\n  tools:\n    allow: [add]\n    forbid: [rm]\n');
+    expect(refused()).toBe('axon.yaml line 4: policy.tools.forbid: unknown key "forbid"');
+  });
+
+  it("a policy file's own problem, with that file's line", () => {
+    file('policy.yaml', 'execution:\n  max_depth: -1\n');
+    file('axon.yaml', 'policy: policy.yaml\n');
+    expect(refused()).toMatch(/^policy\.yaml line 2: execution\.max_depth: /);
+  });
+
+  it('a policy file that does not exist', () => {
+    file('axon.yaml', '\npolicy: ./nope.yaml\n');
+    expect(refused()).toBe('axon.yaml line 2: policy: ./nope.yaml: no such file');
+  });
+
+  it('a policy that is neither a path nor an object', () => {
+    file('axon.yaml', 'policy: 42\n');
+    expect(refused()).toBe(
+      'axon.yaml line 1: policy: expected the path of a policy YAML file, or a policy object',
+    );
+  });
+
+  it('a bad memory key, with its line', () => {
+    file('axon.yaml', 'memory:\n  hot: { backend: inmemory, size: 3 }\n');
+    expect(refused()).toBe('axon.yaml line 2: memory.hot.size: unknown key "size"');
+  });
+
+  it('a bad price, with its line', () => {
+    file(
+      'axon.yaml',
+      'prices:\n  version: v1\n  models:\n    m: { inputPerMTok: -1, outputPerMTok: 1 }\n',
+    );
+    expect(refused()).toMatch(/^axon\.yaml line 4: prices\.models\.m\.inputPerMTok: /);
+  });
+
+  it('an engine URL that is not http(s)', () => {
+    file('axon.yaml', 'engines:\n  openai:\n    url: ftp://x\n');
+    expect(refused()).toBe('axon.yaml line 3: engines.openai.url: must be an http(s) URL');
+  });
+
+  it('engines.openai.key_env naming a variable that is not set', () => {
+    file('axon.yaml', 'engines:\n  openai:\n    url: http://x/v1\n    key_env: NOT_SET_HERE\n');
+    expect(refused()).toBe(
+      'axon.yaml line 4: engines.openai.key_env: the environment variable NOT_SET_HERE is not set',
+    );
+  });
+
+  it('YAML that does not parse, with its line', () => {
+    file('axon.yaml', 'server:\n  port: 1\n  host: [unclosed\n');
+    expect(refused()).toMatch(/^axon\.yaml line \d+: /);
+  });
+
+  it('a file that is not a map', () => {
+    file('axon.yaml', '- a\n- b\n');
+    expect(refused()).toMatch(/^axon\.yaml line 1: .*expected object/);
+  });
+
+  it('--config naming a file that does not exist', () => {
+    expect(refused({ flags: { config: 'missing.yaml' } })).toBe('missing.yaml: no such file');
+  });
+
+  it.each([
+    [{ AXON_PORT: 'abc' }, 'AXON_PORT: must be a whole number, got "abc"'],
+    [{ AXON_PORT: '1e3' }, 'AXON_PORT: must be a whole number, got "1e3"'],
+    [{ AXON_PORT: '70000' }, /^AXON_PORT: .*65535/],
+    [{ AXON_KEEP_ALIVE_MS: '0' }, /^AXON_KEEP_ALIVE_MS: .*>0/],
+    [{ AXON_ENGINE_URL: 'localhost:8000' }, 'AXON_ENGINE_URL: must be an http(s) URL'],
+    [{ AXON_API_KEYS: 'short:alice' }, /^AXON_API_KEYS: item 1: expected key:user_id/],
+  ])('a bad environment variable is named: %j', (env, expected) => {
+    const message = refused({ env });
+    if (typeof expected === 'string') expect(message).toBe(expected);
+    else expect(message).toMatch(expected);
+  });
+
+  it.each([
+    [{ port: '-1' }, '--port: must be a whole number, got "-1"'],
+    [{ port: '65536' }, /^--port: .*65535/],
+    [{ host: '' }, /^--host: /],
+    [{ dataDir: '' }, /^--data-dir: /],
+  ])('a bad flag is named: %j', (flags, expected) => {
+    const message = refused({ flags });
+    if (typeof expected === 'string') expect(message).toBe(expected);
+    else expect(message).toMatch(expected);
+  });
+
+  it('every problem of the environment and the flags at once', () => {
+    const message = refused({ env: { AXON_PORT: 'x' }, flags: { port: 'y' } });
+    expect(message).toBe(
+      'AXON_PORT: must be a whole number, got "x"; --port: must be a whole number, got "y"',
+    );
+  });
+});
