@@ -14,6 +14,8 @@ const scripts = [
   'bench:engine',
   'bench:store',
   'bench:memory',
+  'bench:sse',
+  'bench:http',
 ];
 // The commit the benches ran at, not what the tree holds when they are done.
 const commit = currentCommit();

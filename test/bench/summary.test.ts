@@ -99,7 +99,7 @@ describe('the benchmark summary', () => {
       result: 'met',
     });
     expect(row(summary, 'actors', 'metrics.actors_alive').result).toBe('**missed**');
-    expect(summary).toContain('2 met, 2 missed, 7 not measured.');
+    expect(summary).toContain('2 met, 2 missed, 10 not measured.');
   });
 
   it('shows a target whose figure is absent, null or whose bench has no result as not measured', () => {
@@ -190,6 +190,9 @@ describe('the targets', () => {
       'memory metrics.cold_recall_at_10 ≥ 0.95',
       'memory metrics.cold_one_scope_recall_at_10 ≥ 0.95',
       'memory metrics.cold_one_scope_p50_ms ≤ 5',
+      'sse metrics.loop_lag_p99_ms_1000_clients < 50',
+      'sse metrics.tokens_per_s_one_connection ≥ 200 000',
+      'http ratios.vs_bare_fastify ≥ 0.5',
     ]);
   });
 
