@@ -78,7 +78,8 @@ class SqliteColdTier implements ColdTier {
       );
     }
     if (!meta) db.prepare("INSERT INTO cold_meta (name, value) VALUES ('embedder', ?)").run(mine);
-    this.#index = new VectorIndex(this.#embedder.dimensions, options);
+    const { embedder: _embedder, ...indexOptions } = options;
+    this.#index = new VectorIndex(this.#embedder.dimensions, indexOptions);
     this.#insert = db.prepare(
       `INSERT INTO cold_items (id, key, content, ts, vector, tags, source)
        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
@@ -178,7 +179,12 @@ export function sqliteColdTier(
   path: string | Database.Database = DEFAULT_MEMORY_PATH,
   options: SqliteColdTierOptions = {},
 ): ColdTier {
-  return typeof path === 'string'
-    ? new SqliteColdTier(openMemoryDb(path), true, options)
-    : new SqliteColdTier(path, false, options);
+  if (typeof path !== 'string') return new SqliteColdTier(path, false, options);
+  const db = openMemoryDb(path);
+  try {
+    return new SqliteColdTier(db, true, options);
+  } catch (err) {
+    db.close(); // refused (another embedder, an unknown option): the file is not left open
+    throw err;
+  }
 }

@@ -254,6 +254,21 @@ describe('embedded cold tier', () => {
     await again.close();
   });
 
+  it('hands its index options to the vector index, and refuses one it does not know', async () => {
+    const path = file();
+    const exact = sqliteColdTier(path);
+    for (let i = 0; i < 40; i++) {
+      await exact.put(coldItem(`n${i}`, 'global', `kubernetes note number ${i}`, i));
+    }
+    expect(await exact.search('kubernetes note', ['global'], 10)).toHaveLength(10);
+    await exact.close();
+    // Past trainAt the scope goes through the codes; a shortlist of one keeps one candidate.
+    const narrow = sqliteColdTier(path, { trainAt: 10, shortlist: 1, rerank: 1 });
+    expect(await narrow.search('kubernetes note', ['global'], 10)).toHaveLength(1);
+    await narrow.close();
+    expect(() => sqliteColdTier(file(), { probe: 0.1 } as never)).toThrow(/unknown option probe/);
+  });
+
   it('refuses a file written with another embedder', async () => {
     const path = file();
     await sqliteColdTier(path).close();
