@@ -2,50 +2,83 @@
  * @module The wake-ups of a step log's followers: each step actor of the runtime tells its
  * feeds when it has appended, and a follower waiting for the next append (see
  * `runs/step-follow.ts`) wakes then, or after its poll interval, whichever comes first.
+ *
+ * A follower opens a {@link Feed} for as long as it follows: an append bumps the feed's
+ * `version` (a counter, no allocation) and wakes it if it waits. A follower that keeps up
+ * reads, sees the version moved while it read, and reads again — no timer and no promise
+ * per append; it waits (a timer for the poll) only when a read found nothing new.
  */
 import type { Clock } from '../context/clock.js';
 
 /** The wake-ups of followers, by step: told by each step of the runtime that appends. */
 export class StepFeeds {
-  readonly #waiting = new Map<string, Set<() => void>>();
+  readonly #open = new Map<string, Set<Feed>>();
 
-  /** A step appended events to its log: wakes its followers. */
+  /** A step appended events to its log: tells its open feeds. */
   appended(stepId: string): void {
-    const wakers = this.#waiting.get(stepId);
-    if (!wakers) return;
-    this.#waiting.delete(stepId);
-    for (const wake of wakers) wake();
+    const feeds = this.#open.get(stepId);
+    if (!feeds) return;
+    for (const feed of feeds) feed.bump();
   }
 
-  /**
-   * A wait for the step's next append, or `ms` on `clock`, whichever comes first; `cancel`
-   * gives it up (and its timer).
-   */
-  watch(stepId: string, clock: Clock, ms: number): Watch {
-    let resolve!: () => void;
-    const woken = new Promise<void>((r) => {
-      resolve = r;
-    });
-    const done = (): void => {
-      clock.clearTimeout(timer);
-      const set = this.#waiting.get(stepId);
-      set?.delete(done);
-      if (set?.size === 0) this.#waiting.delete(stepId);
-      resolve();
-    };
-    const timer = clock.setTimeout(done, ms);
-    let wakers = this.#waiting.get(stepId);
-    if (!wakers) {
-      wakers = new Set();
-      this.#waiting.set(stepId, wakers);
+  /** A feed of `stepId`'s appends, open until its `close`. */
+  open(stepId: string): Feed {
+    let feeds = this.#open.get(stepId);
+    if (!feeds) {
+      feeds = new Set();
+      this.#open.set(stepId, feeds);
     }
-    wakers.add(done);
-    return { woken, cancel: done };
+    const feed = new Feed(() => {
+      feeds.delete(feed);
+      if (feeds.size === 0 && this.#open.get(stepId) === feeds) this.#open.delete(stepId);
+    });
+    feeds.add(feed);
+    return feed;
   }
 }
 
-/** A follower's wait for the next append (see {@link StepFeeds.watch}). */
-export interface Watch {
-  readonly woken: Promise<void>;
-  cancel(): void;
+/** One follower's view of a step's appends (see {@link StepFeeds.open}). */
+export class Feed {
+  /** Appends told since the feed opened: read it before a read of the log. */
+  version = 0;
+  #wake: (() => void) | null = null;
+  #closed = false;
+  readonly #detach: () => void;
+
+  constructor(detach: () => void) {
+    this.#detach = detach;
+  }
+
+  /** @internal An append: counts it, wakes the waiting follower. */
+  bump(): void {
+    this.version++;
+    this.#wake?.();
+  }
+
+  /**
+   * Resolves at the next append, after `ms` on `clock` (the poll of a step that runs
+   * elsewhere), or at `close`, whichever comes first.
+   */
+  wait(clock: Clock, ms: number): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = clock.setTimeout(() => {
+        this.#wake = null;
+        resolve();
+      }, ms);
+      this.#wake = () => {
+        this.#wake = null;
+        clock.clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  /** Stops the feed: a wait resolves, no append is told any more. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#detach();
+    this.#wake?.();
+  }
 }

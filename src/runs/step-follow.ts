@@ -11,7 +11,7 @@ import type { Clock } from '../context/clock.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { flushed, type RunStore } from '../store/run-store.js';
 import type { StepEvent } from '../streams/events.js';
-import type { StepFeeds, Watch } from '../actors/step-feeds.js';
+import type { StepFeeds } from '../actors/step-feeds.js';
 import type { FlowApiDeps } from './flow-api.js';
 import { cancelStep } from './run-control.js';
 
@@ -64,6 +64,26 @@ export async function* followStep(
   stepId: string,
   options: FollowOptions = {},
 ): AsyncGenerator<StepEvent, void, undefined> {
+  const signal = options.signal;
+  for await (const page of followStepPages(deps, stepId, options)) {
+    for (const event of page) {
+      if (signal?.aborted) return;
+      yield event;
+    }
+  }
+}
+
+/**
+ * {@link followStep} a page at a time: the events one read of the log returned (at most
+ * {@link FOLLOW_PAGE}, never empty), the last page ending with the step's `end` or `error`.
+ * What a writer that can send many events at once takes (the SSE stream: one socket write
+ * a page). The same options, errors and disconnect.
+ */
+export async function* followStepPages(
+  deps: FollowDeps,
+  stepId: string,
+  options: FollowOptions = {},
+): AsyncGenerator<readonly StepEvent[], void, undefined> {
   let last = options.afterSeq ?? 0;
   const pollMs = options.pollMs ?? 100;
   const signal = options.signal;
@@ -77,7 +97,8 @@ export async function* followStep(
     throw new TypeError('followStep: signal must be an AbortSignal');
   }
   if (!(await deps.store.getStep(stepId))) throw new NotFoundError('step', stepId);
-  let watch: Watch | null = null;
+  // Told of every append of a step of this runtime from now on.
+  const feed = deps.feeds.open(stepId);
   // This follow counts as open until it ends or its follower disconnects.
   let open = true;
   const close = (): number => {
@@ -90,7 +111,7 @@ export async function* followStep(
   };
   deps.open.set(stepId, (deps.open.get(stepId) ?? 0) + 1);
   const onAbort = (): void => {
-    watch?.cancel();
+    feed.close();
     // Told at once, even while the follower is not reading: it has gone.
     if (close() === 0) deps.lastDisconnected(stepId);
   };
@@ -99,9 +120,9 @@ export async function* followStep(
   try {
     for (;;) {
       if (signal?.aborted) return;
-      // The wait for the next append starts before the read: whatever is logged between
-      // them wakes it, and the next read has it.
-      watch = deps.feeds.watch(stepId, deps.clock, pollMs);
+      // Appends told from here on show in `feed.version`: one between this read and the
+      // wait below sends the follower round again instead of waiting.
+      const version = feed.version;
       // A page at a time: a follower holds at most FOLLOW_PAGE events, however long the
       // log it is behind on (a reader that stops reading holds no more).
       const events = await deps.store.readEvents(stepId, last, FOLLOW_PAGE);
@@ -112,22 +133,20 @@ export async function* followStep(
         // have ended after the read above, its last events logged since: read once more.
         if (ENDED.has((await deps.store.getStep(stepId))?.status ?? '')) {
           if ((await deps.store.readEvents(stepId, last, 1)).length === 0) return;
-          watch.cancel();
           continue;
         }
-        await watch.woken;
+        if (feed.version === version) await feed.wait(deps.clock, pollMs);
         continue;
       }
-      watch.cancel();
-      for (const event of events) {
-        if (signal?.aborted) return;
-        last = event.seq;
-        yield event;
-        if (LAST.has(event.type)) return;
-      }
+      if (signal?.aborted) return;
+      const end = events.findIndex((e) => LAST.has(e.type));
+      const page = end === -1 ? events : events.slice(0, end + 1);
+      last = (page.at(-1) as StepEvent).seq;
+      yield page;
+      if (end !== -1) return;
     }
   } finally {
-    watch?.cancel();
+    feed.close();
     signal?.removeEventListener('abort', onAbort);
     close();
   }

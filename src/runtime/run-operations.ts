@@ -23,7 +23,13 @@ import { appendFact, listFlowFacts, listRunFacts } from '../runs/facts.js';
 import { createFlow, createFlowRun, type RunOwner } from '../runs/flow-api.js';
 import { cancelRun, cancelStep, checkpointRun, completeRun } from '../runs/run-control.js';
 import { resumeRun, resumeRuns, type ResumedRun } from '../runs/run-resume.js';
-import { cancelOnDisconnect, followStep, type FollowOptions } from '../runs/step-follow.js';
+import {
+  cancelOnDisconnect,
+  followStep,
+  followStepPages,
+  type FollowDeps,
+  type FollowOptions,
+} from '../runs/step-follow.js';
 import { submitStep, type SubmittedStep } from '../steps/step-submission.js';
 import type { BreakerState } from '../supervisors/circuit-breaker.js';
 import type { PoolInfo } from './pool-info.js';
@@ -149,22 +155,34 @@ export class RunOperations {
    * for await (const ev of runtime.followStep(step.step_id, { afterSeq: 3 })) console.log(ev.seq, ev.type);
    */
   followStep(stepId: string, options: FollowOptions = {}): AsyncGenerator<StepEvent, void> {
+    return followStep(this.#followDeps(), stepId, options);
+  }
+
+  /**
+   * {@link followStep} a page at a time: the events of one read of the log (at most 256,
+   * never none), the last page ending with the step's `end` or `error` — for a writer that
+   * sends many events at once (the SSE stream writes a page in one socket write).
+   */
+  followStepPages(
+    stepId: string,
+    options: FollowOptions = {},
+  ): AsyncGenerator<readonly StepEvent[], void> {
+    return followStepPages(this.#followDeps(), stepId, options);
+  }
+
+  #followDeps(): FollowDeps {
     const { store, system, feeds, follows, runs, logger } = this.parts;
-    return followStep(
-      {
-        store,
-        clock: system.clock,
-        feeds,
-        open: follows,
-        lastDisconnected: (id) => {
-          cancelOnDisconnect(runs, id).catch((err: unknown) => {
-            logger.warn({ err, step_id: id }, 'cancel on disconnect failed');
-          });
-        },
+    return {
+      store,
+      clock: system.clock,
+      feeds,
+      open: follows,
+      lastDisconnected: (id) => {
+        cancelOnDisconnect(runs, id).catch((err: unknown) => {
+          logger.warn({ err, step_id: id }, 'cancel on disconnect failed');
+        });
       },
-      stepId,
-      options,
-    );
+    };
   }
 
   /**

@@ -232,7 +232,7 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
     deps.metrics.sseClients.inc();
     const done = serveSse(
       reply.raw,
-      (id, o) => runtime.followStep(id, o),
+      (id, o) => runtime.followStepPages(id, o),
       step_id,
       afterSeq,
       gone.signal,

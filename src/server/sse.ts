@@ -1,7 +1,7 @@
 /**
  * @module A step's stream as Server-Sent Events (API.md, STREAM-2001..2003): frames
  * `id: <seq>` / `event: <type>` / `data: <json>`, read from the durable log from
- * `Last-Event-ID` on and then live (`runtime.followStep`), `: keep-alive` comments while
+ * `Last-Event-ID` on and then live (`runtime.followStepPages`), `: keep-alive` comments while
  * nothing else is written, `write()` backpressure honoured (the next frame waits for
  * `drain`), and the drop policy: while the socket is backed up, `metrics` and `narration`
  * frames are dropped (counted); `token` and `fact` wait, never dropped. The stream closes
@@ -11,11 +11,14 @@
 import type { ServerResponse } from 'node:http';
 import type { StepEvent } from '../streams/events.js';
 
-/** What the stream needs of the runtime: its follow of a step's log. */
+/**
+ * What the stream needs of the runtime: its follow of a step's log, a page (the events of
+ * one read, never none) at a time (`runtime.followStepPages`).
+ */
 export type FollowLog = (
   stepId: string,
   options: { readonly afterSeq: number; readonly signal: AbortSignal },
-) => AsyncIterable<StepEvent>;
+) => AsyncIterable<readonly StepEvent[]>;
 
 /** Options of {@link serveSse}. */
 export interface SseOptions {
@@ -40,6 +43,12 @@ export function sseHeaders(extra: Readonly<Record<string, string>> = {}): Record
     ...extra,
   };
 }
+
+/**
+ * Characters of frames gathered before a write: a page of a log's events goes out in one
+ * write or a few, and the socket's backpressure is looked at between them.
+ */
+const CHUNK_CHARS = 16_384;
 
 /** The types the drop policy may drop under pressure (STREAM-2003). */
 const DROPPABLE: ReadonlySet<string> = new Set(['metrics', 'narration']);
@@ -104,16 +113,27 @@ export async function serveSse(
   }, options.keepAliveMs);
   keepAlive.unref();
   try {
-    for await (const event of follow(stepId, { afterSeq, signal: closed })) {
+    for await (const page of follow(stepId, { afterSeq, signal: closed })) {
       if (closed.aborted) return 'disconnected';
-      if (res.writableNeedDrain) {
-        if (DROPPABLE.has(event.type)) {
-          options.onDrop?.(event.type);
-          continue;
+      // A page goes out in one write (one syscall, not one per token). The drop policy
+      // looks at the socket before each frame: backed up, a droppable frame is dropped
+      // and any other waits for `drain`, the frames before it written first.
+      let chunk = '';
+      for (const event of page) {
+        if (res.writableNeedDrain) {
+          if (DROPPABLE.has(event.type)) {
+            options.onDrop?.(event.type);
+            continue;
+          }
+          if (!(await drained(res, closed))) return 'disconnected';
         }
-        if (!(await drained(res, closed))) return 'disconnected';
+        chunk += sseFrame(event);
+        if (chunk.length >= CHUNK_CHARS) {
+          res.write(chunk);
+          chunk = '';
+        }
       }
-      res.write(sseFrame(event));
+      if (chunk !== '') res.write(chunk);
     }
     return closed.aborted ? 'disconnected' : 'ended';
   } catch {

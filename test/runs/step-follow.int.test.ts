@@ -153,6 +153,88 @@ describe('runtime.followStep: a step log from a seq, then live, to its end (API.
     expect(events.map((e) => e.type)).toEqual(['started', 'token', 'token', 'token', 'end']);
   });
 
+  it('an append while the follower reads an empty page wakes it: it does not sleep through to its poll', async () => {
+    // The follower's read finds nothing; before it returns, the step appends a token. Had
+    // the follower then waited for the next append (or its ten-minute poll), it would hang.
+    const base = memoryStore();
+    let during: (() => Promise<void>) | null = null;
+    const store = new Proxy(base, {
+      get(target, key) {
+        if (key === 'readEvents') {
+          return async (stepId: string, afterSeq?: number, limit?: number) => {
+            const events = await target.readEvents(stepId, afterSeq, limit);
+            if (events.length === 0 && during) {
+              const act = during;
+              during = null;
+              await act();
+            }
+            return events;
+          };
+        }
+        const value: unknown = Reflect.get(target, key, target);
+        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      },
+    });
+    const gate = (): { promise: Promise<void>; resolve: () => void } => {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      return { promise, resolve };
+    };
+    const gates = [gate(), gate()];
+    const gated = defineAgent({
+      name: 'gated',
+      async *handler() {
+        yield 'a';
+        await gates[0]?.promise;
+        yield 'b';
+        await gates[1]?.promise;
+      },
+    });
+    const rt = quietRuntime({ store, agents: [gated] });
+    runtimes.push(rt);
+    const { flow } = await rt.createFlow({ name: 'gated', ast: { id: randomUUID() } });
+    const run = await rt.createRun(flow.flow_id);
+    const step = await rt.submitStep(run.run_id, {
+      type: 'agent',
+      client_token: 'gated',
+      input: { agent: 'gated', message: 'go' },
+    });
+    const texts: string[] = [];
+    let lastType = '';
+    for await (const ev of rt.followStep(step.step_id, { pollMs: 600_000 })) {
+      lastType = ev.type;
+      if (ev.type === 'token') texts.push(ev.t);
+      if (ev.type === 'token' && ev.t === 'a') {
+        during = async () => {
+          gates[0]?.resolve();
+          // Until `b` is in the log: appended while this (empty) read is out.
+          while ((await base.readEvents(step.step_id, ev.seq)).length === 0) {
+            await new Promise((r) => setImmediate(r));
+          }
+        };
+      }
+      if (ev.type === 'token' && ev.t === 'b') gates[1]?.resolve();
+    }
+    expect(texts).toEqual(['a', 'b']);
+    // Not the step's own timeout waking a follower that slept through `b`.
+    expect(lastType).toBe('end');
+  });
+
+  it('followStepPages: a reader behind gets the log in pages of at most 256 events, never empty, the last ending with end', async () => {
+    const { rt } = setup();
+    const step = await submitted(rt, { tokens: 1_000 });
+    await step.done;
+    const pages: (readonly StepEvent[])[] = [];
+    for await (const page of rt.followStepPages(step.step_id)) pages.push(page);
+    expect(pages.length).toBeGreaterThanOrEqual(4);
+    for (const page of pages) {
+      expect(page.length).toBeGreaterThan(0);
+      expect(page.length).toBeLessThanOrEqual(256);
+    }
+    expect(pages.at(-1)?.at(-1)?.type).toBe('end');
+    expect(pages.flat()).toEqual(await rt.readStepEvents(step.step_id));
+  });
+
   it('stops when the reader breaks off, and refuses an unknown step and bad options', async () => {
     const { rt, release } = setup();
     const stepId = await submitTalker(rt, { tokens: 10, hold: 2 });
