@@ -65,6 +65,20 @@ export interface RecordedToolOutput {
 
 /** Compiled tool declarations of flows, by flow hash and tool (a flow never changes). */
 const declaredTools = new Map<string, ValidateFunction>();
+/**
+ * The tool declarations of flows read lately, per store, by flow id: a flow never changes
+ * once stored, so a run's tool calls need not read it each time. (Per store: ids from a
+ * seeded id source repeat across stores.)
+ */
+const flowTools = new WeakMap<RunStore, Map<string, Pick<FlowRecord, 'hash' | 'tools'>>>();
+/** Flows (and compiled declarations) kept; past it the oldest go. */
+const KEPT_FLOWS = 512;
+
+/** Sets `key` in `map`, the oldest entry going once there are `KEPT_FLOWS`. */
+function keep<V>(map: Map<string, V>, key: string, value: V): void {
+  if (map.size >= KEPT_FLOWS) map.delete(map.keys().next().value as string);
+  map.set(key, value);
+}
 
 /** The order in which `strict_replay` compares an engine call's inputs (NERVE-4022). */
 const ENGINE_FIELDS = ['engine', 'model', 'seed', 'prompt_hash', 'params_hash', 'replica'] as const;
@@ -145,15 +159,27 @@ export class RunCalls {
    * checked against it as well as against the registered tool.
    */
   async declaredTool(name: string): Promise<ValidateFunction | null> {
-    if (this.#flowId === null) return null;
-    const flow = await (this.#flow ??= this.#store.getFlow(this.#flowId));
-    const declared = flow?.tools.find((t) => t.name === name);
-    if (!flow || !declared) return null;
+    const flowId = this.#flowId;
+    if (flowId === null) return null;
+    let kept = flowTools.get(this.#store);
+    if (!kept) {
+      kept = new Map();
+      flowTools.set(this.#store, kept);
+    }
+    let flow = kept.get(flowId);
+    if (!flow) {
+      const read = await (this.#flow ??= this.#store.getFlow(flowId));
+      if (!read) return null;
+      flow = { hash: read.hash, tools: read.tools };
+      keep(kept, flowId, flow);
+    }
+    const declared = flow.tools.find((t) => t.name === name);
+    if (!declared) return null;
     const key = `${flow.hash}\u0000${name}`;
     let validate = declaredTools.get(key);
     if (!validate) {
       validate = compileJsonSchema(`the flow's tool ${name}`, declared.parameters);
-      declaredTools.set(key, validate);
+      keep(declaredTools, key, validate);
     }
     return validate;
   }

@@ -11,8 +11,12 @@ export interface SubmittedStep {
   readonly status: StepStatus;
   /** False when the run already had a step with this client token (nothing was run). */
   readonly created: boolean;
-  /** Settles when the step has ended (at once for a step found by its token). */
-  readonly done: Promise<void>;
+  /**
+   * Resolves when the step has ended, with the status it ended in (`waiting` when it was
+   * suspended for an approval); at once with `null` for a step found by its token, or when
+   * the step failed before it began or its record could not be read. Never rejects.
+   */
+  readonly done: Promise<StepStatus | null>;
 }
 
 /** A step suspended for an approval, to go on with (see `StepSubmission.resume` in `step-runner.ts`). */

@@ -182,10 +182,11 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
     }
     if (submitted.created) {
       const { step_id } = submitted;
-      void submitted.done.finally(async () => {
+      void submitted.done.then(async (status) => {
         release();
-        const step = await runtime.getStep(step_id).catch(() => null);
-        deps.metrics.steps.inc({ type: request.type, status: step?.status ?? 'unknown' });
+        // `null`: the record could not be read when the step ended; read it once more.
+        const ended = status ?? (await runtime.getStep(step_id).catch(() => null))?.status;
+        deps.metrics.steps.inc({ type: request.type, status: ended ?? 'unknown' });
       });
     } else {
       release();

@@ -10,7 +10,7 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { InternalError } from '../errors/internal-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { Logger } from '../observability/logger.js';
-import type { RunRecord, StepRecord, WireBudgets } from '../store/records.js';
+import type { RunRecord, StepRecord, StepStatus, WireBudgets } from '../store/records.js';
 import { flushed, type RunStore } from '../store/run-store.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import { gateEvalInputSchema, type GateEvalInput } from './gate-eval.js';
@@ -283,7 +283,7 @@ async function submitIn(
     default:
       work = host.runLlm(request.type, request.input, ctx, submission);
   }
-  const done = work
+  const done: Promise<StepStatus | null> = work
     .then(
       async () => {
         // The run's usage grows by the step's (its own and its children's), in the store;
@@ -293,15 +293,18 @@ async function submitIn(
         if (step && step.status !== 'waiting') {
           await host.store.addRunUsage(runId, step.budget_usage);
         }
+        return step?.status ?? null;
       },
       (err: unknown) => {
         if (!(err instanceof AlreadyClaimed)) {
           host.logger.error({ err, run_id: runId }, 'a submitted step failed before it began');
         }
+        return null;
       },
     )
     .catch((err: unknown) => {
       host.logger.error({ err, run_id: runId }, "a step's usage could not be added to its run");
+      return null;
     })
     .finally(release);
   // Whichever comes first: the claim, or a refusal before any step began.
@@ -313,6 +316,6 @@ async function submitIn(
     step_id: settled.record.step_id,
     status: settled.record.status,
     created: settled.created,
-    done: settled.created ? done : Promise.resolve(),
+    done: settled.created ? done : Promise.resolve(null),
   };
 }

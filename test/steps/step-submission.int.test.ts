@@ -68,9 +68,11 @@ describe.each([
 
     const first = await rt.submitStep(run.run_id, body);
     expect(first).toMatchObject({ created: true, status: 'running' });
-    await first.done;
+    // `done` tells the status the step ended in; a step found by its token, nothing.
+    expect(await first.done).toBe('succeeded');
     const again = await rt.submitStep(run.run_id, body);
     expect(again).toMatchObject({ created: false, step_id: first.step_id, status: 'succeeded' });
+    expect(await again.done).toBeNull();
     expect(runs()).toBe(1);
     expect(await rt.store.getStep(first.step_id)).toMatchObject({
       client_token: 'c-1',
@@ -121,7 +123,7 @@ describe('step submission: kinds and refusals', () => {
       type: 'tool_call',
       input: { tool: 'add', args: { a: 'two' } },
     });
-    await bad.done;
+    expect(await bad.done).toBe('failed');
     expect(await rt.store.getStep(bad.step_id)).toMatchObject({
       status: 'failed',
       error: { code: 'SCHEMA_VIOLATION' },
