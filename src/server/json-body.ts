@@ -39,8 +39,11 @@ export function parseJsonBody(bytes: Buffer): unknown {
   } catch {
     throw new HttpError(400, 'INVALID_PARAMS', 'the body is not valid UTF-8');
   }
+  // The reviver (a call per value) only where such a key can be: it holds `proto` or
+  // `constructor` as written, or a `\u` escape that could spell either.
+  const suspect = text.includes('proto') || text.includes('constructor') || text.includes('\\u');
   try {
-    return JSON.parse(text, refusePoison) as unknown;
+    return (suspect ? JSON.parse(text, refusePoison) : JSON.parse(text)) as unknown;
   } catch (err) {
     if (err instanceof HttpError) throw err;
     throw new HttpError(400, 'INVALID_PARAMS', 'the body is not valid JSON', {

@@ -172,6 +172,8 @@ describe('bodies: 400, 413, 415 with the error body, never a crash', () => {
       '{"type":"a","data":{"__proto__":{"admin":true}}}',
       '{"type":"a","data":{"constructor":{"prototype":{"admin":true}}}}',
       '{"type":"a","data":{"\\u005f_proto__":{}}}',
+      '{"type":"a","data":{"\\u0063onstructor":{"prototype":{"admin":true}}}}',
+      '{"type":"a","data":{"constructor":{"\\u0070rototype":{"admin":true}}}}',
     ]) {
       expectApiError(
         await s.api('POST', path, text, { 'content-type': 'application/json' }),
