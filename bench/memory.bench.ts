@@ -32,6 +32,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { createContext } from '../src/context/create-context.js';
+import { createSeededRandom as random } from '../src/context/seeded-random.js';
 import { hashedEmbedder } from '../src/memory/embedders.js';
 import { memoryHotTier } from '../src/memory/hot-tier.js';
 import { sqliteColdTier } from '../src/memory/sqlite-cold-tier.js';
@@ -44,17 +45,6 @@ const max = Number(process.env['AXON_BENCH_MEMORY_MAX'] ?? '100000');
 const sizes = [1_000, 10_000, 100_000].filter((n) => n <= max);
 const dir = mkdtempSync(join(tmpdir(), 'axon-bench-memory-'));
 const queries = 200;
-
-/** A deterministic pseudo-random source (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const vocabulary = Array.from({ length: 5_000 }, (_, i) => `w${i.toString(36)}`);
 /** A note of 8–20 words, drawn Zipf-like (a few words common, most rare). */

@@ -3,6 +3,7 @@
  * pseudo-random rotation, the sign bits of a rotated vector, the query's look-up table for
  * the asymmetric estimate, and a byte-wise popcount.
  */
+import { createSeededRandom } from '../context/seeded-random.js';
 
 /** The fewest bits of a code (more past 256 dimensions). */
 const MIN_BITS = 256;
@@ -26,7 +27,7 @@ export class Rotation {
     this.bits = Math.max(this.#p, MIN_BITS);
     const rounds = this.bits / this.#p;
     // A fixed seed: a code depends on its vector only, in every process.
-    const rand = mulberry32(0x5eed);
+    const rand = createSeededRandom(0x5eed);
     this.#signs = Float32Array.from({ length: rounds * this.#p }, () => (rand() < 0.5 ? -1 : 1));
     this.#work = new Float32Array(this.#p);
     this.#out = new Float32Array(this.bits);
@@ -103,15 +104,4 @@ export function bytes(v: number): number {
   v -= (v >>> 1) & 0x55555555;
   v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
   return (v + (v >>> 4)) & 0x0f0f0f0f;
-}
-
-/** A deterministic pseudo-random source in [0, 1). */
-function mulberry32(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

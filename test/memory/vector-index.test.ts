@@ -5,19 +5,9 @@
  * milliseconds. Speed is measured by `bench:memory` only.
  */
 import { describe, expect, it } from 'vitest';
+import { createSeededRandom as random } from '../../src/context/seeded-random.js';
 import { hashedEmbedder } from '../../src/memory/embedders.js';
 import { VectorIndex, type Hit } from '../../src/memory/vector-index.js';
-
-/** A deterministic pseudo-random source (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Notes of 8–20 words from a Zipf-like vocabulary, as `bench:memory` makes them. */
 function notes(rand: () => number, n: number, words = [8, 20]): string[] {
