@@ -62,6 +62,43 @@ async function collect(events: AsyncIterable<StepEvent>): Promise<StepEvent[]> {
   return out;
 }
 
+/**
+ * A memory store whose next read of a log that finds nothing new first runs the action
+ * `setAction` was last given (once), then returns what it found.
+ */
+function storeActingOnEmptyRead(): {
+  base: RunStore;
+  store: RunStore;
+  setAction: (act: () => Promise<unknown>) => void;
+} {
+  const base = memoryStore();
+  let action: (() => Promise<unknown>) | null = null;
+  const store = new Proxy(base, {
+    get(target, key) {
+      if (key === 'readEvents') {
+        return async (stepId: string, afterSeq?: number, limit?: number) => {
+          const events = await target.readEvents(stepId, afterSeq, limit);
+          if (events.length === 0 && action) {
+            const act = action;
+            action = null;
+            await act();
+          }
+          return events;
+        };
+      }
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+    },
+  });
+  return {
+    base,
+    store,
+    setAction: (act) => {
+      action = act;
+    },
+  };
+}
+
 describe('runtime.followStep: a step log from a seq, then live, to its end (API.md stream)', () => {
   it.each([
     ['memory', () => memoryStore()],
@@ -120,25 +157,7 @@ describe('runtime.followStep: a step log from a seq, then live, to its end (API.
   it('regression: a step that ends between an empty read of its log and the check of its record still gives its follower its last event', async () => {
     // The follower's read finds nothing new; before it looks at the step's record, the step
     // logs its end and its record ends. The follower used to stop there, without `end`.
-    const base = memoryStore();
-    let stale: Promise<unknown> | null = null;
-    const store = new Proxy(base, {
-      get(target, key) {
-        if (key === 'readEvents') {
-          return async (stepId: string, afterSeq?: number, limit?: number) => {
-            const events = await target.readEvents(stepId, afterSeq, limit);
-            if (events.length === 0 && stale) {
-              const wait = stale;
-              stale = null;
-              await wait;
-            }
-            return events;
-          };
-        }
-        const value: unknown = Reflect.get(target, key, target);
-        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
-      },
-    });
+    const { store, setAction } = storeActingOnEmptyRead();
     const { rt, release } = setup(store);
     const step = await submitted(rt, { tokens: 3, hold: 1 });
     const events: StepEvent[] = [];
@@ -146,7 +165,7 @@ describe('runtime.followStep: a step log from a seq, then live, to its end (API.
       events.push(ev);
       // Caught up (`started`, one token): the next read is empty, and returns once the step has ended.
       if (events.length === 2) {
-        stale = step.done;
+        setAction(() => step.done);
         release();
       }
     }
@@ -156,25 +175,7 @@ describe('runtime.followStep: a step log from a seq, then live, to its end (API.
   it('an append while the follower reads an empty page wakes it: it does not sleep through to its poll', async () => {
     // The follower's read finds nothing; before it returns, the step appends a token. Had
     // the follower then waited for the next append (or its ten-minute poll), it would hang.
-    const base = memoryStore();
-    let during: (() => Promise<void>) | null = null;
-    const store = new Proxy(base, {
-      get(target, key) {
-        if (key === 'readEvents') {
-          return async (stepId: string, afterSeq?: number, limit?: number) => {
-            const events = await target.readEvents(stepId, afterSeq, limit);
-            if (events.length === 0 && during) {
-              const act = during;
-              during = null;
-              await act();
-            }
-            return events;
-          };
-        }
-        const value: unknown = Reflect.get(target, key, target);
-        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
-      },
-    });
+    const { base, store, setAction } = storeActingOnEmptyRead();
     const gate = (): { promise: Promise<void>; resolve: () => void } => {
       let resolve!: () => void;
       const promise = new Promise<void>((r) => (resolve = r));
@@ -205,13 +206,13 @@ describe('runtime.followStep: a step log from a seq, then live, to its end (API.
       lastType = ev.type;
       if (ev.type === 'token') texts.push(ev.t);
       if (ev.type === 'token' && ev.t === 'a') {
-        during = async () => {
+        setAction(async () => {
           gates[0]?.resolve();
           // Until `b` is in the log: appended while this (empty) read is out.
           while ((await base.readEvents(step.step_id, ev.seq)).length === 0) {
             await new Promise((r) => setImmediate(r));
           }
-        };
+        });
       }
       if (ev.type === 'token' && ev.t === 'b') gates[1]?.resolve();
     }
