@@ -2,7 +2,7 @@
  * @module Canonical JSON (API.md): keys sorted, no insignificant whitespace, so that the
  * same content always gives the same text, and the same sha256 (NERVE-4001, NERVE-4012).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * The canonical JSON text of `value`: object keys sorted by code unit, no whitespace,
@@ -19,7 +19,8 @@ export function canonicalJson(value: unknown): string {
 
 /** The sha256 (hex) of `text` as UTF-8. */
 export function sha256Hex(text: string): string {
-  return createHash('sha256').update(text, 'utf8').digest('hex');
+  // One-shot `crypto.hash` (Node 20.12+): a third of `createHash`'s time for short texts.
+  return hash('sha256', text, 'hex');
 }
 
 /** The sha256 (hex) of `value`'s canonical JSON. */
