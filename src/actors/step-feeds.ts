@@ -56,20 +56,20 @@ export class Feed {
   }
 
   /**
-   * Resolves at the next append, after `ms` on `clock` (the poll of a step that runs
-   * elsewhere), or at `close`, whichever comes first.
+   * Resolves at the next append (`true`), after `ms` on `clock` (the poll of a step that
+   * runs elsewhere; `false`), or at `close` (`false`), whichever comes first.
    */
-  wait(clock: Clock, ms: number): Promise<void> {
-    if (this.#closed) return Promise.resolve();
-    return new Promise<void>((resolve) => {
+  wait(clock: Clock, ms: number): Promise<boolean> {
+    if (this.#closed) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
       const timer = clock.setTimeout(() => {
         this.#wake = null;
-        resolve();
+        resolve(false);
       }, ms);
       this.#wake = () => {
         this.#wake = null;
         clock.clearTimeout(timer);
-        resolve();
+        resolve(!this.#closed);
       };
     });
   }

@@ -117,6 +117,11 @@ export async function* followStepPages(
   };
   if (signal?.aborted) onAbort();
   else signal?.addEventListener('abort', onAbort, { once: true });
+  // Whether an empty read must look at the step's record: at first (a step that has
+  // ended, or a follow from past its end), and after a wait the poll ended — not after an
+  // append woke the follower: a step of this runtime logs its `end` before its record
+  // ends, and that append wakes the follower, so the next read has the `end`.
+  let checkEnded = true;
   try {
     for (;;) {
       if (signal?.aborted) return;
@@ -131,11 +136,12 @@ export async function* followStepPages(
       if (events.length === 0) {
         // A step that has ended logged its last event before its record ended; but it may
         // have ended after the read above, its last events logged since: read once more.
-        if (ENDED.has((await deps.store.getStep(stepId))?.status ?? '')) {
+        if (checkEnded && ENDED.has((await deps.store.getStep(stepId))?.status ?? '')) {
           if ((await deps.store.readEvents(stepId, last, 1)).length === 0) return;
           continue;
         }
-        if (feed.version === version) await feed.wait(deps.clock, pollMs);
+        // An append during the read: read again. Else wait for one, or for the poll.
+        checkEnded = feed.version === version && !(await feed.wait(deps.clock, pollMs));
         continue;
       }
       if (signal?.aborted) return;
