@@ -172,6 +172,7 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
       ...(config.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: config.bodyLimitBytes }),
       ...(config.maxStepsPerRun === undefined ? {} : { maxStepsPerRun: config.maxStepsPerRun }),
       ...(config.drainMs === undefined ? {} : { drainMs: config.drainMs }),
+      ...(config.sseFlushMs === undefined ? {} : { sseFlushMs: config.sseFlushMs }),
     });
   } catch (err) {
     await runtime.close();

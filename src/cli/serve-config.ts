@@ -63,6 +63,7 @@ export const serveConfigSchema = z.strictObject({
       body_limit_bytes: wholePositive.optional(),
       max_steps_per_run: wholePositive.optional(),
       drain_ms: wholePositive.optional(),
+      sse_flush_ms: z.number().int().min(0).optional(),
     })
     .optional(),
   data_dir: FIELDS.data_dir.optional(),
@@ -125,6 +126,7 @@ export interface ServeConfig {
   readonly bodyLimitBytes?: number;
   readonly maxStepsPerRun?: number;
   readonly drainMs?: number;
+  readonly sseFlushMs?: number;
   /** Empty: no keys, every caller `anonymous`, loopback only. */
   readonly keys: readonly ApiKey[];
   readonly openai: OpenAIEngineConfig | null;
@@ -392,6 +394,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     ...(s?.body_limit_bytes === undefined ? {} : { bodyLimitBytes: s.body_limit_bytes }),
     ...(s?.max_steps_per_run === undefined ? {} : { maxStepsPerRun: s.max_steps_per_run }),
     ...(s?.drain_ms === undefined ? {} : { drainMs: s.drain_ms }),
+    ...(s?.sse_flush_ms === undefined ? {} : { sseFlushMs: s.sse_flush_ms }),
     keys,
     openai,
     policy,

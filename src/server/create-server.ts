@@ -29,6 +29,12 @@ export interface ServerOptions {
   readonly keys?: readonly ApiKey[];
   /** `: keep-alive` interval of SSE streams, ms; default 15 000. */
   readonly keepAliveMs?: number;
+  /**
+   * The least time between two socket writes of one SSE stream, ms; default 50. Frames
+   * that come sooner go out together, in one write (the first frame and a step's last are
+   * never held); 0 writes every page of the log at once. See docs/http-api.md, "Streams".
+   */
+  readonly sseFlushMs?: number;
   /** The largest request body, bytes; default 1 MiB (413 past it). */
   readonly bodyLimitBytes?: number;
   /** Steps of one run submitted and not ended, at most; default 64 (429 past it). */
@@ -77,6 +83,15 @@ function positive(name: string, value: number | undefined, fallback: number): nu
   const v = value ?? fallback;
   if (!(Number.isInteger(v) && v > 0)) {
     throw new RangeError(`createServer: ${name} must be a whole number > 0, got ${String(v)}`);
+  }
+  return v;
+}
+
+/** `value` (else `fallback`) if it is a whole number ≥ 0; else a `RangeError` naming it. */
+function atLeastZero(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!(Number.isInteger(v) && v >= 0)) {
+    throw new RangeError(`createServer: ${name} must be a whole number >= 0, got ${String(v)}`);
   }
   return v;
 }
@@ -193,6 +208,7 @@ export async function createServer(
     runtime,
     metrics,
     keepAliveMs: positive('keepAliveMs', options.keepAliveMs, 15_000),
+    sseFlushMs: atLeastZero('sseFlushMs', options.sseFlushMs, 50),
     maxStepsPerRun: positive('maxStepsPerRun', options.maxStepsPerRun, 64),
     draining: () => draining,
     streams,

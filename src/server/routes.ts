@@ -27,6 +27,8 @@ export interface RouteDeps {
   readonly metrics: ServerMetrics;
   /** `: keep-alive` interval of SSE streams, ms. */
   readonly keepAliveMs: number;
+  /** The least time between two socket writes of one stream, ms (`ServerOptions.sseFlushMs`). */
+  readonly sseFlushMs: number;
   /** Steps of one run submitted over HTTP and not ended, at most (429 `QUEUE_FULL` past it). */
   readonly maxStepsPerRun: number;
   /** Whether the server is draining: new steps are refused (503). */
@@ -239,6 +241,7 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
       gone.signal,
       {
         keepAliveMs: deps.keepAliveMs,
+        flushMs: deps.sseFlushMs,
         headers: correlation,
         onDrop: (type) => {
           deps.metrics.dropped.inc({ type });

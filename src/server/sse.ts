@@ -28,6 +28,13 @@ export interface SseOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** Told of each frame dropped by the drop policy. */
   readonly onDrop?: (type: string) => void;
+  /**
+   * The least time between two writes of frames to the socket, ms: frames that come sooner
+   * wait and go out together in one write (a write is a syscall; a token each would be one
+   * a token). 0 writes each page of the log at once. The first frame and the step's last
+   * are never held.
+   */
+  readonly flushMs: number;
 }
 
 /** How a stream ended. */
@@ -49,6 +56,9 @@ export function sseHeaders(extra: Readonly<Record<string, string>> = {}): Record
  * write or a few, and the socket's backpressure is looked at between them.
  */
 const CHUNK_CHARS = 16_384;
+
+/** The events that end a step's log: their frame is never held. */
+const LAST: ReadonlySet<string> = new Set(['end', 'error']);
 
 /** The types the drop policy may drop under pressure (STREAM-2003). */
 const DROPPABLE: ReadonlySet<string> = new Set(['metrics', 'narration']);
@@ -112,13 +122,25 @@ export async function serveSse(
     if (!res.writableNeedDrain && !res.writableEnded) res.write(': keep-alive\n\n');
   }, options.keepAliveMs);
   keepAlive.unref();
+  // Frames held for the flush window (`flushMs`), and when frames were last written.
+  let held = '';
+  let timer: NodeJS.Timeout | null = null;
+  let wroteAt = -Infinity;
+  const flush = (): void => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    if (held === '' || res.writableEnded) return;
+    wroteAt = performance.now();
+    res.write(held);
+    held = '';
+  };
   try {
     for await (const page of follow(stepId, { afterSeq, signal: closed })) {
       if (closed.aborted) return 'disconnected';
-      // A page goes out in one write (one syscall, not one per token). The drop policy
+      // Frames go out a page or more at a time (a write is a syscall). The drop policy
       // looks at the socket before each frame: backed up, a droppable frame is dropped
-      // and any other waits for `drain`, the frames before it written first.
-      let chunk = '';
+      // and any other waits for `drain`. (Held frames are never behind a drain: the
+      // socket only backs up on a write, and a write takes every held frame.)
       for (const event of page) {
         if (res.writableNeedDrain) {
           if (DROPPABLE.has(event.type)) {
@@ -127,20 +149,24 @@ export async function serveSse(
           }
           if (!(await drained(res, closed))) return 'disconnected';
         }
-        chunk += sseFrame(event);
-        if (chunk.length >= CHUNK_CHARS) {
-          res.write(chunk);
-          chunk = '';
-        }
+        held += sseFrame(event);
+        if (held.length >= CHUNK_CHARS) flush();
       }
-      if (chunk !== '') res.write(chunk);
+      const wait = options.flushMs - (performance.now() - wroteAt);
+      if (wait <= 0 || LAST.has(page.at(-1)?.type ?? '')) flush();
+      else timer ??= setTimeout(flush, wait);
     }
+    flush();
     return closed.aborted ? 'disconnected' : 'ended';
   } catch {
     return 'failed';
   } finally {
+    if (timer) clearTimeout(timer);
     clearInterval(keepAlive);
-    if (!res.writableEnded) res.end();
+    if (!res.writableEnded) {
+      if (held !== '' && !closed.aborted) res.write(held);
+      res.end();
+    }
   }
 }
 

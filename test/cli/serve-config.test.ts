@@ -53,6 +53,7 @@ server:
   body_limit_bytes: 2048
   max_steps_per_run: 8
   drain_ms: 2500
+  sse_flush_ms: 0
 data_dir: ./state
 auth:
   keys:
@@ -111,6 +112,7 @@ describe('loadServeConfig: defaults and the file', () => {
       bodyLimitBytes: 2048,
       maxStepsPerRun: 8,
       drainMs: 2500,
+      sseFlushMs: 0,
       // Relative to the file's folder.
       dataDir: join(dir, 'conf/state'),
     });

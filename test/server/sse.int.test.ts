@@ -382,3 +382,51 @@ function withRetry(body: ReadableStream<Uint8Array>): ReadableStream<Uint8Array>
     },
   });
 }
+
+describe('the flush window (ServerOptions.sseFlushMs)', () => {
+  /** The chunks of a stream as the socket delivered them, and their text. */
+  function readChunks(url: string): Promise<string[]> {
+    return new Promise((resolve, reject) => {
+      const chunks: string[] = [];
+      http
+        .get(url, (res) => {
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => chunks.push(chunk));
+          res.on('end', () => {
+            resolve(chunks);
+          });
+        })
+        .on('error', reject);
+    });
+  }
+
+  it('frames that come within the window go out together, all of them, in order; 0 writes each page at once', async () => {
+    const counts: number[] = [];
+    const texts: string[] = [];
+    for (const sseFlushMs of [0, 5_000]) {
+      // 20 tokens 15 ms apart: a step of about 300 ms, well inside the second window.
+      const s = await servers.start({ server: { sseFlushMs }, tokenDelayMs: 15 });
+      const run = await s.newRun({ seed: 3 });
+      const stepId = await s.submit(run.run_id, llm(20));
+      const chunks = await readChunks(`${s.url}/v1/steps/${stepId}/stream`);
+      counts.push(chunks.length);
+      texts.push(chunks.join(''));
+    }
+    const [eachPage = 0, held = 0] = counts;
+    expect(eachPage).toBeGreaterThanOrEqual(10);
+    // The first write (`started`, maybe a token), then the rest with the step's `end`.
+    expect(held).toBeLessThanOrEqual(3);
+    for (const text of texts) {
+      const { frames } = parseSse(text);
+      expect(frames.filter((f) => f.event === 'token')).toHaveLength(20);
+      expectSeqsFrom(frames, 1);
+      expect(frames.at(-1)?.event).toBe('end');
+    }
+  });
+
+  it('refuses a window that is not a whole number of milliseconds >= 0', async () => {
+    for (const sseFlushMs of [-1, 2.5]) {
+      await expect(servers.start({ server: { sseFlushMs } })).rejects.toThrow(/sseFlushMs/);
+    }
+  });
+});
