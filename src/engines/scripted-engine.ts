@@ -1,6 +1,6 @@
 /** @module The scripted engine: seeded, deterministic, with a configurable delay per token. */
 import { createHash } from 'node:crypto';
-import { systemClock, type Clock } from '../context/clock.js';
+import { systemClock, type Clock, type TimerHandle } from '../context/clock.js';
 import { createSeededRandom } from '../context/seeded-random.js';
 import {
   estimateRequestTokens,
@@ -118,22 +118,42 @@ export function splitWords(text: string): string[] {
   return text.match(/\s*\S+/g) ?? [];
 }
 
-function sleep(clock: Clock, ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason as Error);
-      return;
-    }
-    const onAbort = (): void => {
-      clock.clearTimeout(handle);
-      reject(signal?.reason as Error);
-    };
-    const handle = clock.setTimeout(() => {
+/** The sleeps of one stream, each cut short by `signal`'s abort. */
+interface Sleeps {
+  sleep(ms: number): Promise<void>;
+  /** Done with them: lets go of `signal`. */
+  dispose(): void;
+}
+
+/**
+ * {@link Sleeps} with one abort listener for the whole stream: adding and removing one per
+ * token cost more than the token's timer (EventTarget listeners are slow in Node).
+ */
+function sleepsUntil(clock: Clock, signal: AbortSignal | undefined): Sleeps {
+  let pending: { readonly handle: TimerHandle; readonly reject: (err: Error) => void } | null =
+    null;
+  const onAbort = (): void => {
+    if (!pending) return;
+    clock.clearTimeout(pending.handle);
+    pending.reject(signal?.reason as Error);
+    pending = null;
+  };
+  signal?.addEventListener('abort', onAbort, { once: true });
+  return {
+    sleep: (ms) => {
+      if (signal?.aborted) return Promise.reject(signal.reason as Error);
+      return new Promise((resolve, reject) => {
+        const handle = clock.setTimeout(() => {
+          pending = null;
+          resolve();
+        }, ms);
+        pending = { handle, reject };
+      });
+    },
+    dispose: () => {
       signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
+    },
+  };
 }
 
 /**
@@ -188,11 +208,16 @@ export function createScriptedEngine(options: ScriptedEngineOptions = {}): Engin
       const tokens = cut.tokens;
       const toolCalls = answer === null ? [] : scriptedCalls(request, answer);
       let produced = 0;
-      for (const token of tokens) {
-        if (tokenDelayMs > 0) await sleep(clock, tokenDelayMs, call.signal);
-        else if (call.signal?.aborted) throw call.signal.reason as Error;
-        produced++;
-        yield token;
+      const sleeps = tokenDelayMs > 0 ? sleepsUntil(clock, call.signal) : null;
+      try {
+        for (const token of tokens) {
+          if (sleeps) await sleeps.sleep(tokenDelayMs);
+          else if (call.signal?.aborted) throw call.signal.reason as Error;
+          produced++;
+          yield token;
+        }
+      } finally {
+        sleeps?.dispose();
       }
       return {
         tokensIn: estimateRequestTokens(request),

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/context/clock.js';
 import type { ChatRequest, Engine, EngineReply } from '../../src/engines/chat-request.js';
@@ -277,6 +278,28 @@ describe('createScriptedEngine: timing on a simulated clock', () => {
     // The pending token timer was cleared, and the stream is over.
     expect(clock.pending).toBe(0);
     expect(await stream.next()).toEqual({ done: true, value: undefined });
+  });
+
+  it('holds one abort listener for a whole stream, and none once the stream is over', async () => {
+    const clock = new SimulatedClock(0);
+    const engine = createScriptedEngine({ tokenDelayMs: 1, clock });
+    for (const stop of ['end', 'break'] as const) {
+      const controller = new AbortController();
+      const stream = engine.stream(request(), { signal: controller.signal });
+      for (let i = 0; ; i++) {
+        const next = stream.next();
+        await flush();
+        clock.advance(1);
+        const r = await next;
+        if (r.done) break;
+        expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+        if (stop === 'break' && i === 2) {
+          await stream.return(undefined as never);
+          break;
+        }
+      }
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    }
   });
 
   it('stops with the signal reason when aborted between tokens without a delay', async () => {
