@@ -17,10 +17,9 @@ import { createServer, type AxonServer } from '../server/create-server.js';
 import { sqliteStore } from '../store/sqlite-store.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../examples/index.js';
 import type { CliIo } from './cli-io.js';
+import { describeProblem, ServeConfigError } from './config-problems.js';
 import {
-  describeProblem,
   loadServeConfig,
-  ServeConfigError,
   STORE_FILE,
   type ServeConfig,
   type ServeEnv,

@@ -4,11 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PRICE_TABLE } from '../../src/engines/price-table.js';
-import {
-  loadServeConfig,
-  ServeConfigError,
-  type LoadServeConfigOptions,
-} from '../../src/cli/serve-config.js';
+import { ServeConfigError } from '../../src/cli/config-problems.js';
+import { loadServeConfig, type LoadServeConfigOptions } from '../../src/cli/serve-config.js';
 
 let dir: string;
 beforeEach(() => {
