@@ -16,7 +16,6 @@
  * ≥ 0.5); `ratios.vs_bare_fastify_memory` the same on the in-memory store.
  */
 import { fork } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,10 +25,11 @@ import { createLogger } from '../src/observability/logger.js';
 import { createRuntime } from '../src/runtime/runtime.js';
 import { createServer } from '../src/server/create-server.js';
 import { memoryStore } from '../src/store/memory-store.js';
-import { NO_RUN_SETTINGS, zeroUsage, type StepRecord } from '../src/store/records.js';
+import type { StepRecord } from '../src/store/records.js';
 import { flushed, type RunStore } from '../src/store/run-store.js';
 import { sqliteStore } from '../src/store/sqlite-store.js';
 import { interleave, report, type BenchCase } from './harness.js';
+import { benchRun, benchStep } from './records.js';
 import type { BurstCommand, BurstResult, ForgetCommand } from './http-clients.js';
 
 const connections = Number(process.env['AXON_BENCH_CONNECTIONS'] ?? '16');
@@ -91,27 +91,14 @@ function stepOf(
   body: { type: string; client_token?: string; input: Record<string, unknown> },
 ): StepRecord {
   const now = new Date().toISOString();
-  return {
-    step_id: `step_${randomUUID()}`,
-    run_id: runId,
+  return benchStep(runId, {
     type: body.type as StepRecord['type'],
     name: typeof body.input['tool'] === 'string' ? body.input['tool'] : body.type,
-    parent_step_id: null,
-    actor_path: ['bench'],
     client_token: body.client_token ?? null,
     input: body.input,
-    placement: 'inline',
-    status: 'running',
-    budget_usage: zeroUsage(),
-    provenance: null,
-    output: null,
-    error: null,
     created_at: now,
     started_at: now,
-    ended_at: null,
-    budgets: {},
-    placement_decision: null,
-  };
+  });
 }
 
 /** A bare Fastify app with the same route, claiming a step record through the same store. */
@@ -119,24 +106,9 @@ async function bareTarget(kind: StoreKind): Promise<Target> {
   const store = makeStore(kind);
   const runIds: string[] = [];
   for (let j = 0; j < connections; j++) {
-    const runId = `run_${randomUUID()}`;
-    await store.createRun({
-      run_id: runId,
-      flow_id: null,
-      mode: 'record',
-      seed: null,
-      budgets: {},
-      status: 'running',
-      budget_usage: zeroUsage(),
-      provenance: null,
-      entry: 'bench',
-      trace_id: 't',
-      user_id: null,
-      created_at: new Date().toISOString(),
-      ended_at: null,
-      ...NO_RUN_SETTINGS,
-    });
-    runIds.push(runId);
+    const run = benchRun();
+    await store.createRun(run);
+    runIds.push(run.run_id);
   }
   const app = Fastify({ logger: false });
   app.post('/v1/runs/:run_id/steps', async (req, reply) => {

@@ -19,12 +19,12 @@ import { defineAgent } from '../src/actors/define-agent.js';
 import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { createLogger } from '../src/observability/logger.js';
 import { memoryStore } from '../src/store/memory-store.js';
-import { NO_RUN_SETTINGS, zeroUsage } from '../src/store/records.js';
 import { redisStore } from '../src/store/redis-store.js';
 import type { RunStore } from '../src/store/run-store.js';
 import { sqliteStore } from '../src/store/sqlite-store.js';
 import type { StepEvent } from '../src/streams/events.js';
 import { interleave, report } from './harness.js';
+import { benchRun, benchStep } from './records.js';
 
 const rounds = Number(process.env['AXON_BENCH_ROUNDS'] ?? '6');
 /** Runs kept in flight in the runs rounds, as a service has them; the same for every store. */
@@ -82,45 +82,11 @@ function runsOn(kind: Kind) {
 /** A store with one run and one step, ready for its log. */
 async function withStep(kind: Kind): Promise<{ store: RunStore; stepId: string }> {
   const store = makers[kind]();
-  const runId = `run_${randomUUID()}`;
-  const stepId = `step_${randomUUID()}`;
-  await store.createRun({
-    run_id: runId,
-    flow_id: null,
-    mode: 'record',
-    seed: null,
-    budgets: {},
-    status: 'running',
-    budget_usage: zeroUsage(),
-    provenance: null,
-    entry: 'bench',
-    trace_id: 't',
-    user_id: null,
-    created_at: new Date().toISOString(),
-    ended_at: null,
-    ...NO_RUN_SETTINGS,
-  });
-  await store.createStep({
-    step_id: stepId,
-    run_id: runId,
-    type: 'agent',
-    name: 'bench',
-    parent_step_id: null,
-    actor_path: ['bench'],
-    client_token: null,
-    input: null,
-    placement: 'inline',
-    status: 'running',
-    budget_usage: zeroUsage(),
-    provenance: null,
-    output: null,
-    error: null,
-    created_at: new Date().toISOString(),
-    started_at: null,
-    ended_at: null,
-    budgets: {},
-    placement_decision: null,
-  });
+  const run = benchRun();
+  await store.createRun(run);
+  const step = benchStep(run.run_id);
+  await store.createStep(step);
+  const stepId = step.step_id;
   return { store, stepId };
 }
 
