@@ -271,6 +271,13 @@ describe('loadServeConfig: refusals name the source, the line and the key', () =
     expect(message).not.toContain('\n');
   });
 
+  it('a flush window below 0, or not whole, is refused with its line', () => {
+    for (const value of ['-1', '2.5']) {
+      file('axon.yaml', `server:\n  sse_flush_ms: ${value}\n`);
+      expect(refused()).toMatch(/^axon\.yaml line 2: server\.sse_flush_ms: /);
+    }
+  });
+
   it('a key inside a list item: auth.keys[1].key, with its line', () => {
     file(
       'axon.yaml',
