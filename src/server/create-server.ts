@@ -79,19 +79,15 @@ function correlationOf(req: FastifyRequest): string {
   return typeof given === 'string' && CORRELATION.test(given) ? given : randomUUID();
 }
 
-function positive(name: string, value: number | undefined, fallback: number): number {
+/**
+ * `value` (else `fallback`) if it is a whole number ≥ `min` (default 1); else a `RangeError`
+ * naming the option.
+ */
+function whole(name: string, value: number | undefined, fallback: number, min = 1): number {
   const v = value ?? fallback;
-  if (!(Number.isInteger(v) && v > 0)) {
-    throw new RangeError(`createServer: ${name} must be a whole number > 0, got ${String(v)}`);
-  }
-  return v;
-}
-
-/** `value` (else `fallback`) if it is a whole number ≥ 0; else a `RangeError` naming it. */
-function atLeastZero(name: string, value: number | undefined, fallback: number): number {
-  const v = value ?? fallback;
-  if (!(Number.isInteger(v) && v >= 0)) {
-    throw new RangeError(`createServer: ${name} must be a whole number >= 0, got ${String(v)}`);
+  if (!(Number.isInteger(v) && v >= min)) {
+    const bound = min === 1 ? '> 0' : `>= ${min}`;
+    throw new RangeError(`createServer: ${name} must be a whole number ${bound}, got ${String(v)}`);
   }
   return v;
 }
@@ -127,7 +123,7 @@ export async function createServer(
   let draining = false;
   let closed = false;
   const app = Fastify({
-    bodyLimit: positive('bodyLimitBytes', options.bodyLimitBytes, 1_048_576),
+    bodyLimit: whole('bodyLimitBytes', options.bodyLimitBytes, 1_048_576),
     logger: false,
     // Fastify's own 503 while closing has its own body; the onRequest hook answers API.md's.
     return503OnClosing: false,
@@ -207,14 +203,14 @@ export async function createServer(
   registerRoutes(app, {
     runtime,
     metrics,
-    keepAliveMs: positive('keepAliveMs', options.keepAliveMs, 15_000),
-    sseFlushMs: atLeastZero('sseFlushMs', options.sseFlushMs, 50),
-    maxStepsPerRun: positive('maxStepsPerRun', options.maxStepsPerRun, 64),
+    keepAliveMs: whole('keepAliveMs', options.keepAliveMs, 15_000),
+    sseFlushMs: whole('sseFlushMs', options.sseFlushMs, 50, 0),
+    maxStepsPerRun: whole('maxStepsPerRun', options.maxStepsPerRun, 64),
     draining: () => draining,
     streams,
   });
 
-  const drainMs = positive('drainMs', options.drainMs, 10_000);
+  const drainMs = whole('drainMs', options.drainMs, 10_000);
   let address: string;
   try {
     address = await app.listen({ host, port });
