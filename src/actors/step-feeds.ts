@@ -13,6 +13,15 @@ import type { Clock } from '../context/clock.js';
 /** The wake-ups of followers, by step: told by each step of the runtime that appends. */
 export class StepFeeds {
   readonly #open = new Map<string, Set<Feed>>();
+  #watcher: FeedWatcher | null = null;
+
+  /**
+   * Told when a step gets its first open feed and when its last one closes: how the appends
+   * of a step that runs elsewhere (a fleet worker) reach this runtime's followers.
+   */
+  watch(watcher: FeedWatcher): void {
+    this.#watcher = watcher;
+  }
 
   /** A step appended events to its log: tells its open feeds. */
   appended(stepId: string): void {
@@ -27,14 +36,24 @@ export class StepFeeds {
     if (!feeds) {
       feeds = new Set();
       this.#open.set(stepId, feeds);
+      this.#watcher?.opened(stepId);
     }
     const feed = new Feed(() => {
       feeds.delete(feed);
-      if (feeds.size === 0 && this.#open.get(stepId) === feeds) this.#open.delete(stepId);
+      if (feeds.size === 0 && this.#open.get(stepId) === feeds) {
+        this.#open.delete(stepId);
+        this.#watcher?.closed(stepId);
+      }
     });
     feeds.add(feed);
     return feed;
   }
+}
+
+/** Told of the steps with open feeds (see {@link StepFeeds.watch}). */
+export interface FeedWatcher {
+  opened(stepId: string): void;
+  closed(stepId: string): void;
 }
 
 /** One follower's view of a step's appends (see {@link StepFeeds.open}). */

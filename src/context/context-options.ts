@@ -2,6 +2,7 @@
  * @module The shapes an ExecContext is made from: the options of `createContext`, what a
  * child may narrow, the runtime's internal slots, budgets, memory scope and token usage.
  */
+import type { TraceParent } from './traceparent.js';
 import type { Span } from '@opentelemetry/api';
 import type { Logger } from '../observability/logger.js';
 import type { BudgetLedger, BudgetLimits } from './budget-ledger.js';
@@ -33,6 +34,11 @@ export interface CreateContextOptions {
   readonly sessionId?: string | null;
   readonly runId?: string | null;
   readonly traceId?: string;
+  /**
+   * The span this context's work is a child of, in another process (a W3C `traceparent`,
+   * parsed): its spans join that trace. Its trace id is the context's unless `traceId` is given.
+   */
+  readonly remoteParent?: TraceParent;
   readonly permissions?: PermissionsNarrowing;
   readonly memoryScope?: MemoryScope;
   readonly budgets?: Budgets;

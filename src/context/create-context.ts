@@ -1,4 +1,6 @@
 /** @module Creating root contexts. */
+import { trace, TraceFlags, type Span } from '@opentelemetry/api';
+import type { TraceParent } from './traceparent.js';
 import { BudgetLedger } from './budget-ledger.js';
 import { systemClock } from './clock.js';
 import {
@@ -47,7 +49,7 @@ export function createContext(options: CreateContextOptions = {}): ExecContext {
   const ctx = new ExecContext({
     name,
     requestId: ids.id('request'),
-    traceId: options.traceId ?? ids.traceId(),
+    traceId: options.traceId ?? options.remoteParent?.traceId ?? ids.traceId(),
     userId: options.userId ?? null,
     sessionId: options.sessionId ?? null,
     runId: options.runId ?? null,
@@ -64,11 +66,21 @@ export function createContext(options: CreateContextOptions = {}): ExecContext {
     clock,
     ids,
     stream: DETACHED_SINK,
-    span: undefined,
+    span: options.remoteParent ? remoteSpan(options.remoteParent) : undefined,
     tap: options.tap ?? null,
     baseLogger: options.logger ?? null,
     createdAt: now,
   });
   if (options.signal) ctx.linkSignal(options.signal);
   return ctx;
+}
+
+/** A span of another process, as the parent of this one's (its trace joins that one). */
+function remoteSpan(parent: TraceParent): Span {
+  return trace.wrapSpanContext({
+    traceId: parent.traceId,
+    spanId: parent.spanId,
+    traceFlags: parent.sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+    isRemote: true,
+  });
 }

@@ -52,7 +52,7 @@ export interface DecidedApproval {
 }
 
 /** The events a step's own work emits (what a resumed step emits again). */
-const WORK_EVENTS: ReadonlySet<string> = new Set([
+export const WORK_EVENTS: ReadonlySet<string> = new Set([
   'token',
   'tool_suggest',
   'fact',

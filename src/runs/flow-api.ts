@@ -16,6 +16,7 @@ import { compileJsonSchema, type JsonSchema } from '../tools/json-schema.js';
 import { schemaContradictions } from '../tools/schema-contradictions.js';
 import type { SchemaRegistry } from '../tools/schema-registry.js';
 import type { ActorSystem } from '../actors/actor-system.js';
+import type { StepDispatch } from '../placement/fleet-jobs.js';
 import { choosePool, type PoolCandidate } from '../placement/pool-choice.js';
 import { parseBody, wireBudgetsSchema } from './request-bodies.js';
 
@@ -36,6 +37,11 @@ export interface FlowApiDeps {
   readonly replicaId: string | null;
   /** The pools a run's `pool_policy` may choose among, as they are now. */
   readonly pools: () => readonly PoolCandidate[];
+  /**
+   * The fleet submitted steps go to (`createRuntime({ fleet })`), whose steps run in other
+   * processes; `null` when they run here.
+   */
+  readonly dispatch: StepDispatch | null;
   /** The schemas a fact's `schema_uri` may name. */
   readonly schemas: SchemaRegistry;
   /** The arguments' schema of the registered tool `name`, or `null` when none is registered. */
@@ -207,6 +213,7 @@ export async function createFlowRun(
   const input = parseBody(runInputSchema, 'run', body ?? {});
   // A pinned pool that does not exist, or tags no pool has, is refused now: the run could
   // never place a step (PLACE-5001).
+  await deps.dispatch?.fresh();
   choosePool(input.pool_policy.placement, deps.pools());
   let seed = input.seed;
   let policy = input.policy;

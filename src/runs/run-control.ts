@@ -11,6 +11,7 @@ import type { CheckpointRecord, RunRecord, StepRecord } from '../store/records.j
 import { flushed, stopWaiting } from '../store/run-store.js';
 import { usageProvenance, type Provenance } from '../streams/events.js';
 import type { ActorEntry } from '../actors/actor-system.js';
+import type { StepDispatch } from '../placement/fleet-jobs.js';
 import type { FlowApiDeps } from './flow-api.js';
 import { endStoredStep } from './stored-step-end.js';
 
@@ -52,6 +53,37 @@ export async function checkpointRun(
 }
 
 /** The live steps of a run, as the actor system knows them. */
+/** Statuses of a step a fleet worker holds or will: its cancel travels to the fleet. */
+const REMOTE: ReadonlySet<string> = new Set(['queued', 'running']);
+
+/**
+ * Cancels a step of the fleet: one still queued is taken off its queue and ended here
+ * (`cancelled`, never started); a running one is told over pub/sub, and its worker ends it.
+ */
+async function cancelRemote(
+  deps: FlowApiDeps,
+  dispatch: StepDispatch,
+  step: StepRecord,
+): Promise<void> {
+  if (await dispatch.cancel(step)) {
+    await endStoredStep(deps, step, {
+      status: 'cancelled',
+      error: toErrorPayload(
+        new CancelledError(`step ${step.step_id} was cancelled before it started`),
+      ),
+    });
+    await flushed(deps.store);
+  }
+}
+
+/** The steps of a run that a fleet runs or will: queued or running in the store. */
+async function remoteSteps(deps: FlowApiDeps, runId: string): Promise<StepRecord[]> {
+  if (!deps.dispatch) return [];
+  return (await deps.store.listSteps(runId)).filter(
+    (s) => s.parent_step_id === null && REMOTE.has(s.status),
+  );
+}
+
 function liveSteps(deps: FlowApiDeps, runId: string): ActorEntry[] {
   return deps.system.list('step').filter((e) => e.runId === runId);
 }
@@ -76,13 +108,19 @@ export async function cancelRun(
   const reason = new CancelledError(`run ${runId} was cancelled`);
   const live = liveSteps(deps, runId);
   for (const entry of live) entry.ctx?.cancel(reason);
+  // Steps of a fleet: taken off their queues, or told to stop where they run.
+  const remote = deps.dispatch ? await remoteSteps(deps, runId) : [];
+  for (const step of remote) await cancelRemote(deps, deps.dispatch as StepDispatch, step);
   // Steps suspended for an approval have no actor: they are ended in the store.
   for (const step of await deps.store.listSteps(runId)) {
     if (step.status === 'waiting') await cancelWaiting(deps, step, reason);
   }
   const done = (async () => {
     // Each cancelled step ends on its own; the run is cancelled once none is left.
-    await Promise.all(live.map((e) => deps.system.whenUnregistered(e.id)));
+    await Promise.all([
+      ...live.map((e) => deps.system.whenUnregistered(e.id)),
+      ...remote.map((s) => deps.dispatch?.ended(s.step_id)),
+    ]);
     // Read again: the cancelled steps have added their usage meanwhile.
     const last = (await deps.store.getRun(runId)) ?? run;
     await deps.store.updateRun(runId, {
@@ -102,7 +140,7 @@ export async function completeRun(deps: FlowApiDeps, runId: string): Promise<Run
   if (run.status !== 'running') {
     throw new ConflictError(`run ${runId} is ${run.status}`, { details: { status: run.status } });
   }
-  const live = liveSteps(deps, runId).length;
+  const live = liveSteps(deps, runId).length + (await remoteSteps(deps, runId)).length;
   if (live > 0) {
     throw new ConflictError(`run ${runId} still has steps running`, {
       details: { live_steps: live },
@@ -136,6 +174,10 @@ export async function cancelStep(
   if (step.status === 'waiting') {
     await cancelWaiting(deps, step, new CancelledError(`step ${stepId} was cancelled`));
     await flushed(deps.store);
+    return { status: 'cancelling' };
+  }
+  if (deps.dispatch && REMOTE.has(step.status)) {
+    await cancelRemote(deps, deps.dispatch, step);
     return { status: 'cancelling' };
   }
   throw new ConflictError(`step ${stepId} is ${step.status}`, { details: { status: step.status } });

@@ -164,7 +164,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       logFailure ??= err;
       ctx?.cancel(err);
     },
-    ...(resume ? { lifecycle: resume.lifecycle, skip: resume.skip } : {}),
+    ...(resume && resume.fresh !== true ? { lifecycle: resume.lifecycle, skip: resume.skip } : {}),
   });
   try {
     ctx = parentCtx.child(req.name, req.narrowing, {
@@ -198,8 +198,13 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       placement_decision: runCallsOf(parentCtx)?.placement ?? deps.placement ?? null,
     };
     if (resume) {
-      await deps.store.updateStep(stepId, { status: 'running' });
-      req.submission.onClaimed({ ...resume.record, status: 'running' }, true);
+      // A queued step starts now; one going on keeps the start it had.
+      const patch =
+        resume.fresh === true
+          ? ({ status: 'running', started_at: startedIso } as const)
+          : ({ status: 'running' } as const);
+      await deps.store.updateStep(stepId, patch);
+      req.submission.onClaimed({ ...resume.record, ...patch }, true);
     } else if (req.submission) {
       const claim = await deps.store.claimStep(record);
       req.submission.onClaimed(claim.step, claim.created);
@@ -242,7 +247,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   // Every step reports where it runs and its run's seed (NERVE-4020).
   const seed = runCallsOf(stepCtx)?.seed ?? null;
   const replicaId = deps.replicaId ?? null;
-  if (!resume) {
+  if (!resume || resume.fresh === true) {
     step.start({ provenance: startProvenance(seed, deps.poolId, replicaId), pool_id: deps.poolId });
   }
   const disarm = armStepDeadline(stepCtx, req.timeoutMs);

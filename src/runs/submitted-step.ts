@@ -19,11 +19,21 @@ export interface SubmittedStep {
   readonly done: Promise<StepStatus | null>;
 }
 
-/** A step suspended for an approval, to go on with (see `StepSubmission.resume` in `step-runner.ts`). */
+/**
+ * A step whose record exists, to run here under its id (see `StepSubmission.resume` in
+ * `step-runner.ts`): one suspended for an approval, or left running by a fleet worker that
+ * died, to go on with (`lifecycle` rebuilt from its log, the first `skip` events its work
+ * emits again not emitted twice); or one `queued` by another process for this one to start
+ * (`fresh`: a fleet job), which begins with its own `started`.
+ */
 export interface ResumeFrom {
   readonly record: StepRecord;
   readonly lifecycle: StepLifecycle;
   readonly skip: number;
+  /** The record is `queued`: the step starts here (`started`), nothing to go on with. */
+  readonly fresh?: boolean;
+  /** The W3C trace context it was submitted under elsewhere (a fleet job's): its spans join that trace. */
+  readonly traceparent?: string | null;
 }
 
 /** The submission that makes `step` again, if it was submitted to its run (a root step with a client token). */

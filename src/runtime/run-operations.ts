@@ -6,6 +6,9 @@
  * embedded service has what the server exposes; a shell over the runs (the HTTP server, a
  * fleet member) needs no more than this surface.
  */
+import { stepJobSchema, type StepJob } from '../placement/fleet-jobs.js';
+import type { QueueFigures } from '../placement/fleet-registry.js';
+import { takeStep } from '../steps/take-step.js';
 import type { StepEvent } from '../streams/events.js';
 import type {
   ApprovalRecord,
@@ -16,6 +19,7 @@ import type {
   FlowRecord,
   RunRecord,
   StepRecord,
+  StepStatus,
 } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 import { decideApproval, type DecidedApproval } from '../runs/approvals.js';
@@ -32,7 +36,7 @@ import {
 } from '../runs/step-follow.js';
 import { submitStep, type SubmittedStep } from '../steps/step-submission.js';
 import type { BreakerState } from '../supervisors/circuit-breaker.js';
-import type { PoolInfo } from './pool-info.js';
+import type { PoolInfo } from '../placement/pool-info.js';
 import type { RuntimeParts } from './runtime-parts.js';
 
 /** A fact query within one run or flow: by type, after a fact, up to a limit. */
@@ -125,6 +129,22 @@ export class RunOperations {
   submitStep(runId: string, body: unknown): Promise<SubmittedStep> {
     this.parts.assertOpen();
     return submitStep(this.parts.submissions, runId, body);
+  }
+
+  /**
+   * Runs here a step a fleet queued for this runtime's pool — what `axon worker` does with
+   * each job it takes (`src/fleet/`). Resolves with the status the step ended with; a step
+   * that ended already is not run again, and one whose worker died mid-step goes on under
+   * its id (see `steps/take-step.ts`). `NotFoundError` for a step the store does not have.
+   */
+  takeStep(job: StepJob): Promise<StepStatus | null> {
+    this.parts.assertOpen();
+    return takeStep(this.parts.submissions, stepJobSchema.parse(job));
+  }
+
+  /** The queue figures of each live pool of the runtime's fleet; none without a fleet. */
+  poolQueues(): { readonly pool_id: string; readonly figures: QueueFigures }[] {
+    return this.parts.fleet?.figures() ?? [];
   }
 
   /** A step record (`GET /v1/steps/{step_id}`), or `null`. */
@@ -246,6 +266,14 @@ export class RunOperations {
   /** The runtime's pools with live figures (`GET /v1/pools`); embedded, the one `local`. */
   listPools(): PoolInfo[] {
     return this.parts.pools();
+  }
+
+  /**
+   * Reads the fleet's pools from Redis now (they are read every `fleet.refreshMs` anyway);
+   * nothing to do without a fleet. Rejects when Redis cannot be reached.
+   */
+  async refreshPools(): Promise<void> {
+    await this.parts.fleet?.refresh();
   }
 
   /** One pool (`GET /v1/pools/{pool_id}`), or `null`. */

@@ -15,6 +15,7 @@ import type { ToolManager } from '../tools/tool-manager.js';
 import type { AgentDefinition } from '../actors/agent-runtime.js';
 import type { XStateInspect } from '../actors/interpreted-lifecycle.js';
 import type { WorkerPoolOptions } from '../placement/worker-pool.js';
+import type { FleetOptions } from '../placement/fleet-link.js';
 
 /** Options of `createRuntime`. */
 export interface RuntimeOptions {
@@ -43,6 +44,13 @@ export interface RuntimeOptions {
    * `strict_replay` compares (NERVE-4022); default `null` (embedded: one replica).
    */
   readonly replicaId?: string;
+  /**
+   * Send submitted steps to a worker fleet over Redis instead of running them here: each goes
+   * to the pool its run's `pool_policy` chooses among the live pools (BullMQ, `axon worker`;
+   * docs/fleet.md). The store must be one the workers share (`redisStore` on the same Redis).
+   * Default none: steps run in this process.
+   */
+  readonly fleet?: FleetOptions;
   /**
    * The policy asked at the three checkpoints (routing, invocation, execution); default
    * `noopPolicy`. See `yamlPolicy`, `configuredPolicy`, `adaptivePolicy`. The runtime closes

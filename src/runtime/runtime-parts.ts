@@ -51,7 +51,8 @@ import {
   type SubmissionHost,
 } from '../steps/step-submission.js';
 import { callTool, type ToolCallDeps } from '../steps/tool-call.js';
-import { localPool, type PoolInfo } from './pool-info.js';
+import { localPool, type PoolInfo } from '../placement/pool-info.js';
+import { FleetLink } from '../placement/fleet-link.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import { RuntimeTools } from './runtime-tools.js';
 
@@ -97,8 +98,10 @@ export interface RuntimeParts {
   assertOpen(): void;
   /** Names the runtime that agent handlers get as their `runtime` argument. */
   attach(runtime: AgentRuntime): void;
-  /** The runtime's pools as they are now (embedded: `local`). */
+  /** The runtime's pools as they are now (embedded: `local`; with a fleet, its live pools). */
   pools(): PoolInfo[];
+  /** The runtime's link to its fleet, if it has one. */
+  readonly fleet: FleetLink | null;
 }
 
 /**
@@ -128,8 +131,15 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
   const poolId = options.poolId ?? 'local';
   const replicaId = options.replicaId ?? null;
   const poolTags = checkPoolTags(options.poolTags);
+  // With a fleet, submitted steps go to its pools; their streams wake followers here.
+  const fleet = options.fleet
+    ? new FleetLink(options.fleet, { logger, appended: (id) => feeds.appended(id) })
+    : null;
+  if (fleet) {
+    feeds.watch({ opened: (id) => fleet.follow(id), closed: (id) => fleet.unfollow(id) });
+  }
   // Embedded, the runtime is one pool; inline steps have no slot limit.
-  const pools = (): readonly PoolCandidate[] => [
+  const localPools = (): readonly PoolCandidate[] => [
     {
       pool_id: poolId,
       tags: poolTags,
@@ -139,6 +149,8 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
       replica_id: replicaId,
     },
   ];
+  // Where a run's steps may go: the fleet's live pools, or this runtime.
+  const pools = fleet ? () => fleet.candidates() : localPools;
   const tracer = redactingTracer(options.tracer ?? defaultTracer(), redact);
   const steps: StepRunnerDeps = {
     store,
@@ -148,7 +160,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     poolId,
     replicaId,
     feeds,
-    placement: choosePool('auto', pools()),
+    placement: choosePool('auto', localPools()),
     inspect: checkInspect(options.inspect),
   };
   const runs: RunRecordsDeps & FlowApiDeps = {
@@ -161,6 +173,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     poolId,
     replicaId,
     pools,
+    dispatch: fleet,
     schemas: new SchemaRegistry(),
     toolSchema: async (name) => {
       try {
@@ -255,7 +268,10 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
   const submissions: SubmissionHost = {
     gate,
     store,
+    clock,
     logger,
+    dispatch: fleet,
+    choosePool: (run) => choosePool(placementOf(run.pool_policy), pools()),
     callsFor: (run, clientToken, resumed) =>
       new RunCalls(
         store,
@@ -264,15 +280,17 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
         clientToken,
         replicaId,
         resumed,
-        choosePool(placementOf(run.pool_policy), pools()),
+        // The decision of the steps that run here.
+        choosePool(placementOf(run.pool_policy), localPools()),
       ),
-    contextFor: (run, step) => {
+    contextFor: (run, step, remoteParent) => {
       const shared = runLedgers.acquire(run);
       const ctx = rootContext({
         runId: run.run_id,
         userId: run.user_id,
         budgets: stepBudgets(run, step, clock.now()),
         ledgerParent: shared.ledger,
+        ...(remoteParent ? { remoteParent } : {}),
       });
       return { ctx, release: shared.release };
     },
@@ -327,6 +345,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     close: async () => {
       if (closed) return;
       closed = true;
+      await fleet?.close();
       agents.stop();
       breakers.stop();
       await workers?.destroy();
@@ -342,17 +361,21 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     attach: (runtime) => {
       attached = runtime;
     },
-    pools: () => [
-      localPool({
-        poolId,
-        replicaId,
-        tags: poolTags,
-        system,
-        engines: () => engines.names(),
-        workers: () => workers,
-        maxWorkerThreads: maxThreadsOf(workerOptions),
-      }),
-    ],
+    fleet,
+    pools: () =>
+      fleet
+        ? [...fleet.pools()]
+        : [
+            localPool({
+              poolId,
+              replicaId,
+              tags: poolTags,
+              system,
+              engines: () => engines.names(),
+              workers: () => workers,
+              maxWorkerThreads: maxThreadsOf(workerOptions),
+            }),
+          ],
   };
 }
 

@@ -7,7 +7,7 @@
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { BreakerState } from '../supervisors/circuit-breaker.js';
-import type { PoolInfo } from '../runtime/pool-info.js';
+import type { PoolInfo } from '../placement/pool-info.js';
 
 /** What the figures read at scrape time. */
 export interface MetricsSource {
@@ -59,7 +59,7 @@ export class ServerMetrics {
       source
         .listPools()
         .flatMap((p) => p.replicas)
-        .reduce((n, r) => n + r.load[what], 0);
+        .reduce((n, r) => n + (r.load[what] ?? 0), 0);
     new Gauge({
       name: 'axon_steps_in_flight',
       help: 'Steps running now',

@@ -19,6 +19,13 @@ import type { PolicyGate } from '../runs/policy-gate.js';
 import { attachRunCalls, type RunCalls } from '../runs/run-calls.js';
 import { AlreadyClaimed, type StepSubmission } from '../runs/step-runner.js';
 import type { ResumeFrom, SubmittedStep } from '../runs/submitted-step.js';
+import { randomBytes } from 'node:crypto';
+import { isoTime, type Clock } from '../context/clock.js';
+import { formatTraceparent, parseTraceparent, type TraceParent } from '../context/traceparent.js';
+import { toAxonError, toErrorPayload } from '../errors/to-error-payload.js';
+import type { StepDispatch } from '../placement/fleet-jobs.js';
+import { zeroUsage, type PlacementDecision } from '../store/records.js';
+import { DEFAULT_ENGINE } from '../engines/engine-registry.js';
 
 export type { SubmittedStep } from '../runs/submitted-step.js';
 
@@ -132,6 +139,7 @@ export class RunLedgers {
 /** What a submission needs from the runtime. */
 export interface SubmissionHost {
   readonly store: RunStore;
+  readonly clock: Clock;
   readonly logger: Logger;
   /** Where the policy is asked: the route checkpoint and the run's `steps_per_minute`. */
   readonly gate: PolicyGate;
@@ -147,7 +155,12 @@ export interface SubmissionHost {
   contextFor(
     run: RunRecord,
     stepBudgets: z.infer<typeof wireBudgetsSchema> | undefined,
+    remoteParent?: TraceParent,
   ): { readonly ctx: ExecContext; readonly release: () => void };
+  /** The fleet submitted steps go to (`createRuntime({ fleet })`); `null`: they run here. */
+  readonly dispatch: StepDispatch | null;
+  /** The run's pool for a step, by its `pool_policy` (`PoolUnavailableError` when none fits). */
+  choosePool(run: RunRecord): PlacementDecision;
   runAgent(
     agent: string,
     input: { message: string; args?: Record<string, unknown> },
@@ -205,13 +218,154 @@ export async function submitStep(
       details: { status: run.status },
     });
   }
-  const { ctx, release } = host.contextFor(run, request.budgets);
+  const { ctx, release } = host.contextFor(
+    run,
+    request.budgets,
+    resume?.traceparent ? (parseTraceparent(resume.traceparent) ?? undefined) : undefined,
+  );
+  if (host.dispatch && !resume) {
+    try {
+      return await dispatchStep(host, host.dispatch, run, request, ctx);
+    } finally {
+      release();
+    }
+  }
   try {
     return await submitIn(host, run, request, ctx, release, resume);
   } catch (err) {
     release();
     throw err;
   }
+}
+
+/** Checkpoint 1, before routing: the run's steps per minute, then the policy's rate limits. */
+async function admitStep(
+  host: SubmissionHost,
+  run: RunRecord,
+  request: z.infer<typeof stepSubmissionSchema>,
+  ctx: ExecContext,
+): Promise<void> {
+  // Every submission counts, a repeated client token too: it is a request all the same.
+  await host.gate.admitStep(run);
+  if (host.gate.applies(ctx)) await host.gate.check('route', stepTarget(request), ctx);
+}
+
+/** The name a step of `request` has in its record (as the step's own code names it). */
+function recordName(request: z.infer<typeof stepSubmissionSchema>): string {
+  const input = request.input;
+  const named = (key: string, fallback: string): string =>
+    typeof input[key] === 'string' ? input[key] : fallback;
+  switch (request.type) {
+    case 'agent':
+      return named('agent', 'agent');
+    case 'tool_call':
+      return named('tool', 'tool');
+    case 'checkpoint':
+      return 'checkpoint';
+    case 'gate_eval':
+      return named('fact_type', 'gate_eval');
+    case 'fs_op':
+      return `fs ${named('op', 'op')}`;
+    default:
+      return `${request.type} ${named('engine', DEFAULT_ENGINE)}`;
+  }
+}
+
+/**
+ * A submission to a fleet: admitted here, its pool chosen, its record claimed `queued` by its
+ * client token (atomic in the shared store, so API processes submitting the same token at
+ * once make one step), and its job queued on the pool. A job that cannot be queued ends the
+ * step `failed` and frees its token, so the same submission can be made again.
+ */
+async function dispatchStep(
+  host: SubmissionHost,
+  dispatch: StepDispatch,
+  run: RunRecord,
+  request: z.infer<typeof stepSubmissionSchema>,
+  ctx: ExecContext,
+): Promise<SubmittedStep> {
+  await admitStep(host, run, request, ctx);
+  // What is known of the pools may be stale (a replica gone, a queue filled up).
+  await dispatch.fresh();
+  const decision = host.choosePool(run);
+  await dispatch.admit(decision.pool_id);
+  const name = recordName(request);
+  const now = isoTime(ctx.createdAt);
+  const record: StepRecord = {
+    step_id: ctx.ids.id('step'),
+    run_id: run.run_id,
+    type: request.type,
+    name,
+    parent_step_id: null,
+    actor_path: [name],
+    client_token: request.client_token ?? null,
+    input: request.input,
+    placement: 'pool',
+    status: 'queued',
+    budget_usage: zeroUsage(),
+    provenance: null,
+    output: null,
+    error: null,
+    created_at: now,
+    started_at: null,
+    ended_at: null,
+    budgets: (request.budgets as WireBudgets | undefined) ?? {},
+    placement_decision: decision,
+  };
+  const claim = await host.store.claimStep(record);
+  if (!claim.created) {
+    await flushed(host.store);
+    const { step_id: stepId, status } = claim.step;
+    return { step_id: stepId, status, created: false, done: Promise.resolve(null) };
+  }
+  // Watched before it is queued: its end cannot come before the watch.
+  const done = dispatch.ended(record.step_id);
+  try {
+    await dispatch.enqueue(
+      {
+        step_id: record.step_id,
+        run_id: run.run_id,
+        pool_id: decision.pool_id,
+        body: request as Record<string, unknown>,
+        traceparent: traceparentOf(ctx),
+        queued_at: Date.now(),
+      },
+      record,
+    );
+  } catch (err) {
+    const error = toAxonError(err);
+    host.logger.error(
+      { err, step_id: record.step_id, pool_id: decision.pool_id },
+      'a step could not be queued on its pool',
+    );
+    await host.store.updateStep(record.step_id, {
+      status: 'failed',
+      error: toErrorPayload(error),
+      ended_at: isoTime(Date.now()),
+    });
+    if (record.client_token !== null) await host.store.releaseClientToken(record.step_id);
+    await flushed(host.store);
+    throw error;
+  }
+  await flushed(host.store);
+  return { step_id: record.step_id, status: 'queued', created: true, done };
+}
+
+/** The W3C trace context a step's job carries: the submission's span, or its trace. */
+function traceparentOf(ctx: ExecContext): string {
+  const span = ctx.span?.spanContext();
+  if (span && span.traceId === ctx.traceId) {
+    return formatTraceparent({
+      traceId: span.traceId,
+      spanId: span.spanId,
+      sampled: (span.traceFlags & 1) === 1,
+    });
+  }
+  return formatTraceparent({
+    traceId: ctx.traceId,
+    spanId: randomBytes(8).toString('hex'),
+    sampled: true,
+  });
 }
 
 /** {@link submitStep} once the run and the context are there. */
@@ -224,14 +378,12 @@ async function submitIn(
   resume: ResumeFrom | undefined,
 ): Promise<SubmittedStep> {
   const runId = run.run_id;
-  attachRunCalls(ctx, host.callsFor(run, request.client_token ?? null, resume !== undefined));
-  // Checkpoint 1, before routing: the run's steps per minute, then the policy's rate limits.
-  // Every submission counts, a repeated client token too: it is a request all the same. A
-  // step going on after an approval was admitted when it was submitted.
-  if (!resume) {
-    await host.gate.admitStep(run);
-    if (host.gate.applies(ctx)) await host.gate.check('route', stepTarget(request), ctx);
-  }
+  // A step going on (after an approval, or a fleet worker's death) serves the calls it
+  // recorded before; a queued one starts afresh.
+  const goesOn = resume !== undefined && resume.fresh !== true;
+  attachRunCalls(ctx, host.callsFor(run, request.client_token ?? null, goesOn));
+  // A step going on, or queued for a fleet, was admitted when it was submitted.
+  if (!resume) await admitStep(host, run, request, ctx);
   let claimed: (claim: { record: StepRecord; created: boolean }) => void = () => undefined;
   const claim = new Promise<{ record: StepRecord; created: boolean }>((resolve) => {
     claimed = resolve;

@@ -5,7 +5,7 @@
  * the worker pool's threads die faster than its restart intensity allows).
  */
 import type { ActorSystem } from '../actors/actor-system.js';
-import type { WorkerPool } from '../placement/worker-pool.js';
+import type { WorkerPool } from './worker-pool.js';
 
 /** A replica of a pool: one process that runs its steps. */
 export interface PoolReplica {
@@ -14,9 +14,11 @@ export interface PoolReplica {
   readonly load: {
     /** Steps running now (every placement). */
     readonly steps_in_flight: number;
-    /** Worker threads running now. */
-    readonly worker_threads: number;
-    /** Worker-placed steps waiting for a thread. */
+    /** Worker threads running now (the embedded pool). */
+    readonly worker_threads?: number;
+    /** Steps it runs at once, at most (a fleet replica: `axon worker --concurrency`). */
+    readonly concurrency?: number;
+    /** Steps waiting: for a worker thread (embedded), on the pool's queue (a fleet). */
     readonly queue_depth: number;
   };
 }
@@ -28,8 +30,10 @@ export interface PoolInfo {
   readonly capabilities: {
     /** Where its steps may run. */
     readonly placements: readonly string[];
-    /** The most worker threads it starts. */
-    readonly max_worker_threads: number;
+    /** The most worker threads it starts (the embedded pool). */
+    readonly max_worker_threads?: number;
+    /** What a fleet pool's replicas declare (`vram_mb`, `arch`, `features`, ...). */
+    readonly [capability: string]: unknown;
   };
   /** The engines it serves, by name. */
   readonly engines: readonly string[];

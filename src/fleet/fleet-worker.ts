@@ -1,0 +1,331 @@
+/**
+ * @module A member of a worker fleet (`axon worker`): one replica of a pool. It takes the step
+ * jobs of its pool's BullMQ queue, runs each with its own runtime over the shared Redis store
+ * (inline or worker-thread placement on this host, as the step asks), announces every append
+ * on the step's Redis Stream, keeps its heartbeat in the registry, obeys cancels sent over
+ * pub/sub, and when stopped finishes its steps within a grace period and hands the rest back
+ * to the queue, where another replica goes on with them.
+ */
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { createLogger, type Logger } from '../observability/logger.js';
+import { checkPoolId, FleetKeys } from '../placement/fleet-keys.js';
+import { stepJobSchema, type StepJob } from '../placement/fleet-jobs.js';
+import { countersKey } from '../placement/fleet-link.js';
+import { removeBeat, writeBeat, type ReplicaBeat } from '../placement/fleet-registry.js';
+import { createRuntime, type Runtime } from '../runtime/runtime.js';
+import type { RuntimeOptions } from '../runtime/runtime-options.js';
+import { redisStore } from '../store/redis-store.js';
+import { StreamingStore } from './streaming-store.js';
+
+/** Options of {@link FleetWorker.start}. */
+export interface FleetWorkerOptions {
+  /** The pool this replica serves (its queue is the pool's). */
+  readonly pool: string;
+  /** The pool's tags, which `affinity` placement looks for; default none. */
+  readonly tags?: readonly string[];
+  /** What it offers (`vram_mb`, `arch`, `features`, ...), over what the host reports. */
+  readonly capabilities?: Readonly<Record<string, unknown>>;
+  /** Steps it runs at once; default 4. */
+  readonly concurrency?: number;
+  /** The fleet's Redis: a URL (default `redis://127.0.0.1:6379`). */
+  readonly redis?: string;
+  /** Prefix of every key; default `axon:`. */
+  readonly prefix?: string;
+  /** This replica's id; default `<host>-<pid>-<random>`. */
+  readonly replicaId?: string;
+  /** The runtime's own options: its agents, tools, engines, policy, memory, logger. */
+  readonly runtime?: Omit<RuntimeOptions, 'store' | 'poolId' | 'poolTags' | 'replicaId' | 'fleet'>;
+  /** How often its heartbeat is written, in ms; default 1000. */
+  readonly heartbeatMs?: number;
+  /** How long a heartbeat lives, in ms (a dead replica leaves the registry after it); default 5000. */
+  readonly ttlMs?: number;
+  /**
+   * How long a job's lock lives without renewal, in ms: a replica killed mid-step leaves its
+   * step to another replica after it and the next stall check; default 30 000.
+   */
+  readonly lockMs?: number;
+  /** How often this replica checks its pool for stalled jobs, in ms; default 30 000. */
+  readonly stalledCheckMs?: number;
+  /** Entries a step's stream keeps (approximately); default 1000. */
+  readonly streamMaxLen?: number;
+  readonly logger?: Logger;
+}
+
+const KNOWN: ReadonlySet<string> = new Set([
+  'pool',
+  'tags',
+  'capabilities',
+  'concurrency',
+  'redis',
+  'prefix',
+  'replicaId',
+  'runtime',
+  'heartbeatMs',
+  'ttlMs',
+  'lockMs',
+  'stalledCheckMs',
+  'streamMaxLen',
+  'logger',
+]);
+
+/** What stopping did. */
+export interface StopReport {
+  /** Steps that ended here within the grace period. */
+  readonly finished: number;
+  /** Steps handed back to the queue, for another replica to go on with. */
+  readonly handedBack: number;
+}
+
+/** A job running here. */
+interface Running {
+  readonly job: Job<StepJob>;
+  readonly token: string | undefined;
+  readonly done: Promise<unknown>;
+}
+
+function positiveInt(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!(Number.isInteger(value) && value >= 1)) {
+    throw new RangeError(`fleet worker: ${name} must be an integer >= 1, got ${value}`);
+  }
+  return value;
+}
+
+/** One replica of a pool; see the module. */
+export class FleetWorker {
+  readonly runtime: Runtime;
+  readonly poolId: string;
+  readonly replicaId: string;
+  readonly keys: FleetKeys;
+  readonly #client: Redis;
+  readonly #sub: Redis;
+  readonly #store: StreamingStore;
+  readonly #worker: Worker<StepJob>;
+  readonly #logger: Logger;
+  readonly #running = new Map<string, Running>();
+  readonly #beat: () => ReplicaBeat;
+  readonly #ttlMs: number;
+  readonly #timer: NodeJS.Timeout;
+  #draining = false;
+  #stopped: Promise<StopReport> | null = null;
+
+  private constructor(options: FleetWorkerOptions) {
+    const unknown = Object.keys(options).filter((k) => !KNOWN.has(k));
+    if (unknown.length > 0) {
+      throw new TypeError(`fleet worker: no option ${unknown.join(', ')}`);
+    }
+    this.poolId = checkPoolId(options.pool, 'fleet worker: pool');
+    const tags = options.tags ?? [];
+    if (!tags.every((t) => typeof t === 'string' && t.length > 0)) {
+      throw new TypeError('fleet worker: tags must be non-empty strings');
+    }
+    const concurrency = positiveInt('concurrency', options.concurrency, 4);
+    const heartbeatMs = positiveInt('heartbeatMs', options.heartbeatMs, 1000);
+    this.#ttlMs = positiveInt('ttlMs', options.ttlMs, 5000);
+    if (this.#ttlMs <= heartbeatMs) {
+      throw new RangeError(
+        `fleet worker: ttlMs (${this.#ttlMs}) must be longer than heartbeatMs (${heartbeatMs})`,
+      );
+    }
+    const lockMs = positiveInt('lockMs', options.lockMs, 30_000);
+    const stalledCheckMs = positiveInt('stalledCheckMs', options.stalledCheckMs, 30_000);
+    const streamMaxLen = positiveInt('streamMaxLen', options.streamMaxLen, 1000);
+    this.replicaId =
+      options.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
+    this.keys = new FleetKeys(options.prefix);
+    this.#logger = options.logger ?? options.runtime?.logger ?? createLogger();
+    this.#client = new Redis(options.redis ?? 'redis://127.0.0.1:6379', {
+      maxRetriesPerRequest: null,
+    });
+    this.#client.on('error', (err) => {
+      this.#logger.warn({ err }, 'fleet worker: a Redis connection failed');
+    });
+    this.#store = new StreamingStore(
+      redisStore({ client: this.#client, prefix: this.keys.prefix }),
+      this.#client,
+      this.keys,
+      streamMaxLen,
+    );
+    this.runtime = createRuntime({
+      ...options.runtime,
+      logger: this.#logger,
+      store: this.#store.store,
+      poolId: this.poolId,
+      poolTags: tags,
+      replicaId: this.replicaId,
+    });
+    const capabilities = { arch: process.arch, ...options.capabilities };
+    this.#beat = () => ({
+      pool_id: this.poolId,
+      replica_id: this.replicaId,
+      tags: [...tags],
+      capabilities,
+      engines: this.runtime.listPools()[0]?.engines.slice() ?? [],
+      concurrency,
+      active: this.#running.size,
+      health: this.#draining
+        ? 'draining'
+        : this.runtime.listPools()[0]?.replicas[0]?.health === 'degraded'
+          ? 'degraded'
+          : 'healthy',
+      host: hostname(),
+      pid: process.pid,
+      ts: Date.now(),
+    });
+    this.#worker = new Worker<StepJob>(
+      this.keys.queue(this.poolId),
+      (job, token) => this.#take(job, token),
+      {
+        connection: this.#client.duplicate({ maxRetriesPerRequest: null }),
+        prefix: this.keys.bullPrefix,
+        concurrency,
+        lockDuration: lockMs,
+        stalledInterval: stalledCheckMs,
+        // A step taken again after a stall goes on where its log ends (`takeStep`).
+        maxStalledCount: 3,
+        autorun: false,
+      },
+    );
+    this.#worker.on('error', (err) => {
+      this.#logger.warn({ err }, 'fleet worker: the queue failed');
+    });
+    this.#worker.on('stalled', (jobId) => {
+      this.#logger.warn(
+        { job_id: jobId, pool_id: this.poolId },
+        'fleet worker: a stalled step goes back to the queue',
+      );
+      void this.#client.hincrby(countersKey(this.keys, this.poolId), 'stalled', 1).catch(() => 0);
+    });
+    this.#sub = this.#client.duplicate({ maxRetriesPerRequest: null });
+    this.#sub.on('error', () => undefined);
+    this.#sub.on('message', (_channel: string, stepId: string) => {
+      if (![...this.#running.values()].some((r) => r.job.data.step_id === stepId)) return;
+      this.#logger.info({ step_id: stepId }, 'fleet worker: cancel');
+      this.runtime.cancelStep(stepId).catch((err: unknown) => {
+        this.#logger.warn({ err, step_id: stepId }, 'fleet worker: could not cancel a step');
+      });
+    });
+    this.#timer = setInterval(() => {
+      void this.#heartbeat();
+    }, heartbeatMs);
+    this.#timer.unref();
+  }
+
+  /**
+   * Starts a replica: it joins the registry and takes jobs. Rejects with `TypeError` /
+   * `RangeError` for a bad option, and when Redis cannot be reached.
+   */
+  static async start(options: FleetWorkerOptions): Promise<FleetWorker> {
+    const worker = new FleetWorker(options);
+    try {
+      await worker.#sub.subscribe(worker.keys.cancel);
+      await worker.#heartbeat(true);
+      void worker.#worker.run().catch((err: unknown) => {
+        worker.#logger.error({ err }, 'fleet worker: the queue stopped');
+      });
+      await worker.#worker.waitUntilReady();
+    } catch (err) {
+      await worker.stop(0).catch(() => undefined);
+      throw err;
+    }
+    worker.#logger.info(
+      { pool_id: worker.poolId, replica_id: worker.replicaId },
+      'fleet worker: taking steps',
+    );
+    return worker;
+  }
+
+  /** Steps running here now. */
+  get active(): number {
+    return this.#running.size;
+  }
+
+  /**
+   * Stops taking steps, lets the running ones end for up to `graceMs`, hands back those still
+   * running (their jobs go back to the queue; this replica writes nothing more of them), and
+   * leaves the registry. Resolves once everything is closed.
+   */
+  stop(graceMs = 30_000): Promise<StopReport> {
+    this.#stopped ??= this.#stop(graceMs);
+    return this.#stopped;
+  }
+
+  async #stop(graceMs: number): Promise<StopReport> {
+    this.#draining = true;
+    clearInterval(this.#timer);
+    await this.#heartbeat().catch(() => undefined);
+    const closing = this.#worker.close();
+    const before = this.#running.size;
+    const allDone = Promise.allSettled([...this.#running.values()].map((r) => r.done));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([allDone, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
+    clearTimeout(timer);
+    const left = [...this.#running.values()];
+    if (left.length > 0) {
+      // Nothing more of these is written here: the replica that takes them goes on from the log.
+      this.#store.fence();
+      for (const r of left) {
+        await r.job.moveToWait(r.token).catch((err: unknown) => {
+          this.#logger.warn({ err, job_id: r.job.id }, 'fleet worker: could not hand a step back');
+        });
+        this.#logger.info({ step_id: r.job.data.step_id }, 'fleet worker: handed a step back');
+      }
+      await this.#worker.close(true).catch(() => undefined);
+    }
+    await closing.catch(() => undefined);
+    await removeBeat(this.#client, this.keys, this.poolId, this.replicaId).catch(() => undefined);
+    await this.runtime.close().catch(() => undefined);
+    this.#sub.disconnect();
+    await this.#client.quit().catch(() => undefined);
+    return { finished: before - left.length, handedBack: left.length };
+  }
+
+  async #heartbeat(throwing = false): Promise<void> {
+    try {
+      await writeBeat(this.#client, this.keys, this.#beat(), this.#ttlMs);
+    } catch (err) {
+      if (throwing) throw err;
+      this.#logger.warn({ err }, 'fleet worker: could not write its heartbeat');
+    }
+  }
+
+  async #take(job: Job<StepJob>, token: string | undefined): Promise<unknown> {
+    const parsed = stepJobSchema.safeParse(job.data);
+    if (!parsed.success) {
+      this.#logger.error(
+        { job_id: job.id, issues: parsed.error.issues },
+        'fleet worker: a job that is not a step',
+      );
+      throw new UnrecoverableError(
+        `job ${job.id ?? ''} is not a step job: ${parsed.error.message}`,
+      );
+    }
+    const data = parsed.data;
+    const id = job.id ?? data.step_id;
+    this.#logger.info(
+      {
+        step_id: data.step_id,
+        run_id: data.run_id,
+        pool_id: data.pool_id,
+        attempt: job.attemptsStarted,
+        waited_ms: Date.now() - data.queued_at,
+      },
+      'fleet worker: took a step',
+    );
+    const done = (async () => {
+      const status = await this.runtime.takeStep(data);
+      await this.#store.ended(data.step_id, status);
+      await this.#client.hincrby(countersKey(this.keys, this.poolId), 'completed', 1);
+      return { status };
+    })();
+    this.#running.set(id, { job, token, done });
+    try {
+      return await done;
+    } finally {
+      this.#running.delete(id);
+    }
+  }
+}

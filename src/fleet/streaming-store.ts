@@ -1,0 +1,110 @@
+/**
+ * @module A fleet worker's store: the shared Redis store, whose every append of events is
+ * also added to the step's Redis Stream (bounded; the store's log holds every event, so no
+ * `token` or `fact` is lost to the trim), which is how API processes learn of it at once
+ * (`placement/fleet-relay.ts`). A worker handing its steps back fences the store first:
+ * from then on every write is refused, so a step it gave up writes nothing more to a log
+ * another worker now goes on with.
+ */
+import type { Redis } from 'ioredis';
+import { WorkerResetError } from '../errors/worker-reset-error.js';
+import type { FleetKeys } from '../placement/fleet-keys.js';
+import { ENDED_FIELD, EVENTS_FIELD } from '../placement/fleet-relay.js';
+import type { StepStatus } from '../store/records.js';
+import type { RunStore } from '../store/run-store.js';
+import type { StepEvent } from '../streams/events.js';
+
+/** How long a step's stream outlives its last entry, in ms (a day). */
+const STREAM_TTL_MS = 86_400_000;
+
+/** Methods of a RunStore that only read. */
+const READS: ReadonlySet<string> = new Set([
+  'getRun',
+  'getStep',
+  'listSteps',
+  'readEvents',
+  'getFlow',
+  'getFlowByHash',
+  'listFacts',
+  'listCheckpoints',
+  'getRecording',
+  'listRecordings',
+  'getApproval',
+  'listApprovals',
+  'listRuns',
+  'flush',
+  'close',
+]);
+
+/** The worker's store and its stream side; see the module. */
+export class StreamingStore {
+  readonly store: RunStore;
+  readonly #client: Redis;
+  readonly #keys: FleetKeys;
+  readonly #maxLen: number;
+  #fenced = false;
+
+  /** `client` is the connection the Redis store writes on: the stream entries follow its writes in order. */
+  constructor(inner: RunStore, client: Redis, keys: FleetKeys, maxLen: number) {
+    this.#client = client;
+    this.#keys = keys;
+    this.#maxLen = maxLen;
+    const fence = (name: string): Promise<never> =>
+      Promise.reject(
+        new WorkerResetError(`this worker handed its steps back: ${name} refused`, {
+          details: { reason: 'handed_back' },
+        }),
+      );
+    const appendEvents = async (events: readonly StepEvent[]): Promise<void> => {
+      if (this.#fenced) return fence('appendEvents');
+      await inner.appendEvents(events);
+      this.#announce(events);
+    };
+    this.store = new Proxy(inner, {
+      get: (target, prop, receiver) => {
+        if (prop === 'appendEvents') return appendEvents;
+        const value: unknown = Reflect.get(target, prop, receiver);
+        if (typeof value !== 'function') return value;
+        const method = value as (...args: unknown[]) => unknown;
+        if (typeof prop === 'string' && !READS.has(prop)) {
+          return (...args: unknown[]) => (this.#fenced ? fence(prop) : method.apply(target, args));
+        }
+        return (...args: unknown[]) => method.apply(target, args);
+      },
+    });
+  }
+
+  /** Refuses every write from now on (see the module). */
+  fence(): void {
+    this.#fenced = true;
+  }
+
+  /** Says on the step's stream that its record has ended, with its status. */
+  async ended(stepId: string, status: StepStatus | null): Promise<void> {
+    const key = this.#keys.events(stepId);
+    await this.#client
+      .multi()
+      .xadd(key, 'MAXLEN', '~', this.#maxLen, '*', ENDED_FIELD, status ?? 'unknown')
+      .pexpire(key, STREAM_TTL_MS)
+      .exec();
+  }
+
+  /** Adds each step's page of `events` to its stream (not awaited: the log has them). */
+  #announce(events: readonly StepEvent[]): void {
+    const pages = new Map<string, StepEvent[]>();
+    for (const event of events) {
+      let page = pages.get(event.step_id);
+      if (!page) pages.set(event.step_id, (page = []));
+      page.push(event);
+    }
+    const multi = this.#client.multi();
+    for (const [stepId, page] of pages) {
+      const key = this.#keys.events(stepId);
+      multi
+        .xadd(key, 'MAXLEN', '~', this.#maxLen, '*', EVENTS_FIELD, JSON.stringify(page))
+        .pexpire(key, STREAM_TTL_MS);
+    }
+    // A lost entry only delays a follower until its next poll of the log.
+    multi.exec().catch(() => undefined);
+  }
+}

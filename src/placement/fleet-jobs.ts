@@ -1,0 +1,60 @@
+/**
+ * @module A step travelling to a pool: the job an API process queues on the pool's BullMQ
+ * queue and a fleet worker takes (`src/fleet/`), and what a runtime that dispatches to a
+ * fleet asks of it (`StepDispatch`, implemented by `fleet-link.ts`).
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import type { StepRecord, StepStatus } from '../store/records.js';
+import type { PoolCandidate } from './pool-choice.js';
+import type { PoolInfo } from './pool-info.js';
+
+/** The data of a step's job. */
+export const stepJobSchema = z
+  .object({
+    /** The step's record, `queued` in the shared store. */
+    step_id: z.string().min(1),
+    run_id: z.string().min(1),
+    pool_id: z.string().min(1),
+    /** The step submission as the client sent it (API.md), checked already. */
+    body: z.record(z.string(), z.unknown()),
+    /** The W3C trace context of the submission: the worker's spans join its trace. */
+    traceparent: z.string().nullable(),
+    /** When it was queued (ms since the epoch), for the submit-to-start figures. */
+    queued_at: z.number(),
+  })
+  .strict();
+
+/** The data of a step's job. */
+export type StepJob = z.infer<typeof stepJobSchema>;
+
+/**
+ * The BullMQ job id of a step: from `(run_id, client_token)` when it has a token, so the same
+ * submission queued twice — by two API processes at once too — is one job; else the step id.
+ */
+export function stepJobId(runId: string, clientToken: string | null, stepId: string): string {
+  if (clientToken === null) return stepId;
+  return `t${createHash('sha256').update(runId).update('\0').update(clientToken).digest('hex').slice(0, 40)}`;
+}
+
+/** What a runtime that sends its submitted steps to a fleet needs of it. */
+export interface StepDispatch {
+  /** Reads the live pools again if what is known of them is older than its refresh interval. */
+  fresh(): Promise<void>;
+  /** The live pools, as placement chooses among them. */
+  candidates(): readonly PoolCandidate[];
+  /** The live pools as `GET /v1/pools` shows them. */
+  pools(): readonly PoolInfo[];
+  /** Refuses with `QueueFullError` when the pool's queue holds its most waiting steps. */
+  admit(poolId: string): Promise<void>;
+  /** Queues the step's job on its pool; resolves once Redis has it. */
+  enqueue(job: StepJob, record: StepRecord): Promise<void>;
+  /**
+   * Cancels a step queued or running on a pool: a queued job is taken off its queue (then
+   * `true`: the caller ends the step), a running step is told over pub/sub (`false`).
+   */
+  cancel(step: StepRecord): Promise<boolean>;
+  /** Resolves with the status the step ended with, once it has (never rejects). */
+  ended(stepId: string): Promise<StepStatus | null>;
+  close(): Promise<void>;
+}

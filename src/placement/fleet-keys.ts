@@ -1,0 +1,58 @@
+/**
+ * @module Where a fleet keeps its state in Redis, by name: each pool's BullMQ queue, the
+ * replicas' heartbeats, each step's event stream, the cancel channel. Every key starts with
+ * the fleet's prefix (the Redis store's, `axon:` by default), so fleets with different
+ * prefixes share a Redis without meeting.
+ */
+
+/** What a pool id may be: it names a BullMQ queue and Redis keys. */
+export const POOL_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/** Checks a pool id; `TypeError` naming `what` when it is not one. */
+export function checkPoolId(poolId: unknown, what: string): string {
+  if (typeof poolId !== 'string' || !POOL_ID.test(poolId)) {
+    throw new TypeError(
+      `${what} must be 1 to 64 letters, digits, '_', '.' or '-' (starting with a letter or digit), got ${JSON.stringify(poolId)}`,
+    );
+  }
+  return poolId;
+}
+
+/** The names of a fleet's keys under one prefix. */
+export class FleetKeys {
+  readonly prefix: string;
+
+  constructor(prefix = 'axon:') {
+    this.prefix = prefix;
+  }
+
+  /** The BullMQ prefix of the pools' queues (BullMQ adds `:<queue>:...`). */
+  get bullPrefix(): string {
+    return `${this.prefix}bull`;
+  }
+
+  /** The BullMQ queue of a pool. */
+  queue(poolId: string): string {
+    return `pool.${poolId}`;
+  }
+
+  /** The set of every replica's heartbeat key (a key past its TTL is dropped from it). */
+  get replicas(): string {
+    return `${this.prefix}fleet:replicas`;
+  }
+
+  /** A replica's heartbeat: its state as JSON, expiring with its TTL. */
+  replica(poolId: string, replicaId: string): string {
+    return `${this.prefix}fleet:replica:${poolId}:${replicaId}`;
+  }
+
+  /** A step's event stream (bounded; the store's log holds every event). */
+  events(stepId: string): string {
+    return `${this.prefix}fleet:events:${stepId}`;
+  }
+
+  /** The channel cancels travel on: the message is a step id. */
+  get cancel(): string {
+    return `${this.prefix}fleet:cancel`;
+  }
+}

@@ -1,0 +1,238 @@
+/**
+ * @module A runtime's link to a worker fleet (`createRuntime({ fleet: { redis } })`, `axon
+ * serve --redis`): the pools' table read from the registry, each pool's BullMQ queue to send
+ * steps to, the relay of the steps' event streams, and cancels over pub/sub. The runtime that
+ * holds it runs no submitted step itself: each goes to the pool its run's `pool_policy`
+ * chooses (PLACE-5001), where an `axon worker` takes it (`src/fleet/`).
+ */
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { QueueFullError } from '../errors/queue-full-error.js';
+import type { Logger } from '../observability/logger.js';
+import type { StepRecord, StepStatus } from '../store/records.js';
+import { FleetKeys } from './fleet-keys.js';
+import { stepJobId, type StepDispatch, type StepJob } from './fleet-jobs.js';
+import { PoolTable, readBeats, type QueueFigures } from './fleet-registry.js';
+import { StepStreamRelay } from './fleet-relay.js';
+import type { PoolCandidate } from './pool-choice.js';
+import type { PoolInfo } from './pool-info.js';
+
+/** Options of a runtime's fleet (`createRuntime({ fleet })`). */
+export interface FleetOptions {
+  /** The fleet's Redis: a URL (default `redis://127.0.0.1:6379`) or a connection to share. */
+  readonly redis?: string | Redis;
+  /** Prefix of every key; default `axon:` (the Redis store's). */
+  readonly prefix?: string;
+  /** How often the pools' table is read from Redis, in ms; default 500. */
+  readonly refreshMs?: number;
+  /** Steps a pool's queue may hold waiting before submissions get 429 `QUEUE_FULL`; default 10 000. */
+  readonly maxQueued?: number;
+}
+
+const KNOWN: ReadonlySet<string> = new Set(['redis', 'prefix', 'refreshMs', 'maxQueued']);
+
+/** Counters a pool's workers keep in Redis (`HINCRBY`), by field. */
+export const COUNTER_FIELDS = ['completed', 'stalled'] as const;
+
+/** The key of a pool's counters. */
+export function countersKey(keys: FleetKeys, poolId: string): string {
+  return `${keys.prefix}fleet:counts:${poolId}`;
+}
+
+/** Checks fleet options: unknown keys and bad values are refused with `TypeError`/`RangeError`. */
+export function checkFleetOptions(options: FleetOptions): void {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError('createRuntime: fleet must be an object ({ redis, prefix, ... })');
+  }
+  const unknown = Object.keys(options).filter((k) => !KNOWN.has(k));
+  if (unknown.length > 0) {
+    throw new TypeError(
+      `createRuntime: fleet has no option ${unknown.join(', ')} (it has ${[...KNOWN].join(', ')})`,
+    );
+  }
+  const { redis, prefix, refreshMs, maxQueued } = options;
+  if (redis !== undefined && typeof redis !== 'string' && !(redis instanceof Redis)) {
+    throw new TypeError('createRuntime: fleet.redis must be a URL or an ioredis connection');
+  }
+  if (prefix !== undefined && (typeof prefix !== 'string' || prefix.length === 0)) {
+    throw new TypeError('createRuntime: fleet.prefix must be a non-empty string');
+  }
+  for (const [name, value] of [
+    ['refreshMs', refreshMs],
+    ['maxQueued', maxQueued],
+  ] as const) {
+    if (value !== undefined && !(Number.isInteger(value) && value >= 1)) {
+      throw new RangeError(`createRuntime: fleet.${name} must be an integer >= 1, got ${value}`);
+    }
+  }
+}
+
+/** What the link needs from its runtime. */
+export interface FleetLinkHost {
+  readonly logger: Logger;
+  /** A step's stream had an entry: its followers here read the log again. */
+  appended(stepId: string): void;
+}
+
+/** A runtime's link to its fleet; see the module. */
+export class FleetLink implements StepDispatch {
+  readonly keys: FleetKeys;
+  readonly table = new PoolTable();
+  readonly #client: Redis;
+  readonly #owned: boolean;
+  readonly #reader: Redis;
+  readonly #relay: StepStreamRelay;
+  readonly #queues = new Map<string, Queue>();
+  readonly #refreshMs: number;
+  readonly #maxQueued: number;
+  readonly #logger: Logger;
+  readonly #timer: NodeJS.Timeout;
+  #reading: Promise<void> | null = null;
+  #closed = false;
+
+  constructor(options: FleetOptions, host: FleetLinkHost) {
+    checkFleetOptions(options);
+    this.keys = new FleetKeys(options.prefix);
+    this.#refreshMs = options.refreshMs ?? 500;
+    this.#maxQueued = options.maxQueued ?? 10_000;
+    this.#logger = host.logger;
+    this.#owned = !(options.redis instanceof Redis);
+    this.#client =
+      options.redis instanceof Redis
+        ? options.redis
+        : new Redis(options.redis ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 2 });
+    // Calls fail on their own; a lost connection is logged once per error, not thrown.
+    const logged = (err: unknown): void => {
+      if (!this.#closed) this.#logger.warn({ err }, 'fleet: a Redis call failed');
+    };
+    if (this.#owned) this.#client.on('error', logged);
+    this.#reader = this.#client.duplicate({ maxRetriesPerRequest: null });
+    this.#reader.on('error', () => undefined);
+    this.#relay = new StepStreamRelay(this.#reader, this.#client, this.keys, host.appended, logged);
+    this.#timer = setInterval(() => {
+      void this.refresh().catch(logged);
+    }, this.#refreshMs);
+    this.#timer.unref();
+    void this.refresh().catch(logged);
+  }
+
+  /** The connection the link's calls go through. */
+  get client(): Redis {
+    return this.#client;
+  }
+
+  /** Reads the registry and the queues' figures into the table (one read at a time). */
+  refresh(): Promise<void> {
+    this.#reading ??= this.#read().finally(() => {
+      this.#reading = null;
+    });
+    return this.#reading;
+  }
+
+  /** The table, read again if it is older than the refresh interval. */
+  async fresh(): Promise<void> {
+    if (Date.now() - this.table.readAt >= this.#refreshMs) await this.refresh();
+  }
+
+  candidates(): readonly PoolCandidate[] {
+    return this.table.candidates();
+  }
+
+  pools(): readonly PoolInfo[] {
+    return this.table.pools();
+  }
+
+  /** Each live pool's queue figures, as last read. */
+  figures(): { readonly pool_id: string; readonly figures: QueueFigures }[] {
+    return this.table
+      .poolIds()
+      .map((poolId) => ({ pool_id: poolId, figures: this.table.figures(poolId) }));
+  }
+
+  async admit(poolId: string): Promise<void> {
+    const waiting = await this.#queue(poolId).getWaitingCount();
+    if (waiting >= this.#maxQueued) {
+      throw new QueueFullError(
+        `pool ${poolId} has ${waiting} steps waiting (at most ${this.#maxQueued}): try again later`,
+        { details: { pool_id: poolId, waiting, max_queued: this.#maxQueued } },
+      );
+    }
+  }
+
+  async enqueue(job: StepJob, record: StepRecord): Promise<void> {
+    await this.#queue(job.pool_id).add('step', job, {
+      jobId: stepJobId(job.run_id, record.client_token, job.step_id),
+      // A job that failed is the step's failure, already in the store: keep a few to look at.
+      removeOnComplete: true,
+      removeOnFail: { count: 1000 },
+    });
+  }
+
+  async cancel(step: StepRecord): Promise<boolean> {
+    const poolId = step.placement_decision?.pool_id;
+    if (step.status === 'queued' && poolId !== undefined) {
+      const jobId = stepJobId(step.run_id, step.client_token, step.step_id);
+      // 1 when the job was waiting (now gone), 0 when a worker holds it (it is told below).
+      const removed = await this.#queue(poolId)
+        .remove(jobId)
+        .catch(() => 0);
+      if (removed === 1) return true;
+    }
+    await this.#client.publish(this.keys.cancel, step.step_id);
+    return false;
+  }
+
+  ended(stepId: string): Promise<StepStatus | null> {
+    return this.#relay.ended(stepId);
+  }
+
+  /** Followers of a step opened here: its stream wakes them. */
+  follow(stepId: string): void {
+    this.#relay.follow(stepId);
+  }
+
+  unfollow(stepId: string): void {
+    this.#relay.unfollow(stepId);
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#timer);
+    await this.#relay.close();
+    await Promise.allSettled([...this.#queues.values()].map((q) => q.close()));
+    this.#reader.disconnect();
+    if (this.#owned) await this.#client.quit().catch(() => undefined);
+  }
+
+  #queue(poolId: string): Queue {
+    let queue = this.#queues.get(poolId);
+    if (!queue) {
+      queue = new Queue(this.keys.queue(poolId), {
+        connection: this.#client,
+        prefix: this.keys.bullPrefix,
+      });
+      queue.on('error', () => undefined);
+      this.#queues.set(poolId, queue);
+    }
+    return queue;
+  }
+
+  async #read(): Promise<void> {
+    const beats = await readBeats(this.#client, this.keys);
+    const queues: Record<string, QueueFigures> = {};
+    for (const poolId of new Set(beats.map((b) => b.pool_id))) {
+      const [counts, counters] = await Promise.all([
+        this.#queue(poolId).getJobCounts('waiting', 'active'),
+        this.#client.hmget(countersKey(this.keys, poolId), ...COUNTER_FIELDS),
+      ]);
+      queues[poolId] = {
+        waiting: counts['waiting'] ?? 0,
+        active: counts['active'] ?? 0,
+        completed: Number(counters[0] ?? 0),
+        stalled: Number(counters[1] ?? 0),
+      };
+    }
+    this.table.update(beats, queues, Date.now());
+  }
+}

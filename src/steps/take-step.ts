@@ -1,0 +1,80 @@
+/**
+ * @module A fleet worker taking a step job (`runtime.takeStep`): the step was queued in the
+ * shared store by the API process that took the submission; it starts here with its
+ * `started`. A job taken again after its worker died (BullMQ's stall check) finds the step
+ * `running` with part of its log: it runs again from the start under the same id, its
+ * lifecycle rebuilt from the log, and the events its work emits again — as many as are
+ * logged — are not logged twice, so a client following the step sees each `seq` once and no
+ * gap (the same mechanism as a step going on after an approval). Its facts are idempotent.
+ */
+import { isoTime } from '../context/clock.js';
+import { CancelledError } from '../errors/cancelled-error.js';
+import { ConflictError } from '../errors/conflict-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import { toErrorPayload } from '../errors/to-error-payload.js';
+import type { StepJob } from '../placement/fleet-jobs.js';
+import type { StepStatus } from '../store/records.js';
+import { flushed } from '../store/run-store.js';
+import { StepLifecycle } from '../actors/step-lifecycle.js';
+import { WORK_EVENTS } from '../runs/approvals.js';
+import { endStoredStep } from '../runs/stored-step-end.js';
+import type { ResumeFrom } from '../runs/submitted-step.js';
+import { submitStep, type SubmissionHost } from './step-submission.js';
+
+const ENDED: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
+
+/**
+ * Runs the step of `job` here and resolves with the status it ended with (`waiting` when it
+ * was suspended for an approval). A step that has ended already is not run again (a job
+ * delivered twice). Rejects with `NotFoundError` when the store has no such step.
+ */
+export async function takeStep(host: SubmissionHost, job: StepJob): Promise<StepStatus | null> {
+  const step = await host.store.getStep(job.step_id);
+  if (!step) throw new NotFoundError('step', job.step_id);
+  if (ENDED.has(step.status)) return step.status;
+  const events = await host.store.readEvents(step.step_id);
+  const last = events.at(-1);
+  if (last?.type === 'end' || last?.type === 'error') {
+    // Its last worker died after logging its end, before ending its record.
+    const status: StepStatus =
+      last.type === 'end' ? 'succeeded' : last.code === 'CANCELLED' ? 'cancelled' : 'failed';
+    await host.store.updateStep(step.step_id, {
+      status,
+      ended_at: isoTime(last.ts),
+      ...(last.type === 'end'
+        ? { output: last.output }
+        : { error: { code: last.code, message: last.message, retriable: last.retriable } }),
+    });
+    await flushed(host.store);
+    return status;
+  }
+  const resume: ResumeFrom =
+    events.length === 0
+      ? {
+          record: step,
+          lifecycle: new StepLifecycle(step.step_id),
+          skip: 0,
+          fresh: true,
+          traceparent: job.traceparent,
+        }
+      : {
+          record: step,
+          lifecycle: StepLifecycle.fromLog(step.step_id, events),
+          skip: events.filter((e) => WORK_EVENTS.has(e.type)).length,
+          traceparent: job.traceparent,
+        };
+  let submitted;
+  try {
+    submitted = await submitStep(host, step.run_id, job.body, resume);
+  } catch (err) {
+    // Its run takes no more steps (cancelled or ended while the job waited): it never runs.
+    if (!(err instanceof ConflictError)) throw err;
+    await endStoredStep({ store: host.store, clock: host.clock }, step, {
+      status: 'cancelled',
+      error: toErrorPayload(new CancelledError(`step ${step.step_id} did not run: ${err.message}`)),
+    });
+    await flushed(host.store);
+    return 'cancelled';
+  }
+  return submitted.done;
+}
