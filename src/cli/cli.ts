@@ -5,6 +5,7 @@ import { EXAMPLES } from '../../examples/index.js';
 import type { CliIo } from './cli-io.js';
 import { runCommand } from './run-command.js';
 import { serveCommand } from './serve-command.js';
+import { workerCommand } from './worker-command.js';
 
 /** The text of `axon --help`. */
 export const HELP = `axon — an actor-model runtime for LLM agents
@@ -15,6 +16,7 @@ Usage:
 Commands:
   run <example>    Run an example: stream its tokens, then print its trace tree
   serve            Serve the HTTP API (docs/http-api.md) until Ctrl-C or SIGTERM
+  worker           Run one replica of a pool of the fleet (docs/fleet.md) until Ctrl-C or SIGTERM
   list             List the examples
   help             Show this help
 
@@ -30,8 +32,28 @@ Options of serve (a flag overrides the environment, which overrides the config f
   --port <n>         The port, 0 for a free one (default 7070)
   --data-dir <dir>   Where the SQLite store (axon.db) and fs_op sandboxes live (default ./.axon)
   --config <file>    The YAML configuration (default ./axon.yaml, if there is one)
+  --redis <url>      Keep runs in Redis and send submitted steps to the fleet's pools
+                     (start \`axon worker\`s on the same Redis); default: SQLite, steps run here
   On SIGINT or SIGTERM it drains (running steps end, streams get their last event, the
   store closes) and exits 0; a second signal exits at once with 130.
+
+Options of worker:
+  --pool <id>          The pool this replica serves (required)
+  --tags <a,b>         The pool's tags, which affinity placement looks for
+  --concurrency <n>    Steps it runs at once (default 4)
+  --redis <url>        The fleet's Redis (default AXON_REDIS_URL, the config's redis.url,
+                       else redis://127.0.0.1:6379)
+  --config <file>      The YAML configuration: engines, policy, memory (as serve's)
+  --vram-mb <n>        GPU memory it offers (default: what nvidia-smi reports, if any)
+  --features <a,b>     Features it offers, shown in its pool's capabilities
+  --grace-ms <n>       On SIGINT or SIGTERM, how long running steps may take to finish
+                       before they are handed back to the queue (default 30000)
+  --lock-ms <n>        How long a step's job lock lives: a killed replica's steps go to
+                       another replica after it (default 30000)
+  --stalled-ms <n>     How often it checks its pool for stalled steps (default 30000)
+  --heartbeat-ms <n>   How often it writes its heartbeat (default 1000)
+  --ttl-ms <n>         How long a heartbeat lives: a dead replica leaves GET /v1/pools after
+                       it (default 5000)
 
 Global options:
   -h, --help         Show this help
@@ -49,6 +71,8 @@ Environment:
   AXON_API_KEYS           API keys: key:user_id[:read+write+admin], comma-separated
                           (replaces the config file's auth.keys)
   AXON_KEEP_ALIVE_MS      interval of the SSE keep-alive comments (default 15000)
+  serve and worker:
+  AXON_REDIS_URL          as --redis
 `;
 
 /** Every option the CLI accepts; {@link HELP} documents each one. */
@@ -64,10 +88,21 @@ export const OPTIONS = {
   port: { type: 'string' },
   'data-dir': { type: 'string' },
   config: { type: 'string' },
+  redis: { type: 'string' },
+  pool: { type: 'string' },
+  tags: { type: 'string' },
+  concurrency: { type: 'string' },
+  'vram-mb': { type: 'string' },
+  features: { type: 'string' },
+  'grace-ms': { type: 'string' },
+  'lock-ms': { type: 'string' },
+  'stalled-ms': { type: 'string' },
+  'heartbeat-ms': { type: 'string' },
+  'ttl-ms': { type: 'string' },
 } as const;
 
-/** The command each command's own option belongs to: any other command refuses it. */
-const OWNER: Readonly<Partial<Record<keyof typeof OPTIONS, string>>> = {
+/** The commands each command's own option belongs to: any other command refuses it. */
+const OWNER: Readonly<Partial<Record<keyof typeof OPTIONS, string | readonly string[]>>> = {
   message: 'run',
   seed: 'run',
   'token-ms': 'run',
@@ -76,11 +111,28 @@ const OWNER: Readonly<Partial<Record<keyof typeof OPTIONS, string>>> = {
   host: 'serve',
   port: 'serve',
   'data-dir': 'serve',
-  config: 'serve',
+  config: ['serve', 'worker'],
+  redis: ['serve', 'worker'],
+  pool: 'worker',
+  tags: 'worker',
+  concurrency: 'worker',
+  'vram-mb': 'worker',
+  features: 'worker',
+  'grace-ms': 'worker',
+  'lock-ms': 'worker',
+  'stalled-ms': 'worker',
+  'heartbeat-ms': 'worker',
+  'ttl-ms': 'worker',
 };
 
+/** Whether `option` belongs to `command`. */
+function belongs(option: keyof typeof OWNER, command: string): boolean {
+  const owner = OWNER[option];
+  return typeof owner === 'string' ? owner === command : (owner ?? []).includes(command);
+}
+
 /** How many arguments each command takes after its name. */
-const ARITY: Readonly<Record<string, number>> = { run: 1, serve: 0, list: 0, help: 0 };
+const ARITY: Readonly<Record<string, number>> = { run: 1, serve: 0, worker: 0, list: 0, help: 0 };
 
 /** The first argument past those `command` takes; none for an unknown command. */
 function extraArgument(command: string, args: readonly string[]): string | undefined {
@@ -136,10 +188,10 @@ export async function runCli(
     return 2;
   }
   const misplaced = (Object.keys(OWNER) as (keyof typeof OWNER)[]).find(
-    (name) => values[name] !== undefined && OWNER[name] !== command,
+    (name) => values[name] !== undefined && !belongs(name, command ?? ''),
   );
   if (command !== undefined && misplaced !== undefined) {
-    const owner = OWNER[misplaced] ?? '';
+    const owner = [OWNER[misplaced] ?? ''].flat().join(' and ');
     io.stderr.write(`axon ${command}: --${misplaced} applies to ${owner} only\n\n${HELP}`);
     return 2;
   }
@@ -180,9 +232,31 @@ export async function runCli(
               port: values.port,
               dataDir: values['data-dir'],
               config: values.config,
+              redis: values.redis,
             },
             version,
             // Without a signal (a library caller) it serves until the process ends.
+            signal: signal ?? new AbortController().signal,
+          },
+          io,
+        );
+      case 'worker':
+        return await workerCommand(
+          {
+            flags: {
+              pool: values.pool,
+              tags: values.tags,
+              concurrency: values.concurrency,
+              redis: values.redis,
+              config: values.config,
+              vramMb: values['vram-mb'],
+              features: values.features,
+              graceMs: values['grace-ms'],
+              lockMs: values['lock-ms'],
+              stalledMs: values['stalled-ms'],
+              heartbeatMs: values['heartbeat-ms'],
+              ttlMs: values['ttl-ms'],
+            },
             signal: signal ?? new AbortController().signal,
           },
           io,

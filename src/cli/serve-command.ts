@@ -13,6 +13,8 @@ import type { Memory } from '../memory/memory-types.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { configuredPolicy } from '../policy/configured-policy.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
+import type { RuntimeOptions } from '../runtime/runtime-options.js';
+import { redisStore } from '../store/redis-store.js';
 import { createServer, type AxonServer } from '../server/create-server.js';
 import { sqliteStore } from '../store/sqlite-store.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../examples/index.js';
@@ -40,11 +42,15 @@ export interface ServeCommandOptions {
 }
 
 /**
- * The runtime `axon serve` runs: API.md's embedded defaults, plus what `config` adds.
- * Whatever it opened is closed again if a later part cannot be made. A memory backend axon
- * does not have is `InvalidParamsError` naming the key (`createMemory`'s).
+ * The runtime options `axon serve` and `axon worker` share, from `config`: API.md's embedded
+ * defaults (the examples' agents and tools, the scripted engine) plus the configured engine,
+ * policy and memory. `close` releases what was opened, for a caller that cannot go on. A
+ * memory backend axon does not have is `InvalidParamsError` naming the key (`createMemory`'s).
  */
-export async function serveRuntime(config: ServeConfig, logger: Logger): Promise<Runtime> {
+export function configuredRuntimeOptions(
+  config: ServeConfig,
+  logger: Logger,
+): { readonly options: RuntimeOptions; readonly close: () => Promise<void> } {
   const engines: Engine[] = config.openai
     ? [createOpenAIEngine({ name: 'openai', ...config.openai })]
     : [];
@@ -54,13 +60,11 @@ export async function serveRuntime(config: ServeConfig, logger: Logger): Promise
   try {
     memory = config.memory ? createMemory(config.memory) : undefined;
   } catch (err) {
-    await policy?.close?.();
+    void policy?.close?.();
     throw err;
   }
-  const store = sqliteStore(join(config.dataDir, STORE_FILE));
-  try {
-    return createRuntime({
-      store,
+  return {
+    options: {
       dataDir: config.dataDir,
       logger,
       agents: examples.flatMap((e) => e.agents),
@@ -68,9 +72,31 @@ export async function serveRuntime(config: ServeConfig, logger: Logger): Promise
       engines,
       ...(policy ? { policy } : {}),
       ...(memory ? { memory } : {}),
+    },
+    close: async () => {
+      await Promise.allSettled([memory?.close(), policy?.close?.()]);
+    },
+  };
+}
+
+/**
+ * The runtime `axon serve` runs: {@link configuredRuntimeOptions} over a SQLite store in the
+ * data dir — or, with `redis`, the Redis store and the fleet's pools, where its submitted
+ * steps go. Whatever it opened is closed again if a later part cannot be made.
+ */
+export async function serveRuntime(config: ServeConfig, logger: Logger): Promise<Runtime> {
+  const parts = configuredRuntimeOptions(config, logger);
+  const store = config.redis
+    ? redisStore({ url: config.redis.url, prefix: config.redis.prefix })
+    : sqliteStore(join(config.dataDir, STORE_FILE));
+  try {
+    return createRuntime({
+      ...parts.options,
+      store,
+      ...(config.redis ? { fleet: { redis: config.redis.url, prefix: config.redis.prefix } } : {}),
     });
   } catch (err) {
-    await Promise.allSettled([store.close(), memory?.close(), policy?.close?.()]);
+    await Promise.allSettled([store.close(), parts.close()]);
     throw err;
   }
 }
@@ -154,7 +180,18 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   let server: AxonServer;
   try {
     // Before taking work: a restarted server picks up what it left running (NERVE-4005).
-    const resumed = (await runtime.resumeRuns()).filter((r) => r.interrupted.length > 0);
+    // With a fleet its steps run on the workers, which go on with them themselves.
+    const resumed = config.redis
+      ? []
+      : (await runtime.resumeRuns()).filter((r) => r.interrupted.length > 0);
+    if (config.redis) {
+      try {
+        await runtime.refreshPools();
+      } catch (err) {
+        await runtime.close();
+        return fail(1, `cannot reach Redis at ${config.redis.url}: ${(err as Error).message}`);
+      }
+    }
     if (resumed.length > 0) {
       const steps = resumed.reduce((n, r) => n + r.interrupted.length, 0);
       const again = resumed.reduce((n, r) => n + r.rerun.length, 0);
@@ -183,9 +220,12 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   }
 
   const from = config.configFile ? `config ${shownPath(config.configFile, cwd)}` : 'no config file';
+  const data = config.redis
+    ? `store and fleet on ${config.redis.url}`
+    : `data in ${shownPath(config.dataDir, cwd)}`;
   const auth = config.keys.length > 0 ? " -H 'Authorization: Bearer <key>'" : '';
   io.stdout.write(
-    `axon serve: listening on ${server.url} (data in ${shownPath(config.dataDir, cwd)}, ${from})\n` +
+    `axon serve: listening on ${server.url} (${data}, ${from})\n` +
       `try: curl -s${auth} ${server.url}/v1/pools\n`,
   );
 

@@ -55,6 +55,7 @@ const FIELDS = {
   data_dir: z.string().min(1),
   'engines.openai.url': z.string().regex(/^https?:\/\/\S+$/, 'must be an http(s) URL'),
   'engines.openai.model': z.string().min(1),
+  'redis.url': z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL'),
 } as const;
 type Field = keyof typeof FIELDS;
 
@@ -72,6 +73,13 @@ export const serveConfigSchema = z.strictObject({
     })
     .optional(),
   data_dir: FIELDS.data_dir.optional(),
+  /** The fleet's Redis: the store and the pools' queues (`axon serve --redis`, `axon worker`). */
+  redis: z
+    .strictObject({
+      url: FIELDS['redis.url'],
+      prefix: z.string().min(1).optional(),
+    })
+    .optional(),
   auth: z.strictObject({ keys: z.array(apiKeySchema) }).optional(),
   engines: z
     .strictObject({
@@ -106,6 +114,7 @@ export interface ServeFlags {
   readonly port?: string | undefined;
   readonly dataDir?: string | undefined;
   readonly config?: string | undefined;
+  readonly redis?: string | undefined;
 }
 
 /** The environment variables read (`process.env`, or a test's). */
@@ -134,6 +143,8 @@ export interface ServeConfig {
   readonly sseFlushMs?: number;
   /** Empty: no keys, every caller `anonymous`, loopback only. */
   readonly keys: readonly ApiKey[];
+  /** The fleet's Redis (the store and the pools' queues), or `null`: SQLite, steps run here. */
+  readonly redis: { readonly url: string; readonly prefix: string } | null;
   readonly openai: OpenAIEngineConfig | null;
   readonly policy: PolicyConfig | null;
   /** The `memory` section with its paths made absolute, or `null` for the runtime's default. */
@@ -195,7 +206,7 @@ export interface LoadServeConfigOptions {
 /**
  * Reads `axon serve`'s configuration: the file (`--config`, else `./axon.yaml` if it
  * exists), the environment (`AXON_HOST`, `AXON_PORT`, `AXON_DATA_DIR`, `AXON_API_KEYS`,
- * `AXON_KEEP_ALIVE_MS`, and the engine's `AXON_ENGINE_URL`, `AXON_ENGINE_MODEL`,
+ * `AXON_KEEP_ALIVE_MS`, `AXON_REDIS_URL`, and the engine's `AXON_ENGINE_URL`, `AXON_ENGINE_MODEL`,
  * `AXON_ENGINE_KEY`, `AXON_PRICE_TABLE`), then the flags; each overrides the one before.
  * Throws {@link ServeConfigError} naming every problem's source, line and key.
  *
@@ -250,6 +261,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
       ['data_dir', 'AXON_DATA_DIR', given('AXON_DATA_DIR')],
       ['engines.openai.url', 'AXON_ENGINE_URL', given('AXON_ENGINE_URL')],
       ['engines.openai.model', 'AXON_ENGINE_MODEL', given('AXON_ENGINE_MODEL')],
+      ['redis.url', 'AXON_REDIS_URL', given('AXON_REDIS_URL')],
     ]),
     problems,
   );
@@ -258,6 +270,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
       ['server.host', '--host', flags.host],
       ['server.port', '--port', flags.port],
       ['data_dir', '--data-dir', flags.dataDir],
+      ['redis.url', '--redis', flags.redis],
     ]),
     problems,
   );
@@ -267,6 +280,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
   const host = pick<string>('server.host', file.server?.host) ?? SERVE_DEFAULTS.host;
   const port = pick<number>('server.port', file.server?.port) ?? SERVE_DEFAULTS.port;
   const keepAliveMs = pick<number>('server.keep_alive_ms', file.server?.keep_alive_ms);
+  const redisUrl = pick<string>('redis.url', file.redis?.url);
   const dirOverride = (fromFlags.get('data_dir') ?? fromEnv.get('data_dir')) as string | undefined;
   const dataDir =
     dirOverride !== undefined
@@ -301,6 +315,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     ...(s?.drain_ms === undefined ? {} : { drainMs: s.drain_ms }),
     ...(s?.sse_flush_ms === undefined ? {} : { sseFlushMs: s.sse_flush_ms }),
     keys,
+    redis: redisUrl === undefined ? null : { url: redisUrl, prefix: file.redis?.prefix ?? 'axon:' },
     openai,
     policy,
     memory: file.memory === undefined ? null : memoryOf(file.memory, fromFile, dataDir),
