@@ -1,0 +1,244 @@
+/**
+ * The fleet as an operator runs it: `axon serve --redis` and three `axon worker` processes on
+ * loopback, two pools of different tags. Steps of mixed placement (auto, pin, affinity —
+ * PLACE-5001) each run exactly once on a pool their run allows, with a complete log; a
+ * replica killed with SIGKILL mid-step leaves its step to another replica after BullMQ's
+ * stall check, and the client's SSE stream goes on with every `seq` once (STREAM-2001); a
+ * replica asked to stop hands its step back.
+ */
+import { describe, expect, it } from 'vitest';
+import type { StepEvent } from '../../src/streams/events.js';
+import { useTestFleet, type WorkerProcess } from '../support/fleet.js';
+import { parseSse } from '../support/server.js';
+
+/** The events of an SSE text: each frame's data with its type (the frame's `event`). */
+function eventsOf(text: string): StepEvent[] {
+  return parseSse(text).frames.map((f) => ({ ...f.data, type: f.event }) as unknown as StepEvent);
+}
+
+const fleet = useTestFleet('fleet-procs');
+/** Short lock and stall intervals, so a dead replica's step moves on within seconds. */
+const FAST = [
+  '--lock-ms',
+  '1500',
+  '--stalled-ms',
+  '500',
+  '--heartbeat-ms',
+  '200',
+  '--ttl-ms',
+  '1000',
+];
+
+interface Api {
+  readonly url: string;
+  call(method: string, path: string, body?: unknown): Promise<{ status: number; body: unknown }>;
+}
+
+async function apiOf(url: string): Promise<Api> {
+  return {
+    url,
+    async call(method, path, body) {
+      const res = await fetch(`${url}${path}`, {
+        method,
+        headers: body === undefined ? {} : { 'content-type': 'application/json' },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      });
+      const text = await res.text();
+      return { status: res.status, body: text === '' ? null : (JSON.parse(text) as unknown) };
+    },
+  };
+}
+
+const llm = (
+  tokens: number,
+  token: string | null = null,
+  content = 'hi',
+): Record<string, unknown> => ({
+  type: 'llm_call',
+  ...(token === null ? {} : { client_token: token }),
+  input: { messages: [{ role: 'user', content }], params: { max_tokens: tokens } },
+});
+
+async function newRun(api: Api, flowId: string, placement: unknown, seed = 7): Promise<string> {
+  const res = await api.call('POST', `/v1/flows/${flowId}/runs`, {
+    seed,
+    pool_policy: { placement },
+  });
+  expect(res.status).toBe(201);
+  return (res.body as { run_id: string }).run_id;
+}
+
+/** The whole log of a step over SSE (it has ended once this resolves). */
+async function streamed(api: Api, stepId: string): Promise<StepEvent[]> {
+  const res = await fetch(`${api.url}/v1/steps/${stepId}/stream`);
+  return eventsOf(await res.text());
+}
+
+/** A step's log is whole: seq 1..n once each, one `started` first, one `end` last. */
+function expectWholeLog(events: readonly StepEvent[], tokens: number): void {
+  expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+  expect(events.filter((e) => e.type === 'started')).toHaveLength(1);
+  expect(events[0]?.type).toBe('started');
+  expect(events.at(-1)?.type).toBe('end');
+  const indexes = events.flatMap((e) => (e.type === 'token' ? [e.i] : []));
+  expect(indexes).toEqual([...Array(tokens).keys()]);
+}
+
+const poolOf = (events: readonly StepEvent[]): string =>
+  (events[0] as { pool_id?: string }).pool_id ?? '';
+const replicaOf = (events: readonly StepEvent[]): string =>
+  (events[0] as { provenance: { replica_id: string } }).provenance.replica_id;
+const textOf = (events: readonly StepEvent[]): string =>
+  events.flatMap((e) => (e.type === 'token' ? [e.t] : [])).join('');
+
+async function waitForReplicas(api: Api, n: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const pools = (await api.call('GET', '/v1/pools')).body as { replicas: unknown[] }[];
+    if (pools.reduce((k, p) => k + p.replicas.length, 0) === n) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`the fleet never had ${n} replicas`);
+}
+
+describe('a fleet of processes: axon serve --redis and three axon workers', () => {
+  let api: Api;
+  let gpu1: WorkerProcess;
+  let gpu2: WorkerProcess;
+  let cpu: WorkerProcess;
+  let flowId: string;
+
+  it('starts, and GET /v1/pools shows two pools and three replicas', async () => {
+    const env = { AXON_SCRIPTED_TOKEN_MS: '2' };
+    const [server, a, b, c] = await Promise.all([
+      fleet.api(),
+      fleet.worker('gpu', ['gpu', 'a100'], [...FAST, '--concurrency', '8'], env),
+      fleet.worker('gpu', ['gpu', 'a100'], [...FAST, '--concurrency', '8'], env),
+      fleet.worker(
+        'cpu',
+        ['cpu'],
+        [...FAST, '--concurrency', '8', '--vram-mb', '1024', '--features', 'avx2,fp16'],
+        env,
+      ),
+    ]);
+    api = await apiOf(server.url);
+    [gpu1, gpu2, cpu] = [a, b, c];
+    await waitForReplicas(api, 3);
+    const pools = (await api.call('GET', '/v1/pools')).body as {
+      pool_id: string;
+      tags: string[];
+      capabilities: Record<string, unknown>;
+      replicas: { replica_id: string }[];
+    }[];
+    expect(pools.map((p) => [p.pool_id, p.tags, p.replicas.length])).toEqual([
+      ['cpu', ['cpu'], 1],
+      ['gpu', ['gpu', 'a100'], 2],
+    ]);
+    expect(pools[0]?.capabilities).toMatchObject({
+      vram_mb: 1024,
+      features: ['avx2', 'fp16'],
+      arch: process.arch,
+    });
+    expect(pools[1]?.replicas.map((r) => r.replica_id).sort()).toEqual(
+      [gpu1.replicaId, gpu2.replicaId].sort(),
+    );
+    const flow = await api.call('POST', '/v1/flows', { name: 'fleet' });
+    flowId = (flow.body as { flow_id: string }).flow_id;
+  });
+
+  it('runs 200 steps of mixed placement, each exactly once on a pool its run allows, each log whole', async () => {
+    const placements: [unknown, string[]][] = [
+      ['auto', ['cpu', 'gpu']],
+      [{ pin: 'gpu' }, ['gpu']],
+      [{ pin: 'cpu' }, ['cpu']],
+      [{ affinity: { tags: ['a100'] } }, ['gpu']],
+      [{ affinity: { tags: ['cpu'] } }, ['cpu']],
+    ];
+    const runs = await Promise.all(placements.map(([p]) => newRun(api, flowId, p)));
+    const submitted = await Promise.all(
+      runs.flatMap((runId, r) =>
+        Array.from({ length: 40 }, async (_, i) => {
+          const res = await api.call('POST', `/v1/runs/${runId}/steps`, llm(3, `t${i}`, `m${i}`));
+          expect(res.status).toBe(201);
+          return { r, runId, token: `t${i}`, stepId: (res.body as { step_id: string }).step_id };
+        }),
+      ),
+    );
+    expect(new Set(submitted.map((s) => s.stepId)).size).toBe(200);
+    const logs = await Promise.all(submitted.map((s) => streamed(api, s.stepId)));
+    const replicas = new Set<string>();
+    logs.forEach((events, k) => {
+      const { r } = submitted[k] as { r: number };
+      expectWholeLog(events, 3);
+      expect((placements[r] as [unknown, string[]])[1]).toContain(poolOf(events));
+      replicas.add(replicaOf(events));
+    });
+    // Both replicas of gpu took steps: the queue spreads them.
+    expect(replicas).toEqual(new Set([gpu1.replicaId, gpu2.replicaId, cpu.replicaId]));
+    // Each step's record ended once, succeeded, on the pool of its first event.
+    const records = await Promise.all(
+      submitted.map(async (s) => (await api.call('GET', `/v1/steps/${s.stepId}`)).body),
+    );
+    records.forEach((record, k) => {
+      expect(record).toMatchObject({
+        status: 'succeeded',
+        placement_decision: { pool_id: poolOf(logs[k] as StepEvent[]) },
+      });
+    });
+    // The same submissions again: found by their tokens, nothing runs (NERVE-4003).
+    const again = await Promise.all(
+      submitted
+        .slice(0, 20)
+        .map((s) => api.call('POST', `/v1/runs/${s.runId}/steps`, llm(3, s.token, 'm'))),
+    );
+    again.forEach((res, k) => {
+      expect(res.status).toBe(200);
+      expect((res.body as { step_id: string }).step_id).toBe(submitted[k]?.stepId);
+    });
+  });
+
+  it('a replica killed mid-step: another replica goes on with it, and the stream has every seq once', async () => {
+    const runId = await newRun(api, flowId, { pin: 'gpu' }, 99);
+    const tokens = 400;
+    const res = await api.call(
+      'POST',
+      `/v1/runs/${runId}/steps`,
+      llm(tokens, 'long', 'a long one'),
+    );
+    const stepId = (res.body as { step_id: string }).step_id;
+    // Read the stream as it comes; kill the replica running the step once tokens flow.
+    const stream = await fetch(`${api.url}/v1/steps/${stepId}/stream`);
+    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    let killed: WorkerProcess | null = null;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      if (killed === null) {
+        const events = eventsOf(text);
+        if (events.filter((e) => e.type === 'token').length >= 20) {
+          const replica = replicaOf(events);
+          killed = [gpu1, gpu2].find((w) => w.replicaId === replica) ?? null;
+          expect(killed).not.toBeNull();
+          killed?.child.kill('SIGKILL');
+        }
+      }
+    }
+    const events = eventsOf(text);
+    expectWholeLog(events, tokens);
+    // The same step in a run of the same seed, undisturbed: the same text, token for token.
+    const reference = await newRun(api, flowId, { pin: 'gpu' }, 99);
+    const ref = await api.call(
+      'POST',
+      `/v1/runs/${reference}/steps`,
+      llm(tokens, 'long', 'a long one'),
+    );
+    const refEvents = await streamed(api, (ref.body as { step_id: string }).step_id);
+    expect(textOf(events)).toBe(textOf(refEvents));
+    const step = (await api.call('GET', `/v1/steps/${stepId}`)).body as { status: string };
+    expect(step.status).toBe('succeeded');
+    // The dead replica leaves the pool when its heartbeat runs out.
+    await waitForReplicas(api, 2);
+  });
+});
