@@ -102,6 +102,8 @@ export class FleetWorker {
   readonly keys: FleetKeys;
   readonly #client: Redis;
   readonly #sub: Redis;
+  /** The queue's own connection (BullMQ does not close a connection it is given). */
+  readonly #queueConnection: Redis;
   readonly #store: StreamingStore;
   readonly #worker: Worker<StepJob>;
   readonly #logger: Logger;
@@ -175,11 +177,13 @@ export class FleetWorker {
       pid: process.pid,
       ts: Date.now(),
     });
+    this.#queueConnection = this.#client.duplicate({ maxRetriesPerRequest: null });
+    this.#queueConnection.on('error', () => undefined);
     this.#worker = new Worker<StepJob>(
       this.keys.queue(this.poolId),
       (job, token) => this.#take(job, token),
       {
-        connection: this.#client.duplicate({ maxRetriesPerRequest: null }),
+        connection: this.#queueConnection,
         prefix: this.keys.bullPrefix,
         concurrency,
         lockDuration: lockMs,
@@ -279,6 +283,7 @@ export class FleetWorker {
     await removeBeat(this.#client, this.keys, this.poolId, this.replicaId).catch(() => undefined);
     await this.runtime.close().catch(() => undefined);
     this.#sub.disconnect();
+    this.#queueConnection.disconnect();
     await this.#client.quit().catch(() => undefined);
     return { finished: before - left.length, handedBack: left.length };
   }

@@ -74,6 +74,27 @@ async function streamed(api: Api, stepId: string): Promise<StepEvent[]> {
   return eventsOf(await res.text());
 }
 
+/**
+ * Follows a step's SSE stream to its end, telling `seen` the events so far after each chunk;
+ * resolves with them all.
+ */
+async function follow(
+  api: Api,
+  stepId: string,
+  seen: (events: StepEvent[]) => void,
+): Promise<StepEvent[]> {
+  const stream = await fetch(`${api.url}/v1/steps/${stepId}/stream`);
+  const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return eventsOf(text);
+    text += decoder.decode(value, { stream: true });
+    seen(eventsOf(text));
+  }
+}
+
 /** A step's log is whole: seq 1..n once each, one `started` first, one `end` last. */
 function expectWholeLog(events: readonly StepEvent[], tokens: number): void {
   expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
@@ -206,26 +227,14 @@ describe('a fleet of processes: axon serve --redis and three axon workers', () =
     );
     const stepId = (res.body as { step_id: string }).step_id;
     // Read the stream as it comes; kill the replica running the step once tokens flow.
-    const stream = await fetch(`${api.url}/v1/steps/${stepId}/stream`);
-    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder();
-    let text = '';
     let killed: WorkerProcess | null = null;
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-      if (killed === null) {
-        const events = eventsOf(text);
-        if (events.filter((e) => e.type === 'token').length >= 20) {
-          const replica = replicaOf(events);
-          killed = [gpu1, gpu2].find((w) => w.replicaId === replica) ?? null;
-          expect(killed).not.toBeNull();
-          killed?.child.kill('SIGKILL');
-        }
-      }
-    }
-    const events = eventsOf(text);
+    const events = await follow(api, stepId, (so) => {
+      if (killed !== null || so.filter((e) => e.type === 'token').length < 20) return;
+      const replica = replicaOf(so);
+      killed = [gpu1, gpu2].find((w) => w.replicaId === replica) ?? null;
+      expect(killed).not.toBeNull();
+      killed?.child.kill('SIGKILL');
+    });
     expectWholeLog(events, tokens);
     // The same step in a run of the same seed, undisturbed: the same text, token for token.
     const reference = await newRun(api, flowId, { pin: 'gpu' }, 99);
@@ -240,5 +249,53 @@ describe('a fleet of processes: axon serve --redis and three axon workers', () =
     expect(step.status).toBe('succeeded');
     // The dead replica leaves the pool when its heartbeat runs out.
     await waitForReplicas(api, 2);
+  });
+
+  it('a replica asked to stop (SIGTERM) hands back the step it cannot finish in its grace, and another goes on with it', async () => {
+    // A replica of its own, with a short grace, alone in a pool of two with a slow one.
+    const env = { AXON_SCRIPTED_TOKEN_MS: '5' };
+    const leaving = await fleet.worker('slow', ['slow'], [...FAST, '--grace-ms', '100'], env);
+    await waitForReplicas(api, 3);
+    const runId = await newRun(api, flowId, { pin: 'slow' }, 5);
+    const tokens = 300;
+    const res = await api.call('POST', `/v1/runs/${runId}/steps`, llm(tokens, 'handed', 'x'));
+    const stepId = (res.body as { step_id: string }).step_id;
+    // Once its tokens flow, the replica is asked to stop; a second replica joins.
+    let asked = false;
+    const following = follow(api, stepId, (so) => {
+      if (asked || !so.some((e) => e.type === 'token')) return;
+      asked = true;
+      leaving.child.kill('SIGTERM');
+    });
+    const exit = await leaving.exited;
+    expect(exit.code).toBe(0);
+    expect(leaving.output()).toMatch(/stopped \(0 steps finished, 1 handed back\)/);
+    const taker = await fleet.worker('slow', ['slow'], FAST, env);
+    const events = await following;
+    expectWholeLog(events, tokens);
+    expect(replicaOf(events)).toBe(leaving.replicaId);
+    const end = events.at(-1) as unknown as { provenance: { replica_id: string } };
+    expect(end.provenance.replica_id).toBe(taker.replicaId);
+  });
+
+  it('two API processes given the same client token at once make one step, run once', async () => {
+    const second = await apiOf((await fleet.api()).url);
+    const runId = await newRun(api, flowId, 'auto', 11);
+    const pairs = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        Promise.all([
+          api.call('POST', `/v1/runs/${runId}/steps`, llm(2, `same-${i}`)),
+          second.call('POST', `/v1/runs/${runId}/steps`, llm(2, `same-${i}`)),
+        ]),
+      ),
+    );
+    for (const [a, b] of pairs) {
+      const ids = [a, b].map((r) => (r.body as { step_id: string }).step_id);
+      expect(ids[0]).toBe(ids[1]);
+      // One made it (201), the other found it (200).
+      expect([a.status, b.status].sort()).toEqual([200, 201]);
+      const events = await streamed(second, ids[0] as string);
+      expectWholeLog(events, 2);
+    }
   });
 });
