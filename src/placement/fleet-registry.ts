@@ -155,6 +155,8 @@ export class PoolTable {
         active_slots: replicas.reduce((n, r) => n + r.active, 0),
         // The replica that takes the job is the worker's to say (in its `started`).
         replica_id: null,
+        engines: [...new Set(replicas.flatMap((r) => r.engines))],
+        capabilities: (replicas[0] as ReplicaBeat).capabilities,
       };
     });
   }

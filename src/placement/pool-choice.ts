@@ -19,11 +19,56 @@ export interface PoolCandidate {
   readonly active_slots: number;
   /** The replica a step placed on it reports; `null` embedded (one replica). */
   readonly replica_id: string | null;
+  /** The engines it serves; unknown (any) when absent. */
+  readonly engines?: readonly string[];
+  /** What it offers (`vram_mb`, `arch`, `features`); none when absent. */
+  readonly capabilities?: Readonly<Record<string, unknown>>;
+}
+
+/** What a run's steps need of a pool (`pool_policy.requires`). */
+export interface PoolRequirements {
+  /** GPU memory in MiB, at least. */
+  readonly vram_mb?: number | undefined;
+  /** The CPU architecture (`x64`, `arm64`), exactly. */
+  readonly arch?: string | undefined;
+  /** Features it must all offer. */
+  readonly features?: readonly string[] | undefined;
+}
+
+/** What one step needs of a pool: its run's requirements, and the engine it calls. */
+export interface StepNeeds {
+  readonly requires?: PoolRequirements | undefined;
+  /** The engine an LLM step names. */
+  readonly engine?: string | undefined;
+}
+
+/** Why `pool` cannot take a step with `needs`; `null` when it can. */
+function unmet(pool: PoolCandidate, needs: StepNeeds): string | null {
+  if (needs.engine !== undefined && pool.engines && !pool.engines.includes(needs.engine)) {
+    return `no engine ${needs.engine}`;
+  }
+  const r = needs.requires;
+  if (!r) return null;
+  const caps = pool.capabilities ?? {};
+  const vram = typeof caps['vram_mb'] === 'number' ? caps['vram_mb'] : 0;
+  if (r.vram_mb !== undefined && vram < r.vram_mb) return `vram_mb ${vram} < ${r.vram_mb}`;
+  if (r.arch !== undefined && caps['arch'] !== r.arch) return `arch is not ${r.arch}`;
+  const features = Array.isArray(caps['features']) ? (caps['features'] as unknown[]) : [];
+  const missing = (r.features ?? []).filter((f) => !features.includes(f));
+  if (missing.length > 0) return `no feature ${missing.join(', ')}`;
+  return null;
 }
 
 /** A run's `pool_policy.placement` (API.md). */
 export type PoolPlacement =
   'auto' | { readonly pin: string } | { readonly affinity: { readonly tags: readonly string[] } };
+
+/** The requirements of a `pool_policy` record (`requires`), if it has any. */
+export function requirementsOf(
+  poolPolicy: Readonly<Record<string, unknown>>,
+): PoolRequirements | undefined {
+  return poolPolicy['requires'] as PoolRequirements | undefined;
+}
 
 /** The placement of a `pool_policy` record (`{}` is `auto`). */
 export function placementOf(poolPolicy: Readonly<Record<string, unknown>>): PoolPlacement {
@@ -38,9 +83,22 @@ export function placementOf(poolPolicy: Readonly<Record<string, unknown>>): Pool
  */
 export function choosePool(
   placement: PoolPlacement,
-  pools: readonly PoolCandidate[],
+  allPools: readonly PoolCandidate[],
+  needs: StepNeeds = {},
 ): PlacementDecision {
-  const known = pools.map((p) => p.pool_id);
+  const known = allPools.map((p) => p.pool_id);
+  // Pools that cannot run the step at all (an engine, a capability) are not candidates.
+  const reasons = allPools.flatMap((p) => {
+    const why = unmet(p, needs);
+    return why === null ? [] : [`${p.pool_id}: ${why}`];
+  });
+  const pools = allPools.filter((p) => unmet(p, needs) === null);
+  if (pools.length === 0 && allPools.length > 0) {
+    throw new PoolUnavailableError(`no pool can run the step (${reasons.join('; ')})`, {
+      details: { pools: known, unmet: reasons },
+      retriable: false,
+    });
+  }
   let feasible: PoolCandidate[];
   let policy: PlacementDecision['policy'];
   let why: string;

@@ -61,6 +61,7 @@ export function localPool(source: LocalPoolSource): PoolInfo {
     capabilities: {
       placements: ['inline', 'worker', 'process'],
       max_worker_threads: source.maxWorkerThreads,
+      arch: process.arch,
     },
     engines: source.engines(),
     replicas: [

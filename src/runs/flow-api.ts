@@ -100,6 +100,15 @@ const poolPolicySchema = z
         z.object({ affinity: z.object({ tags: z.array(z.string().min(1)) }).strict() }).strict(),
       ])
       .default('auto'),
+    /** What every step of the run needs of its pool (a fleet's capabilities). */
+    requires: z
+      .object({
+        vram_mb: z.number().int().nonnegative().optional(),
+        arch: z.string().min(1).optional(),
+        features: z.array(z.string().min(1)).optional(),
+      })
+      .strict()
+      .optional(),
   })
   .strict();
 
@@ -214,7 +223,9 @@ export async function createFlowRun(
   // A pinned pool that does not exist, or tags no pool has, is refused now: the run could
   // never place a step (PLACE-5001).
   await deps.dispatch?.fresh();
-  choosePool(input.pool_policy.placement, deps.pools());
+  choosePool(input.pool_policy.placement, deps.pools(), {
+    requires: input.pool_policy.requires,
+  });
   let seed = input.seed;
   let policy = input.policy;
   if (input.replay_of !== null) {

@@ -34,7 +34,7 @@ import {
   type FollowDeps,
   type FollowOptions,
 } from '../runs/step-follow.js';
-import { submitStep, type SubmittedStep } from '../steps/step-submission.js';
+import { submitStep, type SubmissionCaller, type SubmittedStep } from '../steps/step-submission.js';
 import type { BreakerState } from '../supervisors/circuit-breaker.js';
 import type { PoolInfo } from '../placement/pool-info.js';
 import type { RuntimeParts } from './runtime-parts.js';
@@ -124,11 +124,12 @@ export class RunOperations {
   /**
    * Submits a step to a running run (`POST /v1/runs/{run_id}/steps`): resolves once it is
    * claimed by its `client_token` — a new step, now running, or the run's step that had the
-   * token, which is not run again (NERVE-4003). See `submitStep` in `step-submission.ts`.
+   * token, which is not run again (NERVE-4003). `caller.traceparent` makes the step's spans
+   * join the caller's trace. See `submitStep` in `step-submission.ts`.
    */
-  submitStep(runId: string, body: unknown): Promise<SubmittedStep> {
+  submitStep(runId: string, body: unknown, caller: SubmissionCaller = {}): Promise<SubmittedStep> {
     this.parts.assertOpen();
-    return submitStep(this.parts.submissions, runId, body);
+    return submitStep(this.parts.submissions, runId, body, undefined, caller);
   }
 
   /**

@@ -147,6 +147,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
       free_slots: Number.MAX_SAFE_INTEGER,
       active_slots: system.list('step').length,
       replica_id: replicaId,
+      capabilities: { arch: process.arch },
     },
   ];
   // Where a run's steps may go: the fleet's live pools, or this runtime.
@@ -271,7 +272,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     clock,
     logger,
     dispatch: fleet,
-    choosePool: (run) => choosePool(placementOf(run.pool_policy), pools()),
+    choosePool: (run, needs) => choosePool(placementOf(run.pool_policy), pools(), needs),
     callsFor: (run, clientToken, resumed) =>
       new RunCalls(
         store,

@@ -177,7 +177,10 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
     };
     let submitted: SubmittedStep;
     try {
-      submitted = await runtime.submitStep(run_id, req.body);
+      const traceparent = req.headers['traceparent'];
+      submitted = await runtime.submitStep(run_id, req.body, {
+        traceparent: typeof traceparent === 'string' ? traceparent : undefined,
+      });
     } catch (err) {
       release();
       throw err;

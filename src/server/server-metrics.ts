@@ -2,16 +2,19 @@
  * @module `GET /metrics` (API.md): the server's figures in Prometheus text, with prom-client,
  * on a registry of its own (never prom-client's global one, which the embedding service may
  * use): steps by type and status, steps in flight, SSE clients, the worker queue's depth,
- * SSE frames dropped under pressure, circuit breaker states, requests by route and status,
+ * SSE frames dropped under pressure, each fleet pool's jobs by state, circuit breaker states, requests by route and status,
  * and Node's process figures.
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { BreakerState } from '../supervisors/circuit-breaker.js';
 import type { PoolInfo } from '../placement/pool-info.js';
+import type { QueueFigures } from '../placement/fleet-registry.js';
 
 /** What the figures read at scrape time. */
 export interface MetricsSource {
   listPools(): readonly PoolInfo[];
+  /** Each fleet pool's queue figures (none without a fleet). */
+  poolQueues(): readonly { readonly pool_id: string; readonly figures: QueueFigures }[];
   breakerStates(): readonly { readonly target: string; readonly state: BreakerState }[];
 }
 
@@ -82,6 +85,20 @@ export class ServerMetrics {
       registers,
       collect() {
         this.set(load('worker_threads')());
+      },
+    });
+    new Gauge({
+      name: 'axon_pool_jobs',
+      help: 'Steps of each fleet pool by state: waiting and active now, completed and stalled ever',
+      labelNames: ['pool', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const { pool_id: pool, figures } of source.poolQueues()) {
+          for (const state of ['waiting', 'active', 'completed', 'stalled'] as const) {
+            this.set({ pool, state }, figures[state]);
+          }
+        }
       },
     });
     new Gauge({

@@ -24,6 +24,7 @@ import { isoTime, type Clock } from '../context/clock.js';
 import { formatTraceparent, parseTraceparent, type TraceParent } from '../context/traceparent.js';
 import { toAxonError, toErrorPayload } from '../errors/to-error-payload.js';
 import type { StepDispatch } from '../placement/fleet-jobs.js';
+import { requirementsOf, type StepNeeds } from '../placement/pool-choice.js';
 import { zeroUsage, type PlacementDecision } from '../store/records.js';
 import { DEFAULT_ENGINE } from '../engines/engine-registry.js';
 
@@ -136,6 +137,15 @@ export class RunLedgers {
   }
 }
 
+/** Who submits a step, beyond its body. */
+export interface SubmissionCaller {
+  /**
+   * The caller's W3C `traceparent` (an HTTP request's header): the step's spans — here, or on
+   * the fleet worker that runs it — join that trace. A malformed one is ignored, as W3C says.
+   */
+  readonly traceparent?: string | undefined;
+}
+
 /** What a submission needs from the runtime. */
 export interface SubmissionHost {
   readonly store: RunStore;
@@ -160,7 +170,7 @@ export interface SubmissionHost {
   /** The fleet submitted steps go to (`createRuntime({ fleet })`); `null`: they run here. */
   readonly dispatch: StepDispatch | null;
   /** The run's pool for a step, by its `pool_policy` (`PoolUnavailableError` when none fits). */
-  choosePool(run: RunRecord): PlacementDecision;
+  choosePool(run: RunRecord, needs: StepNeeds): PlacementDecision;
   runAgent(
     agent: string,
     input: { message: string; args?: Record<string, unknown> },
@@ -209,6 +219,7 @@ export async function submitStep(
   runId: string,
   body: unknown,
   resume?: ResumeFrom,
+  caller: SubmissionCaller = {},
 ): Promise<SubmittedStep> {
   const request = parseBody(stepSubmissionSchema, 'step', body);
   const run = await host.store.getRun(runId);
@@ -218,10 +229,12 @@ export async function submitStep(
       details: { status: run.status },
     });
   }
+  // The step's spans join the trace it was submitted in (a fleet job's, an HTTP request's).
+  const traceparent = resume?.traceparent ?? caller.traceparent;
   const { ctx, release } = host.contextFor(
     run,
     request.budgets,
-    resume?.traceparent ? (parseTraceparent(resume.traceparent) ?? undefined) : undefined,
+    traceparent ? (parseTraceparent(traceparent) ?? undefined) : undefined,
   );
   if (host.dispatch && !resume) {
     try {
@@ -287,7 +300,17 @@ async function dispatchStep(
   await admitStep(host, run, request, ctx);
   // What is known of the pools may be stale (a replica gone, a queue filled up).
   await dispatch.fresh();
-  const decision = host.choosePool(run);
+  const engine = request.input['engine'];
+  const decision = host.choosePool(run, {
+    requires: requirementsOf(run.pool_policy),
+    // An LLM step runs where its engine is served.
+    engine:
+      request.type === 'llm_call' || request.type === 'llm_plan'
+        ? typeof engine === 'string'
+          ? engine
+          : DEFAULT_ENGINE
+        : undefined,
+  });
   await dispatch.admit(decision.pool_id);
   const name = recordName(request);
   const now = isoTime(ctx.createdAt);
