@@ -9,13 +9,10 @@
 import type { Redis } from 'ioredis';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
 import type { FleetKeys } from '../placement/fleet-keys.js';
-import { ENDED_FIELD, EVENTS_FIELD } from '../placement/fleet-relay.js';
+import { announceEnded, EVENTS_FIELD, STREAM_TTL_MS } from '../placement/fleet-relay.js';
 import type { StepStatus } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 import type { StepEvent } from '../streams/events.js';
-
-/** How long a step's stream outlives its last entry, in ms (a day). */
-const STREAM_TTL_MS = 86_400_000;
 
 /** Methods of a RunStore that only read. */
 const READS: ReadonlySet<string> = new Set([
@@ -80,13 +77,8 @@ export class StreamingStore {
   }
 
   /** Says on the step's stream that its record has ended, with its status. */
-  async ended(stepId: string, status: StepStatus | null): Promise<void> {
-    const key = this.#keys.events(stepId);
-    await this.#client
-      .multi()
-      .xadd(key, 'MAXLEN', '~', this.#maxLen, '*', ENDED_FIELD, status ?? 'unknown')
-      .pexpire(key, STREAM_TTL_MS)
-      .exec();
+  ended(stepId: string, status: StepStatus | null): Promise<void> {
+    return announceEnded(this.#client, this.#keys, stepId, status, this.#maxLen);
   }
 
   /** Adds each step's page of `events` to its stream (not awaited: the log has them). */

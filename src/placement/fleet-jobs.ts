@@ -54,6 +54,8 @@ export interface StepDispatch {
    * `true`: the caller ends the step), a running step is told over pub/sub (`false`).
    */
   cancel(step: StepRecord): Promise<boolean>;
+  /** Tells those waiting for the step's end that it ended here (a queued step cancelled). */
+  endedHere(stepId: string, status: StepStatus): Promise<void>;
   /** Resolves with the status the step ended with, once it has (never rejects). */
   ended(stepId: string): Promise<StepStatus | null>;
   close(): Promise<void>;

@@ -13,7 +13,7 @@ import type { StepRecord, StepStatus } from '../store/records.js';
 import { FleetKeys } from './fleet-keys.js';
 import { stepJobId, type StepDispatch, type StepJob } from './fleet-jobs.js';
 import { PoolTable, readBeats, type QueueFigures } from './fleet-registry.js';
-import { StepStreamRelay } from './fleet-relay.js';
+import { announceEnded, StepStreamRelay } from './fleet-relay.js';
 import type { PoolCandidate } from './pool-choice.js';
 import type { PoolInfo } from './pool-info.js';
 
@@ -180,6 +180,10 @@ export class FleetLink implements StepDispatch {
     }
     await this.#client.publish(this.keys.cancel, step.step_id);
     return false;
+  }
+
+  async endedHere(stepId: string, status: StepStatus): Promise<void> {
+    await announceEnded(this.#client, this.keys, stepId, status, 1000);
   }
 
   ended(stepId: string): Promise<StepStatus | null> {

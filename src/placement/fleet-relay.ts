@@ -15,6 +15,25 @@ export const EVENTS_FIELD = 'events';
 /** Field of a stream entry saying the step's record has ended, with its status. */
 export const ENDED_FIELD = 'ended';
 
+/** How long a step's stream outlives its last entry, in ms (a day). */
+export const STREAM_TTL_MS = 86_400_000;
+
+/** Says on a step's stream that its record has ended, with its status. */
+export async function announceEnded(
+  client: Redis,
+  keys: FleetKeys,
+  stepId: string,
+  status: StepStatus | null,
+  maxLen: number,
+): Promise<void> {
+  const key = keys.events(stepId);
+  await client
+    .multi()
+    .xadd(key, 'MAXLEN', '~', maxLen, '*', ENDED_FIELD, status ?? 'unknown')
+    .pexpire(key, STREAM_TTL_MS)
+    .exec();
+}
+
 /** Who waits on one step's stream. */
 interface Watch {
   /** The last entry read (`0` before any). */

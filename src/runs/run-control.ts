@@ -73,6 +73,7 @@ async function cancelRemote(
       ),
     });
     await flushed(deps.store);
+    await dispatch.endedHere(step.step_id, 'cancelled');
   }
 }
 

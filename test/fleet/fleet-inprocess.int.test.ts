@@ -1,83 +1,289 @@
 /**
- * The fleet in one process: an API runtime with `fleet: { redis }` and two replicas
- * (`FleetWorker`) of different pools on the same Redis. Submissions are queued, taken by the
- * pool their run's `pool_policy` chooses (PLACE-5001), and followed to their end from the API
- * runtime through the steps' streams.
+ * The fleet in one process: an API runtime with `fleet: { redis }` and replicas
+ * (`FleetWorker`) on the same Redis, each test under a prefix of its own. Placement
+ * (PLACE-5001) with engines and capabilities, cancels of queued and running steps, a full
+ * queue (429 `QUEUE_FULL` over HTTP), trace context travelling with the job, per-pool
+ * metrics, and refused options.
  */
-import { afterAll, describe, expect, it } from 'vitest';
-import { FleetWorker } from '../../src/fleet/fleet-worker.js';
+import {
+  BasicTracerProvider,
+  InMemorySpanExporter,
+  SimpleSpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
+import { FleetWorker, type FleetWorkerOptions } from '../../src/fleet/fleet-worker.js';
 import { createLogger } from '../../src/observability/logger.js';
+import type { Runtime } from '../../src/runtime/runtime.js';
+import type { RuntimeOptions } from '../../src/runtime/runtime-options.js';
+import { createServer } from '../../src/server/create-server.js';
 import { redisStore } from '../../src/store/redis-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { clearRedisPrefix, redisUrl } from '../support/redis.js';
 import { quietRuntime, until } from '../support/runtime.js';
 
-const prefix = `axon-test:fleet-inproc:${process.pid}:`;
 const quiet = createLogger({ level: 'silent' });
-const started: FleetWorker[] = [];
+const prefixes: string[] = [];
+const workers: FleetWorker[] = [];
+const runtimes: Runtime[] = [];
+let n = 0;
 
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.stop(0)));
+  await Promise.all(runtimes.splice(0).map((r) => r.close()));
+});
 afterAll(async () => {
-  await Promise.all(started.map((w) => w.stop(0)));
-  await clearRedisPrefix(prefix);
+  for (const p of prefixes) await clearRedisPrefix(p);
 });
 
-async function replica(pool: string, tags: string[]): Promise<FleetWorker> {
+/** A fresh prefix: a fleet of its own. */
+function fleetPrefix(): string {
+  const p = `axon-test:fleet-inproc:${process.pid}:${n++}:`;
+  prefixes.push(p);
+  return p;
+}
+
+async function replica(
+  prefix: string,
+  pool: string,
+  options: Partial<FleetWorkerOptions> = {},
+): Promise<FleetWorker> {
   const w = await FleetWorker.start({
     pool,
-    tags,
     redis: redisUrl(),
     prefix,
     heartbeatMs: 200,
     ttlMs: 1000,
     logger: quiet,
+    ...options,
   });
-  started.push(w);
+  workers.push(w);
   return w;
 }
 
-function api() {
-  return quietRuntime({
+async function api(prefix: string, options: RuntimeOptions = {}): Promise<Runtime> {
+  const rt = quietRuntime({
     store: redisStore({ url: redisUrl(), prefix }),
     fleet: { redis: redisUrl(), prefix, refreshMs: 100 },
+    ...options,
   });
+  runtimes.push(rt);
+  await rt.refreshPools();
+  return rt;
 }
 
-const llm = {
+const llm = (tokens: number, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   type: 'llm_call',
-  input: { messages: [{ role: 'user', content: 'hi' }], params: { max_tokens: 5 } },
-};
+  input: { messages: [{ role: 'user', content: 'hi' }], params: { max_tokens: tokens }, ...extra },
+});
+
+async function newRun(rt: Runtime, poolPolicy: unknown = {}, seed = 3): Promise<string> {
+  const { flow } = await rt.createFlow({ name: 'f' });
+  return (await rt.createRun(flow.flow_id, { seed, pool_policy: poolPolicy })).run_id;
+}
+
+async function log(rt: Runtime, stepId: string): Promise<StepEvent[]> {
+  const events: StepEvent[] = [];
+  for await (const e of rt.followStep(stepId)) events.push(e);
+  return events;
+}
+
+/** A replica whose scripted engine is slow: its steps run long enough to be caught. */
+const slowEngine = (): Partial<FleetWorkerOptions> => ({
+  runtime: { engines: [createScriptedEngine({ tokenDelayMs: 20 })] },
+});
 
 describe('a fleet in one process', () => {
   it('runs a submitted step on the pool its run pins, and the API follows it to its end', async () => {
-    const gpu = await replica('gpu', ['gpu', 'a100']);
-    await replica('cpu', ['cpu']);
-    const rt = api();
+    const prefix = fleetPrefix();
+    const gpu = await replica(prefix, 'gpu', { tags: ['gpu', 'a100'] });
+    await replica(prefix, 'cpu', { tags: ['cpu'] });
+    const rt = await api(prefix);
+    expect(rt.listPools().map((p) => p.pool_id)).toEqual(['cpu', 'gpu']);
+    const runId = await newRun(rt, { placement: { pin: 'gpu' } });
+    const step = await rt.submitStep(runId, llm(5));
+    expect(step).toMatchObject({ status: 'queued', created: true });
+    const events = await log(rt, step.step_id);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events[0]).toMatchObject({ type: 'started', pool_id: 'gpu' });
+    expect(events.filter((e) => e.type === 'token')).toHaveLength(5);
+    expect(events.at(-1)?.type).toBe('end');
+    expect(await step.done).toBe('succeeded');
+    expect(await rt.getStep(step.step_id)).toMatchObject({
+      status: 'succeeded',
+      placement: 'pool',
+      placement_decision: { pool_id: 'gpu', policy: 'pin' },
+    });
+    await until(() => gpu.active === 0);
+  });
+
+  it('auto placement takes the pool with the most free slots, then the fewest active, then the id (PLACE-5001)', async () => {
+    const prefix = fleetPrefix();
+    await replica(prefix, 'small', { concurrency: 1 });
+    await replica(prefix, 'big', { concurrency: 8 });
+    const rt = await api(prefix);
+    const runId = await newRun(rt);
+    const step = await rt.submitStep(runId, llm(1));
+    expect(await step.done).toBe('succeeded');
+    expect((await rt.getStep(step.step_id))?.placement_decision).toMatchObject({
+      pool_id: 'big',
+      policy: 'auto',
+      reason: 'auto; most free capacity of 2 feasible pools',
+    });
+  });
+
+  it('places a step only where its engine is served and its run’s requirements are met', async () => {
+    const prefix = fleetPrefix();
+    await replica(prefix, 'plain', { capabilities: { vram_mb: 8000 } });
+    await replica(prefix, 'fast', {
+      capabilities: { vram_mb: 80_000, features: ['fp8'] },
+      runtime: { engines: [createScriptedEngine({ name: 'big-model', tokenDelayMs: 0 })] },
+    });
+    const rt = await api(prefix);
+    // The engine only `fast` serves.
+    const a = await rt.submitStep(await newRun(rt), llm(2, { engine: 'big-model' }));
+    expect(await a.done).toBe('succeeded');
+    expect((await rt.getStep(a.step_id))?.placement_decision?.pool_id).toBe('fast');
+    // Capabilities only `fast` has.
+    const needy = await newRun(rt, { requires: { vram_mb: 40_000, features: ['fp8'] } });
+    const b = await rt.submitStep(needy, llm(2));
+    expect(await b.done).toBe('succeeded');
+    expect((await rt.getStep(b.step_id))?.placement_decision?.pool_id).toBe('fast');
+    // Capabilities no pool has: refused when the run is made, naming each pool's lack.
+    await expect(newRun(rt, { requires: { features: ['tpu'] } })).rejects.toMatchObject({
+      code: 'POOL_UNAVAILABLE',
+      message: expect.stringMatching(/fast: no feature tpu; plain: no feature tpu/) as string,
+    });
+    // An engine no pool serves: the submission is refused, nothing is queued.
+    await expect(
+      rt.submitStep(await newRun(rt), llm(2, { engine: 'nowhere' })),
+    ).rejects.toMatchObject({ code: 'POOL_UNAVAILABLE' });
+  });
+
+  it('cancels a queued step (off its queue, never started) and a running one (its replica ends it)', async () => {
+    const prefix = fleetPrefix();
+    await replica(prefix, 'one', { concurrency: 1, ...slowEngine() });
+    const rt = await api(prefix);
+    const runId = await newRun(rt);
+    const running = await rt.submitStep(runId, llm(500));
+    const queued = await rt.submitStep(runId, llm(5));
+    // The first has started; the second waits behind it.
+    for await (const e of rt.followStep(running.step_id)) if (e.type === 'token') break;
+    expect((await rt.getStep(queued.step_id))?.status).toBe('queued');
+    await rt.cancelStep(queued.step_id);
+    expect(await rt.getStep(queued.step_id)).toMatchObject({
+      status: 'cancelled',
+      error: { code: 'CANCELLED' },
+    });
+    await rt.cancelStep(running.step_id);
+    const events = await log(rt, running.step_id);
+    expect(events.at(-1)).toMatchObject({ type: 'error', code: 'CANCELLED' });
+    expect(events.filter((e) => e.type === 'token').length).toBeLessThan(500);
+    expect(await running.done).toBe('cancelled');
+  });
+
+  it('cancels a run whose steps run on the fleet: each ends, then the run is cancelled', async () => {
+    const prefix = fleetPrefix();
+    await replica(prefix, 'one', { concurrency: 2, ...slowEngine() });
+    const rt = await api(prefix);
+    const runId = await newRun(rt);
+    const steps = await Promise.all([1, 2, 3].map(() => rt.submitStep(runId, llm(500))));
+    await expect(rt.completeRun(runId)).rejects.toMatchObject({ code: 'CONFLICT' });
+    const { done } = await rt.cancelRun(runId);
+    await done;
+    expect((await rt.getRun(runId))?.status).toBe('cancelled');
+    for (const s of steps) expect((await rt.getStep(s.step_id))?.status).toBe('cancelled');
+  });
+
+  it('refuses a submission with 429 QUEUE_FULL once its pool has its most steps waiting', async () => {
+    const prefix = fleetPrefix();
+    await replica(prefix, 'one', { concurrency: 1, ...slowEngine() });
+    const rt = quietRuntime({
+      store: redisStore({ url: redisUrl(), prefix }),
+      fleet: { redis: redisUrl(), prefix, refreshMs: 100, maxQueued: 2 },
+    });
+    runtimes.push(rt);
+    const server = await createServer(rt, { port: 0, drainMs: 100 });
     try {
-      await rt.refreshPools();
-      expect(rt.listPools().map((p) => p.pool_id)).toEqual(['cpu', 'gpu']);
-      const { flow } = await rt.createFlow({ name: 'f' });
-      const run = await rt.createRun(flow.flow_id, {
-        seed: 3,
-        pool_policy: { placement: { pin: 'gpu' } },
+      const post = async (path: string, body: unknown) => {
+        const res = await fetch(`${server.url}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+        return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+      };
+      const flow = await post('/v1/flows', { name: 'f' });
+      const run = await post(`/v1/flows/${flow.body['flow_id'] as string}/runs`, {});
+      const path = `/v1/runs/${run.body['run_id'] as string}/steps`;
+      // One runs, two wait: the queue is full.
+      const first = await post(path, llm(500));
+      await until(() => workers[0]?.active === 1, 100_000);
+      expect((await post(path, llm(1))).status).toBe(201);
+      expect((await post(path, llm(1))).status).toBe(201);
+      const refused = await post(path, { ...llm(1), client_token: 'later' });
+      expect(refused.status).toBe(429);
+      expect(refused.body['error']).toMatchObject({
+        code: 'QUEUE_FULL',
+        details: { pool_id: 'one', waiting: 2, max_queued: 2 },
       });
-      const step = await rt.submitStep(run.run_id, llm);
-      expect(step).toMatchObject({ status: 'queued', created: true });
-      const events: StepEvent[] = [];
-      for await (const e of rt.followStep(step.step_id)) events.push(e);
-      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-      expect(events[0]).toMatchObject({ type: 'started', pool_id: 'gpu' });
-      expect(events.filter((e) => e.type === 'token')).toHaveLength(5);
-      expect(events.at(-1)?.type).toBe('end');
-      expect(await step.done).toBe('succeeded');
-      const record = await rt.getStep(step.step_id);
-      expect(record).toMatchObject({
-        status: 'succeeded',
-        placement: 'pool',
-        placement_decision: { pool_id: 'gpu', policy: 'pin' },
-      });
-      await until(() => gpu.active === 0);
+      // The pool's figures, as last read from Redis: one active, two waiting.
+      const metrics = async (want: RegExp): Promise<string> => {
+        let text = '';
+        for (let i = 0; i < 100 && !want.test(text); i++) {
+          if (i > 0) await new Promise((r) => setTimeout(r, 50));
+          text = await (await fetch(`${server.url}/metrics`)).text();
+        }
+        return text;
+      };
+      const busy = await metrics(/axon_pool_jobs\{pool="one",state="waiting"\} 2/);
+      expect(busy).toMatch(/axon_pool_jobs\{pool="one",state="waiting"\} 2/);
+      expect(busy).toMatch(/axon_pool_jobs\{pool="one",state="active"\} 1/);
+      // Nothing of the refused one was kept: its token goes through once there is room.
+      await rt.cancelStep(first.body['step_id'] as string);
+      const idle = await metrics(/axon_pool_jobs\{pool="one",state="completed"\} 3/);
+      expect(idle).toMatch(/axon_pool_jobs\{pool="one",state="completed"\} 3/);
+      expect(idle).toMatch(/axon_pool_jobs\{pool="one",state="stalled"\} 0/);
+      expect((await post(path, { ...llm(1), client_token: 'later' })).status).toBe(201);
     } finally {
-      await rt.close();
+      await server.close();
     }
+  });
+
+  it('carries the submitter’s trace context in the job: the replica’s spans join its trace', async () => {
+    const prefix = fleetPrefix();
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({
+      spanProcessors: [new SimpleSpanProcessor(exporter)],
+    });
+    await replica(prefix, 'traced', { runtime: { tracer: provider.getTracer('axon') } });
+    const rt = await api(prefix);
+    const traceId = 'ab'.repeat(16);
+    const parentSpan = 'cd'.repeat(8);
+    const step = await rt.submitStep(await newRun(rt), llm(2), {
+      traceparent: `00-${traceId}-${parentSpan}-01`,
+    });
+    expect(await step.done).toBe('succeeded');
+    await provider.forceFlush();
+    const spans = exporter.getFinishedSpans();
+    expect(spans.length).toBeGreaterThan(0);
+    expect(spans.every((s) => s.spanContext().traceId === traceId)).toBe(true);
+    const root = spans.find((s) => s.parentSpanContext?.spanId === parentSpan);
+    expect(root).toBeDefined();
+  });
+
+  it('refuses fleet and replica options it does not have', async () => {
+    expect(() => quietRuntime({ fleet: { redis: redisUrl(), probe: 1 } as never })).toThrow(
+      /fleet has no option probe/,
+    );
+    expect(() => quietRuntime({ fleet: { refreshMs: 0 } })).toThrow(
+      /refreshMs must be an integer >= 1/,
+    );
+    await expect(FleetWorker.start({ pool: 'bad id!' })).rejects.toThrow(
+      /fleet worker: pool must be/,
+    );
+    await expect(FleetWorker.start({ pool: 'p', heartbeatMs: 500, ttlMs: 400 })).rejects.toThrow(
+      /ttlMs \(400\) must be longer than heartbeatMs \(500\)/,
+    );
   });
 });
