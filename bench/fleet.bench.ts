@@ -43,7 +43,9 @@ const children: ChildProcess[] = [];
 function start(args: readonly string[], ready: RegExp): Promise<ChildProcess> {
   const env: NodeJS.ProcessEnv = { ...process.env, AXON_LOG_LEVEL: 'warn' };
   delete env['NODE_OPTIONS'];
-  const child = spawn('node', ['--import', 'tsx', ...args], {
+  // `AXON_BENCH_NODE_ARGS` (for example `--cpu-prof`) goes to every child: to profile them.
+  const extra = (process.env['AXON_BENCH_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '');
+  const child = spawn('node', [...extra, '--import', 'tsx', ...args], {
     env,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

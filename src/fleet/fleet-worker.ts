@@ -322,8 +322,10 @@ export class FleetWorker {
     );
     const done = (async () => {
       const status = await this.runtime.takeStep(data);
-      await this.#store.ended(data.step_id, status);
-      await this.#client.hincrby(countersKey(this.keys, this.poolId), 'completed', 1);
+      await this.#store.ended(data.step_id, status, {
+        key: countersKey(this.keys, this.poolId),
+        field: 'completed',
+      });
       return { status };
     })();
     this.#running.set(id, { job, token, done });

@@ -76,9 +76,13 @@ export class StreamingStore {
     this.#fenced = true;
   }
 
-  /** Says on the step's stream that its record has ended, with its status. */
-  ended(stepId: string, status: StepStatus | null): Promise<void> {
-    return announceEnded(this.#client, this.#keys, stepId, status, this.#maxLen);
+  /** Says on the step's stream that its record has ended, with its status; counts it in `counter`. */
+  ended(
+    stepId: string,
+    status: StepStatus | null,
+    counter?: { readonly key: string; readonly field: string },
+  ): Promise<void> {
+    return announceEnded(this.#client, this.#keys, stepId, status, this.#maxLen, counter);
   }
 
   /** Adds each step's page of `events` to its stream (not awaited: the log has them). */

@@ -83,6 +83,8 @@ export class FleetLink implements StepDispatch {
   readonly #reader: Redis;
   readonly #relay: StepStreamRelay;
   readonly #queues = new Map<string, Queue>();
+  /** Jobs this process queued on each pool since the table was last read. */
+  readonly #queuedSinceRead = new Map<string, number>();
   readonly #refreshMs: number;
   readonly #maxQueued: number;
   readonly #logger: Logger;
@@ -149,17 +151,22 @@ export class FleetLink implements StepDispatch {
       .map((poolId) => ({ pool_id: poolId, figures: this.table.figures(poolId) }));
   }
 
-  async admit(poolId: string): Promise<void> {
-    const waiting = await this.#queue(poolId).getWaitingCount();
+  admit(poolId: string): Promise<void> {
+    // As last read (at most `refreshMs` ago), plus what this process queued since.
+    const waiting = this.table.figures(poolId).waiting + (this.#queuedSinceRead.get(poolId) ?? 0);
     if (waiting >= this.#maxQueued) {
-      throw new QueueFullError(
-        `pool ${poolId} has ${waiting} steps waiting (at most ${this.#maxQueued}): try again later`,
-        { details: { pool_id: poolId, waiting, max_queued: this.#maxQueued } },
+      return Promise.reject(
+        new QueueFullError(
+          `pool ${poolId} has ${waiting} steps waiting (at most ${this.#maxQueued}): try again later`,
+          { details: { pool_id: poolId, waiting, max_queued: this.#maxQueued } },
+        ),
       );
     }
+    return Promise.resolve();
   }
 
   async enqueue(job: StepJob, record: StepRecord): Promise<void> {
+    this.#queuedSinceRead.set(job.pool_id, (this.#queuedSinceRead.get(job.pool_id) ?? 0) + 1);
     await this.#queue(job.pool_id).add('step', job, {
       jobId: stepJobId(job.run_id, record.client_token, job.step_id),
       // A job that failed is the step's failure, already in the store: keep a few to look at.
@@ -224,6 +231,7 @@ export class FleetLink implements StepDispatch {
 
   async #read(): Promise<void> {
     const beats = await readBeats(this.#client, this.keys);
+    const queuedBefore = new Map(this.#queuedSinceRead);
     const queues: Record<string, QueueFigures> = {};
     for (const poolId of new Set(beats.map((b) => b.pool_id))) {
       const [counts, counters] = await Promise.all([
@@ -238,5 +246,11 @@ export class FleetLink implements StepDispatch {
       };
     }
     this.table.update(beats, queues, Date.now());
+    // What was queued while reading may not be in the figures yet: it stays counted.
+    for (const [poolId, n] of queuedBefore) {
+      const left = (this.#queuedSinceRead.get(poolId) ?? 0) - n;
+      if (left > 0) this.#queuedSinceRead.set(poolId, left);
+      else this.#queuedSinceRead.delete(poolId);
+    }
   }
 }

@@ -18,20 +18,22 @@ export const ENDED_FIELD = 'ended';
 /** How long a step's stream outlives its last entry, in ms (a day). */
 export const STREAM_TTL_MS = 86_400_000;
 
-/** Says on a step's stream that its record has ended, with its status. */
+/** Says on a step's stream that its record has ended, with its status (and counts it, given a counter). */
 export async function announceEnded(
   client: Redis,
   keys: FleetKeys,
   stepId: string,
   status: StepStatus | null,
   maxLen: number,
+  counter?: { readonly key: string; readonly field: string },
 ): Promise<void> {
   const key = keys.events(stepId);
-  await client
+  const multi = client
     .multi()
     .xadd(key, 'MAXLEN', '~', maxLen, '*', ENDED_FIELD, status ?? 'unknown')
-    .pexpire(key, STREAM_TTL_MS)
-    .exec();
+    .pexpire(key, STREAM_TTL_MS);
+  if (counter) multi.hincrby(counter.key, counter.field, 1);
+  await multi.exec();
 }
 
 /** Who waits on one step's stream. */

@@ -32,7 +32,8 @@ export async function takeStep(host: SubmissionHost, job: StepJob): Promise<Step
   const step = await host.store.getStep(job.step_id);
   if (!step) throw new NotFoundError('step', job.step_id);
   if (ENDED.has(step.status)) return step.status;
-  const events = await host.store.readEvents(step.step_id);
+  // A queued step has no log yet; one taken again after a stall has part of one.
+  const events = step.status === 'queued' ? [] : await host.store.readEvents(step.step_id);
   const last = events.at(-1);
   if (last?.type === 'end' || last?.type === 'error') {
     // Its last worker died after logging its end, before ending its record.
