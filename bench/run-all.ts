@@ -16,6 +16,7 @@ const scripts = [
   'bench:memory',
   'bench:sse',
   'bench:http',
+  'bench:fleet',
 ];
 // The commit the benches ran at, not what the tree holds when they are done.
 const commit = currentCommit();

@@ -20,7 +20,7 @@ export interface Target {
   readonly threshold: number;
   /** What is measured and the target, in the words of the document the target comes from. */
   readonly what: string;
-  readonly source: 'DESIGN.md' | 'docs/benchmarks.md';
+  readonly source: 'DESIGN.md' | 'docs/benchmarks.md' | 'issue 19';
 }
 
 /** What a figure is against its target; `not measured` when the result has no such figure. */
@@ -29,8 +29,7 @@ export type Verdict = 'met' | 'missed' | 'not measured';
 /**
  * Every target. Not here: figures DESIGN.md gives no threshold for (`bench:stream`'s
  * `slow_consumer_heap_mb`: "memory stays bounded; no token or fact dropped", which the bench
- * enforces by failing when a token is missing), and DESIGN.md targets no bench measures yet
- * (pool placement over BullMQ).
+ * enforces by failing when a token is missing).
  */
 export const TARGETS: readonly Target[] = [
   {
@@ -97,6 +96,15 @@ export const TARGETS: readonly Target[] = [
     source: 'docs/benchmarks.md',
   },
   {
+    bench: 'store',
+    kind: 'ratios',
+    name: 'redis_vs_memory',
+    comparison: '>=',
+    threshold: 0.25,
+    what: 'two-step runs/s on the Redis store (a fleet’s): ≥ 0.25× the in-memory store',
+    source: 'issue 19',
+  },
+  {
     bench: 'memory',
     kind: 'metrics',
     name: 'recall_p50_ms_100k',
@@ -158,6 +166,24 @@ export const TARGETS: readonly Target[] = [
     threshold: 0.5,
     what: 'step submissions/s through `axon serve`: ≥ 0.5× a bare Fastify route doing the same store write',
     source: 'docs/benchmarks.md',
+  },
+  {
+    bench: 'fleet',
+    kind: 'ratios',
+    name: 'vs_bullmq',
+    comparison: '>=',
+    threshold: 0.7,
+    what: 'no-op steps, pool placement over BullMQ: ≥ 0.7× raw BullMQ jobs/s (one worker process each, same concurrency)',
+    source: 'DESIGN.md',
+  },
+  {
+    bench: 'fleet',
+    kind: 'metrics',
+    name: 'submit_to_start_p50_ms',
+    comparison: '<=',
+    threshold: 2,
+    what: 'submit-to-start of a step on an idle pool over BullMQ on loopback: p50 ≤ 2 ms',
+    source: 'DESIGN.md',
   },
 ];
 

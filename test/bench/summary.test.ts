@@ -99,7 +99,7 @@ describe('the benchmark summary', () => {
       result: 'met',
     });
     expect(row(summary, 'actors', 'metrics.actors_alive').result).toBe('**missed**');
-    expect(summary).toContain('2 met, 2 missed, 10 not measured.');
+    expect(summary).toContain('2 met, 2 missed, 13 not measured.');
   });
 
   it('shows a target whose figure is absent, null or whose bench has no result as not measured', () => {
@@ -143,7 +143,7 @@ describe('the benchmark summary', () => {
     expect(row(summary, 'engine', 'ratios.vs_openai_sdk').run).toMatch(
       /^unknown commit, \d{4}-\d\d-\d\d \d\d:\d\d UTC \(not current\)$/,
     );
-    expect(summary).toContain('2 of the figures from a run at another commit ("not current")');
+    expect(summary).toContain('3 of the figures from a run at another commit ("not current")');
   });
 
   it('lists JSON files that are not bench results instead of failing', () => {
@@ -186,6 +186,7 @@ describe('the targets', () => {
       'actors metrics.actors_alive ≥ 100 000',
       'engine ratios.vs_openai_sdk ≥ 0.9',
       'store ratios.sqlite_vs_memory ≥ 0.5',
+      'store ratios.redis_vs_memory ≥ 0.25',
       'memory metrics.recall_p50_ms_100k ≤ 5',
       'memory metrics.cold_recall_at_10 ≥ 0.95',
       'memory metrics.cold_one_scope_recall_at_10 ≥ 0.95',
@@ -193,6 +194,8 @@ describe('the targets', () => {
       'sse metrics.loop_lag_p99_ms_1000_clients < 50',
       'sse metrics.tokens_per_s_one_connection ≥ 200 000',
       'http ratios.vs_bare_fastify ≥ 0.5',
+      'fleet ratios.vs_bullmq ≥ 0.7',
+      'fleet metrics.submit_to_start_p50_ms ≤ 2',
     ]);
   });
 
