@@ -52,8 +52,8 @@ function start(args: readonly string[], ready: RegExp): Promise<ChildProcess> {
   children.push(child);
   return new Promise((resolve, reject) => {
     let out = '';
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => {
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk: string) => {
       out += chunk;
       if (ready.test(out)) resolve(child);
     });
@@ -211,7 +211,9 @@ await events.close();
 await queue.close();
 for (const child of children) child.kill('SIGTERM');
 await Promise.all(
-  children.map((c) => (c.exitCode === null ? new Promise((r) => c.on('exit', r)) : null)),
+  children
+    .filter((c) => c.exitCode === null)
+    .map((c) => new Promise((resolve) => c.on('exit', resolve))),
 );
 // Leave nothing behind.
 let cursor = '0';

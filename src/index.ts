@@ -261,7 +261,21 @@ export { MIGRATIONS, type Migration } from './store/sqlite-migrations.js';
 export { redisStore, RedisRunStore, type RedisStoreOptions } from './store/redis-store.js';
 export { flowInputSchema, runInputSchema, type FlowInput, type RunInput } from './runs/flow-api.js';
 export { factInputSchema, type FactInput } from './runs/facts.js';
-export { stepSubmissionSchema, type SubmittedStep } from './steps/step-submission.js';
+export {
+  stepSubmissionSchema,
+  type SubmissionCaller,
+  type SubmittedStep,
+} from './steps/step-submission.js';
+export { FleetWorker, type FleetWorkerOptions, type StopReport } from './fleet/fleet-worker.js';
+export type { FleetOptions } from './placement/fleet-link.js';
+export { stepJobSchema, type StepJob } from './placement/fleet-jobs.js';
+export type { QueueFigures } from './placement/fleet-registry.js';
+export type {
+  PoolCandidate,
+  PoolPlacement,
+  PoolRequirements,
+  StepNeeds,
+} from './placement/pool-choice.js';
 export { gateEvalInputSchema, type GateEvalInput } from './steps/gate-eval.js';
 export type { FollowOptions } from './runs/step-follow.js';
 export { wireBudgetsSchema } from './runs/request-bodies.js';

@@ -41,7 +41,8 @@ export function countersKey(keys: FleetKeys, poolId: string): string {
 
 /** Checks fleet options: unknown keys and bad values are refused with `TypeError`/`RangeError`. */
 export function checkFleetOptions(options: FleetOptions): void {
-  if (options === null || typeof options !== 'object') {
+  const given: unknown = options;
+  if (given === null || typeof given !== 'object') {
     throw new TypeError('createRuntime: fleet must be an object ({ redis, prefix, ... })');
   }
   const unknown = Object.keys(options).filter((k) => !KNOWN.has(k));
@@ -110,7 +111,15 @@ export class FleetLink implements StepDispatch {
     if (this.#owned) this.#client.on('error', logged);
     this.#reader = this.#client.duplicate({ maxRetriesPerRequest: null });
     this.#reader.on('error', () => undefined);
-    this.#relay = new StepStreamRelay(this.#reader, this.#client, this.keys, host.appended, logged);
+    this.#relay = new StepStreamRelay(
+      this.#reader,
+      this.#client,
+      this.keys,
+      (stepId) => {
+        host.appended(stepId);
+      },
+      logged,
+    );
     this.#timer = setInterval(() => {
       void this.refresh().catch(logged);
     }, this.#refreshMs);

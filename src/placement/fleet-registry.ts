@@ -101,10 +101,13 @@ interface TableContext {
   readonly readAt: number;
 }
 
+/** The table before its first read. */
+const EMPTY_TABLE: TableContext = { replicas: [], queues: {}, readAt: 0 };
+
 /** The host-side table of the fleet's pools and replicas (an `@xstate/store` store). */
 export class PoolTable {
   readonly #store = createStore({
-    context: { replicas: [], queues: {}, readAt: 0 } as TableContext,
+    context: EMPTY_TABLE,
     on: {
       read: (
         _context,

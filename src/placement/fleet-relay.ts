@@ -115,6 +115,11 @@ export class StepStreamRelay {
     await this.#loop;
   }
 
+  /** Whether `close` was called (read anew: it changes while the loop awaits). */
+  #isClosed(): boolean {
+    return this.#closed;
+  }
+
   #watch(stepId: string): Watch {
     let watch = this.#watched.get(stepId);
     if (!watch) {
@@ -156,9 +161,9 @@ export class StepStreamRelay {
       const ids = steps.map((s) => (this.#watched.get(s) as Watch).lastId);
       let reply: [string, [string, string[]][]][] | null;
       try {
-        this.#readerId ??= (await this.#reader.client('ID')) as number;
+        this.#readerId ??= await this.#reader.client('ID');
         this.#blocked = true;
-        reply = (await this.#reader.xread(
+        reply = await this.#reader.xread(
           'COUNT',
           64,
           'BLOCK',
@@ -166,9 +171,9 @@ export class StepStreamRelay {
           'STREAMS',
           ...steps.map((s) => this.#keys.events(s)),
           ...ids,
-        )) as [string, [string, string[]][]][] | null;
+        );
       } catch (err) {
-        if (this.#closed) return;
+        if (this.#isClosed()) return;
         this.#onError(err);
         await new Promise((resolve) => setTimeout(resolve, 250));
         continue;

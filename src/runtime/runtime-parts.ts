@@ -133,10 +133,22 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
   const poolTags = checkPoolTags(options.poolTags);
   // With a fleet, submitted steps go to its pools; their streams wake followers here.
   const fleet = options.fleet
-    ? new FleetLink(options.fleet, { logger, appended: (id) => feeds.appended(id) })
+    ? new FleetLink(options.fleet, {
+        logger,
+        appended: (id) => {
+          feeds.appended(id);
+        },
+      })
     : null;
   if (fleet) {
-    feeds.watch({ opened: (id) => fleet.follow(id), closed: (id) => fleet.unfollow(id) });
+    feeds.watch({
+      opened: (id) => {
+        fleet.follow(id);
+      },
+      closed: (id) => {
+        fleet.unfollow(id);
+      },
+    });
   }
   // Embedded, the runtime is one pool; inline steps have no slot limit.
   const localPools = (): readonly PoolCandidate[] => [

@@ -349,7 +349,7 @@ async function dispatchStep(
         step_id: record.step_id,
         run_id: run.run_id,
         pool_id: decision.pool_id,
-        body: request as Record<string, unknown>,
+        body: request,
         traceparent: traceparentOf(ctx),
         queued_at: Date.now(),
       },

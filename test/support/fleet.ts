@@ -58,7 +58,9 @@ function spawnAxon(
   });
   let out = '';
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => resolve({ code, signal }));
+    child.on('exit', (code, signal) => {
+      resolve({ code, signal });
+    });
   });
   const proc: FleetProcess = {
     child,
