@@ -18,6 +18,10 @@ import { removeBeat, writeBeat, type ReplicaBeat } from '../placement/fleet-regi
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import type { RuntimeOptions } from '../runtime/runtime-options.js';
 import { redisStore } from '../store/redis-store.js';
+import { systemClock } from '../context/clock.js';
+import { WorkerResetError } from '../errors/worker-reset-error.js';
+import { toErrorPayload } from '../errors/to-error-payload.js';
+import { endStoredStep } from '../runs/stored-step-end.js';
 import { StreamingStore } from './streaming-store.js';
 
 /** Options of {@link FleetWorker.start}. */
@@ -196,6 +200,11 @@ export class FleetWorker {
     this.#worker.on('error', (err) => {
       this.#logger.warn({ err }, 'fleet worker: the queue failed');
     });
+    this.#worker.on('failed', (job, err) => {
+      // A job BullMQ gave up on (its tries spent, stalled too often): its step must not be
+      // left open in the store.
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.#abandon(job, err);
+    });
     this.#worker.on('stalled', (jobId) => {
       this.#logger.warn(
         { job_id: jobId, pool_id: this.poolId },
@@ -225,6 +234,7 @@ export class FleetWorker {
   static async start(options: FleetWorkerOptions): Promise<FleetWorker> {
     const worker = new FleetWorker(options);
     try {
+      await worker.#reachable(options.redis ?? 'redis://127.0.0.1:6379');
       await worker.#sub.subscribe(worker.keys.cancel);
       await worker.#heartbeat(true);
       void worker.#worker.run().catch((err: unknown) => {
@@ -232,7 +242,7 @@ export class FleetWorker {
       });
       await worker.#worker.waitUntilReady();
     } catch (err) {
-      await worker.stop(0).catch(() => undefined);
+      await worker.#abort();
       throw err;
     }
     worker.#logger.info(
@@ -286,6 +296,61 @@ export class FleetWorker {
     this.#queueConnection.disconnect();
     await this.#client.quit().catch(() => undefined);
     return { finished: before - left.length, handedBack: left.length };
+  }
+
+  /** Closes a replica that never started, without waiting on a Redis that may not answer. */
+  async #abort(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#client.disconnect();
+    this.#sub.disconnect();
+    this.#queueConnection.disconnect();
+    await Promise.allSettled([this.#worker.close(true), this.runtime.close()]);
+  }
+
+  /** Resolves once Redis answers; rejects naming `url` when it does not within 5 s. */
+  async #reachable(url: string): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        this.#client.ping(),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => {
+            reject(new Error(`Redis at ${url} does not answer`));
+          }, 5000);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Ends the step of a job that will not run again `failed` (`WORKER_RESET`), if it is open. */
+  async #abandon(job: Job<StepJob>, err: Error): Promise<void> {
+    const parsed = stepJobSchema.safeParse(job.data);
+    if (!parsed.success) return;
+    const stepId = parsed.data.step_id;
+    try {
+      const store = this.#store.store;
+      const step = await store.getStep(stepId);
+      if (!step || ['succeeded', 'failed', 'cancelled'].includes(step.status)) return;
+      const error = new WorkerResetError(`step ${stepId} could not be run: ${err.message}`, {
+        details: { reason: 'job_failed', job_id: job.id ?? null, attempts: job.attemptsMade },
+      });
+      await endStoredStep({ store, clock: systemClock }, step, {
+        status: 'failed',
+        error: toErrorPayload(error),
+      });
+      await this.#store.ended(stepId, 'failed');
+      this.#logger.error(
+        { step_id: stepId, err },
+        'fleet worker: a step could not be run; it ends failed',
+      );
+    } catch (e) {
+      this.#logger.error(
+        { err: e, step_id: stepId },
+        'fleet worker: could not end an abandoned step',
+      );
+    }
   }
 
   async #heartbeat(throwing = false): Promise<void> {

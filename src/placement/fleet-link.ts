@@ -178,6 +178,9 @@ export class FleetLink implements StepDispatch {
     this.#queuedSinceRead.set(job.pool_id, (this.#queuedSinceRead.get(job.pool_id) ?? 0) + 1);
     await this.#queue(job.pool_id).add('step', job, {
       jobId: stepJobId(job.run_id, record.client_token, job.step_id),
+      // A try that failed on the worker (its Redis, its process) goes on from the step's log.
+      attempts: 3,
+      backoff: { type: 'exponential', delay: 500 },
       // A job that failed is the step's failure, already in the store: keep a few to look at.
       removeOnComplete: true,
       removeOnFail: { count: 1000 },

@@ -248,7 +248,12 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   const seed = runCallsOf(stepCtx)?.seed ?? null;
   const replicaId = deps.replicaId ?? null;
   if (!resume || resume.fresh === true) {
-    step.start({ provenance: startProvenance(seed, deps.poolId, replicaId), pool_id: deps.poolId });
+    step.start({
+      provenance: startProvenance(seed, deps.poolId, replicaId),
+      pool_id: deps.poolId,
+      // A fleet replica says which one it is (API.md's `started`); embedded there is one.
+      ...(replicaId === null ? {} : { replica_id: replicaId }),
+    });
   }
   const disarm = armStepDeadline(stepCtx, req.timeoutMs);
 

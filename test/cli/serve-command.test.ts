@@ -56,7 +56,9 @@ describe('axon serve: the command line', () => {
   it.each([
     [['run', 'trip-planner', '--port', '1'], 'run', 'port', 'serve'],
     [['list', '--data-dir', 'x'], 'list', 'data-dir', 'serve'],
-    [['help', '--config', 'a.yaml'], 'help', 'config', 'serve'],
+    [['help', '--config', 'a.yaml'], 'help', 'config', 'serve and worker'],
+    [['serve', '--pool', 'gpu'], 'serve', 'pool', 'worker'],
+    [['run', 'trip-planner', '--redis', 'redis://x'], 'run', 'redis', 'serve and worker'],
     [['serve', '--seed', '3'], 'serve', 'seed', 'run'],
     [['serve', '--json'], 'serve', 'json', 'run'],
   ])('refuses a flag of another command: %j', async (argv, command, flag, owner) => {

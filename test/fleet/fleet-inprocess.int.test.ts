@@ -19,7 +19,9 @@ import type { RuntimeOptions } from '../../src/runtime/runtime-options.js';
 import { createServer } from '../../src/server/create-server.js';
 import { redisStore } from '../../src/store/redis-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
+import { Queue } from 'bullmq';
 import { clearRedisPrefix, redisUrl } from '../support/redis.js';
+import { makeStep } from '../support/records.js';
 import { quietRuntime, until } from '../support/runtime.js';
 
 const quiet = createLogger({ level: 'silent' });
@@ -105,7 +107,7 @@ describe('a fleet in one process', () => {
     expect(step).toMatchObject({ status: 'queued', created: true });
     const events = await log(rt, step.step_id);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-    expect(events[0]).toMatchObject({ type: 'started', pool_id: 'gpu' });
+    expect(events[0]).toMatchObject({ type: 'started', pool_id: 'gpu', replica_id: gpu.replicaId });
     expect(events.filter((e) => e.type === 'token')).toHaveLength(5);
     expect(events.at(-1)?.type).toBe('end');
     expect(await step.done).toBe('succeeded');
@@ -219,6 +221,8 @@ describe('a fleet in one process', () => {
       // One runs, two wait: the queue is full.
       const first = await post(path, llm(500));
       await until(() => workers[0]?.active === 1, 100_000);
+      // The depth is judged on the pools' table (read every refreshMs): read it now.
+      await rt.refreshPools();
       expect((await post(path, llm(1))).status).toBe(201);
       expect((await post(path, llm(1))).status).toBe(201);
       const refused = await post(path, { ...llm(1), client_token: 'later' });
@@ -270,6 +274,42 @@ describe('a fleet in one process', () => {
     expect(spans.every((s) => s.spanContext().traceId === traceId)).toBe(true);
     const root = spans.find((s) => s.parentSpanContext?.spanId === parentSpan);
     expect(root).toBeDefined();
+  });
+
+  it('a job that fails on every try ends its step failed WORKER_RESET, never left open', async () => {
+    const prefix = fleetPrefix();
+    await replica(prefix, 'p');
+    const rt = await api(prefix);
+    const runId = await newRun(rt);
+    // A queued step whose job names an agent no replica has: each try fails.
+    const step = makeStep(runId, { status: 'queued', started_at: null, client_token: null });
+    await rt.store.createStep(step);
+    const queue = new Queue('pool.p', { connection: { url: redisUrl() }, prefix: `${prefix}bull` });
+    try {
+      await queue.add(
+        'step',
+        {
+          step_id: step.step_id,
+          run_id: runId,
+          pool_id: 'p',
+          body: { type: 'agent', input: { agent: 'nobody', message: 'x' } },
+          traceparent: null,
+          queued_at: Date.now(),
+        },
+        { attempts: 2, backoff: { type: 'fixed', delay: 50 } },
+      );
+      let record = await rt.getStep(step.step_id);
+      for (let i = 0; i < 100 && record?.status !== 'failed'; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        record = await rt.getStep(step.step_id);
+      }
+      expect(record).toMatchObject({
+        status: 'failed',
+        error: { code: 'WORKER_RESET', message: expect.stringMatching(/agent/) as string },
+      });
+    } finally {
+      await queue.close();
+    }
   });
 
   it('refuses fleet and replica options it does not have', async () => {

@@ -1,0 +1,56 @@
+/**
+ * `axon worker`'s refusals before it joins a fleet: a missing pool, a bad flag value, a
+ * Redis that does not answer — each a line on stderr and its exit code, nothing left open.
+ */
+import { describe, expect, it } from 'vitest';
+import { workerCommand, type WorkerFlags } from '../../src/cli/worker-command.js';
+
+async function worker(
+  flags: WorkerFlags,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  const io = {
+    stdout: { write: (t: string) => ((stdout += t), true) },
+    stderr: { write: (t: string) => ((stderr += t), true) },
+  };
+  const code = await workerCommand(
+    { flags, signal: new AbortController().signal, env: { AXON_LOG_LEVEL: 'silent' }, cwd: '/' },
+    io,
+  );
+  return { code, stdout, stderr };
+}
+
+describe('axon worker: refusals', () => {
+  it('needs --pool', async () => {
+    expect(await worker({})).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'axon worker: --pool <id> is required\n',
+    });
+  });
+
+  it.each([
+    [{ pool: 'p', concurrency: '0' }, '--concurrency must be an integer >= 1, got "0"'],
+    [{ pool: 'p', graceMs: 'soon' }, '--grace-ms must be an integer >= 1, got "soon"'],
+    [{ pool: 'p', vramMb: '-1' }, '--vram-mb must be an integer >= 1, got "-1"'],
+    [{ pool: 'p', redis: 'http://x' }, '--redis: must be a redis:// or rediss:// URL'],
+    [{ pool: 'no spaces' }, 'fleet worker: pool must be 1 to 64 letters'],
+    [
+      { pool: 'p', heartbeatMs: '500', ttlMs: '400' },
+      'ttlMs (400) must be longer than heartbeatMs (500)',
+    ],
+  ])('refuses %j with exit 2', async (flags, message) => {
+    const { code, stderr } = await worker(flags);
+    expect(code).toBe(2);
+    expect(stderr).toContain(message);
+  });
+
+  it('says when Redis does not answer, exit 1', async () => {
+    const { code, stderr } = await worker({ pool: 'p', redis: 'redis://127.0.0.1:1' });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /^axon worker: cannot start: Redis at redis:\/\/127\.0\.0\.1:1 does not answer\n$/,
+    );
+  }, 15_000);
+});
