@@ -82,7 +82,7 @@ export class StreamingStore {
     status: StepStatus | null,
     counter?: { readonly key: string; readonly field: string },
   ): Promise<void> {
-    return announceEnded(this.#client, this.#keys, stepId, status, this.#maxLen, counter);
+    return announceEnded(this.#client, this.#keys, stepId, status, counter);
   }
 
   /** Adds each step's page of `events` to its stream (not awaited: the log has them). */

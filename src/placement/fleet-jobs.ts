@@ -56,7 +56,10 @@ export interface StepDispatch {
   cancel(step: StepRecord): Promise<boolean>;
   /** Tells those waiting for the step's end that it ended here (a queued step cancelled). */
   endedHere(stepId: string, status: StepStatus): Promise<void>;
-  /** Resolves with the status the step ended with, once it has (never rejects). */
+  /**
+   * Resolves with the status the step ended with once it ends (never rejects). Only ends
+   * after the call are seen: call it before the step can end, or read its record after.
+   */
   ended(stepId: string): Promise<StepStatus | null>;
   close(): Promise<void>;
 }

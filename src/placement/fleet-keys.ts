@@ -51,6 +51,11 @@ export class FleetKeys {
     return `${this.prefix}fleet:events:${stepId}`;
   }
 
+  /** The stream of every step's end: entries `<step_id> <status>`. */
+  get ended(): string {
+    return `${this.prefix}fleet:ended`;
+  }
+
   /** The channel cancels travel on: the message is a step id. */
   get cancel(): string {
     return `${this.prefix}fleet:cancel`;

@@ -202,7 +202,7 @@ export class FleetLink implements StepDispatch {
   }
 
   async endedHere(stepId: string, status: StepStatus): Promise<void> {
-    await announceEnded(this.#client, this.keys, stepId, status, 1000);
+    await announceEnded(this.#client, this.keys, stepId, status);
   }
 
   ended(stepId: string): Promise<StepStatus | null> {

@@ -1,62 +1,56 @@
 /**
- * @module The API side of the steps' event streams: one blocking `XREAD` connection per
- * process reads the streams of the steps someone here waits on — followers (SSE clients,
- * `followStep`) and submitters waiting for a step's end — and wakes them. The streams only
- * wake: followers read the store's log, which holds every event, so a stream trimmed past
- * what a slow reader had seen loses it nothing. A new step to watch interrupts the blocked
- * read (`CLIENT UNBLOCK`) so it is read at once.
+ * @module The API side of the fleet's streams: one blocking `XREAD` connection per process
+ * reads the fleet's `ended` stream (every step's end, said once by the replica that ended it)
+ * and the streams of the steps someone here follows (SSE clients, `followStep`), and wakes
+ * them. The step streams only wake: followers read the store's log, which holds every event,
+ * so a stream trimmed past what a slow reader had seen loses it nothing. A newly followed step
+ * interrupts the blocked read (`CLIENT UNBLOCK`) so that its stream is read at once; waiting
+ * for a step's end does not (the `ended` stream is always read).
  */
 import type { Redis } from 'ioredis';
 import type { StepStatus } from '../store/records.js';
 import type { FleetKeys } from './fleet-keys.js';
 
-/** Field of a stream entry holding a page of events (JSON). */
+/** Field of a step stream's entry holding a page of events (JSON). */
 export const EVENTS_FIELD = 'events';
-/** Field of a stream entry saying the step's record has ended, with its status. */
-export const ENDED_FIELD = 'ended';
-
 /** How long a step's stream outlives its last entry, in ms (a day). */
 export const STREAM_TTL_MS = 86_400_000;
+/** Entries the fleet's `ended` stream keeps (approximately). */
+const ENDED_MAX_LEN = 100_000;
 
-/** Says on a step's stream that its record has ended, with its status (and counts it, given a counter). */
+/**
+ * Says on the fleet's `ended` stream that a step's record has ended, with its status (and
+ * counts it in `counter`, given one), in one round trip.
+ */
 export async function announceEnded(
   client: Redis,
   keys: FleetKeys,
   stepId: string,
   status: StepStatus | null,
-  maxLen: number,
   counter?: { readonly key: string; readonly field: string },
 ): Promise<void> {
-  const key = keys.events(stepId);
   const multi = client
     .multi()
-    .xadd(key, 'MAXLEN', '~', maxLen, '*', ENDED_FIELD, status ?? 'unknown')
-    .pexpire(key, STREAM_TTL_MS);
+    .xadd(keys.ended, 'MAXLEN', '~', ENDED_MAX_LEN, '*', stepId, status ?? 'unknown');
   if (counter) multi.hincrby(counter.key, counter.field, 1);
   await multi.exec();
 }
 
-/** Who waits on one step's stream. */
-interface Watch {
-  /** The last entry read (`0` before any). */
-  lastId: string;
-  /** Open follows: each entry wakes them. */
-  follows: number;
-  /** Waiting for the step's end. */
-  readonly enders: ((status: StepStatus | null) => void)[];
-}
-
-/** Reads the watched steps' streams; see the module. */
+/** Reads the fleet's streams for this process; see the module. */
 export class StepStreamRelay {
   readonly #reader: Redis;
   readonly #control: Redis;
   readonly #keys: FleetKeys;
   readonly #appended: (stepId: string) => void;
   readonly #onError: (err: unknown) => void;
-  readonly #watched = new Map<string, Watch>();
+  /** Open follows by step, and the last entry of its stream read (`0` before any). */
+  readonly #follows = new Map<string, { count: number; lastId: string }>();
+  /** Who waits for each step's end. */
+  readonly #enders = new Map<string, ((status: StepStatus | null) => void)[]>();
+  /** The last entry of the `ended` stream read: entries from when the relay was made on. */
+  #endedId = `${Date.now()}-0`;
   #readerId: number | null = null;
   #blocked = false;
-  #kick: (() => void) | null = null;
   #closed = false;
   readonly #loop: Promise<void>;
 
@@ -84,34 +78,45 @@ export class StepStreamRelay {
 
   /** Wakes `appended` for each entry of the step's stream until `unfollow`. */
   follow(stepId: string): void {
-    this.#watch(stepId).follows++;
+    const follow = this.#follows.get(stepId);
+    if (follow) {
+      follow.count++;
+      return;
+    }
+    this.#follows.set(stepId, { count: 1, lastId: '0' });
+    if (this.#blocked) void this.#unblock();
   }
 
   unfollow(stepId: string): void {
-    const watch = this.#watched.get(stepId);
-    if (!watch) return;
-    watch.follows = Math.max(0, watch.follows - 1);
-    this.#drop(stepId, watch);
+    const follow = this.#follows.get(stepId);
+    if (!follow) return;
+    if (--follow.count <= 0) this.#follows.delete(stepId);
   }
 
-  /** Resolves with the status the step's record ended with (`null` once the relay closes). */
+  /**
+   * Resolves with the status the step's record ended with, once the `ended` stream says so
+   * (`null` once the relay closes). Only ends said after the relay was made are seen: wait
+   * before the step can end, or check its record after waiting.
+   */
   ended(stepId: string): Promise<StepStatus | null> {
     return new Promise((resolve) => {
       if (this.#closed) {
         resolve(null);
         return;
       }
-      this.#watch(stepId).enders.push(resolve);
+      const list = this.#enders.get(stepId);
+      if (list) list.push(resolve);
+      else this.#enders.set(stepId, [resolve]);
     });
   }
 
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#kick?.();
     await this.#unblock();
-    for (const watch of this.#watched.values()) for (const end of watch.enders) end(null);
-    this.#watched.clear();
+    for (const list of this.#enders.values()) for (const end of list) end(null);
+    this.#enders.clear();
+    this.#follows.clear();
     await this.#loop;
   }
 
@@ -120,24 +125,7 @@ export class StepStreamRelay {
     return this.#closed;
   }
 
-  #watch(stepId: string): Watch {
-    let watch = this.#watched.get(stepId);
-    if (!watch) {
-      watch = { lastId: '0', follows: 0, enders: [] };
-      this.#watched.set(stepId, watch);
-      this.#kick?.();
-      if (this.#blocked) void this.#unblock();
-    }
-    return watch;
-  }
-
-  #drop(stepId: string, watch: Watch): void {
-    if (watch.follows === 0 && watch.enders.length === 0 && this.#watched.get(stepId) === watch) {
-      this.#watched.delete(stepId);
-    }
-  }
-
-  /** Ends the reader's blocked read so that it reads again with the keys watched now. */
+  /** Ends the reader's blocked read so that it reads again with the streams followed now. */
   async #unblock(): Promise<void> {
     const id = this.#readerId;
     if (id === null) return;
@@ -149,29 +137,24 @@ export class StepStreamRelay {
   }
 
   async #run(): Promise<void> {
-    while (!this.#closed) {
-      if (this.#watched.size === 0) {
-        await new Promise<void>((resolve) => {
-          this.#kick = resolve;
-        });
-        this.#kick = null;
-        continue;
-      }
-      const steps = [...this.#watched.keys()];
-      const ids = steps.map((s) => (this.#watched.get(s) as Watch).lastId);
+    while (!this.#isClosed()) {
+      const steps = [...this.#follows.keys()];
+      const ids = steps.map((s) => this.#follows.get(s)?.lastId ?? '0');
       let reply: [string, [string, string[]][]][] | null;
       try {
-        this.#readerId ??= await this.#reader.client('ID');
+        this.#readerId ??= (await this.#reader.client('ID')) as number;
         this.#blocked = true;
-        reply = await this.#reader.xread(
+        reply = (await this.#reader.xread(
           'COUNT',
-          64,
+          256,
           'BLOCK',
           2000,
           'STREAMS',
+          this.#keys.ended,
           ...steps.map((s) => this.#keys.events(s)),
+          this.#endedId,
           ...ids,
-        );
+        )) as [string, [string, string[]][]][] | null;
       } catch (err) {
         if (this.#isClosed()) return;
         this.#onError(err);
@@ -181,22 +164,30 @@ export class StepStreamRelay {
         this.#blocked = false;
       }
       if (reply === null) continue;
-      for (const [key, entries] of reply)
-        this.#read(key.slice(this.#keys.events('').length), entries);
+      for (const [key, entries] of reply) {
+        if (entries.length === 0) continue;
+        if (key === this.#keys.ended) this.#readEnded(entries);
+        else this.#readStep(key.slice(this.#keys.events('').length), entries);
+      }
     }
   }
 
-  #read(stepId: string, entries: [string, string[]][]): void {
-    const watch = this.#watched.get(stepId);
-    if (!watch || entries.length === 0) return;
-    watch.lastId = (entries.at(-1) as [string, string[]])[0];
-    if (watch.follows > 0) this.#appended(stepId);
+  /** Entries of the `ended` stream: `stepId status`, one per step that ended. */
+  #readEnded(entries: [string, string[]][]): void {
+    this.#endedId = (entries.at(-1) as [string, string[]])[0];
     for (const [, fields] of entries) {
-      if (fields[0] !== ENDED_FIELD) continue;
-      const status = (fields[1] ?? null) as StepStatus | null;
-      for (const end of watch.enders.splice(0)) end(status);
-      this.#drop(stepId, watch);
-      return;
+      const [stepId = '', status = 'unknown'] = fields;
+      const list = this.#enders.get(stepId);
+      if (!list) continue;
+      this.#enders.delete(stepId);
+      for (const end of list) end(status === 'unknown' ? null : (status as StepStatus));
     }
+  }
+
+  #readStep(stepId: string, entries: [string, string[]][]): void {
+    const follow = this.#follows.get(stepId);
+    if (!follow) return;
+    follow.lastId = (entries.at(-1) as [string, string[]])[0];
+    this.#appended(stepId);
   }
 }

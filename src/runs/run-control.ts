@@ -77,6 +77,16 @@ async function cancelRemote(
   }
 }
 
+/** Resolves once a step of the fleet has ended (it may have ended already). */
+async function remoteEnd(deps: FlowApiDeps, stepId: string): Promise<void> {
+  if (!deps.dispatch) return;
+  // Waiting first: an end said between the read below and the wait is not missed.
+  const ended = deps.dispatch.ended(stepId);
+  const step = await deps.store.getStep(stepId);
+  if (step && !REMOTE.has(step.status)) return;
+  await ended;
+}
+
 /** The steps of a run that a fleet runs or will: queued or running in the store. */
 async function remoteSteps(deps: FlowApiDeps, runId: string): Promise<StepRecord[]> {
   if (!deps.dispatch) return [];
@@ -120,7 +130,7 @@ export async function cancelRun(
     // Each cancelled step ends on its own; the run is cancelled once none is left.
     await Promise.all([
       ...live.map((e) => deps.system.whenUnregistered(e.id)),
-      ...remote.map((s) => deps.dispatch?.ended(s.step_id)),
+      ...remote.map((s) => remoteEnd(deps, s.step_id)),
     ]);
     // Read again: the cancelled steps have added their usage meanwhile.
     const last = (await deps.store.getRun(runId)) ?? run;
