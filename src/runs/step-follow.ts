@@ -160,15 +160,20 @@ export async function* followStepPages(
 
 /**
  * A step's last follower disconnected: cancels the step if it is still live and its run
- * asked for `cancel_on_disconnect` (API.md). Resolves `true` when it cancelled. A step that
- * runs in another process sharing the store is left alone (its own process cancels it).
+ * asked for `cancel_on_disconnect` (API.md). Resolves `true` when it cancelled. A step of
+ * this runtime's fleet is cancelled on its pool; one that runs in another process merely
+ * sharing the store is left alone (its own process cancels it).
  */
 export async function cancelOnDisconnect(deps: FlowApiDeps, stepId: string): Promise<boolean> {
   const step = await deps.store.getStep(stepId);
   if (!step || ENDED.has(step.status)) return false;
   const run = await deps.store.getRun(step.run_id);
   if (!run?.cancel_on_disconnect) return false;
-  const live = deps.system.get(stepId) !== undefined || step.status === 'waiting';
+  // Live here, waiting for an approval, or queued or running on a fleet's pool.
+  const live =
+    deps.system.get(stepId) !== undefined ||
+    step.status === 'waiting' ||
+    (deps.dispatch !== null && (step.status === 'queued' || step.status === 'running'));
   if (!live) return false;
   await cancelStep(deps, stepId);
   return true;

@@ -16,7 +16,7 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { redactingTracer } from '../observability/redacting-tracer.js';
 import { defaultTracer } from '../observability/tracer.js';
 import { noopPolicy, type PolicyEngine } from '../policy/policy-engine.js';
-import { memoryRateLimiter } from '../policy/rate-limiter.js';
+import { memoryRateLimiter, redisRateLimiter } from '../policy/rate-limiter.js';
 import { memoryStore } from '../store/memory-store.js';
 import { redactingStore } from '../store/redacting-store.js';
 import type { RunStore } from '../store/run-store.js';
@@ -208,7 +208,13 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     policy,
     clock,
     logger,
-    limiter: options.rateLimiter ?? memoryRateLimiter(clock),
+    // With a fleet, runs' steps per minute are counted in its Redis: every API process of
+    // the fleet sees the same counts.
+    limiter:
+      options.rateLimiter ??
+      (fleet
+        ? redisRateLimiter(fleet.client, clock, `${fleet.keys.prefix}rate:`)
+        : memoryRateLimiter(clock)),
   });
   const tools = new ToolRegistry(clock);
   const catalog = new RuntimeTools(tools, options.toolManagers ?? [], logger, clock);

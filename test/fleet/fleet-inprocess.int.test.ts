@@ -184,6 +184,40 @@ describe('a fleet in one process', () => {
     expect(await running.done).toBe('cancelled');
   });
 
+  it('cancel_on_disconnect: the last follower of a step running on a pool going away cancels it there', async () => {
+    const prefix = fleetPrefix();
+    await replica(prefix, 'one', slowEngine());
+    const rt = await api(prefix);
+    const { flow } = await rt.createFlow({ name: 'f' });
+    const run = await rt.createRun(flow.flow_id, { cancel_on_disconnect: true });
+    const step = await rt.submitStep(run.run_id, llm(500));
+    const gone = new AbortController();
+    for await (const e of rt.followStep(step.step_id, { signal: gone.signal })) {
+      if (e.type === 'token') break;
+    }
+    // A follow that ended by `break` is no disconnect; one that aborts is.
+    const follow = rt.followStep(step.step_id, { signal: gone.signal });
+    const first = follow.next();
+    gone.abort();
+    await first.catch(() => undefined);
+    expect(await step.done).toBe('cancelled');
+    const events = await log(rt, step.step_id);
+    expect(events.at(-1)).toMatchObject({ type: 'error', code: 'CANCELLED' });
+  });
+
+  it('counts a run’s steps per minute in the fleet’s Redis, across API processes', async () => {
+    const prefix = fleetPrefix();
+    await replica(prefix, 'one');
+    const a = await api(prefix);
+    const b = await api(prefix);
+    const { flow } = await a.createFlow({ name: 'f' });
+    const run = await a.createRun(flow.flow_id, { policy: { steps_per_minute: 3 } });
+    await a.submitStep(run.run_id, llm(1));
+    await b.submitStep(run.run_id, llm(1));
+    await a.submitStep(run.run_id, llm(1));
+    await expect(b.submitStep(run.run_id, llm(1))).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+  });
+
   it('cancels a run whose steps run on the fleet: each ends, then the run is cancelled', async () => {
     const prefix = fleetPrefix();
     await replica(prefix, 'one', { concurrency: 2, ...slowEngine() });
