@@ -142,7 +142,7 @@ export class StepStreamRelay {
       const ids = steps.map((s) => this.#follows.get(s)?.lastId ?? '0');
       let reply: [string, [string, string[]][]][] | null;
       try {
-        this.#readerId ??= (await this.#reader.client('ID')) as number;
+        this.#readerId ??= (await this.#reader.client('ID'));
         this.#blocked = true;
         reply = (await this.#reader.xread(
           'COUNT',
@@ -154,7 +154,7 @@ export class StepStreamRelay {
           ...steps.map((s) => this.#keys.events(s)),
           this.#endedId,
           ...ids,
-        )) as [string, [string, string[]][]][] | null;
+        ));
       } catch (err) {
         if (this.#isClosed()) return;
         this.#onError(err);
