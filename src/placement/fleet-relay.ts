@@ -142,9 +142,9 @@ export class StepStreamRelay {
       const ids = steps.map((s) => this.#follows.get(s)?.lastId ?? '0');
       let reply: [string, [string, string[]][]][] | null;
       try {
-        this.#readerId ??= (await this.#reader.client('ID'));
+        this.#readerId ??= await this.#reader.client('ID');
         this.#blocked = true;
-        reply = (await this.#reader.xread(
+        reply = await this.#reader.xread(
           'COUNT',
           256,
           'BLOCK',
@@ -154,7 +154,7 @@ export class StepStreamRelay {
           ...steps.map((s) => this.#keys.events(s)),
           this.#endedId,
           ...ids,
-        ));
+        );
       } catch (err) {
         if (this.#isClosed()) return;
         this.#onError(err);
