@@ -301,17 +301,28 @@ async function dispatchStep(
   // What is known of the pools may be stale (a replica gone, a queue filled up).
   await dispatch.fresh();
   const engine = request.input['engine'];
-  const decision = host.choosePool(run, {
+  // An LLM step runs where its engine is served.
+  const needs: StepNeeds = {
     requires: requirementsOf(run.pool_policy),
-    // An LLM step runs where its engine is served.
     engine:
       request.type === 'llm_call' || request.type === 'llm_plan'
         ? typeof engine === 'string'
           ? engine
           : DEFAULT_ENGINE
         : undefined,
-  });
-  await dispatch.admit(decision.pool_id);
+  };
+  let decision: PlacementDecision;
+  try {
+    decision = host.choosePool(run, needs);
+    await dispatch.admit(decision.pool_id);
+  } catch (err) {
+    // The operator learns why from the log, the client from the error.
+    host.logger.warn(
+      { run_id: run.run_id, type: request.type, engine: needs.engine, err },
+      'a step could not be placed on a pool',
+    );
+    throw err;
+  }
   const name = recordName(request);
   const now = isoTime(ctx.createdAt);
   const record: StepRecord = {

@@ -1,143 +1,200 @@
 /**
- * @module The Redis store's Lua scripts: every check-then-write is one script, so processes
- * sharing the store never interleave inside one.
+ * @module The Redis store's Lua: every write is one operation of {@link BATCH}, the one
+ * script the store runs. Each operation is a function of its own keys (`k`) and arguments
+ * (`a`) and does its check and its write together, so processes sharing the store never
+ * interleave inside one; the writes a process makes in one turn of its event loop travel
+ * in one call of the script (one socket write, one reply) and run in order.
  */
 
-// KEYS[1] the record's hash. ARGV field, value, field, value, …  → 1, or 0 if it exists.
-export const CREATE_RUN = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], unpack(ARGV))
-return 1`;
+/** The operations of {@link BATCH}, by their code in its arguments. */
+export const Op = {
+  createRun: 1,
+  createStep: 2,
+  claimStep: 3,
+  putFlow: 4,
+  appendFact: 5,
+  appendIfRun: 6,
+  putRecording: 7,
+  releaseToken: 8,
+  addUsage: 9,
+  patch: 10,
+  append: 11,
+  createApproval: 12,
+  swapApproval: 13,
+} as const;
 
-// KEYS[1] the run's hash, KEYS[2] the step's hash, KEYS[3] the run's step list.
-// ARGV[1] the step id, then field, value, …  → 1; 0 if the step exists; -1 if the run does not.
-export const CREATE_STEP = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
-redis.call('HSET', KEYS[2], unpack(ARGV, 2))
-redis.call('RPUSH', KEYS[3], ARGV[1])
-return 1`;
+/** The code of one operation of {@link BATCH}. */
+export type OpCode = (typeof Op)[keyof typeof Op];
 
-// KEYS[1] the run's hash, KEYS[2] the step's hash, KEYS[3] the run's step list, KEYS[4] the
-// step-by-token key. ARGV[1] the step id, then field, value, …
-// → {'created'}, {'found', id}, {'exists'} (the step id is taken), {'no-run'}.
-export const CLAIM_STEP = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return {'no-run'} end
-local found = redis.call('GET', KEYS[4])
+/** What an operation that failed inside the script returns instead of its result. */
+export const OP_ERROR = '!err';
+
+// Each body is a Lua function(k, a) and returns a value (never nil: a nil would cut the
+// reply's array short).
+const BODIES: Record<OpCode, string> = {
+  // k[1] the record's hash. a: field, value, …  → 1, or 0 if it exists.
+  [Op.createRun]: `
+if redis.call('EXISTS', k[1]) == 1 then return 0 end
+redis.call('HSET', k[1], unpack(a))
+return 1`,
+
+  // k[1] the run's hash, k[2] the step's hash, k[3] the run's step list.
+  // a[1] the step id, then field, value, …  → 1; 0 if the step exists; -1 without the run.
+  [Op.createStep]: `
+if redis.call('EXISTS', k[1]) == 0 then return -1 end
+if redis.call('EXISTS', k[2]) == 1 then return 0 end
+redis.call('HSET', k[2], unpack(a, 2))
+redis.call('RPUSH', k[3], a[1])
+return 1`,
+
+  // k[1] the run's hash, k[2] the step's hash, k[3] the run's step list, k[4] the
+  // step-by-token key. a[1] the step id, then field, value, …
+  // → {'created'}, {'found', id}, {'exists'} (the step id is taken), {'no-run'}.
+  [Op.claimStep]: `
+if redis.call('EXISTS', k[1]) == 0 then return {'no-run'} end
+local found = redis.call('GET', k[4])
 if found then return {'found', found} end
-if redis.call('EXISTS', KEYS[2]) == 1 then return {'exists'} end
-redis.call('HSET', KEYS[2], unpack(ARGV, 2))
-redis.call('RPUSH', KEYS[3], ARGV[1])
-redis.call('SET', KEYS[4], ARGV[1])
-return {'created'}`;
+if redis.call('EXISTS', k[2]) == 1 then return {'exists'} end
+redis.call('HSET', k[2], unpack(a, 2))
+redis.call('RPUSH', k[3], a[1])
+redis.call('SET', k[4], a[1])
+return {'created'}`,
 
-// KEYS[1] the flow-by-hash key, KEYS[2] the flow's hash. ARGV[1] the flow id, then fields.
-// → {'created'}, {'found', id}, {'exists'} (the flow id is taken by other content).
-export const PUT_FLOW = `
-local found = redis.call('GET', KEYS[1])
+  // k[1] the flow-by-hash key, k[2] the flow's hash. a[1] the flow id, then fields.
+  // → {'created'}, {'found', id}, {'exists'} (the flow id is taken by other content).
+  [Op.putFlow]: `
+local found = redis.call('GET', k[1])
 if found then return {'found', found} end
-if redis.call('EXISTS', KEYS[2]) == 1 then return {'exists'} end
-redis.call('HSET', KEYS[2], unpack(ARGV, 2))
-redis.call('SET', KEYS[1], ARGV[1])
-return {'created'}`;
+if redis.call('EXISTS', k[2]) == 1 then return {'exists'} end
+redis.call('HSET', k[2], unpack(a, 2))
+redis.call('SET', k[1], a[1])
+return {'created'}`,
 
-// KEYS[1] the run's hash, KEYS[2] the run's facts, KEYS[3] the fact ids, KEYS[4] the flow's
-// facts (or the run's again). ARGV[1] the fact id, ARGV[2] its JSON, ARGV[3] '1' to add to
-// the flow's list. → 1; 0 if the fact id is taken; -1 without the run.
-export const APPEND_FACT = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-if redis.call('SADD', KEYS[3], ARGV[1]) == 0 then return 0 end
-redis.call('RPUSH', KEYS[2], ARGV[2])
-if ARGV[3] == '1' then redis.call('RPUSH', KEYS[4], ARGV[2]) end
-return 1`;
+  // k[1] the run's hash, k[2] the run's facts, k[3] the fact ids, k[4] the flow's facts
+  // (or the run's again). a[1] the fact id, a[2] its JSON, a[3] '1' to add to the flow's
+  // list. → 1; 0 if the fact id is taken; -1 without the run.
+  [Op.appendFact]: `
+if redis.call('EXISTS', k[1]) == 0 then return -1 end
+if redis.call('SADD', k[3], a[1]) == 0 then return 0 end
+redis.call('RPUSH', k[2], a[2])
+if a[3] == '1' then redis.call('RPUSH', k[4], a[2]) end
+return 1`,
 
-// KEYS[1] the run's hash, KEYS[2] its checkpoint list. ARGV[1] the JSON. → 1, or -1.
-export const APPEND_IF_RUN = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-redis.call('RPUSH', KEYS[2], ARGV[1])
-return 1`;
+  // k[1] the run's hash, k[2] a list of it. a[1] the JSON. → 1, or -1 without the run.
+  [Op.appendIfRun]: `
+if redis.call('EXISTS', k[1]) == 0 then return -1 end
+redis.call('RPUSH', k[2], a[1])
+return 1`,
 
-// KEYS[1] the run's hash, KEYS[2] its recordings (a hash by call key), KEYS[3] the call keys
-// in the order first stored. ARGV[1] the call key, ARGV[2] the JSON. → 1, or -1 without the run.
-export const PUT_RECORDING = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-if redis.call('HSET', KEYS[2], ARGV[1], ARGV[2]) == 1 then redis.call('RPUSH', KEYS[3], ARGV[1]) end
-return 1`;
+  // k[1] the run's hash, k[2] its recordings (a hash by call key), k[3] the call keys in
+  // the order first stored. a[1] the call key, a[2] the JSON. → 1, or -1 without the run.
+  [Op.putRecording]: `
+if redis.call('EXISTS', k[1]) == 0 then return -1 end
+if redis.call('HSET', k[2], a[1], a[2]) == 1 then redis.call('RPUSH', k[3], a[1]) end
+return 1`,
 
-// KEYS[1] the step's hash. ARGV[1] the prefix of run keys. → 1, or -1 without the step.
-// The run's token key is freed only if it still names this step.
-export const RELEASE_TOKEN = `
-local raw = redis.call('HGET', KEYS[1], 'client_token')
+  // k[1] the step's hash. a[1] the prefix of run keys. → 1, or -1 without the step.
+  // The run's token key is freed only if it still names this step.
+  [Op.releaseToken]: `
+local raw = redis.call('HGET', k[1], 'client_token')
 if not raw then return -1 end
 local token = cjson.decode(raw)
 if token ~= cjson.null then
-  local run = cjson.decode(redis.call('HGET', KEYS[1], 'run_id'))
-  local key = ARGV[1] .. run .. ':token:' .. token
-  local id = cjson.decode(redis.call('HGET', KEYS[1], 'step_id'))
+  local run = cjson.decode(redis.call('HGET', k[1], 'run_id'))
+  local key = a[1] .. run .. ':token:' .. token
+  local id = cjson.decode(redis.call('HGET', k[1], 'step_id'))
   if redis.call('GET', key) == id then redis.call('DEL', key) end
-  redis.call('HSET', KEYS[1], 'client_token', 'null')
+  redis.call('HSET', k[1], 'client_token', 'null')
 end
-return 1`;
+return 1`,
 
-// KEYS[1] the run's hash. ARGV tokens_in, tokens_out, cost_usd, wall_ms to add.
-// → the new usage as JSON, or false without the run. Numbers are summed in Lua and written
-// back with string.format('%.17g'), which keeps a double's every digit.
-export const ADD_USAGE = `
-local raw = redis.call('HGET', KEYS[1], 'budget_usage')
-if not raw then return false end
+  // k[1] the run's hash. a: tokens_in, tokens_out, cost_usd, wall_ms to add.
+  // → the new usage as JSON, or 0 without the run. Numbers are summed in Lua and written
+  // back with string.format('%.17g'), which keeps a double's every digit.
+  [Op.addUsage]: `
+local raw = redis.call('HGET', k[1], 'budget_usage')
+if not raw then return 0 end
 local u = cjson.decode(raw)
-local function sum(a, b) return string.format('%.17g', (tonumber(a) or 0) + tonumber(b)) end
-local out = '{"tokens_in":' .. sum(u.tokens_in, ARGV[1]) ..
-  ',"tokens_out":' .. sum(u.tokens_out, ARGV[2]) ..
-  ',"cost_usd":' .. sum(u.cost_usd, ARGV[3]) ..
-  ',"wall_ms":' .. sum(u.wall_ms, ARGV[4]) .. '}'
-redis.call('HSET', KEYS[1], 'budget_usage', out)
-return out`;
+local function sum(x, y) return string.format('%.17g', (tonumber(x) or 0) + tonumber(y)) end
+local out = '{"tokens_in":' .. sum(u.tokens_in, a[1]) ..
+  ',"tokens_out":' .. sum(u.tokens_out, a[2]) ..
+  ',"cost_usd":' .. sum(u.cost_usd, a[3]) ..
+  ',"wall_ms":' .. sum(u.wall_ms, a[4]) .. '}'
+redis.call('HSET', k[1], 'budget_usage', out)
+return out`,
 
-// KEYS[1] the hash. ARGV field, value, …  → 1, or 0 if there is no such record.
-export const PATCH = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
-if #ARGV > 0 then redis.call('HSET', KEYS[1], unpack(ARGV)) end
-return 1`;
+  // k[1] the hash. a: field, value, …  → 1, or 0 if there is no such record.
+  [Op.patch]: `
+if redis.call('EXISTS', k[1]) == 0 then return 0 end
+if #a > 0 then redis.call('HSET', k[1], unpack(a)) end
+return 1`,
 
-// KEYS: for each step in the batch, its hash then its log. ARGV: for each event, the index
-// (1-based) of its step among KEYS pairs, its seq, its JSON. The whole batch is checked
-// before anything is written. → {'ok'}, {'missing', i} or {'seq', i, expected, got}.
-export const APPEND = `
+  // k: for each step in the batch, its hash then its log. a: for each event, the index
+  // (1-based) of its step among k's pairs, its seq, its JSON. The whole batch is checked
+  // before anything is written. → {'ok'}, {'missing', i} or {'seq', i, expected, got}.
+  [Op.append]: `
 local last = {}
-local n = #ARGV / 3
+local n = #a / 3
 for e = 0, n - 1 do
-  local i = tonumber(ARGV[e * 3 + 1])
-  local seq = tonumber(ARGV[e * 3 + 2])
+  local i = tonumber(a[e * 3 + 1])
+  local seq = tonumber(a[e * 3 + 2])
   if last[i] == nil then
-    if redis.call('EXISTS', KEYS[i * 2 - 1]) == 0 then return {'missing', i} end
-    last[i] = redis.call('LLEN', KEYS[i * 2])
+    if redis.call('EXISTS', k[i * 2 - 1]) == 0 then return {'missing', i} end
+    last[i] = redis.call('LLEN', k[i * 2])
   end
   if seq ~= last[i] + 1 then return {'seq', i, last[i] + 1, seq} end
   last[i] = seq
 end
 for e = 0, n - 1 do
-  local i = tonumber(ARGV[e * 3 + 1])
-  redis.call('RPUSH', KEYS[i * 2], ARGV[e * 3 + 3])
+  local i = tonumber(a[e * 3 + 1])
+  redis.call('RPUSH', k[i * 2], a[e * 3 + 3])
 end
-return {'ok'}`;
+return {'ok'}`,
 
-// KEYS[1] the run's hash, KEYS[2] the approval's key, KEYS[3] the run's approval ids.
-// ARGV[1] the approval id, ARGV[2] its JSON. → 1 stored, 0 already there (unchanged), -1
-// without the run.
-export const CREATE_APPROVAL = `
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-if redis.call('SET', KEYS[2], ARGV[2], 'NX') then
-  redis.call('RPUSH', KEYS[3], ARGV[1])
+  // k[1] the run's hash, k[2] the approval's key, k[3] the run's approval ids.
+  // a[1] the approval id, a[2] its JSON. → 1 stored, 0 already there (unchanged), -1
+  // without the run.
+  [Op.createApproval]: `
+if redis.call('EXISTS', k[1]) == 0 then return -1 end
+if redis.call('SET', k[2], a[2], 'NX') then
+  redis.call('RPUSH', k[3], a[1])
   return 1
 end
-return 0`;
+return 0`,
 
-// KEYS[1] the approval's key. ARGV[1] the JSON it must still hold, ARGV[2] the new JSON.
-// → 1 swapped, 0 it holds something else (decided meanwhile), -1 no such approval.
-export const SWAP_APPROVAL = `
-local now = redis.call('GET', KEYS[1])
+  // k[1] the approval's key. a[1] the JSON it must still hold, a[2] the new JSON.
+  // → 1 swapped, 0 it holds something else (decided meanwhile), -1 no such approval.
+  [Op.swapApproval]: `
+local now = redis.call('GET', k[1])
 if not now then return -1 end
-if now ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[2])
-return 1`;
+if now ~= a[1] then return 0 end
+redis.call('SET', k[1], a[2])
+return 1`,
+};
+
+/**
+ * The store's one script. ARGV[1] the number of operations, then for each: its code, its
+ * number of keys, its number of arguments, its arguments; KEYS holds every operation's keys
+ * in order. → one result per operation, in order; an operation that raised an error
+ * returns `{OP_ERROR, message}` and the ones after it still run.
+ */
+export const BATCH = `
+local ops = {}
+${Object.entries(BODIES)
+  .map(([code, body]) => `ops[${code}] = function(k, a)${body}\nend`)
+  .join('\n')}
+local out = {}
+local ki, ai = 1, 2
+for o = 1, tonumber(ARGV[1]) do
+  local code = tonumber(ARGV[ai])
+  local nk = tonumber(ARGV[ai + 1])
+  local na = tonumber(ARGV[ai + 2])
+  local k, a = {}, {}
+  for j = 1, nk do k[j] = KEYS[ki + j - 1] end
+  for j = 1, na do a[j] = ARGV[ai + 2 + j] end
+  ki = ki + nk
+  ai = ai + 3 + na
+  local ok, res = pcall(ops[code], k, a)
+  if ok then out[o] = res else out[o] = {'${OP_ERROR}', tostring(res)} end
+end
+return out`;

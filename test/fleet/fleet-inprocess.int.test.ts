@@ -141,7 +141,10 @@ describe('a fleet in one process', () => {
       capabilities: { vram_mb: 80_000, features: ['fp8'] },
       runtime: { engines: [createScriptedEngine({ name: 'big-model', tokenDelayMs: 0 })] },
     });
-    const rt = await api(prefix);
+    const lines: string[] = [];
+    const rt = await api(prefix, {
+      logger: createLogger({ level: 'warn', destination: { write: (l: string) => lines.push(l) } }),
+    });
     // The engine only `fast` serves.
     const a = await rt.submitStep(await newRun(rt), llm(2, { engine: 'big-model' }));
     expect(await a.done).toBe('succeeded');
@@ -160,6 +163,17 @@ describe('a fleet in one process', () => {
     await expect(
       rt.submitStep(await newRun(rt), llm(2, { engine: 'nowhere' })),
     ).rejects.toMatchObject({ code: 'POOL_UNAVAILABLE' });
+    // The log says why, for the operator.
+    const placed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(placed).toContainEqual(
+      expect.objectContaining({
+        msg: 'a step could not be placed on a pool',
+        engine: 'nowhere',
+        err: expect.objectContaining({
+          message: expect.stringMatching(/nowhere/) as string,
+        }) as unknown,
+      }),
+    );
   });
 
   it('cancels a queued step (off its queue, never started) and a running one (its replica ends it)', async () => {

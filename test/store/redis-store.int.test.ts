@@ -71,6 +71,71 @@ describe('RedisRunStore', () => {
     await store.close();
   });
 
+  it('the writes of one turn travel in calls of at most 8; each write settles on its own and a read after them sees them', async () => {
+    const store = redisStore({ url: redisUrl(), prefix: prefix() });
+    const taken = makeRun();
+    await store.createRun(taken);
+    const calls: string[] = [];
+    const monitor = await new Redis(redisUrl()).monitor();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const port = String(store.client.stream.localPort);
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source.endsWith(`:${port}`)) calls.push(String(args[0]).toLowerCase());
+    });
+    const runs = Array.from({ length: 17 }, () => makeRun());
+    // 20 writes in one turn, three of them refused (the run exists), then a read.
+    const writes = [...runs.slice(0, 10), taken, taken, ...runs.slice(10), taken].map((r) =>
+      store.createRun(r),
+    );
+    const read = store.getRun(runs[16]?.run_id ?? '');
+    const settled = await Promise.allSettled(writes);
+    expect(await read).toEqual(runs[16]);
+    expect(settled.map((r) => r.status)).toEqual([
+      ...Array<string>(10).fill('fulfilled'),
+      'rejected',
+      'rejected',
+      ...Array<string>(7).fill('fulfilled'),
+      'rejected',
+    ]);
+    for (const r of settled) {
+      if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(ConflictError);
+    }
+    for (const r of runs) expect(await store.getRun(r.run_id)).toEqual(r);
+    monitor.disconnect();
+    // 20 writes: two full calls of 8, the last 4 sent before the read.
+    expect(calls.slice(0, 4)).toEqual(['evalsha', 'evalsha', 'evalsha', 'hgetall']);
+    await store.close();
+  });
+
+  it('a write Redis fails (a key of the wrong type) rejects alone; the writes of its call after it are made', async () => {
+    const p = prefix();
+    const store = redisStore({ url: redisUrl(), prefix: p });
+    const admin = new Redis(redisUrl());
+    const broken = makeRun();
+    await admin.set(`${p}run:${broken.run_id}`, 'not a hash');
+    const after = makeRun();
+    const [first, second] = await Promise.allSettled([
+      store.updateRun(broken.run_id, { status: 'failed' }),
+      store.createRun(after),
+    ]);
+    expect(first.status).toBe('rejected');
+    expect(String((first as PromiseRejectedResult).reason)).toMatch(/WRONGTYPE/);
+    expect(second.status).toBe('fulfilled');
+    expect(await store.getRun(after.run_id)).toEqual(after);
+    await Promise.all([store.close(), admin.quit()]);
+  });
+
+  it('a Redis that lost the script (SCRIPT FLUSH, a restart) is sent it again', async () => {
+    const store = redisStore({ url: redisUrl(), prefix: prefix() });
+    const admin = new Redis(redisUrl());
+    await store.createRun(makeRun());
+    await admin.script('FLUSH');
+    const run = makeRun();
+    await store.createRun(run);
+    expect(await store.getRun(run.run_id)).toEqual(run);
+    await Promise.all([store.close(), admin.quit()]);
+  });
+
   it('uses a given client without closing it', async () => {
     const client = new Redis(redisUrl());
     const store = redisStore({ client, prefix: prefix() });
