@@ -18,7 +18,7 @@ import { redisStore } from '../store/redis-store.js';
 import { createServer, type AxonServer } from '../server/create-server.js';
 import { sqliteStore } from '../store/sqlite-store.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../examples/index.js';
-import type { CliIo } from './cli-io.js';
+import { aborted, type CliIo } from './cli-io.js';
 import { describeProblem, ServeConfigError } from './config-problems.js';
 import {
   loadServeConfig,
@@ -115,20 +115,6 @@ const LISTEN_ERRORS: Readonly<Record<string, string>> = {
 };
 
 const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
-
-/** Resolves when `signal` aborts. */
-function aborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    signal.addEventListener(
-      'abort',
-      () => {
-        resolve();
-      },
-      { once: true },
-    );
-  });
-}
 
 /**
  * Runs `axon serve` until `options.signal` aborts, then drains (no new steps, the running ones

@@ -7,7 +7,7 @@
 import { execFile } from 'node:child_process';
 import { FleetWorker, type FleetWorkerOptions } from '../fleet/fleet-worker.js';
 import { createLogger, type Logger } from '../observability/logger.js';
-import type { CliIo } from './cli-io.js';
+import { aborted, type CliIo } from './cli-io.js';
 import { ServeConfigError } from './config-problems.js';
 import { configuredRuntimeOptions } from './serve-command.js';
 import { loadServeConfig, type ServeEnv } from './serve-config.js';
@@ -79,20 +79,6 @@ export function detectGpus(): Promise<Record<string, unknown>> {
         const vram = rows.reduce((n, [mb]) => n + (Number(mb) || 0), 0);
         resolve({ vram_mb: vram, gpus: rows.map(([, name]) => name ?? 'gpu') });
       },
-    );
-  });
-}
-
-/** Resolves when `signal` aborts. */
-function aborted(signal: AbortSignal): Promise<void> {
-  if (signal.aborted) return Promise.resolve();
-  return new Promise((resolve) => {
-    signal.addEventListener(
-      'abort',
-      () => {
-        resolve();
-      },
-      { once: true },
     );
   });
 }

@@ -131,23 +131,34 @@ return 1`,
 
   // k: for each step in the batch, its hash then its log. a: for each event, the index
   // (1-based) of its step among k's pairs, its seq, its JSON. The whole batch is checked
-  // before anything is written. → {'ok'}, {'missing', i} or {'seq', i, expected, got}.
+  // before anything is written. An event already in the log byte for byte at its seq is
+  // skipped: the same append sent again (ioredis resends what a dropped connection left
+  // unanswered, though Redis may have made it) changes nothing and is not refused.
+  // → {'ok'}, {'missing', i} or {'seq', i, expected, got}.
   [Op.append]: `
-local last = {}
+local len, last, prev, skip = {}, {}, {}, {}
 local n = #a / 3
 for e = 0, n - 1 do
   local i = tonumber(a[e * 3 + 1])
   local seq = tonumber(a[e * 3 + 2])
-  if last[i] == nil then
+  if len[i] == nil then
     if redis.call('EXISTS', k[i * 2 - 1]) == 0 then return {'missing', i} end
-    last[i] = redis.call('LLEN', k[i * 2])
+    len[i] = redis.call('LLEN', k[i * 2])
+    last[i] = len[i]
+  elseif seq ~= prev[i] + 1 then
+    return {'seq', i, prev[i] + 1, seq}
   end
-  if seq ~= last[i] + 1 then return {'seq', i, last[i] + 1, seq} end
-  last[i] = seq
+  prev[i] = seq
+  if seq >= 1 and seq <= len[i] and redis.call('LINDEX', k[i * 2], seq - 1) == a[e * 3 + 3] then
+    skip[e] = true
+  elseif seq ~= last[i] + 1 then
+    return {'seq', i, last[i] + 1, seq}
+  else
+    last[i] = seq
+  end
 end
 for e = 0, n - 1 do
-  local i = tonumber(a[e * 3 + 1])
-  redis.call('RPUSH', k[i * 2], a[e * 3 + 3])
+  if not skip[e] then redis.call('RPUSH', k[tonumber(a[e * 3 + 1]) * 2], a[e * 3 + 3]) end
 end
 return {'ok'}`,
 

@@ -90,7 +90,13 @@ describe('Redis restarted during a run', () => {
       await stopRedis();
       await new Promise((r) => setTimeout(r, 500));
       await startRedis(port);
-      expect(await step.done).toBe('succeeded');
+      await step.done;
+      // The error, if any, shows in the failure.
+      const ended = await rt.getStep(step.step_id);
+      expect({ status: ended?.status, error: ended?.error }).toEqual({
+        status: 'succeeded',
+        error: null,
+      });
       const events = await rt.readStepEvents(step.step_id);
       expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
       expect(events.filter((e) => e.type === 'token').map((e) => (e as { i: number }).i)).toEqual([

@@ -125,6 +125,26 @@ describe('RedisRunStore', () => {
     await Promise.all([store.close(), admin.quit()]);
   });
 
+  it('an append sent again after its answer was lost (the same events) changes nothing; other events at those seqs are refused', async () => {
+    const store = redisStore({ url: redisUrl(), prefix: prefix() });
+    const run = makeRun();
+    const step = makeStep(run.run_id);
+    await store.createRun(run);
+    await store.createStep(step);
+    const batch = [narration(step.step_id, 1), narration(step.step_id, 2)];
+    await store.appendEvents(batch);
+    // As ioredis resends a command the connection dropped before its answer came.
+    await store.appendEvents(batch);
+    // Partly sent before: the rest is appended once.
+    await store.appendEvents([narration(step.step_id, 2), narration(step.step_id, 3)]);
+    expect((await store.readEvents(step.step_id)).map((e) => e.seq)).toEqual([1, 2, 3]);
+    await expect(
+      store.appendEvents([narration(step.step_id, 3, 'another writer')]),
+    ).rejects.toBeInstanceOf(ConflictError);
+    expect(await store.readEvents(step.step_id)).toEqual([...batch, narration(step.step_id, 3)]);
+    await store.close();
+  });
+
   it('a Redis that lost the script (SCRIPT FLUSH, a restart) is sent it again', async () => {
     const store = redisStore({ url: redisUrl(), prefix: prefix() });
     const admin = new Redis(redisUrl());
