@@ -382,3 +382,79 @@ export type {
   WarmKind,
   WarmTier,
 } from './memory/memory-types.js';
+// The front door (issue 20): routers, registries, responders, middleware, the orchestrator.
+export {
+  createOrchestrator,
+  Orchestrator,
+  type Handled,
+  type HandleOptions,
+  type OrchestratorOptions,
+} from './orchestrator/orchestrator.js';
+export {
+  defineMiddleware,
+  respondWith,
+  MIDDLEWARE_STAGES,
+  type Middleware,
+  type MiddlewareStage,
+  type StageValues,
+} from './orchestrator/middleware.js';
+export {
+  routeResult,
+  clampScore,
+  UNKNOWN_INTENT,
+  type HandlerDescription,
+  type HandlerSource,
+  type RouteCandidate,
+  type RouteResult,
+  type Router,
+} from './orchestrator/route-result.js';
+export {
+  createRuleRouter,
+  type RouteRule,
+  type RuleRouterOptions,
+} from './orchestrator/rule-router.js';
+export {
+  createEmbeddingRouter,
+  type EmbeddingRouterOptions,
+} from './orchestrator/embedding-router.js';
+export {
+  createLlmRouter,
+  type LlmRouterOptions,
+  type RouterChat,
+} from './orchestrator/llm-router.js';
+export { createHybridRouter, type HybridRouterOptions } from './orchestrator/hybrid-router.js';
+export {
+  ENTRY_KINDS,
+  type EntryCall,
+  type EntryHealth,
+  type EntryKind,
+  type EntryPatch,
+  type EntryStats,
+  type NewEntry,
+  type Registry,
+  type RegistryEntry,
+} from './orchestrator/registry.js';
+export {
+  createMemoryRegistry,
+  MemoryRegistry,
+  type MemoryRegistryOptions,
+} from './orchestrator/memory-registry.js';
+export {
+  createSqliteRegistry,
+  SqliteRegistry,
+  type SqliteRegistryOptions,
+} from './orchestrator/sqlite-registry.js';
+export { registryHandlers } from './orchestrator/registry-handlers.js';
+export {
+  DEFAULT_CHANNEL,
+  type Channel,
+  type MediaBlock,
+  type Responder,
+  type Response,
+  type ResponseChunk,
+} from './orchestrator/responder.js';
+export { createPassthroughResponder } from './orchestrator/passthrough-responder.js';
+export { createToneResponder, type ToneResponderOptions } from './orchestrator/tone-responder.js';
+export { createMultimodalResponder } from './orchestrator/multimodal-responder.js';
+export { fitToChannel, stripMarkdown } from './orchestrator/channel-text.js';
+export { sseChunk, websocketChunk } from './orchestrator/stream-chunks.js';

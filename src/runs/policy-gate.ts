@@ -47,9 +47,26 @@ export interface PolicyGateDeps extends ApprovalDeps {
 /** Asks the policy; see the module. */
 export class PolicyGate {
   readonly #deps: PolicyGateDeps;
+  /** Contexts whose request passed the `route` checkpoint already (the front door's). */
+  readonly #routed = new WeakSet<ExecContext>();
 
   constructor(deps: PolicyGateDeps) {
     this.#deps = deps;
+  }
+
+  /**
+   * Checkpoint 1 for a request coming in through a front door: `route` on `target` in `ctx`,
+   * once; an invocation under `ctx` then does not ask it again (see {@link routed}).
+   */
+  async admit(target: string, ctx: ExecContext): Promise<void> {
+    if (this.#routed.has(ctx)) return;
+    if (this.applies(ctx)) await this.check('route', target, ctx);
+    this.#routed.add(ctx);
+  }
+
+  /** True once `ctx`'s request passed {@link admit}. */
+  routed(ctx: ExecContext): boolean {
+    return this.#routed.has(ctx);
   }
 
   /** True when the runtime's policy is `noopPolicy`: only run policies can refuse. */

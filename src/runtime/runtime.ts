@@ -9,7 +9,9 @@ import type {
   CreateContextOptions,
   ExecContext,
 } from '../context/exec-context.js';
+import type { Tracer } from '@opentelemetry/api';
 import type { ChatCall, ChatCallOptions } from '../engines/chat-call.js';
+import type { BreakerState } from '../supervisors/circuit-breaker.js';
 import type { Engine } from '../engines/chat-request.js';
 import type { ChatResult } from '../engines/chat-tokens.js';
 import { CancelledError } from '../errors/cancelled-error.js';
@@ -216,6 +218,29 @@ export class Runtime extends RunOperations implements AgentRuntime {
         this.logger.warn({ err, where }, 'a stream subscriber threw; it was isolated');
       },
     );
+  }
+
+  /**
+   * Checkpoint 1 for a request coming in through a front door (`orchestrator.handle`): asks
+   * the policy about `route` on `target` (rate limits) in `ctx`, once — an `invoke` under
+   * `ctx` afterwards does not ask again, so a request is counted once. Rejects with the
+   * refusal's typed error.
+   */
+  admitRequest(target: string, ctx: ExecContext): Promise<void> {
+    return this.parts.gate.admit(target, ctx);
+  }
+
+  /** The tracer the runtime's spans go to (redacting what its logger redacts). */
+  get tracer(): Tracer {
+    return this.parts.steps.tracer;
+  }
+
+  /**
+   * The state of the circuit breaker of agent `name`: `closed` (or no breaker yet), `open`
+   * or `half_open` — what the front door's registry reports as health.
+   */
+  breakerState(name: string): BreakerState {
+    return this.parts.breakers.get('agent', name)?.state ?? 'closed';
   }
 
   /** {@inheritDoc AgentRuntime.callTool} */

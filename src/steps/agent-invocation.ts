@@ -74,8 +74,9 @@ export async function invokeTree<TOutput>(
   host.assertOpen();
   const def = host.resolve(agent);
   const agentInput = toAgentInput(input);
-  // Checkpoint 1, before routing: an invocation from outside any step (rate limits).
-  if (ctx.stepId === null && host.gate.applies(ctx)) {
+  // Checkpoint 1, before routing: an invocation from outside any step (rate limits), unless
+  // a front door asked it for this request already.
+  if (ctx.stepId === null && host.gate.applies(ctx) && !host.gate.routed(ctx)) {
     await host.gate.check('route', def.name, ctx);
   }
   const run = await openRun(host.runs, ctx, def.name);
@@ -177,7 +178,7 @@ export async function invokeChain<TOutput>(
   const defs = agents.map((a) => host.resolve(a));
   const first = defs[0] as AgentDefinition;
   // Checkpoint 1, before routing: the chain is one request from outside any step.
-  if (ctx.stepId === null && host.gate.applies(ctx)) {
+  if (ctx.stepId === null && host.gate.applies(ctx) && !host.gate.routed(ctx)) {
     await host.gate.check('route', first.name, ctx);
   }
   const run = await openRun(host.runs, ctx, defs.map((d) => d.name).join(' > '));

@@ -1,0 +1,526 @@
+/**
+ * @module The front door (seed 000's request flow): a message comes in, is admitted by the
+ * policy, recalled against memory, routed, invoked on the runtime's actors, stored in memory
+ * and formatted for its channel — with middleware at five stages and a span per stage.
+ */
+import { context as otelContext, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import type { AgentInput, AgentResult } from '../actors/agent-result.js';
+import type { CreateContextOptions } from '../context/context-options.js';
+import type { ExecContext } from '../context/exec-context.js';
+import { toAxonError } from '../errors/to-error-payload.js';
+import type { MemoryContext } from '../memory/memory-types.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { ChatMessage } from '../engines/chat-request.js';
+import { defineMiddleware, type Middleware } from './middleware.js';
+import { MiddlewarePipeline, MiddlewareFailure } from './middleware-pipeline.js';
+import { createPassthroughResponder } from './passthrough-responder.js';
+import type { Registry } from './registry.js';
+import {
+  DEFAULT_CHANNEL,
+  type Channel,
+  type Responder,
+  type Response,
+  type ResponseChunk,
+} from './responder.js';
+import { UNKNOWN_INTENT, type RouteResult, type Router } from './route-result.js';
+import { chunksOfText } from './stream-chunks.js';
+
+/** Options of {@link createOrchestrator}. */
+export interface OrchestratorOptions {
+  /** Where handlers run. */
+  readonly runtime: Runtime;
+  /** Picks the handler of each message. */
+  readonly router: Router;
+  /** Formats results; default the passthrough responder. */
+  readonly responder?: Responder;
+  /**
+   * Kept current with the runtime's agents and the outcome of each call (statistics, and
+   * health from the agent's circuit breaker); default none.
+   */
+  readonly registry?: Registry;
+  /** Middleware, in any order (each runs at its stage by priority). */
+  readonly middleware?: readonly Middleware[];
+  /**
+   * Whether to recall the conversation from the runtime's memory before routing and store
+   * the exchange after; default `true`.
+   */
+  readonly memory?: boolean;
+}
+
+/** What `handle` answers. */
+export interface Handled {
+  /** The formatted response (from the responder, or from a middleware that ended the request). */
+  readonly response: Response;
+  /** The route taken, or `null` when the request ended before routing. */
+  readonly route: RouteResult | null;
+  /** The handler's result, or `null` when nothing was invoked. */
+  readonly result: AgentResult | null;
+  /** What memory recalled for the message, or `null`. */
+  readonly recalled: MemoryContext | null;
+  /** The error that sent the request to `on_error`, or `null`. */
+  readonly error: unknown;
+  /**
+   * What went wrong with memory, if anything (a recall or store that failed, a context
+   * without the user or session its memory scope needs): the request went on without it.
+   */
+  readonly memoryErrors: readonly unknown[];
+}
+
+/** Options of one request. */
+export interface HandleOptions {
+  /**
+   * The request's context; default a new one from the runtime, made with `context`. With a
+   * context of its own the request's spans are children of its span.
+   */
+  readonly ctx?: ExecContext;
+  /** Who asks and within what (user, session, memory scope, budgets, …), for the context made. */
+  readonly context?: Omit<CreateContextOptions, 'clock' | 'ids' | 'traceId' | 'remoteParent'>;
+  /** Where the response goes; default {@link DEFAULT_CHANNEL}. */
+  readonly channel?: Channel;
+}
+
+/** The front door over a runtime; see the module. */
+export class Orchestrator {
+  readonly runtime: Runtime;
+  readonly router: Router;
+  readonly responder: Responder;
+  readonly registry: Registry | null;
+  readonly #pipeline = new MiddlewarePipeline();
+  readonly #memory: boolean;
+  /** Agents already in the registry (the runtime's, as last synced). */
+  #synced = new Set<string>();
+
+  constructor(options: OrchestratorOptions) {
+    if (!(options as Partial<OrchestratorOptions> | null)?.runtime) {
+      throw new TypeError('createOrchestrator: runtime is required');
+    }
+    if (typeof (options.router as Partial<Router> | undefined)?.classify !== 'function') {
+      throw new TypeError('createOrchestrator: router must have classify(message, ctx)');
+    }
+    if (options.responder !== undefined && typeof options.responder.format !== 'function') {
+      throw new TypeError('createOrchestrator: responder must have format(result, channel, ctx)');
+    }
+    if (options.memory !== undefined && typeof options.memory !== 'boolean') {
+      throw new TypeError('createOrchestrator: memory must be a boolean');
+    }
+    this.runtime = options.runtime;
+    this.router = options.router;
+    this.responder = options.responder ?? createPassthroughResponder();
+    this.registry = options.registry ?? null;
+    this.#memory = options.memory ?? true;
+    for (const m of options.middleware ?? []) this.use(m);
+  }
+
+  /** Adds a middleware (checked as {@link defineMiddleware} checks it). */
+  use(middleware: Middleware): this {
+    this.#pipeline.add(defineMiddleware(middleware));
+    return this;
+  }
+
+  /**
+   * Handles one message: policy (`route`) → memory recall → `before_route` → classify →
+   * `before_invoke` → invoke (the runtime checks `invoke_agent`) → `after_invoke` → memory
+   * store → format → `before_respond`. Never rejects: whatever fails goes to `on_error`,
+   * whose middleware may answer; otherwise the failure is formatted as an error result.
+   *
+   * @example
+   * const door = createOrchestrator({ runtime, router: createRuleRouter({ rules: [{ pattern: /trip/, handler: 'planner' }] }) });
+   * const { response } = await door.handle('Plan a trip to Berlin');
+   */
+  async handle(message: string, options: HandleOptions = {}): Promise<Handled> {
+    checkRequest(message, options);
+    const channel = options.channel ?? DEFAULT_CHANNEL;
+    return this.#traced('orchestrator.handle', options, async (ctx, span) => {
+      const handled = await this.#handle(message, ctx, channel, null);
+      span.setAttribute('axon.route.intent', handled.route?.intent ?? UNKNOWN_INTENT);
+      return handled;
+    });
+  }
+
+  /**
+   * Like {@link handle}, streamed: text chunks as the handler's tokens arrive (pulled as the
+   * consumer reads, so a slow consumer holds the handler back), then a final chunk carrying
+   * the formatted response. Stopping the iteration early cancels the invocation.
+   */
+  async *stream(message: string, options: HandleOptions = {}): AsyncGenerator<ResponseChunk> {
+    checkRequest(message, options);
+    const channel = options.channel ?? DEFAULT_CHANNEL;
+    const ctx = options.ctx ?? this.runtime.createContext(options.context ?? {});
+    const tokens = new TokenFeed();
+    const handled = this.#handle(message, ctx, channel, tokens).finally(() => {
+      tokens.end();
+    });
+    // The outcome is read by the final chunk; a rejection must not go unhandled meanwhile.
+    handled.catch(() => undefined);
+    const chunks = chunksOfText(tokens, channel, async () => (await handled).response);
+    try {
+      yield* chunks;
+    } finally {
+      tokens.end();
+      ctx.cancel(new Error('stream consumer stopped'));
+    }
+  }
+
+  /** Invokes handlers in order, each output the next one's message; stops at the first failure. */
+  invokeChain(
+    handlers: readonly string[],
+    message: string,
+    ctx: ExecContext = this.runtime.createContext(),
+  ): Promise<AgentResult> {
+    return this.runtime.invokeChain(handlers, message, ctx);
+  }
+
+  async #handle(
+    message: string,
+    ctx: ExecContext,
+    channel: Channel,
+    tokens: TokenFeed | null,
+  ): Promise<Handled> {
+    let route: RouteResult | null = null;
+    let result: AgentResult | null = null;
+    let recalled: MemoryContext | null = null;
+    let stage = 'route';
+    const memoryErrors: unknown[] = [];
+    const ended = (response: Response): Handled => ({
+      response,
+      route,
+      result,
+      recalled,
+      error: null,
+      memoryErrors,
+    });
+    try {
+      await this.runtime.admitRequest('orchestrator', ctx);
+      stage = 'memory.recall';
+      if (this.#memory) {
+        recalled = await this.#span('memory.recall', ctx, () =>
+          this.runtime.memory.recall(message, ctx),
+        ).catch((err: unknown) => {
+          // Memory helps an answer; it does not stop one.
+          memoryErrors.push(err);
+          ctx.logger.warn({ err }, 'front door: memory recall failed; going on without it');
+          return null;
+        });
+      }
+      stage = 'before_route';
+      const routed = await this.#pipeline.run('before_route', { message }, ctx);
+      if (routed.ended) return ended(routed.end.response);
+      message = routed.value.message;
+      stage = 'router.classify';
+      await this.#syncRegistry();
+      const classified = await this.#span('router.classify', ctx, async (span) => {
+        const r = await this.router.classify(message, ctx);
+        span.setAttribute('axon.route.intent', r.intent);
+        span.setAttribute('axon.route.confidence', r.confidence);
+        span.setAttribute('axon.route.scores', JSON.stringify(r.rawScores));
+        return r;
+      });
+      route = classified;
+      stage = 'before_invoke';
+      const invoking = await this.#pipeline.run('before_invoke', { message, route }, ctx);
+      if (invoking.ended) return ended(invoking.end.response);
+      message = invoking.value.message;
+      route = invoking.value.route;
+      const handler = route.bestHandler;
+      if (handler === null) {
+        result = unroutable(message, ctx);
+      } else {
+        stage = 'runtime.invoke';
+        const input: AgentInput = { message, history: historyOf(recalled) };
+        result = await this.#span('runtime.invoke', ctx, async (span) => {
+          span.setAttribute('gen_ai.agent.name', handler);
+          const started = Date.now();
+          const r = tokens
+            ? await this.#invokeStreaming(handler, input, ctx, tokens)
+            : await this.runtime.invoke(handler, input, ctx);
+          await this.#record(handler, r.status === 'success', Date.now() - started);
+          return r;
+        });
+      }
+      stage = 'after_invoke';
+      const after = await this.#pipeline.run('after_invoke', { message, result }, ctx);
+      if (after.ended) return ended(after.end.response);
+      result = after.value.result;
+      if (this.#memory && handler !== null) {
+        stage = 'memory.store';
+        const answer = result;
+        await this.#span('memory.store', ctx, async () => {
+          await this.runtime.memory.store({ content: message, role: 'user' }, ctx);
+          await this.runtime.memory.store(
+            { content: textForMemory(answer), role: 'assistant' },
+            ctx,
+          );
+        }).catch((err: unknown) => {
+          memoryErrors.push(err);
+          ctx.logger.warn({ err }, 'front door: the exchange could not be stored in memory');
+        });
+      }
+      stage = 'responder.format';
+      const formatted = await this.#span('responder.format', ctx, () =>
+        this.responder.format(answerOf(result), channel, ctx),
+      );
+      stage = 'before_respond';
+      const responding = await this.#pipeline.run('before_respond', { response: formatted }, ctx);
+      return ended(responding.ended ? responding.end.response : responding.value.response);
+    } catch (error) {
+      return this.#failed(error, error instanceof MiddlewareFailure ? error.stage : stage, ctx, {
+        route,
+        result,
+        recalled,
+        channel,
+        memoryErrors,
+      });
+    }
+  }
+
+  /** The `on_error` stage: its middleware may answer; else the error formatted as a result. */
+  async #failed(
+    error: unknown,
+    stage: string,
+    ctx: ExecContext,
+    so: {
+      route: RouteResult | null;
+      result: AgentResult | null;
+      recalled: MemoryContext | null;
+      channel: Channel;
+      memoryErrors: unknown[];
+    },
+  ): Promise<Handled> {
+    const base = {
+      route: so.route,
+      result: so.result,
+      recalled: so.recalled,
+      error,
+      memoryErrors: so.memoryErrors,
+    };
+    try {
+      const handled = await this.#pipeline.run('on_error', { error, stage }, ctx);
+      if (handled.ended) return { ...base, response: handled.end.response };
+    } catch (err) {
+      ctx.logger.error({ err, stage }, 'an on_error middleware threw');
+    }
+    const failed = errorResult(error, ctx, so.route?.bestHandler ?? null);
+    try {
+      return { ...base, response: await this.responder.format(failed, so.channel, ctx) };
+    } catch (err) {
+      ctx.logger.error({ err }, 'the responder failed to format an error');
+      const text = `error: ${toAxonError(error).message}`;
+      return {
+        ...base,
+        response: { text, channel: so.channel.name, media: [], metadata: { stage } },
+      };
+    }
+  }
+
+  /** Invokes with the root step's tokens fed to `tokens` as they arrive. */
+  async #invokeStreaming(
+    handler: string,
+    input: AgentInput,
+    ctx: ExecContext,
+    tokens: TokenFeed,
+  ): Promise<AgentResult> {
+    const run = this.runtime.stream(handler, input, ctx);
+    let root: string | null = null;
+    for await (const item of run) {
+      const ev = item.event;
+      root ??= ev.step_id;
+      if (ev.type === 'token' && ev.step_id === root) await tokens.push(ev.t);
+    }
+    return run.result;
+  }
+
+  /** Counts a call in the registry, and the agent's health as its breaker says. */
+  async #record(handler: string, ok: boolean, durationMs: number): Promise<void> {
+    const registry = this.registry;
+    if (!registry) return;
+    try {
+      const entry = await registry.recordCall(handler, 'agent', {
+        ok,
+        durationMs,
+        at: new Date(Date.now() - durationMs).toISOString(),
+      });
+      const state = this.runtime.breakerState(handler);
+      const health =
+        state === 'open' ? 'unavailable' : state === 'half_open' ? 'degraded' : 'healthy';
+      if (entry.health !== health) await registry.update(handler, 'agent', { health });
+    } catch (err) {
+      this.runtime.logger.warn({ err, handler }, 'the registry could not count a call');
+    }
+  }
+
+  /** Registers the runtime's agents not yet in the registry. */
+  async #syncRegistry(): Promise<void> {
+    const registry = this.registry;
+    if (!registry) return;
+    const agents = this.runtime.listAgents();
+    if (agents.length === this.#synced.size) return;
+    for (const a of agents) {
+      if (this.#synced.has(a.name)) continue;
+      await registry.ensure({ name: a.name, kind: 'agent', description: a.description });
+      this.#synced.add(a.name);
+    }
+  }
+
+  /** Runs `fn` in a span named `name`, a child of `ctx`'s span. */
+  #span<T>(name: string, ctx: ExecContext, fn: (span: Span) => Promise<T>): Promise<T> {
+    const parent = ctx.span ? trace.setSpan(otelContext.active(), ctx.span) : otelContext.active();
+    const span = this.runtime.tracer.startSpan(name, {}, parent);
+    return runInSpan(span, fn);
+  }
+
+  /** Runs `fn` under a new context (or `given`) whose span is a new root span `name`. */
+  #traced<T>(
+    name: string,
+    options: HandleOptions,
+    fn: (ctx: ExecContext, span: Span) => Promise<T>,
+  ): Promise<T> {
+    const given = options.ctx;
+    const parent = given?.span
+      ? trace.setSpan(otelContext.active(), given.span)
+      : otelContext.active();
+    const span = this.runtime.tracer.startSpan(name, {}, parent);
+    // A context made here has the request's span as its parent: every span of the request
+    // (the stages, the invocation's steps) is in its tree.
+    const sc = span.spanContext();
+    // Without a tracer provider the span is a no-op with no valid ids: nothing to join.
+    const joined = trace.isSpanContextValid(sc)
+      ? {
+          traceId: sc.traceId,
+          remoteParent: {
+            traceId: sc.traceId,
+            spanId: sc.spanId,
+            sampled: (sc.traceFlags & 1) === 1,
+          },
+        }
+      : {};
+    const ctx = given ?? this.runtime.createContext({ ...options.context, ...joined });
+    return runInSpan(span, (s) => fn(ctx, s));
+  }
+}
+
+/** Refuses what `handle` and `stream` cannot take (a programming error, not a request's). */
+function checkRequest(message: unknown, options: HandleOptions): void {
+  if (typeof message !== 'string') {
+    throw new TypeError(`orchestrator: message must be a string, got ${typeof message}`);
+  }
+  if (options.ctx !== undefined && options.context !== undefined) {
+    throw new TypeError('orchestrator: give ctx or context, not both');
+  }
+}
+
+/** Ends `span` after `fn`, with an error status if it threw. */
+async function runInSpan<T>(span: Span, fn: (span: Span) => Promise<T>): Promise<T> {
+  try {
+    return await fn(span);
+  } catch (err) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: toAxonError(err).message });
+    throw err;
+  } finally {
+    span.end();
+  }
+}
+
+/** The result of a message no handler passed for. */
+function unroutable(message: string, ctx: ExecContext): AgentResult {
+  return {
+    status: 'wrong_handler',
+    output: `No handler for: ${message}`,
+    data: null,
+    error: null,
+    handler: UNKNOWN_INTENT,
+    runId: ctx.runId ?? '',
+    stepId: '',
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0 },
+    durationMs: 0,
+  };
+}
+
+/** A failure of the front door as a result the responder formats. */
+function errorResult(error: unknown, ctx: ExecContext, handler: string | null): AgentResult {
+  return {
+    status: 'error',
+    output: null,
+    data: null,
+    error: toAxonError(error),
+    handler: handler ?? UNKNOWN_INTENT,
+    runId: ctx.runId ?? '',
+    stepId: '',
+    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0 },
+    durationMs: 0,
+  };
+}
+
+/** `result` itself (a middleware may have replaced it). */
+function answerOf(result: AgentResult | null): AgentResult {
+  if (result === null) throw new TypeError('no result to format');
+  return result;
+}
+
+/** The recalled conversation as chat history (messages of the roles a model knows). */
+function historyOf(recalled: MemoryContext | null): ChatMessage[] {
+  const history: ChatMessage[] = [];
+  for (const m of recalled?.conversation ?? []) {
+    if (m.role === 'user' || m.role === 'assistant' || m.role === 'system') {
+      history.push({ role: m.role, content: m.content });
+    }
+  }
+  return history;
+}
+
+/** What memory keeps of an answer. */
+function textForMemory(result: AgentResult | null): string {
+  if (!result) return '';
+  if (typeof result.output === 'string') return result.output;
+  return result.output === null ? `(${result.status})` : JSON.stringify(result.output);
+}
+
+/**
+ * Tokens between the invocation and the stream's consumer: one token at a time, the
+ * producer waiting while the consumer has not taken the last one (backpressure).
+ */
+class TokenFeed implements AsyncIterable<string> {
+  #waiting: string[] = [];
+  #ended = false;
+  #wakeConsumer: (() => void) | null = null;
+  #wakeProducer: (() => void) | null = null;
+
+  async push(token: string): Promise<void> {
+    if (this.#ended) return;
+    this.#waiting.push(token);
+    this.#wakeConsumer?.();
+    if (this.#waiting.length > 0) {
+      await new Promise<void>((resolve) => {
+        this.#wakeProducer = resolve;
+      });
+    }
+  }
+
+  end(): void {
+    this.#ended = true;
+    this.#wakeConsumer?.();
+    this.#wakeProducer?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncGenerator<string> {
+    for (;;) {
+      const next = this.#waiting.shift();
+      if (next !== undefined) {
+        const wake = this.#wakeProducer;
+        this.#wakeProducer = null;
+        wake?.();
+        yield next;
+        continue;
+      }
+      if (this.#ended) return;
+      await new Promise<void>((resolve) => {
+        this.#wakeConsumer = resolve;
+      });
+      this.#wakeConsumer = null;
+    }
+  }
+}
+
+/** A front door over `options.runtime`; see {@link Orchestrator}. */
+export function createOrchestrator(options: OrchestratorOptions): Orchestrator {
+  return new Orchestrator(options);
+}
