@@ -1,6 +1,7 @@
 /** @module The shape of a runnable example, and how a run's seed reaches its agents and tools. */
 import type { AgentDefinition } from '../src/actors/agent-runtime.js';
 import type { ExecContext } from '../src/context/exec-context.js';
+import type { RouteRule } from '../src/orchestrator/rule-router.js';
 import type { ToolDefinition } from '../src/tools/define-tool.js';
 
 /** Options every example accepts. */
@@ -9,12 +10,18 @@ export interface ExampleOptions {
   readonly tokenDelayMs?: number;
 }
 
-/** A runnable example: its agents and tools, and what to invoke. */
+/** A runnable example: its agents and tools, and how a message reaches them. */
 export interface Example {
   readonly name: string;
   readonly description: string;
-  /** The agent `axon run` invokes. */
+  /** The agent a message no rule matches goes to (the rule router's default handler). */
   readonly entry: string;
+  /**
+   * How `axon run` routes the message through the front door with `--router rules` (the
+   * default): first match wins, else {@link entry}. With `--router embedding` the agents'
+   * descriptions decide.
+   */
+  readonly routes: readonly RouteRule[];
   /** The default message. */
   readonly input: string;
   readonly agents: readonly AgentDefinition[];

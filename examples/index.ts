@@ -2,6 +2,7 @@
 import type { ToolDefinition } from '../src/tools/define-tool.js';
 import type { Example, ExampleOptions } from './example.js';
 import { addTool } from './tools/add.js';
+import { helpDesk } from './help-desk/index.js';
 import { tripPlanner } from './trip-planner/index.js';
 
 export type { Example, ExampleOptions } from './example.js';
@@ -9,6 +10,7 @@ export type { Example, ExampleOptions } from './example.js';
 /** Example builders by name. */
 export const EXAMPLES: Readonly<Record<string, (options?: ExampleOptions) => Example>> = {
   'trip-planner': tripPlanner,
+  'help-desk': helpDesk,
 };
 
 /** Tools registered with the examples (API.md's embedded defaults). */

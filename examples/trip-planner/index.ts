@@ -168,6 +168,7 @@ export function tripPlanner(options: ExampleOptions = {}): Example {
     name: 'trip-planner',
     description: 'planner delegates to calendar and flights; flights calls search_flights',
     entry: 'planner',
+    routes: [{ pattern: /\b(trip|travel|fly|flights?|holiday)\b/i, handler: 'planner' }],
     input: 'Plan a trip to Berlin next Tuesday',
     agents: [planner, calendar, flights],
     tools: [searchFlights],

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { LOG_LEVELS } from '../observability/logger.js';
 import { EXAMPLES } from '../../examples/index.js';
 import type { CliIo } from './cli-io.js';
-import { runCommand } from './run-command.js';
+import { runCommand, RUN_ROUTERS, type RunRouter } from './run-command.js';
 import { serveCommand } from './serve-command.js';
 import { workerCommand } from './worker-command.js';
 
@@ -14,7 +14,7 @@ Usage:
   axon <command> [options]
 
 Commands:
-  run <example>    Run an example: stream its tokens, then print its trace tree
+  run <example>    Send an example's message through the front door: stream it, print its trace tree
   serve            Serve the HTTP API (docs/http-api.md) until Ctrl-C or SIGTERM
   worker           Run one replica of a pool of the fleet (docs/fleet.md) until Ctrl-C or SIGTERM
   list             List the examples
@@ -26,6 +26,7 @@ Options of run:
   --token-ms <n>     Delay per scripted token in ms (default AXON_SCRIPTED_TOKEN_MS or 5)
   --json             Print every event as a JSON line
   --no-trace         Do not print the trace tree
+  --router <kind>    rules (the example's, the default) or embedding (its agents' descriptions, similarity >= 0.1)
 
 Options of serve (a flag overrides the environment, which overrides the config file):
   --host <address>   Where to listen (default 127.0.0.1; another address needs API keys)
@@ -84,6 +85,7 @@ export const OPTIONS = {
   'token-ms': { type: 'string' },
   json: { type: 'boolean' },
   'no-trace': { type: 'boolean' },
+  router: { type: 'string' },
   host: { type: 'string' },
   port: { type: 'string' },
   'data-dir': { type: 'string' },
@@ -108,6 +110,7 @@ const OWNER: Readonly<Partial<Record<keyof typeof OPTIONS, string | readonly str
   'token-ms': 'run',
   json: 'run',
   'no-trace': 'run',
+  router: 'run',
   host: 'serve',
   port: 'serve',
   'data-dir': 'serve',
@@ -147,6 +150,15 @@ function intOption(name: string, value: string | undefined): number | undefined 
   if (!Number.isSafeInteger(n))
     throw new TypeError(`--${name} must be a non-negative integer, got "${value}"`);
   return n;
+}
+
+/** The value of `--router`, checked. */
+function routerOption(value: string | undefined): RunRouter | undefined {
+  if (value === undefined) return undefined;
+  if (!(RUN_ROUTERS as readonly string[]).includes(value)) {
+    throw new TypeError(`--router must be one of ${RUN_ROUTERS.join(', ')}, got "${value}"`);
+  }
+  return value as RunRouter;
 }
 
 /**
@@ -219,6 +231,7 @@ export async function runCli(
             tokenDelayMs: intOption('token-ms', values['token-ms']),
             json: values.json ?? false,
             trace: !values['no-trace'],
+            router: routerOption(values.router),
             ...(signal ? { signal } : {}),
           },
           io,

@@ -1,11 +1,29 @@
-/** @module `axon run <example>`: run an example, stream it, print its trace tree. */
+/**
+ * @module `axon run <example>`: send an example's message through the front door (policy,
+ * memory, router, the example's agents, responder), stream it, print its trace tree.
+ */
+import { randomUUID } from 'node:crypto';
+import { createOrchestrator } from '../orchestrator/orchestrator.js';
+import { createEmbeddingRouter } from '../orchestrator/embedding-router.js';
+import { createMemoryRegistry } from '../orchestrator/memory-registry.js';
+import { registryHandlers } from '../orchestrator/registry-handlers.js';
+import type { Router } from '../orchestrator/route-result.js';
+import { createRuleRouter } from '../orchestrator/rule-router.js';
+import type { Registry } from '../orchestrator/registry.js';
 import { createRuntime } from '../runtime/runtime.js';
+import { toAxonError } from '../errors/to-error-payload.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { renderTraceTree } from '../observability/trace-tree.js';
-import { buildTraceTree } from '../store/step-tree.js';
-import { seedMetadata } from '../../examples/example.js';
+import { seedMetadata, type Example } from '../../examples/example.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../examples/index.js';
 import type { CliIo } from './cli-io.js';
+import { frontDoorTree } from './front-door-trace.js';
+
+/** How `axon run` routes a message: the example's rules, or its agents' descriptions. */
+export const RUN_ROUTERS = ['rules', 'embedding'] as const;
+
+/** One of {@link RUN_ROUTERS}. */
+export type RunRouter = (typeof RUN_ROUTERS)[number];
 
 /** Options of {@link runCommand}. */
 export interface RunCommandOptions {
@@ -18,6 +36,8 @@ export interface RunCommandOptions {
   readonly json?: boolean;
   /** Print the trace tree after the run; default true. */
   readonly trace?: boolean;
+  /** How the message is routed; default `rules`. */
+  readonly router?: RunRouter | undefined;
   /** Aborting it cancels the run (the CLI wires Ctrl-C to it). */
   readonly signal?: AbortSignal;
 }
@@ -53,42 +73,78 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     logger,
   });
   const message = options.message ?? example.input;
+  const registry = createMemoryRegistry();
+  const door = createOrchestrator({
+    runtime,
+    router: routerFor(example, options.router ?? 'rules', registry),
+    registry,
+  });
+  // One user and one conversation per run of the command: memory has somewhere to go.
   const ctx = runtime.createContext({
+    userId: 'cli',
+    sessionId: randomUUID(),
     ...(options.seed === undefined ? {} : { metadata: seedMetadata(options.seed) }),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   const out = io.stdout;
   if (!options.json)
     out.write(`axon run ${example.name}: ${example.description}\n> ${message}\n\n`);
-  const stream = runtime.stream(example.entry, message, ctx);
   let midLine = false;
-  for await (const { path, event } of stream) {
-    if (options.json) {
-      out.write(`${JSON.stringify({ path, ...event })}\n`);
-    } else if (event.type === 'token') {
-      out.write(event.t);
-      midLine = true;
-    } else if (event.type === 'narration') {
-      out.write(`${midLine ? '\n' : ''}  · ${path.join(' > ')}: ${event.text}\n`);
-      midLine = false;
-    }
-  }
-  const result = await stream.result;
+  const handled = await door.handle(message, {
+    ctx,
+    onEvent: ({ path, event }) => {
+      if (options.json) {
+        out.write(`${JSON.stringify({ path, ...event })}\n`);
+      } else if (event.type === 'token') {
+        out.write(event.t);
+        midLine = true;
+      } else if (event.type === 'narration') {
+        out.write(`${midLine ? '\n' : ''}  · ${path.join(' > ')}: ${event.text}\n`);
+        midLine = false;
+      }
+    },
+  });
+  const result = handled.result;
+  const error = result?.error ?? (handled.error === null ? null : toAxonError(handled.error));
+  const status = result?.status ?? 'error';
+  const route = handled.route;
   if (options.json) {
     out.write(
-      `${JSON.stringify({ result: { ...result, error: result.error ? { code: result.error.code, message: result.error.message } : null } })}\n`,
+      `${JSON.stringify({
+        route: route && { intent: route.intent, confidence: route.confidence },
+        result: {
+          ...result,
+          status,
+          error: error ? { code: error.code, message: error.message } : null,
+        },
+      })}\n`,
     );
   } else {
-    if (midLine) out.write('\n');
-    const detail = result.error ? ` ${result.error.code}: ${result.error.message}` : '';
+    // A handler that streamed nothing (or was never reached) still has an answer.
+    if (!midLine && handled.response.text !== '') out.write(handled.response.text);
+    out.write('\n');
+    const detail = error ? ` ${error.code}: ${error.message}` : '';
+    const ms = (result?.durationMs ?? 0).toLocaleString('en-US');
     out.write(
-      `\nstatus: ${result.status}${detail} (${result.durationMs.toLocaleString('en-US')} ms, ${result.usage.totalTokens} tokens)\n`,
+      `\nstatus: ${status}${detail} (${ms} ms, ${result?.usage.totalTokens ?? 0} tokens)\n`,
     );
     if (options.trace !== false) {
-      const steps = await runtime.store.listSteps(result.runId);
-      out.write(`\ntrace:\n${renderTraceTree(buildTraceTree(steps), { traceId: ctx.traceId })}\n`);
+      const steps = result?.runId ? await runtime.store.listSteps(result.runId) : [];
+      out.write(
+        `\ntrace:\n${renderTraceTree([frontDoorTree(handled, steps)], { traceId: ctx.traceId })}\n`,
+      );
     }
   }
   await runtime.close();
-  return result.status === 'success' ? 0 : 1;
+  return status === 'success' ? 0 : 1;
+}
+
+/** The router `axon run` uses for `example`. */
+function routerFor(example: Example, kind: RunRouter, registry: Registry): Router {
+  if (kind === 'embedding') {
+    // The embedded embedder hashes words and word pieces: a short message shares few with a
+    // description, so the bar is lower than the router's default 0.3.
+    return createEmbeddingRouter({ handlers: registryHandlers(registry), threshold: 0.1 });
+  }
+  return createRuleRouter({ rules: example.routes, defaultHandler: example.entry });
 }

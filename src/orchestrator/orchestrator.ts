@@ -11,6 +11,7 @@ import { toAxonError } from '../errors/to-error-payload.js';
 import type { MemoryContext } from '../memory/memory-types.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { ChatMessage } from '../engines/chat-request.js';
+import type { StreamItem } from '../streams/events.js';
 import { defineMiddleware, type Middleware } from './middleware.js';
 import { MiddlewarePipeline, MiddlewareFailure } from './middleware-pipeline.js';
 import { createPassthroughResponder } from './passthrough-responder.js';
@@ -64,6 +65,19 @@ export interface Handled {
    * without the user or session its memory scope needs): the request went on without it.
    */
   readonly memoryErrors: readonly unknown[];
+  /** The stages that ran, in order, with their durations and what they found. */
+  readonly stages: readonly StageTiming[];
+}
+
+/** One stage of a request, timed (the same as its span). */
+export interface StageTiming {
+  /** `memory.recall`, `router.classify`, `runtime.invoke`, `memory.store`, `responder.format`. */
+  readonly name: string;
+  /** When it began, in ms since the epoch (with fractions). */
+  readonly startedAt: number;
+  readonly durationMs: number;
+  /** Its span's attributes (`axon.route.intent`, `gen_ai.agent.name`, …). */
+  readonly attributes: Readonly<Record<string, string | number>>;
 }
 
 /** Options of one request. */
@@ -77,6 +91,12 @@ export interface HandleOptions {
   readonly context?: Omit<CreateContextOptions, 'clock' | 'ids' | 'traceId' | 'remoteParent'>;
   /** Where the response goes; default {@link DEFAULT_CHANNEL}. */
   readonly channel?: Channel;
+  /**
+   * Told each event of the invocation's steps as it happens (tokens, narration, tool calls,
+   * nested by actor path), as `runtime.stream` gives them. A throwing observer is logged and
+   * the request goes on.
+   */
+  readonly onEvent?: (item: StreamItem) => void;
 }
 
 /** The front door over a runtime; see the module. */
@@ -131,7 +151,7 @@ export class Orchestrator {
     checkRequest(message, options);
     const channel = options.channel ?? DEFAULT_CHANNEL;
     return this.#traced('orchestrator.handle', options, async (ctx, span) => {
-      const handled = await this.#handle(message, ctx, channel, null);
+      const handled = await this.#handle(message, ctx, channel, null, options.onEvent);
       span.setAttribute('axon.route.intent', handled.route?.intent ?? UNKNOWN_INTENT);
       return handled;
     });
@@ -147,7 +167,7 @@ export class Orchestrator {
     const channel = options.channel ?? DEFAULT_CHANNEL;
     const ctx = options.ctx ?? this.runtime.createContext(options.context ?? {});
     const tokens = new TokenFeed();
-    const handled = this.#handle(message, ctx, channel, tokens).finally(() => {
+    const handled = this.#handle(message, ctx, channel, tokens, options.onEvent).finally(() => {
       tokens.end();
     });
     // The outcome is read by the final chunk; a rejection must not go unhandled meanwhile.
@@ -175,12 +195,14 @@ export class Orchestrator {
     ctx: ExecContext,
     channel: Channel,
     tokens: TokenFeed | null,
+    onEvent?: (item: StreamItem) => void,
   ): Promise<Handled> {
     let route: RouteResult | null = null;
     let result: AgentResult | null = null;
     let recalled: MemoryContext | null = null;
     let stage = 'route';
     const memoryErrors: unknown[] = [];
+    const stages: StageTiming[] = [];
     const ended = (response: Response): Handled => ({
       response,
       route,
@@ -188,12 +210,13 @@ export class Orchestrator {
       recalled,
       error: null,
       memoryErrors,
+      stages,
     });
     try {
       await this.runtime.admitRequest('orchestrator', ctx);
       stage = 'memory.recall';
       if (this.#memory) {
-        recalled = await this.#span('memory.recall', ctx, () =>
+        recalled = await this.#span('memory.recall', ctx, stages, () =>
           this.runtime.memory.recall(message, ctx),
         ).catch((err: unknown) => {
           // Memory helps an answer; it does not stop one.
@@ -208,11 +231,11 @@ export class Orchestrator {
       message = routed.value.message;
       stage = 'router.classify';
       await this.#syncRegistry();
-      const classified = await this.#span('router.classify', ctx, async (span) => {
+      const classified = await this.#span('router.classify', ctx, stages, async (note) => {
         const r = await this.router.classify(message, ctx);
-        span.setAttribute('axon.route.intent', r.intent);
-        span.setAttribute('axon.route.confidence', r.confidence);
-        span.setAttribute('axon.route.scores', JSON.stringify(r.rawScores));
+        note('axon.route.intent', r.intent);
+        note('axon.route.confidence', r.confidence);
+        note('axon.route.scores', JSON.stringify(r.rawScores));
         return r;
       });
       route = classified;
@@ -227,12 +250,13 @@ export class Orchestrator {
       } else {
         stage = 'runtime.invoke';
         const input: AgentInput = { message, history: historyOf(recalled) };
-        result = await this.#span('runtime.invoke', ctx, async (span) => {
-          span.setAttribute('gen_ai.agent.name', handler);
+        result = await this.#span('runtime.invoke', ctx, stages, async (note) => {
+          note('gen_ai.agent.name', handler);
           const started = Date.now();
-          const r = tokens
-            ? await this.#invokeStreaming(handler, input, ctx, tokens)
-            : await this.runtime.invoke(handler, input, ctx);
+          const r =
+            tokens || onEvent
+              ? await this.#invokeStreaming(handler, input, ctx, tokens, onEvent)
+              : await this.runtime.invoke(handler, input, ctx);
           await this.#record(handler, r.status === 'success', Date.now() - started);
           return r;
         });
@@ -244,7 +268,7 @@ export class Orchestrator {
       if (this.#memory && handler !== null) {
         stage = 'memory.store';
         const answer = result;
-        await this.#span('memory.store', ctx, async () => {
+        await this.#span('memory.store', ctx, stages, async () => {
           await this.runtime.memory.store({ content: message, role: 'user' }, ctx);
           await this.runtime.memory.store(
             { content: textForMemory(answer), role: 'assistant' },
@@ -256,7 +280,7 @@ export class Orchestrator {
         });
       }
       stage = 'responder.format';
-      const formatted = await this.#span('responder.format', ctx, () =>
+      const formatted = await this.#span('responder.format', ctx, stages, () =>
         this.responder.format(answerOf(result), channel, ctx),
       );
       stage = 'before_respond';
@@ -269,6 +293,7 @@ export class Orchestrator {
         recalled,
         channel,
         memoryErrors,
+        stages,
       });
     }
   }
@@ -284,6 +309,7 @@ export class Orchestrator {
       recalled: MemoryContext | null;
       channel: Channel;
       memoryErrors: unknown[];
+      stages: StageTiming[];
     },
   ): Promise<Handled> {
     const base = {
@@ -292,6 +318,7 @@ export class Orchestrator {
       recalled: so.recalled,
       error,
       memoryErrors: so.memoryErrors,
+      stages: so.stages,
     };
     try {
       const handled = await this.#pipeline.run('on_error', { error, stage }, ctx);
@@ -317,14 +344,23 @@ export class Orchestrator {
     handler: string,
     input: AgentInput,
     ctx: ExecContext,
-    tokens: TokenFeed,
+    tokens: TokenFeed | null,
+    onEvent: ((item: StreamItem) => void) | undefined,
   ): Promise<AgentResult> {
     const run = this.runtime.stream(handler, input, ctx);
     let root: string | null = null;
     for await (const item of run) {
       const ev = item.event;
       root ??= ev.step_id;
-      if (ev.type === 'token' && ev.step_id === root) await tokens.push(ev.t);
+      if (onEvent) {
+        try {
+          onEvent(item);
+        } catch (err) {
+          // An observer's failure is its own: the request goes on.
+          ctx.logger.warn({ err }, 'front door: an onEvent observer threw');
+        }
+      }
+      if (tokens && ev.type === 'token' && ev.step_id === root) await tokens.push(ev.t);
     }
     return run.result;
   }
@@ -361,11 +397,34 @@ export class Orchestrator {
     }
   }
 
-  /** Runs `fn` in a span named `name`, a child of `ctx`'s span. */
-  #span<T>(name: string, ctx: ExecContext, fn: (span: Span) => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn` in a span named `name`, a child of `ctx`'s span, and times it in `stages`;
+   * `fn` notes what it finds with `note`, on the span and in the timing.
+   */
+  async #span<T>(
+    name: string,
+    ctx: ExecContext,
+    stages: StageTiming[],
+    fn: (note: (key: string, value: string | number) => void) => Promise<T>,
+  ): Promise<T> {
     const parent = ctx.span ? trace.setSpan(otelContext.active(), ctx.span) : otelContext.active();
     const span = this.runtime.tracer.startSpan(name, {}, parent);
-    return runInSpan(span, fn);
+    const attributes: Record<string, string | number> = {};
+    const note = (key: string, value: string | number): void => {
+      attributes[key] = value;
+      span.setAttribute(key, value);
+    };
+    const started = performance.now();
+    try {
+      return await runInSpan(span, () => fn(note));
+    } finally {
+      stages.push({
+        name,
+        startedAt: performance.timeOrigin + started,
+        durationMs: performance.now() - started,
+        attributes,
+      });
+    }
   }
 
   /** Runs `fn` under a new context (or `given`) whose span is a new root span `name`. */

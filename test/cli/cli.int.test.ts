@@ -69,8 +69,9 @@ function expectSuccessfulRun(exit: Exit): void {
   expect(exit.stdout).toMatch(PLAN);
   expect(exit.stdout).toMatch(/^status: success \([\d,]+ ms, \d+ tokens\)$/m);
   const trace = exit.stdout.slice(exit.stdout.indexOf('\ntrace:\n'));
+  // Through the front door: its stages, the agents' steps under runtime.invoke.
   expect(trace).toMatch(
-    /\ntrace:\n\[t_[0-9a-f]{6}\] agent planner \(.*\)\n\+-- \[t_[0-9a-f]{6}\.1\] agent calendar \(.*\)\n\+-- \[t_[0-9a-f]{6}\.2\] agent flights \(.*\)\n {4}\+-- \[t_[0-9a-f]{6}\.2\.1\] tool search_flights \(.*\)\n$/,
+    /\ntrace:\n\[t_[0-9a-f]{6}\] front door \(.*\)\n\+-- .*memory\.recall .*\n\+-- .*router\.classify → planner 1\.00 .*\n\+-- .*runtime\.invoke planner .*\n\|   \+-- .*agent planner .*\n\|       \+-- .*agent calendar .*\n\|       \+-- .*agent flights .*\n\|           \+-- .*tool search_flights .*\n\+-- .*memory\.store .*\n\+-- .*responder\.format .*\n$/,
   );
 }
 

@@ -95,6 +95,57 @@ describe('axon --help, --version, list', () => {
     const { code, stdout } = await cli(['list']);
     expect(code).toBe(0);
     expect(stdout).toMatch(/^trip-planner\t\S.*$/m);
+    expect(stdout).toMatch(/^help-desk\t\S.*$/m);
+  });
+});
+
+describe('axon run help-desk: the front door routes between two agents', () => {
+  const routed = (stdout: string): string | undefined =>
+    /router\.classify → (\S+) /.exec(stdout)?.[1];
+
+  it.each([
+    ['rules', 'I was charged twice, can I get a refund?', 'billing', /^Billing here\./m],
+    ['rules', 'I get an error at login', 'support', /^Support here\./m],
+    ['embedding', 'send me the invoice for my payments', 'billing', /^Billing here\./m],
+    ['embedding', 'the app crashes with an error after login', 'support', /^Support here\./m],
+  ])('--router %s: "%s" goes to %s', async (router, message, agent, answer) => {
+    const { code, stdout } = await cli([
+      'run',
+      'help-desk',
+      '--router',
+      router,
+      '--message',
+      message,
+    ]);
+    expect(code).toBe(0);
+    expect(routed(stdout)).toBe(agent);
+    expect(stdout).toMatch(answer);
+  });
+
+  it("a message no rule matches goes to the example's default agent at 0.50", async () => {
+    const { code, stdout } = await cli(['run', 'help-desk', '--message', 'hello']);
+    expect(code).toBe(0);
+    expect(stdout).toMatch(/router\.classify → support 0\.50 /);
+  });
+
+  it('with --router embedding, a message like no description answers wrong_handler and exits 1', async () => {
+    const { code, stdout } = await cli([
+      'run',
+      'help-desk',
+      '--router',
+      'embedding',
+      '--message',
+      'zzz',
+    ]);
+    expect(code).toBe(1);
+    expect(stdout).toMatch(/^status: wrong_handler /m);
+    expect(stdout).toMatch(/router\.classify → unknown 0\.00 /);
+  });
+
+  it('refuses an unknown --router with exit 2', async () => {
+    const { code, stderr } = await cli(['run', 'help-desk', '--router', 'coin']);
+    expect(code).toBe(2);
+    expect(stderr).toContain('--router must be one of rules, embedding, got "coin"');
   });
 });
 
@@ -114,12 +165,25 @@ describe('axon run trip-planner', () => {
     expect(date - Date.now()).toBeLessThan(8 * 86_400_000);
     expect(stdout).toMatch(/^status: success \([\d,]+ ms, \d+ tokens\)$/m);
 
+    // The front door's stages, the agents' steps under runtime.invoke (seed 000's tree).
     const lines = traceLines(stdout);
-    expect(lines).toHaveLength(4);
-    expect(lines[0]).toMatch(/^\[t_[0-9a-f]{6}\] agent planner \(/);
-    expect(lines[1]).toMatch(/^\+-- \[t_[0-9a-f]{6}\.1\] agent calendar \(/);
-    expect(lines[2]).toMatch(/^\+-- \[t_[0-9a-f]{6}\.2\] agent flights \(/);
-    expect(lines[3]).toMatch(/^ {4}\+-- \[t_[0-9a-f]{6}\.2\.1\] tool search_flights \(/);
+    const id = '\\[t_[0-9a-f]{6}';
+    const expected = [
+      `^${id}\\] front door \\(\\d+ms, \\d+ tok\\)$`,
+      `^\\+-- ${id}\\.1\\] memory\\.recall \\(`,
+      `^\\+-- ${id}\\.2\\] router\\.classify → planner 1\\.00 \\(`,
+      `^\\+-- ${id}\\.3\\] runtime\\.invoke planner \\(`,
+      `^\\|   \\+-- ${id}\\.3\\.1\\] agent planner \\(`,
+      `^\\|       \\+-- ${id}\\.3\\.1\\.1\\] agent calendar \\(`,
+      `^\\|       \\+-- ${id}\\.3\\.1\\.2\\] agent flights \\(`,
+      `^\\|           \\+-- ${id}\\.3\\.1\\.2\\.1\\] tool search_flights \\(`,
+      `^\\+-- ${id}\\.4\\] memory\\.store \\(`,
+      `^\\+-- ${id}\\.5\\] responder\\.format \\(`,
+    ];
+    expect(lines).toHaveLength(expected.length);
+    expected.forEach((re, i) => {
+      expect(lines[i]).toMatch(new RegExp(re));
+    });
   });
 
   it('prints the same plan text on every run', async () => {

@@ -103,6 +103,34 @@ describe('orchestrator.handle', () => {
     expect(String(out.memoryErrors[0])).toMatch(/session/);
   });
 
+  it('times each stage it ran, in order, with what the router found; onEvent sees the invocation’s events', async () => {
+    const door = createOrchestrator({ runtime: runtime(), router: rules });
+    const events: string[] = [];
+    const out = await door.handle('trip', {
+      context: { userId: 'ed', sessionId: 's' },
+      onEvent: ({ path, event }) => events.push(`${path.join('>')}:${event.type}`),
+    });
+    expect(out.stages.map((s) => s.name)).toEqual([
+      'memory.recall',
+      'router.classify',
+      'runtime.invoke',
+      'memory.store',
+      'responder.format',
+    ]);
+    for (const s of out.stages) expect(s.durationMs).toBeGreaterThanOrEqual(0);
+    expect(out.stages[1]?.attributes['axon.route.intent']).toBe('planner');
+    expect(out.stages[2]?.attributes['gen_ai.agent.name']).toBe('planner');
+    expect(events).toEqual(['planner:started', 'planner:end']);
+    // A throwing observer does not stop the request.
+    const still = await door.handle('trip', {
+      context: { userId: 'ed', sessionId: 's' },
+      onEvent: () => {
+        throw new Error('observer');
+      },
+    });
+    expect(still.response.text).toBe('plan for: trip');
+  });
+
   it('with memory: false neither recalls nor stores', async () => {
     const rt = runtime();
     const door = createOrchestrator({ runtime: rt, router: rules, memory: false });
