@@ -17,6 +17,7 @@ const scripts = [
   'bench:sse',
   'bench:http',
   'bench:fleet',
+  'bench:orchestrator',
 ];
 // The commit the benches ran at, not what the tree holds when they are done.
 const commit = currentCommit();

@@ -20,7 +20,7 @@ export interface Target {
   readonly threshold: number;
   /** What is measured and the target, in the words of the document the target comes from. */
   readonly what: string;
-  readonly source: 'DESIGN.md' | 'docs/benchmarks.md' | 'issue 19';
+  readonly source: 'DESIGN.md' | 'docs/benchmarks.md' | 'issue 19' | 'issue 20';
 }
 
 /** What a figure is against its target; `not measured` when the result has no such figure. */
@@ -184,6 +184,24 @@ export const TARGETS: readonly Target[] = [
     threshold: 2,
     what: 'submit-to-start of a step on an idle pool over BullMQ on loopback: p50 ≤ 2 ms',
     source: 'DESIGN.md',
+  },
+  {
+    bench: 'orchestrator',
+    kind: 'ratios',
+    name: 'handle_vs_invoke',
+    comparison: '>=',
+    threshold: 0.5,
+    what: '`handle()` of a rule-routed message to a no-op agent, hot memory recall and store: ≥ 0.5× the bare `runtime.invoke` of that agent',
+    source: 'issue 20',
+  },
+  {
+    bench: 'orchestrator',
+    kind: 'metrics',
+    name: 'embedding_route_p50_ms',
+    comparison: '<=',
+    threshold: 1,
+    what: 'the embedding router over 100 handlers: classify p50 ≤ 1 ms',
+    source: 'issue 20',
   },
 ];
 

@@ -89,7 +89,8 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   const out = io.stdout;
   if (!options.json)
     out.write(`axon run ${example.name}: ${example.description}\n> ${message}\n\n`);
-  let midLine = false;
+  // Set by the event observer below: whether the last thing printed was a token.
+  const printed = { midLine: false };
   const handled = await door.handle(message, {
     ctx,
     onEvent: ({ path, event }) => {
@@ -97,10 +98,10 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
         out.write(`${JSON.stringify({ path, ...event })}\n`);
       } else if (event.type === 'token') {
         out.write(event.t);
-        midLine = true;
+        printed.midLine = true;
       } else if (event.type === 'narration') {
-        out.write(`${midLine ? '\n' : ''}  · ${path.join(' > ')}: ${event.text}\n`);
-        midLine = false;
+        out.write(`${printed.midLine ? '\n' : ''}  · ${path.join(' > ')}: ${event.text}\n`);
+        printed.midLine = false;
       }
     },
   });
@@ -121,7 +122,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     );
   } else {
     // A handler that streamed nothing (or was never reached) still has an answer.
-    if (!midLine && handled.response.text !== '') out.write(handled.response.text);
+    if (!printed.midLine && handled.response.text !== '') out.write(handled.response.text);
     out.write('\n');
     const detail = error ? ` ${error.code}: ${error.message}` : '';
     const ms = (result?.durationMs ?? 0).toLocaleString('en-US');

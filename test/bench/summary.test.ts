@@ -99,7 +99,7 @@ describe('the benchmark summary', () => {
       result: 'met',
     });
     expect(row(summary, 'actors', 'metrics.actors_alive').result).toBe('**missed**');
-    expect(summary).toContain('2 met, 2 missed, 13 not measured.');
+    expect(summary).toContain('2 met, 2 missed, 15 not measured.');
   });
 
   it('shows a target whose figure is absent, null or whose bench has no result as not measured', () => {
@@ -196,6 +196,8 @@ describe('the targets', () => {
       'http ratios.vs_bare_fastify ≥ 0.5',
       'fleet ratios.vs_bullmq ≥ 0.7',
       'fleet metrics.submit_to_start_p50_ms ≤ 2',
+      'orchestrator ratios.handle_vs_invoke ≥ 0.5',
+      'orchestrator metrics.embedding_route_p50_ms ≤ 1',
     ]);
   });
 

@@ -71,7 +71,7 @@ function expectSuccessfulRun(exit: Exit): void {
   const trace = exit.stdout.slice(exit.stdout.indexOf('\ntrace:\n'));
   // Through the front door: its stages, the agents' steps under runtime.invoke.
   expect(trace).toMatch(
-    /\ntrace:\n\[t_[0-9a-f]{6}\] front door \(.*\)\n\+-- .*memory\.recall .*\n\+-- .*router\.classify → planner 1\.00 .*\n\+-- .*runtime\.invoke planner .*\n\|   \+-- .*agent planner .*\n\|       \+-- .*agent calendar .*\n\|       \+-- .*agent flights .*\n\|           \+-- .*tool search_flights .*\n\+-- .*memory\.store .*\n\+-- .*responder\.format .*\n$/,
+    /\ntrace:\n\[t_[0-9a-f]{6}\] front door \(.*\)\n\+-- .*memory\.recall .*\n\+-- .*router\.classify → planner 1\.00 .*\n\+-- .*runtime\.invoke planner .*\n\| {3}\+-- .*agent planner .*\n\| {7}\+-- .*agent calendar .*\n\| {7}\+-- .*agent flights .*\n\| {11}\+-- .*tool search_flights .*\n\+-- .*memory\.store .*\n\+-- .*responder\.format .*\n$/,
   );
 }
 
