@@ -107,7 +107,7 @@ export class Orchestrator {
   readonly registry: Registry | null;
   readonly #pipeline = new MiddlewarePipeline();
   readonly #memory: boolean;
-  /** Agents already in the registry (the runtime's, as last synced). */
+  /** The runtime's agents and tools already in the registry (`agent:<name>`, `tool:<name>`). */
   #synced = new Set<string>();
 
   constructor(options: OrchestratorOptions) {
@@ -384,16 +384,28 @@ export class Orchestrator {
     }
   }
 
-  /** Registers the runtime's agents not yet in the registry. */
+  /** Registers the runtime's agents and function tools not yet in the registry. */
   async #syncRegistry(): Promise<void> {
     const registry = this.registry;
     if (!registry) return;
     const agents = this.runtime.listAgents();
-    if (agents.length === this.#synced.size) return;
+    const tools = this.runtime.discoverTools();
+    if (agents.length + tools.length === this.#synced.size) return;
     for (const a of agents) {
-      if (this.#synced.has(a.name)) continue;
+      if (this.#synced.has(`agent:${a.name}`)) continue;
       await registry.ensure({ name: a.name, kind: 'agent', description: a.description });
-      this.#synced.add(a.name);
+      this.#synced.add(`agent:${a.name}`);
+    }
+    for (const t of tools) {
+      if (this.#synced.has(`tool:${t.name}`)) continue;
+      await registry.ensure({
+        name: t.name,
+        kind: 'tool',
+        description: t.description,
+        schema: t.parameters,
+        metadata: { requiredPermissions: t.requiredPermissions },
+      });
+      this.#synced.add(`tool:${t.name}`);
     }
   }
 

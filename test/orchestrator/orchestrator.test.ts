@@ -4,6 +4,7 @@ import {
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { defineMiddleware, respondWith } from '../../src/orchestrator/middleware.js';
@@ -14,6 +15,7 @@ import { registryHandlers } from '../../src/orchestrator/registry-handlers.js';
 import { createRuleRouter } from '../../src/orchestrator/rule-router.js';
 import type { Response } from '../../src/orchestrator/responder.js';
 import { configuredPolicy } from '../../src/policy/configured-policy.js';
+import { defineTool } from '../../src/tools/define-tool.js';
 import type { Runtime, RuntimeOptions } from '../../src/runtime/runtime.js';
 import { quietRuntime } from '../support/runtime.js';
 
@@ -49,8 +51,15 @@ const flaky = defineAgent({
   },
 });
 
+const add = defineTool({
+  name: 'add',
+  description: 'adds two numbers',
+  input: z.object({ a: z.number(), b: z.number() }),
+  handler: ({ a, b }) => a + b,
+});
+
 function runtime(options: RuntimeOptions = {}): Runtime {
-  const rt = quietRuntime({ agents: [planner, weather, flaky], ...options });
+  const rt = quietRuntime({ agents: [planner, weather, flaky], tools: [add], ...options });
   runtimes.push(rt);
   return rt;
 }
@@ -169,6 +178,14 @@ describe('orchestrator.handle', () => {
     });
     const out = await door.handle('book flights and hotels for my trip');
     expect(out.route?.bestHandler).toBe('planner');
+    // The runtime's agents and tools are in it, tools with their schema.
+    expect((await registry.list()).map((e) => `${e.kind}:${e.name}`)).toEqual([
+      'agent:flaky',
+      'agent:planner',
+      'agent:weather',
+      'tool:add',
+    ]);
+    expect((await registry.resolve('add', 'tool'))?.schema).toMatchObject({ type: 'object' });
     const entry = await registry.resolve('planner', 'agent');
     expect(entry?.stats.calls).toBe(1);
     expect(entry?.stats.successes).toBe(1);
