@@ -82,8 +82,8 @@ export function sseFrame(event: StepEvent): string {
   return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(sseData(event))}\n\n`;
 }
 
-/** Resolves when `res` drains, or when the connection closes (then `false`). */
-function drained(res: ServerResponse, closed: AbortSignal): Promise<boolean> {
+/** Resolves when `res` drains (`true`), or when the connection closes first (`false`). */
+export function drained(res: ServerResponse, closed: AbortSignal): Promise<boolean> {
   if (closed.aborted) return Promise.resolve(false);
   return new Promise((resolve) => {
     const done = (ok: boolean): void => {

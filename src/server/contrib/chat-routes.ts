@@ -17,7 +17,7 @@ import type { Runtime } from '../../runtime/runtime.js';
 import { zodIssues } from '../../tools/zod-issues.js';
 import { HttpError, type ErrorBody } from '../http-errors.js';
 import { parseJsonBody } from '../json-body.js';
-import { sseHeaders } from '../sse.js';
+import { drained, sseHeaders } from '../sse.js';
 import { refusal } from './bridge-support.js';
 import type { AxonRequest, HeaderLookup } from './request-context.js';
 
@@ -357,24 +357,4 @@ export async function writeChatStream(
     // `break` has returned `frames`; an error has too. The response ends either way.
     if (!res.writableEnded) res.end();
   }
-}
-
-/** Resolves when `res` drains (`true`), or when `closed` aborts first (`false`). */
-function drained(res: ServerResponse, closed: AbortSignal): Promise<boolean> {
-  if (closed.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const done = (ok: boolean): void => {
-      res.off('drain', onDrain);
-      closed.removeEventListener('abort', onClose);
-      resolve(ok);
-    };
-    const onDrain = (): void => {
-      done(true);
-    };
-    const onClose = (): void => {
-      done(false);
-    };
-    res.on('drain', onDrain);
-    closed.addEventListener('abort', onClose, { once: true });
-  });
 }
