@@ -2,7 +2,12 @@
  * @module axon's public API. Everything a service embeds is re-exported here by name;
  * nothing inside `src/` imports this file.
  */
-export { createRuntime, Runtime, type RuntimeOptions } from './runtime/runtime.js';
+export {
+  createRuntime,
+  Runtime,
+  type InvokeOptions,
+  type RuntimeOptions,
+} from './runtime/runtime.js';
 export {
   defineAgent,
   DEFAULT_AGENT_TIMEOUT_MS,

@@ -165,7 +165,7 @@ export class Orchestrator {
   async *stream(message: string, options: HandleOptions = {}): AsyncGenerator<ResponseChunk> {
     checkRequest(message, options);
     const channel = options.channel ?? DEFAULT_CHANNEL;
-    const ctx = options.ctx ?? this.runtime.createContext(options.context ?? {});
+    const { ctx, span } = this.#request('orchestrator.stream', options);
     const tokens = new TokenFeed();
     const handled = this.#handle(message, ctx, channel, tokens, options.onEvent).finally(() => {
       tokens.end();
@@ -178,6 +178,7 @@ export class Orchestrator {
     } finally {
       tokens.end();
       ctx.cancel(new Error('stream consumer stopped'));
+      span.end();
     }
   }
 
@@ -250,13 +251,14 @@ export class Orchestrator {
       } else {
         stage = 'runtime.invoke';
         const input: AgentInput = { message, history: historyOf(recalled) };
-        result = await this.#span('runtime.invoke', ctx, stages, async (note) => {
+        result = await this.#span('runtime.invoke', ctx, stages, async (note, span) => {
           note('gen_ai.agent.name', handler);
           const started = Date.now();
+          // The invocation's steps nest under this stage's span.
           const r =
             tokens || onEvent
-              ? await this.#invokeStreaming(handler, input, ctx, tokens, onEvent)
-              : await this.runtime.invoke(handler, input, ctx);
+              ? await this.#invokeStreaming(handler, input, ctx, span, tokens, onEvent)
+              : await this.runtime.invoke(handler, input, ctx, { parentSpan: span });
           await this.#record(handler, r.status === 'success', Date.now() - started);
           return r;
         });
@@ -344,10 +346,11 @@ export class Orchestrator {
     handler: string,
     input: AgentInput,
     ctx: ExecContext,
+    parentSpan: Span,
     tokens: TokenFeed | null,
     onEvent: ((item: StreamItem) => void) | undefined,
   ): Promise<AgentResult> {
-    const run = this.runtime.stream(handler, input, ctx);
+    const run = this.runtime.stream(handler, input, ctx, { parentSpan });
     let root: string | null = null;
     for await (const item of run) {
       const ev = item.event;
@@ -417,7 +420,7 @@ export class Orchestrator {
     name: string,
     ctx: ExecContext,
     stages: StageTiming[],
-    fn: (note: (key: string, value: string | number) => void) => Promise<T>,
+    fn: (note: (key: string, value: string | number) => void, span: Span) => Promise<T>,
   ): Promise<T> {
     const parent = ctx.span ? trace.setSpan(otelContext.active(), ctx.span) : otelContext.active();
     const span = this.runtime.tracer.startSpan(name, {}, parent);
@@ -428,7 +431,7 @@ export class Orchestrator {
     };
     const started = performance.now();
     try {
-      return await runInSpan(span, () => fn(note));
+      return await runInSpan(span, () => fn(note, span));
     } finally {
       stages.push({
         name,
@@ -439,19 +442,17 @@ export class Orchestrator {
     }
   }
 
-  /** Runs `fn` under a new context (or `given`) whose span is a new root span `name`. */
-  #traced<T>(
-    name: string,
-    options: HandleOptions,
-    fn: (ctx: ExecContext, span: Span) => Promise<T>,
-  ): Promise<T> {
+  /**
+   * The request's span `name` (a child of `options.ctx`'s span when given) and its context:
+   * `options.ctx`, or one made of `options.context` whose parent is that span, so every span
+   * of the request (the stages, the invocation's steps) is in its tree.
+   */
+  #request(name: string, options: HandleOptions): { ctx: ExecContext; span: Span } {
     const given = options.ctx;
     const parent = given?.span
       ? trace.setSpan(otelContext.active(), given.span)
       : otelContext.active();
     const span = this.runtime.tracer.startSpan(name, {}, parent);
-    // A context made here has the request's span as its parent: every span of the request
-    // (the stages, the invocation's steps) is in its tree.
     const sc = span.spanContext();
     // Without a tracer provider the span is a no-op with no valid ids: nothing to join.
     const joined = trace.isSpanContextValid(sc)
@@ -465,6 +466,16 @@ export class Orchestrator {
         }
       : {};
     const ctx = given ?? this.runtime.createContext({ ...options.context, ...joined });
+    return { ctx, span };
+  }
+
+  /** Runs `fn` in the request's span (see {@link #request}), ended when `fn` settles. */
+  #traced<T>(
+    name: string,
+    options: HandleOptions,
+    fn: (ctx: ExecContext, span: Span) => Promise<T>,
+  ): Promise<T> {
+    const { ctx, span } = this.#request(name, options);
     return runInSpan(span, (s) => fn(ctx, s));
   }
 }

@@ -64,6 +64,11 @@ export interface StepRequest {
   readonly input: unknown;
   readonly runId: string;
   readonly parentCtx: ExecContext;
+  /**
+   * The span the step's span is a child of, instead of `parentCtx`'s (the front door's
+   * `runtime.invoke` stage); default `parentCtx.span`.
+   */
+  readonly parentSpan?: Span | undefined;
   readonly narrowing?: ContextNarrowing | undefined;
   /** The step's own timeout; the context's deadline applies as well. */
   readonly timeoutMs: number | null;
@@ -145,11 +150,17 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   const resume = req.submission?.resume;
   const stepId = resume ? resume.record.step_id : system.ids.id('step');
   const path = parentCtx.path.concat(req.name);
-  const span = startOperationSpan(deps.tracer, req.operation, req.name, parentCtx.span, {
-    'axon.step_id': stepId,
-    'axon.run_id': req.runId,
-    'axon.trace_id': parentCtx.traceId,
-  });
+  const span = startOperationSpan(
+    deps.tracer,
+    req.operation,
+    req.name,
+    req.parentSpan ?? parentCtx.span,
+    {
+      'axon.step_id': stepId,
+      'axon.run_id': req.runId,
+      'axon.trace_id': parentCtx.traceId,
+    },
+  );
   let logFailure: unknown = null;
   let ctx: ExecContext | undefined;
   const step = new StepActor({

@@ -9,7 +9,7 @@ import type {
   CreateContextOptions,
   ExecContext,
 } from '../context/exec-context.js';
-import type { Tracer } from '@opentelemetry/api';
+import type { Span, Tracer } from '@opentelemetry/api';
 import type { ChatCall, ChatCallOptions } from '../engines/chat-call.js';
 import type { BreakerState } from '../supervisors/circuit-breaker.js';
 import type { Engine } from '../engines/chat-request.js';
@@ -42,6 +42,15 @@ import { assembleRuntime } from './runtime-parts.js';
 import type { RuntimeOptions } from './runtime-options.js';
 
 export type { RuntimeOptions } from './runtime-options.js';
+
+/** Options of `invoke` and `stream`. */
+export interface InvokeOptions {
+  /**
+   * The span the agent's step span is a child of, instead of the context's (how the front
+   * door nests an invocation under its `runtime.invoke` stage); default `ctx.span`.
+   */
+  readonly parentSpan?: Span;
+}
 
 /**
  * An axon runtime: agents and tools, run as step actors under supervision, with every event
@@ -164,9 +173,18 @@ export class Runtime extends RunOperations implements AgentRuntime {
     agent: AgentTarget,
     input: string | AgentInput,
     ctx: ExecContext = this.createContext(),
+    options: InvokeOptions = {},
   ): Promise<AgentResult<TOutput>> {
     // Not async itself: one promise fewer per invocation (#invokeTree never throws).
-    return invokeTree<TOutput>(this.parts.host, agent, input, ctx, undefined, null);
+    return invokeTree<TOutput>(
+      this.parts.host,
+      agent,
+      input,
+      ctx,
+      undefined,
+      null,
+      options.parentSpan,
+    );
   }
 
   /** {@inheritDoc AgentRuntime.delegate} */
@@ -206,10 +224,11 @@ export class Runtime extends RunOperations implements AgentRuntime {
     agent: AgentTarget,
     input: string | AgentInput,
     ctx: ExecContext = this.createContext(),
-    options: { readonly capacity?: number } = {},
+    options: InvokeOptions & { readonly capacity?: number } = {},
   ): RunStream<TOutput> {
     return new RunStream<TOutput>(
-      (tap) => invokeTree<TOutput>(this.parts.host, agent, input, ctx, undefined, tap),
+      (tap) =>
+        invokeTree<TOutput>(this.parts.host, agent, input, ctx, undefined, tap, options.parentSpan),
       () => {
         ctx.cancel(new CancelledError('stream cancelled'));
       },

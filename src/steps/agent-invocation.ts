@@ -2,6 +2,7 @@
  * @module Invoking an agent: the run it belongs to (its own, or the caller's), the checks
  * before its step (permission, depth), its breaker, its placement, and its result.
  */
+import type { Span } from '@opentelemetry/api';
 import type { ContextNarrowing, ExecContext, TokenUsage } from '../context/exec-context.js';
 import type { StreamTap } from '../context/stream-sink.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
@@ -70,6 +71,7 @@ export async function invokeTree<TOutput>(
   ctx: ExecContext,
   narrowing: ContextNarrowing | undefined,
   tap: StreamTap | null,
+  parentSpan?: Span,
 ): Promise<AgentResult<TOutput>> {
   host.assertOpen();
   const def = host.resolve(agent);
@@ -82,7 +84,17 @@ export async function invokeTree<TOutput>(
   const run = await openRun(host.runs, ctx, def.name);
   let result: AgentResult<TOutput> | null = null;
   try {
-    result = await runAgent<TOutput>(host, def, agentInput, ctx, narrowing, run.runId, tap);
+    result = await runAgent<TOutput>(
+      host,
+      def,
+      agentInput,
+      ctx,
+      narrowing,
+      run.runId,
+      tap,
+      undefined,
+      parentSpan,
+    );
     return result;
   } finally {
     if (run.owned) {
@@ -101,6 +113,7 @@ export async function runAgent<TOutput>(
   runId: string,
   tap: StreamTap | null,
   submission?: StepSubmission,
+  parentSpan?: Span,
 ): Promise<AgentResult<TOutput>> {
   if (!parentCtx.canUseAgent(def.name)) throw new PermissionDeniedError('agent', def.name);
   assertDepth(parentCtx, def.name, host.maxDepth);
@@ -122,6 +135,7 @@ export async function runAgent<TOutput>(
       input,
       runId,
       parentCtx,
+      parentSpan,
       narrowing,
       timeoutMs: def.timeoutMs,
       operation: 'invoke_agent',

@@ -383,7 +383,7 @@ describe('middleware', () => {
 });
 
 describe('spans', () => {
-  it('every stage is a span of the request’s trace; the invocation’s steps are in it', async () => {
+  it('every stage is a span of the request’s trace; the invocation’s steps are under runtime.invoke', async () => {
     const exporter = new InMemorySpanExporter();
     const provider = new BasicTracerProvider({
       spanProcessors: [new SimpleSpanProcessor(exporter)],
@@ -400,7 +400,6 @@ describe('spans', () => {
       'memory.recall',
       'router.classify',
       'runtime.invoke',
-      'invoke_agent planner',
       'memory.store',
       'responder.format',
     ]) {
@@ -409,18 +408,39 @@ describe('spans', () => {
       expect(span?.spanContext().traceId).toBe(root?.spanContext().traceId);
       expect(span?.parentSpanContext?.spanId, name).toBe(root?.spanContext().spanId);
     }
+    // The invocation's step (and what it delegates to) is under the runtime.invoke stage.
+    const agentSpan = byName.get('invoke_agent planner');
+    expect(agentSpan?.spanContext().traceId).toBe(root?.spanContext().traceId);
+    expect(agentSpan?.parentSpanContext?.spanId).toBe(
+      byName.get('runtime.invoke')?.spanContext().spanId,
+    );
     expect(byName.get('router.classify')?.attributes['axon.route.intent']).toBe('planner');
     const order = spans
       .filter((s) => s.parentSpanContext?.spanId === root?.spanContext().spanId)
       .sort((a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1])
       .map((s) => s.name);
-    expect(order.filter((n) => n !== 'invoke_agent planner')).toEqual([
+    expect(order).toEqual([
       'memory.recall',
       'router.classify',
       'runtime.invoke',
       'memory.store',
       'responder.format',
     ]);
+
+    // Streamed, the same: the agent's span under the request's runtime.invoke.
+    exporter.reset();
+    const chunks = [];
+    for await (const c of door.stream('trip to Oslo', { context: { userId: 'u', sessionId: 's' } }))
+      chunks.push(c);
+    expect(chunks.at(-1)?.done).toBe(true);
+    await provider.forceFlush();
+    const streamed = new Map(exporter.getFinishedSpans().map((s) => [s.name, s]));
+    expect(streamed.get('invoke_agent planner')?.parentSpanContext?.spanId).toBe(
+      streamed.get('runtime.invoke')?.spanContext().spanId,
+    );
+    expect(streamed.get('runtime.invoke')?.parentSpanContext?.spanId).toBe(
+      streamed.get('orchestrator.stream')?.spanContext().spanId,
+    );
   });
 });
 
