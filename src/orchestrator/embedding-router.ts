@@ -7,7 +7,9 @@
 import type { ExecContext } from '../context/exec-context.js';
 import { hashedEmbedder, type Embedder } from '../memory/embedders.js';
 import {
+  clampScore,
   routeResult,
+  uniqueHandlers,
   type HandlerDescription,
   type HandlerSource,
   type RouteCandidate,
@@ -85,7 +87,7 @@ export function createEmbeddingRouter(options: EmbeddingRouterOptions): Router {
 
   const classify = async (message: string, ctx: ExecContext): Promise<RouteResult> => {
     if (typeof message !== 'string') throw new TypeError('classify: message must be a string');
-    const handlers = unique(await source.handlers(ctx));
+    const handlers = uniqueHandlers(await source.handlers(ctx));
     // Each handler's vector, from the cache or from this call's own `embed`: a concurrent
     // call that caches another description meanwhile cannot mix them up.
     const vectors: Float32Array[] = new Array<Float32Array>(handlers.length);
@@ -127,7 +129,7 @@ export function createEmbeddingRouter(options: EmbeddingRouterOptions): Router {
     const candidates: RouteCandidate[] = [];
     for (let i = 0; i < handlers.length; i++) {
       const name = (handlers[i] as HandlerDescription).name;
-      const score = clampUnit(dot(query, vectors[i] as Float32Array));
+      const score = clampScore(dot(query, vectors[i] as Float32Array));
       raw[name] = score;
       if (score >= threshold) {
         candidates.push({ name, score, reason: `embedding similarity ${score.toFixed(3)}` });
@@ -147,24 +149,6 @@ function dot(a: Float32Array, b: Float32Array): number {
 }
 
 /** In [0, 1]; NaN (a degenerate embedder) counts as 0. Float rounding can pass 1 a little. */
-function clampUnit(x: number): number {
-  if (!(x > 0)) return 0;
-  return x > 1 ? 1 : x;
-}
-
-/** The handlers, the first of each name. */
-function unique(handlers: readonly HandlerDescription[]): readonly HandlerDescription[] {
-  const seen = new Set<string>();
-  let dup = false;
-  for (const h of handlers) {
-    if (seen.has(h.name)) dup = true;
-    seen.add(h.name);
-  }
-  if (!dup) return handlers;
-  seen.clear();
-  return handlers.filter((h) => !seen.has(h.name) && seen.add(h.name));
-}
-
 function prune(cache: Map<string, CachedVector>, live: readonly HandlerDescription[]): void {
   const names = new Set(live.map((h) => h.name));
   for (const name of cache.keys()) if (!names.has(name)) cache.delete(name);

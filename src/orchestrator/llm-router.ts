@@ -12,6 +12,7 @@ import type { ChatResult } from '../engines/chat-tokens.js';
 import {
   UNKNOWN_INTENT,
   routeResult,
+  uniqueHandlers,
   type HandlerDescription,
   type HandlerSource,
   type RouteResult,
@@ -80,11 +81,11 @@ export function createLlmRouter(options: LlmRouterOptions): Router {
   const maxTokens = options.maxTokens ?? LLM_ROUTER_DEFAULT_MAX_TOKENS;
 
   const offered = async (message: string, ctx: ExecContext) => {
-    const list = options.candidates
-      ? await options.candidates(message, ctx)
-      : await options.handlers.handlers(ctx);
-    const seen = new Set<string>();
-    return list.filter((h) => !seen.has(h.name) && seen.add(h.name));
+    return uniqueHandlers(
+      options.candidates
+        ? await options.candidates(message, ctx)
+        : await options.handlers.handlers(ctx),
+    );
   };
 
   const ask = (messages: readonly ChatMessage[], ctx: ExecContext): Promise<ChatResult> => {

@@ -36,11 +36,6 @@ export class MiddlewarePipeline {
     this.#byStage.set(middleware.stage, list);
   }
 
-  /** The names of a stage's middleware, in the order they run. */
-  names(stage: MiddlewareStage): string[] {
-    return (this.#byStage.get(stage) ?? []).map((m) => m.name);
-  }
-
   /**
    * Runs `stage` on `value`. A middleware that throws rejects with a {@link MiddlewareFailure}
    * naming it; the caller sends that to `on_error`.

@@ -10,10 +10,12 @@ import type { ExecContext } from '../context/exec-context.js';
 import { toAxonError } from '../errors/to-error-payload.js';
 import type { MemoryContext } from '../memory/memory-types.js';
 import type { Runtime } from '../runtime/runtime.js';
-import type { ChatMessage } from '../engines/chat-request.js';
 import type { StreamItem } from '../streams/events.js';
 import { defineMiddleware, type Middleware } from './middleware.js';
+import { failedRequest, historyOf, textForMemory, unroutable } from './front-door-results.js';
 import { MiddlewarePipeline, MiddlewareFailure } from './middleware-pipeline.js';
+import { RegistryFeed } from './registry-feed.js';
+import { TokenFeed } from './token-feed.js';
 import { createPassthroughResponder } from './passthrough-responder.js';
 import type { Registry } from './registry.js';
 import {
@@ -69,6 +71,12 @@ export interface Handled {
   readonly stages: readonly StageTiming[];
 }
 
+/** A request's outcome but its response, as it builds up. */
+type RequestSoFar = { -readonly [K in Exclude<keyof Handled, 'response'>]: Handled[K] } & {
+  readonly memoryErrors: unknown[];
+  readonly stages: StageTiming[];
+};
+
 /** One stage of a request, timed (the same as its span). */
 export interface StageTiming {
   /** `memory.recall`, `router.classify`, `runtime.invoke`, `memory.store`, `responder.format`. */
@@ -107,8 +115,7 @@ export class Orchestrator {
   readonly registry: Registry | null;
   readonly #pipeline = new MiddlewarePipeline();
   readonly #memory: boolean;
-  /** The runtime's agents and tools already in the registry (`agent:<name>`, `tool:<name>`). */
-  #synced = new Set<string>();
+  readonly #feed: RegistryFeed | null;
 
   constructor(options: OrchestratorOptions) {
     if (!(options as Partial<OrchestratorOptions> | null)?.runtime) {
@@ -127,6 +134,7 @@ export class Orchestrator {
     this.router = options.router;
     this.responder = options.responder ?? createPassthroughResponder();
     this.registry = options.registry ?? null;
+    this.#feed = this.registry ? new RegistryFeed(this.registry, this.runtime) : null;
     this.#memory = options.memory ?? true;
     for (const m of options.middleware ?? []) this.use(m);
   }
@@ -198,26 +206,23 @@ export class Orchestrator {
     tokens: TokenFeed | null,
     onEvent?: (item: StreamItem) => void,
   ): Promise<Handled> {
-    let route: RouteResult | null = null;
-    let result: AgentResult | null = null;
-    let recalled: MemoryContext | null = null;
-    let stage = 'route';
-    const memoryErrors: unknown[] = [];
-    const stages: StageTiming[] = [];
-    const ended = (response: Response): Handled => ({
-      response,
-      route,
-      result,
-      recalled,
+    // What the request has so far: every way out of it answers with this.
+    const so: RequestSoFar = {
+      route: null,
+      result: null,
+      recalled: null,
       error: null,
-      memoryErrors,
-      stages,
-    });
+      memoryErrors: [],
+      stages: [],
+    };
+    const { stages, memoryErrors } = so;
+    const ended = (response: Response): Handled => ({ ...so, response });
+    let stage = 'route';
     try {
       await this.runtime.admitRequest('orchestrator', ctx);
       stage = 'memory.recall';
       if (this.#memory) {
-        recalled = await this.#span('memory.recall', ctx, stages, () =>
+        so.recalled = await this.#span('memory.recall', ctx, stages, () =>
           this.runtime.memory.recall(message, ctx),
         ).catch((err: unknown) => {
           // Memory helps an answer; it does not stop one.
@@ -231,7 +236,7 @@ export class Orchestrator {
       if (routed.ended) return ended(routed.end.response);
       message = routed.value.message;
       stage = 'router.classify';
-      await this.#syncRegistry();
+      await this.#feed?.sync();
       const classified = await this.#span('router.classify', ctx, stages, async (note) => {
         const r = await this.router.classify(message, ctx);
         note('axon.route.intent', r.intent);
@@ -239,37 +244,41 @@ export class Orchestrator {
         note('axon.route.scores', JSON.stringify(r.rawScores));
         return r;
       });
-      route = classified;
+      so.route = classified;
       stage = 'before_invoke';
-      const invoking = await this.#pipeline.run('before_invoke', { message, route }, ctx);
+      const invoking = await this.#pipeline.run(
+        'before_invoke',
+        { message, route: classified },
+        ctx,
+      );
       if (invoking.ended) return ended(invoking.end.response);
       message = invoking.value.message;
-      route = invoking.value.route;
+      const route = (so.route = invoking.value.route);
       const handler = route.bestHandler;
+      let result: AgentResult;
       if (handler === null) {
         result = unroutable(message, ctx);
       } else {
         stage = 'runtime.invoke';
-        const input: AgentInput = { message, history: historyOf(recalled) };
+        const input: AgentInput = { message, history: historyOf(so.recalled) };
         result = await this.#span('runtime.invoke', ctx, stages, async (note, span) => {
           note('gen_ai.agent.name', handler);
-          const started = Date.now();
           // The invocation's steps nest under this stage's span.
           const r =
             tokens || onEvent
               ? await this.#invokeStreaming(handler, input, ctx, span, tokens, onEvent)
               : await this.runtime.invoke(handler, input, ctx, { parentSpan: span });
-          await this.#record(handler, r.status === 'success', Date.now() - started);
+          await this.#feed?.record(handler, r);
           return r;
         });
       }
+      so.result = result;
       stage = 'after_invoke';
       const after = await this.#pipeline.run('after_invoke', { message, result }, ctx);
       if (after.ended) return ended(after.end.response);
-      result = after.value.result;
+      const answer = (so.result = after.value.result);
       if (this.#memory && handler !== null) {
         stage = 'memory.store';
-        const answer = result;
         await this.#span('memory.store', ctx, stages, async () => {
           await this.runtime.memory.store({ content: message, role: 'user' }, ctx);
           await this.runtime.memory.store(
@@ -283,20 +292,15 @@ export class Orchestrator {
       }
       stage = 'responder.format';
       const formatted = await this.#span('responder.format', ctx, stages, () =>
-        this.responder.format(answerOf(result), channel, ctx),
+        this.responder.format(answer, channel, ctx),
       );
       stage = 'before_respond';
       const responding = await this.#pipeline.run('before_respond', { response: formatted }, ctx);
       return ended(responding.ended ? responding.end.response : responding.value.response);
     } catch (error) {
-      return this.#failed(error, error instanceof MiddlewareFailure ? error.stage : stage, ctx, {
-        route,
-        result,
-        recalled,
-        channel,
-        memoryErrors,
-        stages,
-      });
+      so.error = error;
+      const at = error instanceof MiddlewareFailure ? error.stage : stage;
+      return { ...so, response: await this.#failed(error, at, ctx, so.route, channel) };
     }
   }
 
@@ -305,39 +309,25 @@ export class Orchestrator {
     error: unknown,
     stage: string,
     ctx: ExecContext,
-    so: {
-      route: RouteResult | null;
-      result: AgentResult | null;
-      recalled: MemoryContext | null;
-      channel: Channel;
-      memoryErrors: unknown[];
-      stages: StageTiming[];
-    },
-  ): Promise<Handled> {
-    const base = {
-      route: so.route,
-      result: so.result,
-      recalled: so.recalled,
-      error,
-      memoryErrors: so.memoryErrors,
-      stages: so.stages,
-    };
+    route: RouteResult | null,
+    channel: Channel,
+  ): Promise<Response> {
     try {
       const handled = await this.#pipeline.run('on_error', { error, stage }, ctx);
-      if (handled.ended) return { ...base, response: handled.end.response };
+      if (handled.ended) return handled.end.response;
     } catch (err) {
       ctx.logger.error({ err, stage }, 'an on_error middleware threw');
     }
-    const failed = errorResult(error, ctx, so.route?.bestHandler ?? null);
     try {
-      return { ...base, response: await this.responder.format(failed, so.channel, ctx) };
+      return await this.responder.format(
+        failedRequest(error, ctx, route?.bestHandler ?? null),
+        channel,
+        ctx,
+      );
     } catch (err) {
       ctx.logger.error({ err }, 'the responder failed to format an error');
       const text = `error: ${toAxonError(error).message}`;
-      return {
-        ...base,
-        response: { text, channel: so.channel.name, media: [], metadata: { stage } },
-      };
+      return { text, channel: channel.name, media: [], metadata: { stage } };
     }
   }
 
@@ -366,50 +356,6 @@ export class Orchestrator {
       if (tokens && ev.type === 'token' && ev.step_id === root) await tokens.push(ev.t);
     }
     return run.result;
-  }
-
-  /** Counts a call in the registry, and the agent's health as its breaker says. */
-  async #record(handler: string, ok: boolean, durationMs: number): Promise<void> {
-    const registry = this.registry;
-    if (!registry) return;
-    try {
-      const entry = await registry.recordCall(handler, 'agent', {
-        ok,
-        durationMs,
-        at: new Date(Date.now() - durationMs).toISOString(),
-      });
-      const state = this.runtime.breakerState(handler);
-      const health =
-        state === 'open' ? 'unavailable' : state === 'half_open' ? 'degraded' : 'healthy';
-      if (entry.health !== health) await registry.update(handler, 'agent', { health });
-    } catch (err) {
-      this.runtime.logger.warn({ err, handler }, 'the registry could not count a call');
-    }
-  }
-
-  /** Registers the runtime's agents and function tools not yet in the registry. */
-  async #syncRegistry(): Promise<void> {
-    const registry = this.registry;
-    if (!registry) return;
-    const agents = this.runtime.listAgents();
-    const tools = this.runtime.discoverTools();
-    if (agents.length + tools.length === this.#synced.size) return;
-    for (const a of agents) {
-      if (this.#synced.has(`agent:${a.name}`)) continue;
-      await registry.ensure({ name: a.name, kind: 'agent', description: a.description });
-      this.#synced.add(`agent:${a.name}`);
-    }
-    for (const t of tools) {
-      if (this.#synced.has(`tool:${t.name}`)) continue;
-      await registry.ensure({
-        name: t.name,
-        kind: 'tool',
-        description: t.description,
-        schema: t.parameters,
-        metadata: { requiredPermissions: t.requiredPermissions },
-      });
-      this.#synced.add(`tool:${t.name}`);
-    }
   }
 
   /**
@@ -499,106 +445,6 @@ async function runInSpan<T>(span: Span, fn: (span: Span) => Promise<T>): Promise
     throw err;
   } finally {
     span.end();
-  }
-}
-
-/** The result of a message no handler passed for. */
-function unroutable(message: string, ctx: ExecContext): AgentResult {
-  return {
-    status: 'wrong_handler',
-    output: `No handler for: ${message}`,
-    data: null,
-    error: null,
-    handler: UNKNOWN_INTENT,
-    runId: ctx.runId ?? '',
-    stepId: '',
-    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0 },
-    durationMs: 0,
-  };
-}
-
-/** A failure of the front door as a result the responder formats. */
-function errorResult(error: unknown, ctx: ExecContext, handler: string | null): AgentResult {
-  return {
-    status: 'error',
-    output: null,
-    data: null,
-    error: toAxonError(error),
-    handler: handler ?? UNKNOWN_INTENT,
-    runId: ctx.runId ?? '',
-    stepId: '',
-    usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, costUsd: 0 },
-    durationMs: 0,
-  };
-}
-
-/** `result` itself (a middleware may have replaced it). */
-function answerOf(result: AgentResult | null): AgentResult {
-  if (result === null) throw new TypeError('no result to format');
-  return result;
-}
-
-/** The recalled conversation as chat history (messages of the roles a model knows). */
-function historyOf(recalled: MemoryContext | null): ChatMessage[] {
-  const history: ChatMessage[] = [];
-  for (const m of recalled?.conversation ?? []) {
-    if (m.role === 'user' || m.role === 'assistant' || m.role === 'system') {
-      history.push({ role: m.role, content: m.content });
-    }
-  }
-  return history;
-}
-
-/** What memory keeps of an answer. */
-function textForMemory(result: AgentResult | null): string {
-  if (!result) return '';
-  if (typeof result.output === 'string') return result.output;
-  return result.output === null ? `(${result.status})` : JSON.stringify(result.output);
-}
-
-/**
- * Tokens between the invocation and the stream's consumer: one token at a time, the
- * producer waiting while the consumer has not taken the last one (backpressure).
- */
-class TokenFeed implements AsyncIterable<string> {
-  #waiting: string[] = [];
-  #ended = false;
-  #wakeConsumer: (() => void) | null = null;
-  #wakeProducer: (() => void) | null = null;
-
-  async push(token: string): Promise<void> {
-    if (this.#ended) return;
-    this.#waiting.push(token);
-    this.#wakeConsumer?.();
-    if (this.#waiting.length > 0) {
-      await new Promise<void>((resolve) => {
-        this.#wakeProducer = resolve;
-      });
-    }
-  }
-
-  end(): void {
-    this.#ended = true;
-    this.#wakeConsumer?.();
-    this.#wakeProducer?.();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<string> {
-    for (;;) {
-      const next = this.#waiting.shift();
-      if (next !== undefined) {
-        const wake = this.#wakeProducer;
-        this.#wakeProducer = null;
-        wake?.();
-        yield next;
-        continue;
-      }
-      if (this.#ended) return;
-      await new Promise<void>((resolve) => {
-        this.#wakeConsumer = resolve;
-      });
-      this.#wakeConsumer = null;
-    }
   }
 }
 

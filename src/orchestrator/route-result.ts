@@ -51,6 +51,21 @@ export interface Router {
   classify(message: string, ctx: ExecContext): Promise<RouteResult>;
 }
 
+/** `handlers`, the first of each name (the list itself when no name repeats). */
+export function uniqueHandlers(
+  handlers: readonly HandlerDescription[],
+): readonly HandlerDescription[] {
+  const seen = new Set<string>();
+  let repeated = false;
+  for (const h of handlers) {
+    if (seen.has(h.name)) repeated = true;
+    seen.add(h.name);
+  }
+  if (!repeated) return handlers;
+  seen.clear();
+  return handlers.filter((h) => !seen.has(h.name) && seen.add(h.name));
+}
+
 /** A score held in [0, 1] (NaN counts as 0). */
 export function clampScore(score: number): number {
   if (!(score > 0)) return 0;

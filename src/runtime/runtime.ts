@@ -62,6 +62,7 @@ export class Runtime extends RunOperations implements AgentRuntime {
   readonly maxDepth: number;
   /** {@inheritDoc AgentRuntime.memory} */
   readonly memory: AgentMemory;
+  #catalogVersion = 0;
 
   /** @internal Use {@link createRuntime}. */
   constructor(options: RuntimeOptions = {}) {
@@ -88,6 +89,7 @@ export class Runtime extends RunOperations implements AgentRuntime {
   /** Registers an agent and starts its actor; a duplicate name is refused with `ConflictError`. */
   registerAgent(agent: AgentDefinition): this {
     this.parts.agents.register(agent);
+    this.#catalogVersion++;
     return this;
   }
 
@@ -97,7 +99,17 @@ export class Runtime extends RunOperations implements AgentRuntime {
       throw new TypeError('registerTool: expected a tool definition from defineTool()');
     }
     this.parts.tools.register(tool);
+    this.#catalogVersion++;
     return this;
+  }
+
+  /**
+   * Grows by one with each agent or function tool registered: a reader of
+   * {@link listAgents} and {@link discoverTools} (the front door's registry) reads them again
+   * only when it changed.
+   */
+  get catalogVersion(): number {
+    return this.#catalogVersion;
   }
 
   /**

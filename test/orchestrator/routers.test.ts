@@ -278,6 +278,18 @@ describe('createEmbeddingRouter', () => {
 describe('createLlmRouter', () => {
   const handlers = listed(CONFORMANCE_HANDLERS);
 
+  it('asks the engine and model it is given; an engine the runtime lacks rejects', async () => {
+    const m = model(() => '{"handler": "flights", "confidence": 0.8}');
+    const router = createLlmRouter({ handlers, chat: m.chat, engine: 'scripted', model: 'tiny' });
+    expect((await router.classify('get me to Rome', m.ctx())).bestHandler).toBe('flights');
+    expect(m.requests[0]?.model).toBe('tiny');
+    const elsewhere = createLlmRouter({ handlers, chat: m.chat, engine: 'nowhere' });
+    await expect(elsewhere.classify('get me to Rome', m.ctx())).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
+    expect(m.requests).toHaveLength(1);
+  });
+
   it('routes to the handler the model answers, at its confidence', async () => {
     const m = model(() => '{"handler": "flights", "confidence": 0.8, "reason": "a trip"}');
     const router = createLlmRouter({ handlers, chat: m.chat, maxTokens: 100 });
