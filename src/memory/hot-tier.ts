@@ -34,6 +34,10 @@ export function mergeRecent(
   lists: readonly (readonly HotMessage[])[],
   limit: number,
 ): HotMessage[] {
+  if (lists.length === 1) {
+    const only = lists[0] ?? [];
+    return only.slice(Math.max(0, only.length - limit));
+  }
   const all = lists.flat();
   all.sort((a, b) => a.ts - b.ts || a.n - b.n);
   return all.slice(Math.max(0, all.length - limit));
@@ -63,7 +67,8 @@ class MemoryHotTier implements HotTier {
       this.#conversations.set(key, c);
     }
     c.touched = now;
-    c.messages.push({ role: message.role, content: message.content, ts, n: ++c.n });
+    // Frozen, so `conversation` hands out the stored messages without copying them.
+    c.messages.push(Object.freeze({ role: message.role, content: message.content, ts, n: ++c.n }));
     if (c.messages.length > this.#max) c.messages.splice(0, c.messages.length - this.#max);
     // Map order is insertion order: keep it the order of last use, for eviction.
     this.#conversations.delete(key);
@@ -79,7 +84,7 @@ class MemoryHotTier implements HotTier {
       const c = this.#conversations.get(key);
       if (c) lists.push(c.messages);
     }
-    return Promise.resolve(mergeRecent(lists, limit).map((m) => ({ ...m })));
+    return Promise.resolve(mergeRecent(lists, limit));
   }
 
   /** Drops conversations idle past `idleMs` (the least recently used come first). */

@@ -43,8 +43,8 @@ export interface ConversationMessage {
 
 /** What a recall assembles (seed 002's `MemoryContext`). */
 export interface MemoryContext {
-  /** Recent messages, oldest first. */
-  readonly conversation: ConversationMessage[];
+  /** Recent messages, oldest first (`TieredMemory` returns them frozen: share, do not change). */
+  readonly conversation: readonly ConversationMessage[];
   /** Warm episodes, most relevant first. */
   readonly episodes: string[];
   /** Warm facts, most relevant first. */

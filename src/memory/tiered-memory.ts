@@ -20,12 +20,14 @@ import { canonicalHash } from '../context/canonical-json.js';
 import type { ExecContext } from '../context/exec-context.js';
 import type { Engine } from '../engines/chat-request.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
+import { shareImmutable, shareImmutableItems } from '../store/deep-copy.js';
 import { scopeKey, visibleKeys } from './memory-scope.js';
 import type {
   ColdItem,
   ColdTier,
   ConsolidationReport,
   ConversationMessage,
+  HotMessage,
   HotTier,
   Memory,
   MemoryContext,
@@ -56,6 +58,12 @@ export interface TieredMemoryOptions {
 }
 
 /** `tags` checked (an array of non-empty strings), or `undefined` when none are given. */
+/** A conversation message as recall returns it, with its cost in tokens. */
+interface RecalledMessage {
+  readonly message: ConversationMessage;
+  readonly cost: number;
+}
+
 function checkTags(
   where: string,
   tags: readonly string[] | undefined,
@@ -131,6 +139,7 @@ export class TieredMemory implements Memory {
   readonly #fetch: number;
   readonly #now: () => number;
   #lastTs = 0;
+  readonly #recalledCache = new WeakMap<HotMessage, RecalledMessage>();
 
   constructor(options: TieredMemoryOptions) {
     const budget = options.tokenBudget ?? 4_000;
@@ -168,13 +177,17 @@ export class TieredMemory implements Memory {
       left -= cost;
       return true;
     };
-    // Most recent first, then back in order.
-    const conversation: ConversationMessage[] = [];
+    // The most recent messages that fit, oldest first. Immutable: the conversation is
+    // shared, not copied, by whatever passes it on (an agent's input history, the store).
+    const recalled: ConversationMessage[] = [];
     for (let i = messages.length - 1; i >= 0; i--) {
-      const m = messages[i];
-      if (!m || !take(`${m.role}: ${m.content}`)) break;
-      conversation.unshift({ role: m.role, content: m.content });
+      const m = this.#recalled(messages[i] as HotMessage);
+      if (m.cost > left) break;
+      left -= m.cost;
+      recalled.push(m.message);
     }
+    // Each message went through shareImmutable once, when first recalled.
+    const conversation = shareImmutableItems(recalled.reverse());
     const items: RecalledItem[] = [];
     const fit = (
       category: RecalledItem['category'],
@@ -202,6 +215,22 @@ export class TieredMemory implements Memory {
       token_count: this.tokenBudget - left,
       items,
     };
+  }
+
+  /**
+   * A hot message as recall returns it (immutable) and what it costs of the token budget. A
+   * tier that hands out the same frozen message each time (the in-process one) has both
+   * worked out once per message, not once per recall.
+   */
+  #recalled(m: HotMessage): RecalledMessage {
+    const known = this.#recalledCache.get(m);
+    if (known) return known;
+    const r: RecalledMessage = {
+      message: shareImmutable({ role: m.role, content: m.content }),
+      cost: this.#count(`${m.role}: ${m.content}`),
+    };
+    if (Object.isFrozen(m)) this.#recalledCache.set(m, r);
+    return r;
   }
 
   async store(event: MemoryEvent, ctx: ExecContext): Promise<void> {

@@ -8,8 +8,21 @@ import type { TokenUsage } from '../context/exec-context.js';
 import type { ExecContext } from '../context/exec-context.js';
 import type { ChatMessage } from '../engines/chat-request.js';
 import { toAxonError } from '../errors/to-error-payload.js';
-import type { MemoryContext } from '../memory/memory-types.js';
+import type { ConversationMessage, MemoryContext } from '../memory/memory-types.js';
+import { isImmutable } from '../store/deep-copy.js';
 import { UNKNOWN_INTENT } from './route-result.js';
+
+function allChatMessages(conversation: readonly ConversationMessage[]): boolean {
+  for (let i = 0; i < conversation.length; i++) {
+    if (!isChatMessage(conversation[i] as ConversationMessage)) return false;
+  }
+  return true;
+}
+
+/** Whether a chat model takes memory's message `m` as history (by its role). */
+function isChatMessage(m: ConversationMessage): m is ConversationMessage & ChatMessage {
+  return m.role === 'user' || m.role === 'assistant' || m.role === 'system';
+}
 
 const NO_TOKENS: TokenUsage = Object.freeze({
   promptTokens: 0,
@@ -53,13 +66,20 @@ export function failedRequest(
   return doorResult(ctx, handler, { status: 'error', output: null, error: toAxonError(error) });
 }
 
-/** The recalled conversation as chat history (messages of the roles a model knows). */
-export function historyOf(recalled: MemoryContext | null): ChatMessage[] {
+/**
+ * The recalled conversation as chat history (messages of the roles a model knows). When
+ * memory recalled it immutable (as `TieredMemory` does: messages of role and content only)
+ * and every message has such a role, the history is that conversation itself, which the
+ * step's input and the store then share instead of copying.
+ */
+export function historyOf(recalled: MemoryContext | null): readonly ChatMessage[] {
+  const conversation = recalled?.conversation ?? [];
+  if (isImmutable(conversation) && allChatMessages(conversation)) {
+    return conversation as readonly ChatMessage[];
+  }
   const history: ChatMessage[] = [];
-  for (const m of recalled?.conversation ?? []) {
-    if (m.role === 'user' || m.role === 'assistant' || m.role === 'system') {
-      history.push({ role: m.role, content: m.content });
-    }
+  for (const m of conversation) {
+    if (isChatMessage(m)) history.push({ role: m.role, content: m.content });
   }
   return history;
 }

@@ -40,24 +40,36 @@ export class MiddlewarePipeline {
    * Runs `stage` on `value`. A middleware that throws rejects with a {@link MiddlewareFailure}
    * naming it; the caller sends that to `on_error`.
    */
-  async run<TStage extends MiddlewareStage>(
+  run<TStage extends MiddlewareStage>(
     stage: TStage,
     value: StageValues[TStage],
     ctx: ExecContext,
-  ): Promise<StageOutcome<TStage>> {
-    let current = value;
-    for (const m of (this.#byStage.get(stage) ?? []) as Middleware<TStage>[]) {
-      let out: MiddlewareReturn<TStage>;
-      try {
-        out = await m.run(current, ctx);
-      } catch (error) {
-        throw new MiddlewareFailure(m.name, stage, error);
-      }
-      if (isEndWith(out)) return { ended: true, end: out };
-      if (out !== undefined) current = out;
-    }
-    return { ended: false, value: current };
+  ): StageOutcome<TStage> | Promise<StageOutcome<TStage>> {
+    const list = this.#byStage.get(stage) as Middleware<TStage>[] | undefined;
+    // A stage nobody listens on costs the request nothing.
+    if (list === undefined) return { ended: false, value };
+    return runStage(list, stage, value, ctx);
   }
+}
+
+async function runStage<TStage extends MiddlewareStage>(
+  list: readonly Middleware<TStage>[],
+  stage: TStage,
+  value: StageValues[TStage],
+  ctx: ExecContext,
+): Promise<StageOutcome<TStage>> {
+  let current = value;
+  for (const m of list) {
+    let out: MiddlewareReturn<TStage>;
+    try {
+      out = await m.run(current, ctx);
+    } catch (error) {
+      throw new MiddlewareFailure(m.name, stage, error);
+    }
+    if (isEndWith(out)) return { ended: true, end: out };
+    if (out !== undefined) current = out;
+  }
+  return { ended: false, value: current };
 }
 
 /** A middleware threw: which, at which stage, and what. */

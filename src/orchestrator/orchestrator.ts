@@ -3,7 +3,13 @@
  * policy, recalled against memory, routed, invoked on the runtime's actors, stored in memory
  * and formatted for its channel — with middleware at five stages and a span per stage.
  */
-import { context as otelContext, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import {
+  context as otelContext,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import type { AgentInput, AgentResult } from '../actors/agent-result.js';
 import type { CreateContextOptions } from '../context/context-options.js';
 import type { ExecContext } from '../context/exec-context.js';
@@ -216,13 +222,15 @@ export class Orchestrator {
       stages: [],
     };
     const { stages, memoryErrors } = so;
+    // The stages' spans are children of the request's.
+    const parent = ctx.span ? trace.setSpan(otelContext.active(), ctx.span) : otelContext.active();
     const ended = (response: Response): Handled => ({ ...so, response });
     let stage = 'route';
     try {
       await this.runtime.admitRequest('orchestrator', ctx);
       stage = 'memory.recall';
       if (this.#memory) {
-        so.recalled = await this.#span('memory.recall', ctx, stages, () =>
+        so.recalled = await this.#span('memory.recall', parent, stages, () =>
           this.runtime.memory.recall(message, ctx),
         ).catch((err: unknown) => {
           // Memory helps an answer; it does not stop one.
@@ -237,7 +245,7 @@ export class Orchestrator {
       message = routed.value.message;
       stage = 'router.classify';
       await this.#feed?.sync();
-      const classified = await this.#span('router.classify', ctx, stages, async (note) => {
+      const classified = await this.#span('router.classify', parent, stages, async (note) => {
         const r = await this.router.classify(message, ctx);
         note('axon.route.intent', r.intent);
         note('axon.route.confidence', r.confidence);
@@ -261,7 +269,7 @@ export class Orchestrator {
       } else {
         stage = 'runtime.invoke';
         const input: AgentInput = { message, history: historyOf(so.recalled) };
-        result = await this.#span('runtime.invoke', ctx, stages, async (note, span) => {
+        result = await this.#span('runtime.invoke', parent, stages, async (note, span) => {
           note('gen_ai.agent.name', handler);
           // The invocation's steps nest under this stage's span.
           const r =
@@ -279,7 +287,7 @@ export class Orchestrator {
       const answer = (so.result = after.value.result);
       if (this.#memory && handler !== null) {
         stage = 'memory.store';
-        await this.#span('memory.store', ctx, stages, async () => {
+        await this.#span('memory.store', parent, stages, async () => {
           await this.runtime.memory.store({ content: message, role: 'user' }, ctx);
           await this.runtime.memory.store(
             { content: textForMemory(answer), role: 'assistant' },
@@ -291,7 +299,7 @@ export class Orchestrator {
         });
       }
       stage = 'responder.format';
-      const formatted = await this.#span('responder.format', ctx, stages, () =>
+      const formatted = await this.#span('responder.format', parent, stages, () =>
         this.responder.format(answer, channel, ctx),
       );
       stage = 'before_respond';
@@ -359,16 +367,15 @@ export class Orchestrator {
   }
 
   /**
-   * Runs `fn` in a span named `name`, a child of `ctx`'s span, and times it in `stages`;
+   * Runs `fn` in a span named `name`, a child of `parent`, and times it in `stages`;
    * `fn` notes what it finds with `note`, on the span and in the timing.
    */
   async #span<T>(
     name: string,
-    ctx: ExecContext,
+    parent: Context,
     stages: StageTiming[],
     fn: (note: (key: string, value: string | number) => void, span: Span) => Promise<T>,
   ): Promise<T> {
-    const parent = ctx.span ? trace.setSpan(otelContext.active(), ctx.span) : otelContext.active();
     const span = this.runtime.tracer.startSpan(name, {}, parent);
     const attributes: Record<string, string | number> = {};
     const note = (key: string, value: string | number): void => {
@@ -377,8 +384,12 @@ export class Orchestrator {
     };
     const started = performance.now();
     try {
-      return await runInSpan(span, () => fn(note, span));
+      return await fn(note, span);
+    } catch (err) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: toAxonError(err).message });
+      throw err;
     } finally {
+      span.end();
       stages.push({
         name,
         startedAt: performance.timeOrigin + started,

@@ -22,6 +22,7 @@ import { sqliteColdTier } from '../../src/memory/sqlite-cold-tier.js';
 import { sqliteWarmTier } from '../../src/memory/sqlite-warm-tier.js';
 import { engineSummarizer, TieredMemory } from '../../src/memory/tiered-memory.js';
 import { heuristicTokens, tiktokenCounter } from '../../src/memory/token-counter.js';
+import { isImmutable } from '../../src/store/deep-copy.js';
 import { clearRedisPrefix, redisUrl } from '../support/redis.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-tiered-'));
@@ -107,6 +108,38 @@ describe('TieredMemory recall', () => {
     expect(t.token_count).toBe(10);
     await memory.close();
     await tight.close();
+  });
+
+  it('returns the conversation immutable, and counts each in-process message once, however often recalled', async () => {
+    const counted: string[] = [];
+    const memory = new TieredMemory({
+      hot: memoryHotTier(),
+      countTokens: (text) => {
+        counted.push(text);
+        return heuristicTokens(text);
+      },
+    });
+    const ctx = ctxOf('ann');
+    await memory.store({ content: 'first', role: 'user' }, ctx);
+    await memory.store({ content: 'second', role: 'assistant' }, ctx);
+    const a = await memory.recall('q', ctx);
+    const b = await memory.recall('q', ctx);
+    expect(b.conversation).toEqual([
+      { role: 'user', content: 'first' },
+      { role: 'assistant', content: 'second' },
+    ]);
+    expect(isImmutable(a.conversation)).toBe(true);
+    expect(() => {
+      (a.conversation as { role: string; content: string }[]).push({ role: 'user', content: 'x' });
+    }).toThrow(TypeError);
+    expect(() => {
+      (a.conversation[0] as { content: string }).content = 'changed';
+    }).toThrow(TypeError);
+    // The same messages, worked out once: two texts counted for two recalls.
+    expect(b.conversation[0]).toBe(a.conversation[0]);
+    expect(counted).toEqual(['assistant: second', 'user: first']);
+    expect(b.token_count).toBe(a.token_count);
+    await memory.close();
   });
 
   it('counts with an exact tokenizer when given one', async () => {

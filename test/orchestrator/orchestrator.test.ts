@@ -98,6 +98,12 @@ describe('orchestrator.handle', () => {
       { role: 'assistant', content: 'plan for: Plan a trip to Berlin' },
     ]);
     expect(second.recalled?.conversation).toHaveLength(2);
+    // The step's stored input holds the history the agent got.
+    const step = await rt.store.getStep(second.result?.stepId ?? '');
+    expect(step?.input).toEqual({
+      message: 'and the weather there?',
+      history: seen.at(-1)?.history,
+    });
     // Another user recalls nothing of ann's.
     const other = await door.handle('weather?', { context: { userId: 'bob', sessionId: 's1' } });
     expect(other.recalled?.conversation).toEqual([]);
