@@ -271,6 +271,8 @@ export {
   type SubmissionCaller,
   type SubmittedStep,
 } from './steps/step-submission.js';
+export type { JoinedRun, JoinRunOptions } from './steps/run-join.js';
+export { shareImmutable } from './store/deep-copy.js';
 export { FleetWorker, type FleetWorkerOptions, type StopReport } from './fleet/fleet-worker.js';
 export type { FleetOptions } from './placement/fleet-link.js';
 export { stepJobSchema, type StepJob } from './placement/fleet-jobs.js';
@@ -394,6 +396,7 @@ export {
   type Handled,
   type HandleOptions,
   type OrchestratorOptions,
+  RUN_CONTEXT_KEYS,
 } from './orchestrator/orchestrator.js';
 export {
   defineMiddleware,

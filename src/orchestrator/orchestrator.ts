@@ -13,6 +13,7 @@ import {
 import type { AgentInput, AgentResult } from '../actors/agent-result.js';
 import type { CreateContextOptions } from '../context/context-options.js';
 import type { ExecContext } from '../context/exec-context.js';
+import { formatTraceparent } from '../context/traceparent.js';
 import { toAxonError } from '../errors/to-error-payload.js';
 import type { MemoryContext } from '../memory/memory-types.js';
 import type { Runtime } from '../runtime/runtime.js';
@@ -111,7 +112,29 @@ export interface HandleOptions {
    * the request goes on.
    */
   readonly onEvent?: (item: StreamItem) => void;
+  /**
+   * Handle the request inside run `runId` (made with `runtime.createRun`), its model and
+   * tool calls numbered under `clientToken`: the router's, the responder's and those of
+   * every agent invoked are recorded in a `record` run and served from the recorded run in
+   * `replay` and `strict_replay` (NERVE-4021, NERVE-4022), so the request replays with the
+   * same route and answer. The invocation's steps are the run's; the run stays open. With it,
+   * `context` may name only who asks (see {@link RUN_CONTEXT_KEYS}), and `ctx` is refused.
+   * An unknown run (or another user's) or one that ended fails the request at stage `run`.
+   */
+  readonly run?: { readonly runId: string; readonly clientToken: string };
 }
+
+/** What `context` may hold when a request is handled inside a run (`HandleOptions.run`). */
+export const RUN_CONTEXT_KEYS: readonly string[] = Object.freeze([
+  'name',
+  'userId',
+  'sessionId',
+  'memoryScope',
+  'metadata',
+  'permissions',
+  'signal',
+  'timeoutMs',
+]);
 
 /** The front door over a runtime; see the module. */
 export class Orchestrator {
@@ -164,11 +187,19 @@ export class Orchestrator {
   async handle(message: string, options: HandleOptions = {}): Promise<Handled> {
     checkRequest(message, options);
     const channel = options.channel ?? DEFAULT_CHANNEL;
-    return this.#traced('orchestrator.handle', options, async (ctx, span) => {
-      const handled = await this.#handle(message, ctx, channel, null, options.onEvent);
+    const request = await this.#request('orchestrator.handle', options);
+    const { span } = request;
+    try {
+      const handled = await this.#handle(message, request, channel, null, options.onEvent);
       span.setAttribute('axon.route.intent', handled.route?.intent ?? UNKNOWN_INTENT);
+      if (handled.error !== null) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: toAxonError(handled.error).message });
+      }
       return handled;
-    });
+    } finally {
+      request.release();
+      span.end();
+    }
   }
 
   /**
@@ -179,9 +210,10 @@ export class Orchestrator {
   async *stream(message: string, options: HandleOptions = {}): AsyncGenerator<ResponseChunk> {
     checkRequest(message, options);
     const channel = options.channel ?? DEFAULT_CHANNEL;
-    const { ctx, span } = this.#request('orchestrator.stream', options);
+    const request = await this.#request('orchestrator.stream', options);
+    const { ctx, span } = request;
     const tokens = new TokenFeed();
-    const handled = this.#handle(message, ctx, channel, tokens, options.onEvent).finally(() => {
+    const handled = this.#handle(message, request, channel, tokens, options.onEvent).finally(() => {
       tokens.end();
     });
     // The outcome is read by the final chunk; a rejection must not go unhandled meanwhile.
@@ -192,6 +224,8 @@ export class Orchestrator {
     } finally {
       tokens.end();
       ctx.cancel(new Error('stream consumer stopped'));
+      await handled.catch(() => undefined);
+      request.release();
       span.end();
     }
   }
@@ -207,11 +241,12 @@ export class Orchestrator {
 
   async #handle(
     message: string,
-    ctx: ExecContext,
+    request: Request,
     channel: Channel,
     tokens: TokenFeed | null,
     onEvent?: (item: StreamItem) => void,
   ): Promise<Handled> {
+    const { ctx } = request;
     // What the request has so far: every way out of it answers with this.
     const so: RequestSoFar = {
       route: null,
@@ -225,8 +260,10 @@ export class Orchestrator {
     // The stages' spans are children of the request's.
     const parent = ctx.span ? trace.setSpan(otelContext.active(), ctx.span) : otelContext.active();
     const ended = (response: Response): Handled => ({ ...so, response });
-    let stage = 'route';
+    let stage = 'run';
     try {
+      if (request.refused !== null) throw request.refused;
+      stage = 'route';
       await this.runtime.admitRequest('orchestrator', ctx);
       stage = 'memory.recall';
       if (this.#memory) {
@@ -402,9 +439,11 @@ export class Orchestrator {
   /**
    * The request's span `name` (a child of `options.ctx`'s span when given) and its context:
    * `options.ctx`, or one made of `options.context` whose parent is that span, so every span
-   * of the request (the stages, the invocation's steps) is in its tree.
+   * of the request (the stages, the invocation's steps) is in its tree; with `options.run`,
+   * a context inside that run (`runtime.joinRun`), or, when the run refuses, a plain one and
+   * the refusal, which fails the request at its first stage.
    */
-  #request(name: string, options: HandleOptions): { ctx: ExecContext; span: Span } {
+  async #request(name: string, options: HandleOptions): Promise<Request> {
     const given = options.ctx;
     const parent = given?.span
       ? trace.setSpan(otelContext.active(), given.span)
@@ -412,30 +451,40 @@ export class Orchestrator {
     const span = this.runtime.tracer.startSpan(name, {}, parent);
     const sc = span.spanContext();
     // Without a tracer provider the span is a no-op with no valid ids: nothing to join.
-    const joined = trace.isSpanContextValid(sc)
-      ? {
-          traceId: sc.traceId,
-          remoteParent: {
-            traceId: sc.traceId,
-            spanId: sc.spanId,
-            sampled: (sc.traceFlags & 1) === 1,
-          },
-        }
-      : {};
-    const ctx = given ?? this.runtime.createContext({ ...options.context, ...joined });
-    return { ctx, span };
-  }
-
-  /** Runs `fn` in the request's span (see {@link #request}), ended when `fn` settles. */
-  #traced<T>(
-    name: string,
-    options: HandleOptions,
-    fn: (ctx: ExecContext, span: Span) => Promise<T>,
-  ): Promise<T> {
-    const { ctx, span } = this.#request(name, options);
-    return runInSpan(span, (s) => fn(ctx, s));
+    const remoteParent = trace.isSpanContextValid(sc)
+      ? { traceId: sc.traceId, spanId: sc.spanId, sampled: (sc.traceFlags & 1) === 1 }
+      : null;
+    if (given) return { ctx: given, span, release: noRelease, refused: null };
+    const joined = remoteParent ? { traceId: remoteParent.traceId, remoteParent } : {};
+    const { run } = options;
+    if (!run) {
+      const ctx = this.runtime.createContext({ ...options.context, ...joined });
+      return { ctx, span, release: noRelease, refused: null };
+    }
+    try {
+      const inRun = await this.runtime.joinRun(run.runId, run.clientToken, {
+        ...options.context,
+        ...(remoteParent ? { traceparent: formatTraceparent(remoteParent) } : {}),
+      });
+      return { ctx: inRun.ctx, span, release: inRun.release, refused: null };
+    } catch (refused) {
+      const ctx = this.runtime.createContext({ ...options.context, ...joined });
+      return { ctx, span, release: noRelease, refused: toAxonError(refused) };
+    }
   }
 }
+
+/** A request's context and span, and what to do when it has ended. */
+interface Request {
+  readonly ctx: ExecContext;
+  readonly span: Span;
+  /** Gives back the request's share of its run's ledger (`HandleOptions.run`). */
+  readonly release: () => void;
+  /** Why the run of `HandleOptions.run` refused the request, or `null`. */
+  readonly refused: Error | null;
+}
+
+function noRelease(): void {}
 
 /** Refuses what `handle` and `stream` cannot take (a programming error, not a request's). */
 function checkRequest(message: unknown, options: HandleOptions): void {
@@ -445,17 +494,22 @@ function checkRequest(message: unknown, options: HandleOptions): void {
   if (options.ctx !== undefined && options.context !== undefined) {
     throw new TypeError('orchestrator: give ctx or context, not both');
   }
-}
-
-/** Ends `span` after `fn`, with an error status if it threw. */
-async function runInSpan<T>(span: Span, fn: (span: Span) => Promise<T>): Promise<T> {
-  try {
-    return await fn(span);
-  } catch (err) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: toAxonError(err).message });
-    throw err;
-  } finally {
-    span.end();
+  const { run } = options;
+  if (run !== undefined) {
+    if (options.ctx !== undefined) {
+      throw new TypeError(
+        'orchestrator: a request inside a run makes its own context: give context, not ctx',
+      );
+    }
+    if (typeof run.runId !== 'string' || typeof run.clientToken !== 'string') {
+      throw new TypeError('orchestrator: run needs a runId and a clientToken, both strings');
+    }
+    const others = Object.keys(options.context ?? {}).filter((k) => !RUN_CONTEXT_KEYS.includes(k));
+    if (others.length > 0) {
+      throw new TypeError(
+        `orchestrator: inside a run the context is the run's; context may not set ${others.join(', ')} (it may set ${RUN_CONTEXT_KEYS.join(', ')})`,
+      );
+    }
   }
 }
 

@@ -34,6 +34,7 @@ import {
   type FollowDeps,
   type FollowOptions,
 } from '../runs/step-follow.js';
+import { joinRun, type JoinedRun, type JoinRunOptions } from '../steps/run-join.js';
 import { submitStep, type SubmissionCaller, type SubmittedStep } from '../steps/step-submission.js';
 import type { BreakerState } from '../supervisors/circuit-breaker.js';
 import type { PoolInfo } from '../placement/pool-info.js';
@@ -119,6 +120,29 @@ export class RunOperations {
   /** Marks a running run with no live steps `completed`. */
   completeRun(runId: string): Promise<RunRecord> {
     return completeRun(this.parts.runs, runId);
+  }
+
+  /**
+   * A context inside run `runId` for work that is not one of its submitted steps (the front
+   * door's request, `orchestrator.handle(message, { run })`): the run's id, user, shared
+   * budget ledger and wall budget; the engine and tool calls made under it, and under every
+   * agent invoked with it, are the run's calls under `clientToken`, recorded in a `record`
+   * run and served from the recorded run in `replay` and `strict_replay` (NERVE-4021,
+   * NERVE-4022). Call `release` when the work has ended. Rejects with `InvalidParamsError`
+   * for an empty client token, `NotFoundError` for an unknown run or another user's, and
+   * `ConflictError` for a run that has ended.
+   *
+   * @example
+   * const { ctx, release } = await runtime.joinRun(run.run_id, 'req-1', { sessionId: 's1' });
+   * try { await runtime.invoke('planner', 'Plan a trip', ctx); } finally { release(); }
+   */
+  async joinRun(
+    runId: string,
+    clientToken: string,
+    options: JoinRunOptions = {},
+  ): Promise<JoinedRun> {
+    this.parts.assertOpen();
+    return await joinRun(this.parts.submissions, runId, clientToken, options);
   }
 
   /**

@@ -302,11 +302,13 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
         // The decision of the steps that run here.
         choosePool(placementOf(run.pool_policy), localPools()),
       ),
-    contextFor: (run, step, remoteParent) => {
+    contextFor: (run, step, remoteParent, identity) => {
       const shared = runLedgers.acquire(run);
       const ctx = rootContext({
+        ...identity,
         runId: run.run_id,
-        userId: run.user_id,
+        // A run's work is its user's; a run of nobody's takes the joining request's.
+        userId: run.user_id ?? identity?.userId ?? null,
         budgets: stepBudgets(run, step, clock.now()),
         ledgerParent: shared.ledger,
         ...(remoteParent ? { remoteParent } : {}),

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { BudgetLedger, type BudgetLimits } from '../context/budget-ledger.js';
 import type { Budgets, ExecContext } from '../context/exec-context.js';
+import type { CreateContextOptions } from '../context/context-options.js';
 import { ConflictError } from '../errors/conflict-error.js';
 import { InternalError } from '../errors/internal-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
@@ -146,6 +147,22 @@ export interface SubmissionCaller {
   readonly traceparent?: string | undefined;
 }
 
+/**
+ * Who works in a run besides its steps (the front door's request): see `joinRun`. Its
+ * `userId` must be the run's user when the run has one.
+ */
+export type RunJoinIdentity = Pick<
+  CreateContextOptions,
+  | 'name'
+  | 'userId'
+  | 'sessionId'
+  | 'memoryScope'
+  | 'metadata'
+  | 'permissions'
+  | 'signal'
+  | 'timeoutMs'
+>;
+
 /** What a submission needs from the runtime. */
 export interface SubmissionHost {
   readonly store: RunStore;
@@ -166,6 +183,7 @@ export interface SubmissionHost {
     run: RunRecord,
     stepBudgets: z.infer<typeof wireBudgetsSchema> | undefined,
     remoteParent?: TraceParent,
+    identity?: RunJoinIdentity,
   ): { readonly ctx: ExecContext; readonly release: () => void };
   /** The fleet submitted steps go to (`createRuntime({ fleet })`); `null`: they run here. */
   readonly dispatch: StepDispatch | null;
