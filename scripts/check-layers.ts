@@ -16,7 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['runs'],
   ['steps'],
   ['runtime'],
-  ['orchestrator'],
+  ['orchestrator', 'workflows'],
   ['cli', 'server', 'fleet'],
 ];
 

@@ -6,7 +6,8 @@
 import type { z } from 'zod';
 import type { ExecContext } from '../context/exec-context.js';
 import { extract, mergeExtractConfig, type ExtractConfig } from './extract.js';
-import type { AgentFn, ThreadContext } from './thread-context.js';
+import type { ProcessBehaviour } from './process-behaviour.js';
+import { threadPrompt, type AgentFn, type ThreadContext } from './thread-context.js';
 
 /** What a role's run produced: the raw answer and the data extracted from it. */
 export interface RoleOutput<T> {
@@ -25,7 +26,10 @@ export interface Role<T> {
     thread: ThreadContext,
     options?: {
       readonly signal?: AbortSignal;
-      /** The context whose budget the correcting engine call is charged to. */
+      /**
+       * The context whose budget the correcting engine call is charged to; with an adapter
+       * that streams (a CLI adapter), its output streams into this context's step too.
+       */
       readonly ctx?: ExecContext;
     },
   ): Promise<RoleOutput<T>>;
@@ -47,6 +51,9 @@ export function createRole<T>(
   globalConfig: ExtractConfig = {},
 ): Role<T> {
   const agentFn = typeof adapter === 'function' ? adapter : adapter.agentFn;
+  // An adapter that streams (a CLI adapter) streams into the context's step when given one.
+  const streaming =
+    typeof adapter === 'function' ? null : ((adapter as Partial<ProcessBehaviour>).run ?? null);
   if (typeof agentFn !== 'function') {
     throw new TypeError('createRole: adapter must be an AgentFn or have one (agentFn)');
   }
@@ -56,7 +63,10 @@ export function createRole<T>(
     schema,
     extractConfig: config,
     async run(thread, options = {}) {
-      const raw = await agentFn(thread, prompt, options.signal ? { signal: options.signal } : {});
+      const raw =
+        streaming && options.ctx
+          ? await streamed(streaming.bind(adapter), threadPrompt(thread, prompt), options.ctx)
+          : await agentFn(thread, prompt, options.signal ? { signal: options.signal } : {});
       const meta = await extract(raw, schema, {
         ...config,
         ...(options.signal ? { signal: options.signal } : {}),
@@ -65,4 +75,26 @@ export function createRole<T>(
       return { raw, meta };
     },
   };
+}
+
+/** Runs a streaming adapter on `prompt`, its tokens pushed into `ctx`'s step; its whole text. */
+async function streamed(
+  run: ProcessBehaviour['run'],
+  prompt: string,
+  ctx: ExecContext,
+): Promise<string> {
+  const tokens = run({ message: prompt }, ctx);
+  for (;;) {
+    const r = await tokens.next();
+    if (r.done) {
+      const result = r.value;
+      if (result.status !== 'success') {
+        throw new Error(`the adapter answered ${result.status}: ${result.message}`);
+      }
+      return typeof result.output === 'string' ? result.output : JSON.stringify(result.output);
+    }
+    ctx.stream.push(r.value);
+    const wait = ctx.stream.ready();
+    if (wait) await wait;
+  }
 }
