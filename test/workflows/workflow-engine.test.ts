@@ -15,6 +15,7 @@ import {
   type WorkflowSpec,
 } from '../../src/workflows/workflow-definition.js';
 import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
+import { followThread, parseThreadCursor } from '../../src/workflows/thread-stream.js';
 import { quietRuntime } from '../support/runtime.js';
 
 const engines: WorkflowEngine[] = [];
@@ -181,5 +182,123 @@ describe('defineWorkflow', () => {
     expect(() => defineWorkflow({ ...base, extra: 1 } as WorkflowSpec)).toThrow(
       /unknown option extra/,
     );
+  });
+});
+
+describe('killing, overflow and streaming', () => {
+  it('kill cancels the running turn end to end and ends the thread killed', async () => {
+    const { rt, engine } = setup({ moderator: () => 'coder' }, {}, 50);
+    const t = await engine.trigger('review', 'x');
+    // Wait until the first turn streams.
+    for await (const f of followThread(engine, t.thread_id)) {
+      if (f.kind === 'turn_event' && f.event.type === 'token') break;
+    }
+    const killed = await engine.kill(t.thread_id);
+    expect(killed.status).toBe('killed');
+    expect(killed.end_reason).toBe('killed');
+    expect(killed.turns[0]?.status).toBe('cancelled');
+    expect((await rt.getRun(t.thread_id))?.status).toBe('cancelled');
+    await expect(engine.kill(t.thread_id)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(engine.kill('run_nope')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it('queue: threads past max wait in order and start as others end; past maxQueue refused', async () => {
+    const { engine } = setup(
+      { maxRounds: 1, concurrency: { max: 1, overflow: 'queue', maxQueue: 2 } },
+      {},
+      5,
+    );
+    const a = await engine.trigger('review', 'a');
+    const b = await engine.trigger('review', 'b');
+    const c = await engine.trigger('review', 'c');
+    expect(b.status).toBe('queued');
+    expect(c.status).toBe('queued');
+    expect(engine.get('review')).toMatchObject({ running: 1, queued: 2 });
+    await expect(engine.trigger('review', 'd')).rejects.toMatchObject({ code: 'QUEUE_FULL' });
+    const ends: string[] = [];
+    await Promise.all(
+      [a, b, c].map(async (t) => {
+        const done = await engine.wait(t.thread_id);
+        ends.push(done.input);
+        expect(done.status).toBe('completed');
+      }),
+    );
+    expect(ends).toEqual(['a', 'b', 'c']);
+    // A refused thread left no run behind.
+    expect((await engine.threads()).map((t) => t.input).sort()).toEqual(['a', 'b', 'c']);
+  });
+
+  it('drop: a thread past max is refused with a typed error and leaves nothing', async () => {
+    const { engine } = setup({ maxRounds: 1, concurrency: { max: 1, overflow: 'drop' } }, {}, 20);
+    const a = await engine.trigger('review', 'a');
+    await expect(engine.trigger('review', 'b')).rejects.toMatchObject({ code: 'QUEUE_FULL' });
+    await engine.wait(a.thread_id);
+    expect(await engine.threads()).toHaveLength(1);
+    // Room again: taken.
+    const c = await engine.trigger('review', 'c');
+    expect((await engine.wait(c.thread_id)).status).toBe('completed');
+  });
+
+  it('a killed waiting thread leaves the queue', async () => {
+    const { engine } = setup({ maxRounds: 1, concurrency: { max: 1 } }, {}, 20);
+    const a = await engine.trigger('review', 'a');
+    const b = await engine.trigger('review', 'b');
+    expect((await engine.kill(b.thread_id)).status).toBe('killed');
+    expect(engine.get('review').queued).toBe(0);
+    await engine.wait(a.thread_id);
+    expect((await engine.thread(b.thread_id))?.turns).toEqual([]);
+  });
+
+  it('streams each turn’s tokens as they come, then the end; a reader resumes after the last id it saw', async () => {
+    const { engine } = setup({}, {}, 1);
+    const t = await engine.trigger('review', 'x');
+    const frames = [];
+    for await (const f of followThread(engine, t.thread_id)) frames.push(f);
+    const end = frames.at(-1);
+    expect(end?.kind).toBe('thread_end');
+    const text = (n: number): string =>
+      frames
+        .flatMap((f) =>
+          f.kind === 'turn_event' && f.turn === n && f.event.type === 'token' ? [f.event.t] : [],
+        )
+        .join('');
+    expect(text(1)).toBe('code v1');
+    expect(text(6)).toBe('APPROVED');
+    const ids = frames.map((f) => f.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    // Resume after a frame in the middle: the rest, exactly.
+    const middle = frames[Math.floor(frames.length / 2)];
+    const rest = [];
+    for await (const f of followThread(
+      engine,
+      t.thread_id,
+      parseThreadCursor(middle?.id ?? '') ?? undefined,
+    )) {
+      rest.push(f.id);
+    }
+    expect(rest).toEqual(ids.slice(Math.floor(frames.length / 2) + 1));
+  });
+});
+
+describe('replay', () => {
+  it('a thread under strict_replay reproduces the role sequence and outputs byte for byte, asking no model (NERVE-4021)', async () => {
+    const { engine, asked } = setup();
+    const first = await engine.wait(
+      (await engine.trigger('review', 'Add a README', { seed: 5 })).thread_id,
+    );
+    const calls = asked.length;
+    const again = await engine.wait(
+      (
+        await engine.trigger('review', 'Add a README', {
+          mode: 'strict_replay',
+          replayOf: first.thread_id,
+        })
+      ).thread_id,
+    );
+    expect(again.status).toBe('completed');
+    expect(JSON.stringify(again.turns.map((t) => [t.role, t.raw, t.output]))).toBe(
+      JSON.stringify(first.turns.map((t) => [t.role, t.raw, t.output])),
+    );
+    expect(asked).toHaveLength(calls);
   });
 });
