@@ -1,0 +1,90 @@
+/**
+ * A thread outlives its process: a process running a thread is killed (SIGKILL) during turn
+ * 2; a new runtime on the same SQLite file finds the thread, marks it crashed and resumes it
+ * from its last finished turn (turn 1 is not asked again) — or, when the workflow does not
+ * allow it, leaves it crashed.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { THREAD_FACT } from '../../src/workflows/thread-records.js';
+import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
+import { crashSetup } from '../fixtures/workflow-thread.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'axon-wf-crash-'));
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+const fixture = fileURLToPath(new URL('../fixtures/workflow-thread.ts', import.meta.url));
+
+/** Starts the fixture and kills it once turn 2 has begun; the thread's id. */
+function runAndKill(db: string, resume: 'yes' | 'no'): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture, db, resume], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      // TURN 1 is printed when turn 1 is known (started): kill once turn 2 has started.
+      if (/^TURN 2$/m.test(out)) child.kill('SIGKILL');
+    });
+    child.on('exit', (code, signal) => {
+      const id = /^THREAD (\S+)$/m.exec(out)?.[1];
+      if (signal !== 'SIGKILL' || !id)
+        reject(new Error(`the thread process ended ${code ?? signal}: ${err}`));
+      else resolve(id);
+    });
+  });
+}
+
+const calls = (db: string): string[] => readFileSync(`${db}.calls`, 'utf8').trim().split('\n');
+
+describe('a thread after its process was killed', () => {
+  it('is found, marked crashed and resumed from its last finished turn', async () => {
+    const db = join(dir, 'resume.db');
+    const id = await runAndKill(db, 'yes');
+    expect(calls(db)).toEqual(['coder 1', 'reviewer 2']);
+    const { rt, workflow } = crashSetup(db, true, 0);
+    const engine = new WorkflowEngine(rt, [workflow]);
+    try {
+      const before = await engine.thread(id);
+      expect(before?.status).toBe('started');
+      const recovered = await engine.recover();
+      expect(recovered).toEqual({ resumed: [id], crashed: [], requeued: [] });
+      const t = await engine.wait(id);
+      expect(t.status).toBe('completed');
+      expect(t.turns.map((x) => x.role)).toEqual(['coder', 'reviewer', 'coder', 'reviewer']);
+      // Turn 1 stood; turn 2 ran again from its start; 3 and 4 ran once.
+      expect(calls(db)).toEqual(['coder 1', 'reviewer 2', 'reviewer 2', 'coder 3', 'reviewer 4']);
+      const lifecycle = (await rt.listFacts(id, { type: THREAD_FACT })).map(
+        (f) => (f.data as { status: string }).status,
+      );
+      expect(lifecycle).toEqual(['queued', 'started', 'crashed', 'started', 'completed']);
+    } finally {
+      await engine.close();
+      await rt.close();
+    }
+  });
+
+  it('is left crashed when its workflow does not resume', async () => {
+    const db = join(dir, 'no-resume.db');
+    const id = await runAndKill(db, 'no');
+    const { rt, workflow } = crashSetup(db, false, 0);
+    const engine = new WorkflowEngine(rt, [workflow]);
+    try {
+      expect(await engine.recover()).toEqual({ resumed: [], crashed: [id], requeued: [] });
+      const t = await engine.thread(id);
+      expect(t).toMatchObject({ status: 'crashed', end_reason: 'crashed' });
+      expect((await rt.getRun(id))?.status).toBe('failed');
+    } finally {
+      await engine.close();
+      await rt.close();
+    }
+  });
+});
