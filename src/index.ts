@@ -466,3 +466,25 @@ export { createToneResponder, type ToneResponderOptions } from './orchestrator/t
 export { createMultimodalResponder } from './orchestrator/multimodal-responder.js';
 export { fitToChannel, stripMarkdown } from './orchestrator/channel-text.js';
 export { sseChunk, websocketChunk } from './orchestrator/stream-chunks.js';
+// Workflows (issue 21): roles taking turns in durable threads, steered by a moderator.
+export {
+  defineWorkflow,
+  END,
+  type AgentRoleSpec,
+  type EngineRoleSpec,
+  type Moderator,
+  type ThreadSoFar,
+  type ThreadTurn,
+  type WorkflowDefinition,
+  type WorkflowRoleSpec,
+  type WorkflowSpec,
+} from './workflows/workflow-definition.js';
+export {
+  createWorkflowEngine,
+  WorkflowEngine,
+  type RecoveredThreads,
+  type TriggerOptions,
+  type WorkflowInfo,
+} from './workflows/workflow-engine.js';
+export type { ThreadStatus, ThreadView, TurnView, EndReason } from './workflows/thread-records.js';
+export { followThread, parseThreadCursor, type ThreadFrame } from './workflows/thread-stream.js';

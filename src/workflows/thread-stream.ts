@@ -95,9 +95,15 @@ export async function* followThread(
         new Promise<void>((resolve) => setTimeout(resolve, 200).unref()),
         ...(signal
           ? [
-              new Promise<void>((resolve) =>
-                signal.addEventListener('abort', () => resolve(), { once: true }),
-              ),
+              new Promise<void>((resolve) => {
+                signal.addEventListener(
+                  'abort',
+                  () => {
+                    resolve();
+                  },
+                  { once: true },
+                );
+              }),
             ]
           : []),
       ]);

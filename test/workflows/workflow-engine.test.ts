@@ -15,7 +15,11 @@ import {
   type WorkflowSpec,
 } from '../../src/workflows/workflow-definition.js';
 import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
-import { followThread, parseThreadCursor } from '../../src/workflows/thread-stream.js';
+import {
+  followThread,
+  parseThreadCursor,
+  type ThreadFrame,
+} from '../../src/workflows/thread-stream.js';
 import { quietRuntime } from '../support/runtime.js';
 
 const engines: WorkflowEngine[] = [];
@@ -252,7 +256,7 @@ describe('killing, overflow and streaming', () => {
   it('streams each turn’s tokens as they come, then the end; a reader resumes after the last id it saw', async () => {
     const { engine } = setup({}, {}, 1);
     const t = await engine.trigger('review', 'x');
-    const frames = [];
+    const frames: ThreadFrame[] = [];
     for await (const f of followThread(engine, t.thread_id)) frames.push(f);
     const end = frames.at(-1);
     expect(end?.kind).toBe('thread_end');
@@ -268,7 +272,7 @@ describe('killing, overflow and streaming', () => {
     expect(new Set(ids).size).toBe(ids.length);
     // Resume after a frame in the middle: the rest, exactly.
     const middle = frames[Math.floor(frames.length / 2)];
-    const rest = [];
+    const rest: string[] = [];
     for await (const f of followThread(
       engine,
       t.thread_id,
