@@ -14,6 +14,7 @@ import { QueueFullError } from '../errors/queue-full-error.js';
 import { toErrorPayload, type ErrorPayload } from '../errors/to-error-payload.js';
 import type { RunMode, RunRecord, StepRecord } from '../store/records.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { isImmutable, shareImmutable, shareImmutableItems } from '../store/deep-copy.js';
 import {
   readThread,
   THREAD_ENDED,
@@ -71,6 +72,8 @@ interface LiveThread {
   /** The step of the turn running now. */
   step: string | null;
   killed: boolean;
+  /** Settles once this engine stopped driving the thread (it ended, or could not go on). */
+  done: Promise<void>;
 }
 
 interface WorkflowState {
@@ -253,9 +256,14 @@ export class WorkflowEngine {
     return (await readThread(this.runtime, threadId)) as ThreadView;
   }
 
-  /** Resolves once thread `threadId` has ended (read from the store). */
+  /** Resolves once thread `threadId` has ended (read from the store, or driven here). */
   async #ended(threadId: string): Promise<void> {
     for (;;) {
+      const live = this.#live.get(threadId);
+      if (live) {
+        await live.done;
+        continue;
+      }
       const changed = new Promise<void>((resolve) =>
         this.#events.once(`changed:${threadId}`, resolve),
       );
@@ -270,9 +278,14 @@ export class WorkflowEngine {
    * thread.
    */
   async wait(threadId: string): Promise<ThreadView> {
-    const t = await readThread(this.runtime, threadId);
-    if (!t) throw new NotFoundError('thread', threadId);
-    await this.#ended(threadId);
+    const live = this.#live.get(threadId);
+    if (live) {
+      await live.done;
+    } else {
+      const t = await readThread(this.runtime, threadId);
+      if (!t) throw new NotFoundError('thread', threadId);
+      await this.#ended(threadId);
+    }
     return (await readThread(this.runtime, threadId)) as ThreadView;
   }
 
@@ -355,6 +368,7 @@ export class WorkflowEngine {
       input,
       step: null,
       killed: false,
+      done: Promise.resolve(),
     };
     this.#live.set(threadId, live);
     const driving = this.#drive(live, turns, resumed)
@@ -380,6 +394,7 @@ export class WorkflowEngine {
           });
         }
       });
+    live.done = driving;
     this.#driving.add(driving);
   }
 
@@ -418,7 +433,8 @@ export class WorkflowEngine {
         threadId: live.id,
         workflow: w.name,
         input: live.input,
-        turns: turns.map(({ n: tn, role, raw, output }) => ({ n: tn, role, raw, output })),
+        // Finished turns never change: shared, not copied, by each turn's stored input.
+        turns: sharedList(turns.map(sharedTurn)),
       };
       const step = await this.#turn(live, n, next, thread);
       // Killed while the turn ran (kill() sets it meanwhile).
@@ -489,6 +505,28 @@ export class WorkflowEngine {
   async #note(threadId: string, data: ThreadFactData): Promise<void> {
     await this.runtime.appendFact(threadId, { type: THREAD_FACT, data });
   }
+}
+
+/** What a turn's input holds of a finished turn, immutable (worked out once per turn). */
+const sharedTurns = new WeakMap<ThreadTurn, TurnThread['turns'][number]>();
+function sharedTurn(t: ThreadTurn): TurnThread['turns'][number] {
+  let shared = sharedTurns.get(t);
+  if (!shared) {
+    const plain = { n: t.n, role: t.role, raw: t.raw, output: t.output };
+    try {
+      shared = shareImmutable(plain);
+    } catch {
+      // An output that is not plain data (a Date, say) is copied like any input.
+      shared = plain;
+    }
+    sharedTurns.set(t, shared);
+  }
+  return shared;
+}
+
+/** The list shared when every item is (else copied like any input). */
+function sharedList<T>(items: T[]): readonly T[] {
+  return items.every(isImmutable) ? shareImmutableItems(items) : items;
 }
 
 function isKilled(live: LiveThread): boolean {

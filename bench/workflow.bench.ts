@@ -1,0 +1,124 @@
+/**
+ * @module bench:workflow — a thread of a two-role workflow of no-op roles for 10 rounds (the
+ * moderator alternates `a` and `b`; the thread ends at `maxRounds` 10), each thread a durable
+ * run with its lifecycle facts and ten turn steps in the in-memory store, against the same
+ * loop in LangGraph.js (two nodes, a conditional edge back until 10 rounds, its in-memory
+ * state), threads per second, `AXON_BENCH_IN_FLIGHT` threads at once on both sides (default
+ * 16), interleaved rounds in one process. Target: `ratios.vs_langgraph` ≥ 10.
+ */
+import { Annotation, END as LG_END, START, StateGraph } from '@langchain/langgraph';
+import type { Role } from '../src/adapters/create-role.js';
+import { createLogger } from '../src/observability/logger.js';
+import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
+import { memoryStore } from '../src/store/memory-store.js';
+import { defineWorkflow, END } from '../src/workflows/workflow-definition.js';
+import { WorkflowEngine } from '../src/workflows/workflow-engine.js';
+import { interleave, report } from './harness.js';
+
+const rounds = Number(process.env['AXON_BENCH_ROUNDS'] ?? '6');
+const roundMs = Number(process.env['AXON_BENCH_ROUND_MS'] ?? '1500');
+const inFlight = Number(process.env['AXON_BENCH_IN_FLIGHT'] ?? '16');
+const ROUNDS = 10;
+
+/** A role that answers at once. */
+const noop: Role<string> = {
+  prompt: '',
+  schema: undefined as never,
+  extractConfig: {},
+  run: () => Promise.resolve({ raw: 'ok', meta: 'ok' }),
+};
+const workflow = defineWorkflow({
+  name: 'pingpong',
+  roles: { a: { role: noop }, b: { role: noop } },
+  moderator: (t) => (t.turns.at(-1)?.role === 'a' ? 'b' : 'a'),
+  maxRounds: ROUNDS,
+  concurrency: { max: inFlight },
+});
+void END;
+
+const State = Annotation.Root({
+  rounds: Annotation<number>({ reducer: (_prev, next) => next, default: () => 0 }),
+  last: Annotation<string>({ reducer: (_prev, next) => next, default: () => '' }),
+});
+const graph = new StateGraph(State)
+  .addNode('a', (s) => ({ rounds: s.rounds + 1, last: 'a' }))
+  .addNode('b', (s) => ({ rounds: s.rounds + 1, last: 'b' }))
+  .addEdge(START, 'a')
+  .addConditionalEdges('a', (s) => (s.rounds >= ROUNDS ? LG_END : 'b'))
+  .addConditionalEdges('b', (s) => (s.rounds >= ROUNDS ? LG_END : 'a'))
+  .compile();
+
+let runtime: Runtime | null = null;
+let engine: WorkflowEngine | null = null;
+
+/** Fails unless a thread takes ten turns and ends `max_rounds`, and the graph ten rounds. */
+async function check(): Promise<void> {
+  const rt = createRuntime({ store: memoryStore(), logger: createLogger({ level: 'silent' }) });
+  const e = new WorkflowEngine(rt, [workflow]);
+  const t = await e.wait((await e.trigger('pingpong', 'go')).thread_id);
+  await e.close();
+  await rt.close();
+  if (t.end_reason !== 'max_rounds' || t.turns.length !== ROUNDS) {
+    throw new Error(
+      `bench:workflow: the thread did not take ${ROUNDS} turns: ${JSON.stringify(t)}`,
+    );
+  }
+  const out = await graph.invoke({}, { recursionLimit: ROUNDS + 5 });
+  if (out.rounds !== ROUNDS) throw new Error('bench:workflow: the graph did not take 10 rounds');
+}
+
+await check();
+const stats = await interleave(
+  [
+    {
+      name: 'axon',
+      setup: () => {
+        runtime = createRuntime({
+          store: memoryStore(),
+          logger: createLogger({ level: 'silent' }),
+        });
+        engine = new WorkflowEngine(runtime, [workflow]);
+      },
+      teardown: async () => {
+        await engine?.close();
+        await runtime?.close();
+        engine = null;
+        runtime = null;
+      },
+      run: async () => {
+        const e = engine;
+        if (!e) return;
+        const ends = await Promise.all(
+          Array.from({ length: inFlight }, async () =>
+            e.wait((await e.trigger('pingpong', 'go')).thread_id),
+          ),
+        );
+        if (ends.some((t) => t.status !== 'completed')) {
+          throw new Error('bench:workflow: a thread did not complete');
+        }
+      },
+    },
+    {
+      name: 'langgraph',
+      run: async () => {
+        const outs = await Promise.all(
+          Array.from({ length: inFlight }, () => graph.invoke({}, { recursionLimit: ROUNDS + 5 })),
+        );
+        if (outs.some((o) => o.rounds !== ROUNDS)) throw new Error('langgraph run failed');
+      },
+    },
+  ],
+  { rounds, roundMs },
+);
+const axon = (stats.find((s) => s.name === 'axon')?.median ?? 0) * inFlight;
+const lg = (stats.find((s) => s.name === 'langgraph')?.median ?? 0) * inFlight;
+report({
+  bench: 'workflow',
+  metrics: {
+    threads_in_flight: inFlight,
+    rounds_per_thread: ROUNDS,
+    axon_threads_per_s: Math.round(axon),
+    langgraph_threads_per_s: Math.round(lg),
+  },
+  ratios: { vs_langgraph: Number((axon / lg).toFixed(2)) },
+});
