@@ -34,7 +34,7 @@ const workflow = defineWorkflow({
   maxRounds: ROUNDS,
   concurrency: { max: inFlight },
 });
-void END;
+END;
 
 const State = Annotation.Root({
   rounds: Annotation<number>({ reducer: (_prev, next) => next, default: () => 0 }),
