@@ -11,7 +11,7 @@ import type { Role } from '../src/adapters/create-role.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { memoryStore } from '../src/store/memory-store.js';
-import { defineWorkflow, END } from '../src/workflows/workflow-definition.js';
+import { defineWorkflow } from '../src/workflows/workflow-definition.js';
 import { WorkflowEngine } from '../src/workflows/workflow-engine.js';
 import { interleave, report } from './harness.js';
 
@@ -34,7 +34,6 @@ const workflow = defineWorkflow({
   maxRounds: ROUNDS,
   concurrency: { max: inFlight },
 });
-END;
 
 const State = Annotation.Root({
   rounds: Annotation<number>({ reducer: (_prev, next) => next, default: () => 0 }),
