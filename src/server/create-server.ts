@@ -16,8 +16,12 @@ import { answerClientError, ERROR_STATUSES, errorReply, HttpError } from './http
 import { parseJsonBody } from './json-body.js';
 import { openApiDocument } from './openapi.js';
 import { registerRoutes } from './routes.js';
+import { registerRunListRoutes } from './run-list-routes.js';
+import { registerThreadRoutes } from './thread-routes.js';
+import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import { ServerMetrics } from './server-metrics.js';
 import { OpenStreams } from './sse.js';
+import { registerTraceUi, TRACE_UI_PATHS } from './ui/trace-ui.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -45,6 +49,11 @@ export interface ServerOptions {
   readonly version?: string;
   /** Where request failures are logged; default the runtime's logger. */
   readonly logger?: Logger;
+  /**
+   * The workflows served under `/v1/workflows` and `/v1/threads` (docs/workflows.md); none:
+   * those routes answer 404.
+   */
+  readonly workflows?: WorkflowEngine;
 }
 
 /** A running server. */
@@ -64,8 +73,13 @@ export interface AxonServer {
 
 const LOOPBACK: ReadonlySet<string> = new Set(['127.0.0.1', '::1', 'localhost']);
 const CORRELATION = /^[\w.:@/+=-]{1,128}$/;
-/** The routes anyone may call, keys or not. */
-const PUBLIC: ReadonlySet<string> = new Set(['/healthz', '/metrics', '/openapi.json']);
+/** The routes anyone may call, keys or not (the trace UI's assets hold no data). */
+const PUBLIC: ReadonlySet<string> = new Set([
+  '/healthz',
+  '/metrics',
+  '/openapi.json',
+  ...TRACE_UI_PATHS,
+]);
 /** How long a close lets open streams write their last event before cutting them, ms. */
 const STREAM_GRACE_MS = 1_000;
 
@@ -209,6 +223,16 @@ export async function createServer(
     draining: () => draining,
     streams,
   });
+  registerRunListRoutes(app, runtime);
+  if (options.workflows) {
+    registerThreadRoutes(app, {
+      engine: options.workflows,
+      keepAliveMs: whole('keepAliveMs', options.keepAliveMs, 15_000),
+      draining: () => draining,
+      streams,
+    });
+  }
+  registerTraceUi(app);
 
   const drainMs = whole('drainMs', options.drainMs, 10_000);
   let address: string;
@@ -226,7 +250,11 @@ export async function createServer(
     close: () =>
       (closing ??= (async () => {
         draining = true;
+        // Threads stop taking new turns now; the turns running end with the drain, and
+        // their threads are resumed by the next server on the store (`recover()`).
+        const workflowsClosed = options.workflows?.close();
         await drain(runtime, drainMs);
+        await workflowsClosed;
         // Streams of ended steps have written their last event: a moment to send it, then
         // the connections of clients that stopped reading are cut.
         await streams.close(STREAM_GRACE_MS);

@@ -7,7 +7,9 @@ import { z } from 'zod';
 import { factInputSchema } from '../runs/facts.js';
 import { flowInputSchema, runInputSchema } from '../runs/flow-api.js';
 import { stepSubmissionSchema } from '../steps/step-submission.js';
-import { RESPONSE_SCHEMAS } from './views.js';
+import { DEFAULT_RUN_LIMIT, MAX_RUN_LIMIT, RUN_STATUSES } from './run-list-routes.js';
+import { threadTriggerSchema } from '../workflows/workflow-definition.js';
+import { RESPONSE_SCHEMAS, THREAD_SCHEMAS } from './views.js';
 
 type Json = Record<string, unknown>;
 
@@ -19,6 +21,7 @@ const REQUESTS = {
   RunInput: runInputSchema,
   StepInput: stepSubmissionSchema,
   FactInput: factInputSchema,
+  ThreadInput: threadTriggerSchema,
 } as const;
 
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
@@ -46,11 +49,31 @@ const id = (name: string): Json => ({
   schema: { type: 'string' },
 });
 
+/** The query of `GET /v1/runs` (`run-list-routes.ts`). */
+const RUN_LIST_PARAMETERS: Json[] = [
+  {
+    name: 'status',
+    in: 'query',
+    required: false,
+    description: `Only runs with one of these statuses, comma-separated: ${RUN_STATUSES.join(', ')}`,
+    schema: { type: 'string' },
+    example: 'running,waiting',
+  },
+  {
+    name: 'limit',
+    in: 'query',
+    required: false,
+    description: 'How many runs at most, the newest',
+    schema: { type: 'integer', minimum: 1, maximum: MAX_RUN_LIMIT, default: DEFAULT_RUN_LIMIT },
+  },
+];
+
 /** The OpenAPI document; `version` is the package's. */
 export function openApiDocument(version: string): Json {
   const schemas: Record<string, Json> = {};
   for (const [name, s] of Object.entries(REQUESTS)) schemas[name] = schema(s, 'input');
   for (const [name, s] of Object.entries(RESPONSE_SCHEMAS)) schemas[name] = schema(s, 'output');
+  for (const [name, s] of Object.entries(THREAD_SCHEMAS)) schemas[name] = schema(s, 'output');
   const op = (summary: string, responses: Json, extra: Json = {}): Json => ({
     summary,
     ...extra,
@@ -76,6 +99,18 @@ export function openApiDocument(version: string): Json {
       '/openapi.json': {
         get: op('This document', { 200: ok(null, 'OpenAPI 3.1, as JSON') }, open),
       },
+      '/ui': {
+        get: op(
+          'The trace UI: an HTML page, its assets under /ui/ (docs/trace-ui.md)',
+          {
+            200: {
+              description: 'The page; it reads the API below with the key it is given',
+              content: { 'text/html': { schema: { type: 'string' } } },
+            },
+          },
+          open,
+        ),
+      },
       '/v1/flows': {
         post: op(
           'Store a flow by content (NERVE-4001)',
@@ -96,6 +131,13 @@ export function openApiDocument(version: string): Json {
           { parameters: [id('flow_id')], requestBody: body('RunInput') },
         ),
       },
+      '/v1/runs': {
+        get: op(
+          "The caller's runs, newest first (?status=a,b, ?limit=1..500, default 50)",
+          { 200: ok('Run', 'The runs', true) },
+          { parameters: RUN_LIST_PARAMETERS },
+        ),
+      },
       '/v1/runs/{run_id}': {
         get: op('A run', { 200: ok('Run', 'The run') }, { parameters: [id('run_id')] }),
       },
@@ -110,6 +152,11 @@ export function openApiDocument(version: string): Json {
         post: op('Complete a run', { 200: ok('Run', 'The run') }, { parameters: [id('run_id')] }),
       },
       '/v1/runs/{run_id}/steps': {
+        get: op(
+          "A run's steps in creation order",
+          { 200: ok('Step', 'The steps', true) },
+          { parameters: [id('run_id')] },
+        ),
         post: op(
           'Submit a step, idempotent by client_token (NERVE-4003)',
           { 201: ok('StepCreated', 'Submitted'), 200: ok('StepCreated', 'Submitted before') },
@@ -174,6 +221,77 @@ export function openApiDocument(version: string): Json {
           "A run's checkpoints",
           { 200: ok('Checkpoint', 'The checkpoints', true) },
           { parameters: [id('run_id')] },
+        ),
+      },
+      '/v1/workflows': {
+        get: op('The workflows the server runs (docs/workflows.md)', {
+          200: ok('Workflow', 'The workflows', true),
+        }),
+      },
+      '/v1/workflows/{name}': {
+        get: op(
+          'A workflow',
+          { 200: ok('Workflow', 'The workflow') },
+          { parameters: [id('name')] },
+        ),
+      },
+      '/v1/workflows/{name}/threads': {
+        post: op(
+          'Start a thread of a workflow: it runs, or waits its turn (overflow queue); 429 QUEUE_FULL past the limits',
+          { 201: ok('Thread', 'The thread, queued or started') },
+          { parameters: [id('name')], requestBody: body('ThreadInput') },
+        ),
+      },
+      '/v1/threads': {
+        get: op(
+          "The caller's threads, newest first (?workflow=, ?status=a,b, ?limit=1..500, default 50)",
+          { 200: ok('Thread', 'The threads', true) },
+          {
+            parameters: [
+              { name: 'workflow', in: 'query', required: false, schema: { type: 'string' } },
+              { name: 'status', in: 'query', required: false, schema: { type: 'string' } },
+              {
+                name: 'limit',
+                in: 'query',
+                required: false,
+                schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+              },
+            ],
+          },
+        ),
+      },
+      '/v1/threads/{thread_id}': {
+        get: op(
+          'A thread, with its turns',
+          { 200: ok('Thread', 'The thread') },
+          {
+            parameters: [id('thread_id')],
+          },
+        ),
+      },
+      '/v1/threads/{thread_id}/kill': {
+        post: op(
+          'Kill a thread: its running turn is cancelled, it ends killed (409 when it has ended)',
+          { 200: ok('Thread', 'The thread, killed') },
+          { parameters: [id('thread_id')] },
+        ),
+      },
+      '/v1/threads/{thread_id}/stream': {
+        get: op(
+          "A thread's turns' events, then thread_end, as Server-Sent Events, from Last-Event-ID (<turn>.<seq>) on",
+          {
+            200: {
+              description:
+                'text/event-stream: `id: <turn>.<seq>`, `event: <type>`, `data: <json>` (the step event with `turn` and `role`); last `event: thread_end` with the Thread',
+              content: { 'text/event-stream': { schema: { type: 'string' } } },
+            },
+          },
+          {
+            parameters: [
+              id('thread_id'),
+              { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string' } },
+            ],
+          },
         ),
       },
       '/v1/pools': { get: op('The pools', { 200: ok('Pool', 'The pools', true) }) },

@@ -46,6 +46,7 @@ export function runView(r: RunRecord): Record<string, unknown> {
     ended_at: r.ended_at,
     replay_of: r.replay_of,
     cancel_on_disconnect: r.cancel_on_disconnect,
+    entry: r.entry,
   };
 }
 
@@ -67,6 +68,9 @@ export function stepView(s: StepRecord): Record<string, unknown> {
     ended_at: s.ended_at,
     parent_step_id: s.parent_step_id,
     placement_decision: s.placement_decision,
+    name: s.name,
+    actor_path: s.actor_path,
+    started_at: s.started_at,
   };
 }
 
@@ -131,6 +135,7 @@ export const RESPONSE_SCHEMAS = {
     ended_at: z.string().nullable(),
     replay_of: z.string().nullable(),
     cancel_on_disconnect: z.boolean(),
+    entry: z.string(),
   }),
   StepCreated: z.object({ step_id: z.string(), status: z.string() }),
   Step: z.object({
@@ -147,6 +152,11 @@ export const RESPONSE_SCHEMAS = {
     error: z.object({ code: z.string(), message: z.string(), retriable: z.boolean() }).nullable(),
     created_at: z.string(),
     ended_at: z.string().nullable(),
+    parent_step_id: z.string().nullable(),
+    placement_decision: z.record(z.string(), json).nullable(),
+    name: z.string(),
+    actor_path: z.array(z.string()),
+    started_at: z.string().nullable(),
   }),
   Fact: z.object({
     fact_id: z.string(),
@@ -187,3 +197,54 @@ export const RESPONSE_SCHEMAS = {
     correlation_id: z.string(),
   }),
 } as const;
+
+const turn = z.object({
+  n: z.number(),
+  role: z.string(),
+  step_id: z.string(),
+  status: z.string(),
+  raw: z.string().nullable(),
+  output: json,
+  error: z.object({ code: z.string(), message: z.string() }).nullable(),
+  started_at: z.string().nullable(),
+  ended_at: z.string().nullable(),
+  tokens_in: z.number(),
+  tokens_out: z.number(),
+  cost_usd: z.number(),
+});
+
+/** The bodies of the workflow and thread routes (`thread-routes.ts`), for the OpenAPI document. */
+export const THREAD_SCHEMAS = {
+  Workflow: z.object({
+    name: z.string(),
+    description: z.string(),
+    roles: z.array(z.object({ name: z.string(), kind: z.string(), placement: z.string() })),
+    max_rounds: z.number(),
+    concurrency: z.object({
+      max: z.number(),
+      overflow: z.enum(['drop', 'queue']),
+      max_queue: z.number(),
+    }),
+    resume: z.boolean(),
+    running: z.number(),
+    queued: z.number(),
+  }),
+  Thread: z.object({
+    thread_id: z.string(),
+    workflow: z.string(),
+    status: z.enum(['queued', 'started', 'completed', 'failed', 'crashed', 'killed']),
+    end_reason: z.string().nullable(),
+    error: z.object({ code: z.string(), message: z.string() }).nullable(),
+    input: z.string(),
+    mode: z.enum(['record', 'replay', 'strict_replay']),
+    replay_of: z.string().nullable(),
+    rounds: z.number(),
+    turns: z.array(turn),
+    tokens_in: z.number(),
+    tokens_out: z.number(),
+    cost_usd: z.number(),
+    created_at: z.string(),
+    started_at: z.string().nullable(),
+    ended_at: z.string().nullable(),
+  }),
+};

@@ -347,7 +347,11 @@ export class WorkflowEngine {
     return { resumed, crashed, requeued };
   }
 
-  /** Stops taking threads and waits for those running here to end (kill them first to hurry). */
+  /**
+   * Stops: no new threads, and threads running here take no new turn (they stay `started`
+   * in the store, for `recover()` of the next engine to resume); resolves once their turns
+   * running now have ended (kill threads first to end them for good).
+   */
   async close(): Promise<void> {
     this.#closed = true;
     for (const s of this.#workflows.values()) s.queue.length = 0;
@@ -408,6 +412,8 @@ export class WorkflowEngine {
     this.#events.emit(`changed:${live.id}`);
     for (;;) {
       if (live.killed) return this.#end(live.id, w.name, 'killed', 'killed', null);
+      // Closing: the thread stays `started`; the next engine on the store resumes it here.
+      if (this.#closed) return;
       if (turns.length >= w.maxRounds)
         return this.#end(live.id, w.name, 'completed', 'max_rounds', null);
       let next: string;
@@ -439,6 +445,8 @@ export class WorkflowEngine {
       const step = await this.#turn(live, n, next, thread);
       // Killed while the turn ran (kill() sets it meanwhile).
       if (isKilled(live)) return this.#end(live.id, w.name, 'killed', 'killed', null);
+      // A turn cut short by a shutdown (the server's drain) is run again on recovery.
+      if (step.status === 'cancelled' && this.#closed) return;
       if (step.status !== 'succeeded') {
         return this.#end(live.id, w.name, 'failed', 'turn_failed', step.error);
       }

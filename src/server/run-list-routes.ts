@@ -1,0 +1,111 @@
+/**
+ * @module The two list endpoints the server adds to API.md, for people and pages following
+ * runs (the trace UI): `GET /v1/runs` (the caller's recent runs, newest first, by status)
+ * and `GET /v1/runs/{run_id}/steps` (a run's steps in creation order). Each item is the very
+ * body `GET /v1/runs/{run_id}` or `GET /v1/steps/{step_id}` answers (`views.ts`).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { InvalidParamsError } from '../errors/invalid-params-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+import type { Runtime } from '../runtime/runtime.js';
+import type { RunStatus } from '../store/records.js';
+import { mayUse } from './auth.js';
+import { callerOf } from './routes.js';
+import { RESPONSE_SCHEMAS, runView, stepView } from './views.js';
+
+/** How many runs `GET /v1/runs` answers without a `limit`. */
+export const DEFAULT_RUN_LIMIT = 50;
+/** The largest `limit` of `GET /v1/runs`. */
+export const MAX_RUN_LIMIT = 500;
+
+/** Every status a run can have, as the Run body lists them (`status` takes these). */
+export const RUN_STATUSES: readonly RunStatus[] = RESPONSE_SCHEMAS.Run.shape.status.options;
+const RUN_QUERY_KEYS: ReadonlySet<string> = new Set(['status', 'limit']);
+
+/** What `GET /v1/runs` was asked: the statuses to keep (`null`: all) and how many at most. */
+export interface RunListQuery {
+  readonly status: readonly RunStatus[] | null;
+  readonly limit: number;
+}
+
+/**
+ * The query of `GET /v1/runs` checked: `status` a comma-separated list of run statuses,
+ * `limit` a whole number 1..500 (default 50), nothing else. `InvalidParamsError` (400)
+ * naming the parameter otherwise — a repeated one too.
+ */
+export function parseRunListQuery(query: unknown): RunListQuery {
+  const given = (query ?? {}) as Record<string, unknown>;
+  for (const key of Object.keys(given)) {
+    if (!RUN_QUERY_KEYS.has(key)) {
+      throw new InvalidParamsError(`unknown query parameter "${key.slice(0, 64)}"`, {
+        param: key.slice(0, 64),
+      });
+    }
+  }
+  return { status: statusesOf(given['status']), limit: limitOf(given['limit']) };
+}
+
+function single(name: string, value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') {
+    throw new InvalidParamsError(`${name} must be given once`, { param: name });
+  }
+  return value;
+}
+
+function statusesOf(value: unknown): RunStatus[] | null {
+  const text = single('status', value);
+  if (text === undefined) return null;
+  const items = text.split(',').map((s) => s.trim());
+  const unknown = items.filter((s) => !(RUN_STATUSES as readonly string[]).includes(s));
+  if (unknown.length > 0) {
+    throw new InvalidParamsError(
+      `status must be one or more of ${RUN_STATUSES.join(', ')}, comma-separated; got "${text.slice(0, 128)}"`,
+      { param: 'status', details: { allowed: RUN_STATUSES } },
+    );
+  }
+  return [...new Set(items as RunStatus[])];
+}
+
+function limitOf(value: unknown): number {
+  const text = single('limit', value);
+  if (text === undefined) return DEFAULT_RUN_LIMIT;
+  const n = /^\d{1,4}$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 1 && n <= MAX_RUN_LIMIT)) {
+    throw new InvalidParamsError(
+      `limit must be a whole number from 1 to ${MAX_RUN_LIMIT}; got "${text.slice(0, 32)}"`,
+      { param: 'limit' },
+    );
+  }
+  return n;
+}
+
+/**
+ * Registers `GET /v1/runs` and `GET /v1/runs/{run_id}/steps` on `app`. A caller sees only
+ * the runs it may use (its own; every run with `admin`); another user's run is 404, as an
+ * unknown one is.
+ *
+ * Gotcha: the store lists runs by scanning them (on Redis, its keys): meant for people and
+ * pages polling every few seconds, not for hot paths.
+ */
+export function registerRunListRoutes(app: FastifyInstance, runtime: Runtime): void {
+  app.get('/v1/runs', async (req) => {
+    const { status, limit } = parseRunListQuery(req.query);
+    const caller = callerOf(req);
+    const runs = await runtime.store.listRuns(status === null ? {} : { status });
+    const out: Record<string, unknown>[] = [];
+    // The store lists in creation order: walk it from the end for the newest first.
+    for (let i = runs.length - 1; i >= 0 && out.length < limit; i--) {
+      const run = runs[i];
+      if (run && mayUse(caller, run.user_id)) out.push(runView(run));
+    }
+    return out;
+  });
+
+  app.get('/v1/runs/:run_id/steps', async (req: FastifyRequest) => {
+    const { run_id = '' } = req.params as Record<string, string>;
+    const run = await runtime.getRun(run_id);
+    if (!run || !mayUse(callerOf(req), run.user_id)) throw new NotFoundError('run', run_id);
+    return (await runtime.listSteps(run_id)).map(stepView);
+  });
+}

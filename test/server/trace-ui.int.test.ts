@@ -1,0 +1,423 @@
+/**
+ * The trace UI (`GET /ui`, docs/trace-ui.md) in headless Chromium (Debian's `chromium`,
+ * driven by playwright-core), on a real server whose agents stream from the scripted engine
+ * through `runtime.chat`, slowly, and hold at gates the test opens: a run started over the
+ * API shows in the list, opens, and its trace tree grows while it runs (the delegated child
+ * appears under its parent); an opened step shows its tokens as they come. With API keys the
+ * page asks for one and sends it, on reads and on streams (which `EventSource` could not).
+ * The page loads nothing from elsewhere, runs under its Content-Security-Policy without a
+ * violation, and never follows a live step of a `cancel_on_disconnect` run.
+ *
+ * Needs `/usr/bin/chromium` (`apt-get install -y chromium`); without it this test fails and
+ * says so — it is never skipped.
+ */
+import { existsSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { defineAgent } from '../../src/actors/define-agent.js';
+import type { AgentDefinition } from '../../src/actors/agent-runtime.js';
+import { POLL, useTestServers, type TestServer } from '../support/server.js';
+
+const servers = useTestServers('server-trace-ui');
+const CHROMIUM = '/usr/bin/chromium';
+const INSTALL = 'install it with `apt-get install -y chromium` (Debian); .ci/run must do the same';
+/** The scripted engine's delay per token: slow enough to watch. */
+const TOKEN_MS = 25;
+
+let browser: Browser | null = null;
+let launchError: unknown = null;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    launchError = new Error(`${CHROMIUM} is missing`);
+    return;
+  }
+  try {
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
+    });
+  } catch (err) {
+    launchError = err;
+  }
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** The browser, or a failure that says what to install. */
+function requireBrowser(): Browser {
+  if (browser) return browser;
+  throw new Error(`headless Chromium could not be launched (${String(launchError)}): ${INSTALL}`);
+}
+
+/** A gate an agent waits at until the test opens it. */
+interface Gate {
+  readonly opened: Promise<void>;
+  open(): void;
+}
+
+function gate(): Gate {
+  let open = (): void => {};
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  return { opened, open };
+}
+
+/** Gates left closed by a failing test are opened after it, so its server can close. */
+const gates: Gate[] = [];
+afterEach(() => {
+  for (const g of gates.splice(0)) g.open();
+});
+
+/**
+ * `lead` streams 8 tokens, waits at `beforeDelegating`, then delegates to `helper`, which
+ * streams 6 tokens, waits at `helperMidway`, and streams 6 more. Both through `runtime.chat`
+ * and the scripted engine.
+ */
+function tracedAgents(): {
+  agents: AgentDefinition[];
+  beforeDelegating: Gate;
+  helperMidway: Gate;
+} {
+  const beforeDelegating = gate();
+  const helperMidway = gate();
+  gates.push(beforeDelegating, helperMidway);
+  const say = (content: string, max_tokens: number) => ({
+    messages: [{ role: 'user' as const, content }],
+    params: { max_tokens },
+  });
+  const helper = defineAgent({
+    name: 'helper',
+    handler: async (input, ctx, runtime) => {
+      const first = await runtime.chat(say(`${input.message} (1)`, 6), ctx);
+      await helperMidway.opened;
+      const second = await runtime.chat(say(`${input.message} (2)`, 6), ctx);
+      return first.text + second.text;
+    },
+  });
+  const lead = defineAgent({
+    name: 'lead',
+    handler: async (input, ctx, runtime) => {
+      const plan = await runtime.chat(say(input.message, 8), ctx);
+      await beforeDelegating.opened;
+      const found = await runtime.delegate('helper', 'look it up', ctx);
+      return { plan: plan.text, found: found.output };
+    },
+  });
+  return { agents: [lead, helper], beforeDelegating, helperMidway };
+}
+
+/** What a page did that a test must see: errors, and every request it made. */
+interface Watched {
+  readonly errors: string[];
+  readonly requests: { url: string; headers: Record<string, string> }[];
+}
+
+async function openUi(s: TestServer): Promise<{ page: Page; watched: Watched }> {
+  const page = await requireBrowser().newPage();
+  const watched: Watched = { errors: [], requests: [] };
+  page.on('pageerror', (err) => watched.errors.push(`pageerror: ${err.message}`));
+  page.on('console', (msg) => {
+    // Chromium logs each 4xx answer as a failed load: those are checked by their responses.
+    if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) {
+      watched.errors.push(`console: ${msg.text()}`);
+    }
+  });
+  page.on('response', (res) => {
+    // The page and its assets always load; only the API may refuse (401, 404), as asked.
+    const path = new URL(res.url()).pathname;
+    if (res.status() >= 400 && !path.startsWith('/v1/')) {
+      watched.errors.push(`${res.status()} for ${path}`);
+    }
+  });
+  page.on('request', (req) => {
+    watched.requests.push({ url: req.url(), headers: req.headers() });
+  });
+  const res = await page.goto(`${s.url}/ui`);
+  expect(res?.status()).toBe(200);
+  return { page, watched };
+}
+
+/** Nothing from elsewhere, no script error, no CSP violation. */
+function expectCleanPage(s: TestServer, watched: Watched): void {
+  expect(watched.errors).toEqual([]);
+  const origin = new URL(s.url).origin;
+  for (const { url } of watched.requests) expect(new URL(url).origin, url).toBe(origin);
+}
+
+/** The page's URL hash. */
+const hashOf = (page: Page): string => new URL(page.url()).hash;
+
+/** Moves the page to `/ui#<hash>`: the same document, as a link within it would. */
+async function goTo(s: TestServer, page: Page, hash: string): Promise<void> {
+  await page.goto(`${s.url}/ui#${hash}`);
+}
+
+const node = (page: Page, stepId: string) =>
+  page.locator(`[data-testid="trace-node"][data-step-id="${stepId}"]`);
+const field = (page: Page, stepId: string, testId: string) =>
+  node(page, stepId).locator(`[data-testid="${testId}"]`);
+
+async function stepStatus(s: TestServer, stepId: string, headers = {}): Promise<string> {
+  const res = await s.api('GET', `/v1/steps/${stepId}`, undefined, headers);
+  return (res.body as { status: string }).status;
+}
+
+async function stepIds(s: TestServer, runId: string, headers = {}): Promise<string[]> {
+  const res = await s.api('GET', `/v1/runs/${runId}/steps`, undefined, headers);
+  return (res.body as { step_id: string }[]).map((st) => st.step_id);
+}
+
+describe('GET /ui: the assets', () => {
+  it('are served with their content types, nosniff and a Content-Security-Policy of default-src self; /ui/ redirects to /ui', async () => {
+    const s = await servers.start();
+    const types: Record<string, RegExp> = {
+      '/ui': /^text\/html; charset=utf-8$/,
+      '/ui/app.css': /^text\/css/,
+      '/ui/app.js': /^text\/javascript/,
+      '/ui/api.js': /^text\/javascript/,
+      '/ui/run-view.js': /^text\/javascript/,
+      '/ui/icon.svg': /^image\/svg\+xml/,
+    };
+    for (const [path, type] of Object.entries(types)) {
+      const res = await fetch(s.url + path);
+      expect(res.status, path).toBe(200);
+      expect(res.headers.get('content-type'), path).toMatch(type);
+      expect(res.headers.get('content-security-policy'), path).toMatch(/^default-src 'self'(;|$)/);
+      expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+    }
+    const page = await (await fetch(`${s.url}/ui`)).text();
+    expect(page).toContain('<script type="module" src="ui/app.js">');
+    // No inline script or style, nothing from elsewhere.
+    expect(page).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>|\sstyle=|https?:\/\//);
+    const slash = await fetch(`${s.url}/ui/`, { redirect: 'manual' });
+    expect(slash.status).toBe(302);
+    expect(new URL(slash.headers.get('location') ?? '', `${s.url}/ui/`).pathname).toBe('/ui');
+    expect((await fetch(`${s.url}/ui/nope.js`)).status).toBe(404);
+  });
+});
+
+describe('the trace UI in headless Chromium', () => {
+  it('lists a run started over the API, opens it, grows its trace tree live, and shows an opened step’s tokens as they come', async () => {
+    requireBrowser();
+    const traced = tracedAgents();
+    const s = await servers.start({ tokenDelayMs: TOKEN_MS, runtime: { agents: traced.agents } });
+    const { page, watched } = await openUi(s);
+    try {
+      await page.getByTestId('runs-empty').waitFor();
+
+      const run = await s.newRun({ seed: 3 });
+      const root = await s.submit(run.run_id, {
+        type: 'agent',
+        input: { agent: 'lead', message: 'plan the trip' },
+      });
+
+      // The list, read again every two seconds, shows it: running, with its flow's name.
+      const row = page.locator(`[data-testid="run-row"][data-run-id="${run.run_id}"]`);
+      await row.waitFor({ timeout: POLL.timeout });
+      await expect
+        .poll(() => row.getByTestId('run-row-status').textContent(), POLL)
+        .toBe('running');
+      await expect.poll(() => row.getByTestId('run-row-entry').textContent(), POLL).toBe('f');
+      await row.getByTestId('run-row-entry').click();
+      await expect.poll(() => hashOf(page), POLL).toBe(`#run=${run.run_id}`);
+
+      // The root step, live: its 8 tokens counted from its stream while it waits at the gate.
+      await node(page, root).waitFor();
+      await expect
+        .poll(() => field(page, root, 'trace-node-tokens').textContent(), POLL)
+        .toMatch(/ 8 out$/);
+      expect(await node(page, root).getAttribute('data-status')).toBe('running');
+      expect(await page.getByTestId('trace-node').count()).toBe(1);
+      expect(await page.getByTestId('run-status').textContent()).toBe('running');
+
+      // The delegation: the child appears under its parent while the parent still runs.
+      traced.beforeDelegating.open();
+      const child = page.locator(`[data-testid="trace-node"][data-parent-step-id="${root}"]`);
+      await child.waitFor({ timeout: POLL.timeout });
+      const childId = (await child.getAttribute('data-step-id')) ?? '';
+      expect(await stepIds(s, run.run_id)).toEqual([root, childId]);
+      expect(await child.getAttribute('data-depth')).toBe('1');
+      expect(await child.getAttribute('data-status')).toBe('running');
+      expect(await node(page, root).getAttribute('data-status')).toBe('running');
+      expect(await stepStatus(s, root)).toBe('running');
+      expect(await field(page, childId, 'trace-node-type').textContent()).toBe('agent');
+
+      // Opened, the child shows its first 6 tokens while it waits midway...
+      await child.click();
+      await expect.poll(() => hashOf(page), POLL).toBe(`#run=${run.run_id}&step=${childId}`);
+      const detail = page.getByTestId('step-detail');
+      await detail.waitFor();
+      expect(await detail.getByTestId('step-detail-id').textContent()).toBe(childId);
+      await expect
+        .poll(() => field(page, childId, 'trace-node-tokens').textContent(), POLL)
+        .toMatch(/ 6 out$/);
+      const midway = (await detail.getByTestId('step-text').textContent()) ?? '';
+      expect(midway.split(' ').length).toBeGreaterThanOrEqual(5);
+      expect(await stepStatus(s, childId)).toBe('running');
+      expect(await detail.getByTestId('step-detail-status').textContent()).toBe('running');
+
+      // ... and the rest as they come, to its end: the text is the step's output.
+      traced.helperMidway.open();
+      await expect
+        .poll(() => detail.locator('[data-testid="step-event"][data-type="end"]').count(), POLL)
+        .toBe(1);
+      const output = (
+        (await s.api('GET', `/v1/steps/${childId}`)).body as { output: string; status: string }
+      ).output;
+      const text = (await detail.getByTestId('step-text').textContent()) ?? '';
+      expect(text).toBe(output);
+      expect(text.startsWith(midway)).toBe(true);
+      expect(text.length).toBeGreaterThan(midway.length);
+      expect(await detail.getByTestId('step-output').textContent()).toBe(JSON.stringify(output));
+      await expect.poll(() => node(page, root).getAttribute('data-status'), POLL).toBe('succeeded');
+      await expect
+        .poll(() => node(page, childId).getAttribute('data-status'), POLL)
+        .toBe('succeeded');
+
+      // Every stream the page read was of this run's steps, with fetch (Last-Event-ID aside).
+      const streams = watched.requests.filter((r) => r.url.includes('/stream'));
+      expect(streams.length).toBeGreaterThanOrEqual(2);
+      for (const r of streams) expect([root, childId]).toContain(r.url.split('/').at(-2));
+      expectCleanPage(s, watched);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('with API keys: asks for a key, refuses a wrong one, then shows only the caller’s runs and follows their steps with the key', async () => {
+    requireBrowser();
+    const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdefgh' };
+    const as = (who: keyof typeof KEYS) => ({ authorization: `Bearer ${KEYS[who]}` });
+    const traced = tracedAgents();
+    const s = await servers.start({
+      tokenDelayMs: TOKEN_MS,
+      runtime: { agents: traced.agents },
+      server: {
+        keys: [
+          { key: KEYS.alice, user_id: 'alice' },
+          { key: KEYS.bob, user_id: 'bob' },
+        ],
+      },
+    });
+    // The page is public (it holds no data); the API is not.
+    expect((await fetch(`${s.url}/ui/app.js`)).status).toBe(200);
+    expect((await fetch(`${s.url}/v1/runs`)).status).toBe(401);
+    const theirs = await s.newRun({}, as('bob'));
+    const run = await s.newRun({}, as('alice'));
+    const root = await s.submit(
+      run.run_id,
+      { type: 'agent', input: { agent: 'lead', message: 'with a key' } },
+      as('alice'),
+    );
+
+    const { page, watched } = await openUi(s);
+    try {
+      const form = page.getByTestId('auth-form');
+      await form.waitFor();
+      await page.getByTestId('auth-key').fill('not-a-key-of-anyone-0000');
+      await page.getByTestId('auth-submit').click();
+      await expect
+        .poll(() => page.getByTestId('auth-message').textContent(), POLL)
+        .toContain('does not accept');
+      await page.getByTestId('auth-key').fill(KEYS.alice);
+      await page.getByTestId('auth-submit').click();
+      await form.waitFor({ state: 'hidden' });
+
+      const row = page.locator(`[data-testid="run-row"][data-run-id="${run.run_id}"]`);
+      await row.waitFor({ timeout: POLL.timeout });
+      expect(await page.getByTestId('run-row').count()).toBe(1);
+      expect(await page.locator(`[data-run-id="${theirs.run_id}"]`).count()).toBe(0);
+
+      await row.click();
+      await node(page, root).click();
+      const detail = page.getByTestId('step-detail');
+      await expect
+        .poll(() => field(page, root, 'trace-node-tokens').textContent(), POLL)
+        .toMatch(/ 8 out$/);
+      await expect
+        .poll(
+          async () => ((await detail.getByTestId('step-text').textContent()) ?? '').length,
+          POLL,
+        )
+        .toBeGreaterThan(0);
+      expect(await stepStatus(s, root, as('alice'))).toBe('running');
+      traced.beforeDelegating.open();
+      traced.helperMidway.open();
+      await expect.poll(() => node(page, root).getAttribute('data-status'), POLL).toBe('succeeded');
+      await page.locator(`[data-testid="trace-node"][data-parent-step-id="${root}"]`).waitFor();
+
+      // Every API request after the key was given carried it, streams included.
+      const api = watched.requests.filter((r) => new URL(r.url).pathname.startsWith('/v1/'));
+      const keyed = api.filter((r) => r.headers['authorization'] === `Bearer ${KEYS.alice}`);
+      const streams = keyed.filter((r) => r.url.endsWith('/stream'));
+      expect(streams.length).toBeGreaterThanOrEqual(1);
+      // Before: the first read, which the 401 answered by asking; and the refused key's.
+      for (const r of api.filter((a) => !keyed.includes(a))) {
+        expect(new URL(r.url).pathname).toBe('/v1/runs');
+      }
+
+      // Another user's run, opened by its URL, is not found.
+      await goTo(s, page, `run=${theirs.run_id}`);
+      await expect
+        .poll(() => page.getByTestId('error-banner').textContent(), POLL)
+        .toContain('NOT_FOUND');
+      expect(await page.getByTestId('trace-node').count()).toBe(0);
+      expectCleanPage(s, watched);
+    } finally {
+      await page.close();
+    }
+  });
+
+  it('never follows a live step of a cancel_on_disconnect run (closing the stream would cancel it); shows its events once it ends', async () => {
+    requireBrowser();
+    const traced = tracedAgents();
+    const s = await servers.start({ tokenDelayMs: TOKEN_MS, runtime: { agents: traced.agents } });
+    const run = await s.newRun({ cancel_on_disconnect: true });
+    const root = await s.submit(run.run_id, {
+      type: 'agent',
+      input: { agent: 'lead', message: 'careful' },
+    });
+    const { page, watched } = await openUi(s);
+    try {
+      await goTo(s, page, `run=${run.run_id}`);
+      await node(page, root).click();
+      await page.getByTestId('step-note').waitFor();
+      expect(await page.getByTestId('run-note').isVisible()).toBe(true);
+      // Opened, read again a few times, then left: the step still runs.
+      await page.waitForTimeout(1_500);
+      await goTo(s, page, 'runs');
+      await page.getByTestId('runs-view').waitFor();
+      expect(await stepStatus(s, root)).toBe('running');
+      expect(watched.requests.filter((r) => r.url.includes('/stream'))).toEqual([]);
+
+      traced.beforeDelegating.open();
+      traced.helperMidway.open();
+      await expect.poll(() => stepStatus(s, root), POLL).toBe('succeeded');
+      await goTo(s, page, `run=${run.run_id}&step=${root}`);
+      const detail = page.getByTestId('step-detail');
+      await expect
+        .poll(() => detail.locator('[data-testid="step-event"][data-type="end"]').count(), POLL)
+        .toBe(1);
+      expect(await page.getByTestId('step-note').isHidden()).toBe(true);
+      expect(((await detail.getByTestId('step-text').textContent()) ?? '').length).toBeGreaterThan(
+        0,
+      );
+      expectCleanPage(s, watched);
+    } finally {
+      await page.close();
+    }
+  });
+});
