@@ -3,7 +3,7 @@
  * schema (the scenario). A role runs its adapter on a thread and extracts typed data from
  * the answer.
  */
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { ExecContext } from '../context/exec-context.js';
 import { extract, mergeExtractConfig, type ExtractConfig } from './extract.js';
 import type { ProcessBehaviour } from './process-behaviour.js';
@@ -97,4 +97,32 @@ async function streamed(
     const wait = ctx.stream.ready();
     if (wait) await wait;
   }
+}
+
+/**
+ * A role whose output is its answer's text, as is (no schema, no extract): a command-line
+ * tool whose output is for the next role to read, say. Streams as {@link createRole} does.
+ */
+export function textRole(
+  adapter: AgentFn | { readonly agentFn: AgentFn },
+  prompt: string,
+): Role<string> {
+  const agentFn = typeof adapter === 'function' ? adapter : adapter.agentFn;
+  if (typeof agentFn !== 'function') {
+    throw new TypeError('textRole: adapter must be an AgentFn or have one (agentFn)');
+  }
+  const streaming =
+    typeof adapter === 'function' ? null : ((adapter as Partial<ProcessBehaviour>).run ?? null);
+  return {
+    prompt,
+    schema: z.string(),
+    extractConfig: {},
+    async run(thread, options = {}) {
+      const raw =
+        streaming && options.ctx
+          ? await streamed(streaming.bind(adapter), threadPrompt(thread, prompt), options.ctx)
+          : await agentFn(thread, prompt, options.signal ? { signal: options.signal } : {});
+      return { raw, meta: raw };
+    },
+  };
 }
