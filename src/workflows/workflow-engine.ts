@@ -99,6 +99,11 @@ export class WorkflowEngine {
     for (const w of workflows) this.register(w);
   }
 
+  /** True once `close()` was called: no new threads, no new turns. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   /** Registers a workflow (and an agent per role); a second with the same name is a `ConflictError`. */
   register(workflow: WorkflowDefinition): this {
     if ((workflow as Partial<WorkflowDefinition> | null)?.kind !== 'workflow') {
@@ -413,7 +418,7 @@ export class WorkflowEngine {
     for (;;) {
       if (live.killed) return this.#end(live.id, w.name, 'killed', 'killed', null);
       // Closing: the thread stays `started`; the next engine on the store resumes it here.
-      if (this.#closed) return;
+      if (this.closed) return;
       if (turns.length >= w.maxRounds)
         return this.#end(live.id, w.name, 'completed', 'max_rounds', null);
       let next: string;
@@ -446,7 +451,7 @@ export class WorkflowEngine {
       // Killed while the turn ran (kill() sets it meanwhile).
       if (isKilled(live)) return this.#end(live.id, w.name, 'killed', 'killed', null);
       // A turn cut short by a shutdown (the server's drain) is run again on recovery.
-      if (step.status === 'cancelled' && this.#closed) return;
+      if (step.status === 'cancelled' && this.closed) return;
       if (step.status !== 'succeeded') {
         return this.#end(live.id, w.name, 'failed', 'turn_failed', step.error);
       }
