@@ -104,6 +104,11 @@ export class WorkflowEngine {
     return this.#closed;
   }
 
+  /** The same, read afresh after an await (a getter would be narrowed by an earlier check). */
+  #isClosed(): boolean {
+    return this.#closed;
+  }
+
   /** Registers a workflow (and an agent per role); a second with the same name is a `ConflictError`. */
   register(workflow: WorkflowDefinition): this {
     if ((workflow as Partial<WorkflowDefinition> | null)?.kind !== 'workflow') {
@@ -451,7 +456,7 @@ export class WorkflowEngine {
       // Killed while the turn ran (kill() sets it meanwhile).
       if (isKilled(live)) return this.#end(live.id, w.name, 'killed', 'killed', null);
       // A turn cut short by a shutdown (the server's drain) is run again on recovery.
-      if (step.status === 'cancelled' && this.closed) return;
+      if (step.status === 'cancelled' && this.#isClosed()) return;
       if (step.status !== 'succeeded') {
         return this.#end(live.id, w.name, 'failed', 'turn_failed', step.error);
       }
