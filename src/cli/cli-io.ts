@@ -1,9 +1,20 @@
 /** @module The streams a CLI command writes to, injectable for tests, and the signal that stops a long-running one. */
 
-/** Where a command writes. */
+/** One of a command's output streams: what it writes to, and whether a person watches it. */
+export interface CliStream {
+  write(text: string): unknown;
+  /** True when the stream is a terminal; colour and the help's width follow it. */
+  readonly isTTY?: boolean | undefined;
+  /** The terminal's width, when it is one. */
+  readonly columns?: number | undefined;
+}
+
+/** Where a command writes, and the environment it reads (`NO_COLOR`, `AXON_API_KEY`, …). */
 export interface CliIo {
-  readonly stdout: { write(text: string): unknown };
-  readonly stderr: { write(text: string): unknown };
+  readonly stdout: CliStream;
+  readonly stderr: CliStream;
+  /** Default `process.env`; a test gives its own rather than changing the process's. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /** The process's own standard output and error. */

@@ -124,7 +124,7 @@ describe('axon from source (node --import tsx src/cli/main.ts)', () => {
     expect(exit.code).toBe(2);
     expect(exit.stdout).toBe('');
     expect(exit.stderr.split('\n')[0]).toBe('axon run: unexpected argument "extra"');
-    expect(exit.stderr).toContain('Commands:');
+    expect(exit.stderr).toContain('Usage: axon run [options] <example>');
   });
 
   it('on SIGINT after the first streamed token, cancels the run: exit 130 and status: error CANCELLED', async () => {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { HELP, runCli } from '../../src/cli/cli.js';
+import { HELP, helpText, runCli } from '../../src/cli/cli.js';
 import type { CliIo } from '../../src/cli/cli-io.js';
 import { serveCommand } from '../../src/cli/serve-command.js';
 
@@ -39,8 +39,9 @@ afterEach(() => {
 describe('axon serve: the command line', () => {
   it('--help lists serve and documents each of its flags, its variables and its signals', () => {
     expect(HELP).toMatch(/^ {2}serve {2,}\S/m);
+    const help = helpText(['serve']) ?? '';
     for (const flag of ['--host', '--port', '--data-dir', '--config'])
-      expect(HELP).toMatch(new RegExp(`^ {2}${flag} <\\w+> +\\S`, 'm'));
+      expect(help).toMatch(new RegExp(`^ {2}${flag} <\\w+> +\\S`, 'm'));
     for (const name of [
       'AXON_HOST',
       'AXON_PORT',
@@ -48,30 +49,32 @@ describe('axon serve: the command line', () => {
       'AXON_API_KEYS',
       'AXON_KEEP_ALIVE_MS',
     ])
-      expect(HELP).toContain(name);
-    expect(HELP).toMatch(/SIGTERM/);
-    expect(HELP).toMatch(/130/);
+      expect(help).toContain(name);
+    expect(help).toMatch(/SIGTERM/);
+    expect(help).toMatch(/130/);
   });
 
   it.each([
     [['run', 'trip-planner', '--port', '1'], 'run', 'port', 'serve'],
-    [['list', '--data-dir', 'x'], 'list', 'data-dir', 'serve'],
+    [['list', '--data-dir', 'x'], 'list', 'data-dir', 'serve, runs list and trace'],
     [['help', '--config', 'a.yaml'], 'help', 'config', 'serve and worker'],
     [['serve', '--pool', 'gpu'], 'serve', 'pool', 'worker'],
     [['run', 'trip-planner', '--redis', 'redis://x'], 'run', 'redis', 'serve and worker'],
     [['serve', '--seed', '3'], 'serve', 'seed', 'run'],
-    [['serve', '--json'], 'serve', 'json', 'run'],
+    [['serve', '--json'], 'serve', 'json', 'run, runs list and trace'],
   ])('refuses a flag of another command: %j', async (argv, command, flag, owner) => {
     const { code, stdout, stderr } = await cli(argv);
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr).toBe(`axon ${command}: --${flag} applies to ${owner} only\n\n${HELP}`);
+    expect(stderr).toBe(
+      `axon ${command}: --${flag} applies to ${owner} only\n\n${helpText([command]) ?? ''}`,
+    );
   });
 
   it('refuses an argument: serve takes none', async () => {
     const { code, stderr } = await cli(['serve', 'now']);
     expect(code).toBe(2);
-    expect(stderr).toBe(`axon serve: unexpected argument "now"\n\n${HELP}`);
+    expect(stderr).toBe(`axon serve: unexpected argument "now"\n\n${helpText(['serve']) ?? ''}`);
   });
 });
 

@@ -1,0 +1,32 @@
+/**
+ * @module The exit codes of `axon`, one meaning each, so a script can tell "not there" from
+ * "ask again later" from "typed it wrong". `axon --help` and docs/cli.md list them.
+ */
+
+/** Exit codes by meaning. */
+export const EXIT = {
+  /** It did what was asked. */
+  OK: 0,
+  /** What was asked for failed or does not exist: a failed run, an unknown run id, a refused key. */
+  FAILED: 1,
+  /** The command line is wrong: an unknown command or option, a bad value. Nothing was done. */
+  USAGE: 2,
+  /** `runs` and `trace`: the server (`--url`) or the data dir (`--data-dir`) could not be reached or read. */
+  UNREACHABLE: 3,
+  /** Stopped by Ctrl-C or SIGTERM before it finished (`main.ts` sets it; `serve` drains and exits 0). */
+  INTERRUPTED: 130,
+} as const;
+
+/** One of {@link EXIT}. */
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/** The exit codes as `axon --help` prints them. */
+export const EXIT_CODES_HELP = `Exit codes:
+  0    it did what was asked
+  1    what was asked for failed or does not exist (a failed run, an unknown run id,
+       a key the server refused, an error the server answered)
+  2    usage error: an unknown command or option, a bad value; nothing was done
+  3    runs, trace: the server (--url) or the data dir (--data-dir) could not be
+       reached or read
+  130  stopped by Ctrl-C or SIGTERM before it finished
+`;

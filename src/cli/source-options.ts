@@ -1,0 +1,63 @@
+/**
+ * @module The options that say where a command reads runs from — `--url` (with `--api-key`)
+ * for a server, `--data-dir` for the store a server wrote — and opening that
+ * {@link RunSource}. A command that reads runs adds them with {@link addSourceOptions} and
+ * opens its source with {@link openSource}.
+ */
+import { Option, type Command } from 'commander';
+import { CliError } from './cli-error.js';
+import type { CommandContext } from './command-context.js';
+import { openDataDirSource } from './data-dir-source.js';
+import type { RunSource } from './run-source.js';
+import { SERVE_DEFAULTS } from './serve-config.js';
+import { createServerSource } from './server-source.js';
+
+/** The source options as commander parses them. */
+export interface SourceFlags {
+  readonly url?: string | undefined;
+  readonly apiKey?: string | undefined;
+  readonly dataDir?: string | undefined;
+}
+
+/** Adds `--url`, `--api-key` and `--data-dir` to `command`. */
+export function addSourceOptions(command: Command): Command {
+  return command
+    .addOption(
+      new Option(
+        '--url <base>',
+        'Read from the axon server at <base>, e.g. http://127.0.0.1:7070',
+      ).conflicts('dataDir'),
+    )
+    .addOption(
+      new Option(
+        '--api-key <key>',
+        "The server's API key, sent as Authorization: Bearer <key> (default AXON_API_KEY)",
+      ),
+    )
+    .addOption(
+      new Option(
+        '--data-dir <dir>',
+        `Read the store (axon.db) axon serve keeps in <dir> (default AXON_DATA_DIR or ${SERVE_DEFAULTS.dataDir})`,
+      ),
+    );
+}
+
+/**
+ * The source `flags` name: the server at `--url`, else the data dir (`--data-dir`, else
+ * `AXON_DATA_DIR`, else `./.axon`). `CliError` `USAGE` for `--api-key` without `--url` or a
+ * URL that is not http(s); `UNREACHABLE` for a data dir that is not there.
+ */
+export function openSource(flags: SourceFlags, ctx: CommandContext): RunSource {
+  if (flags.url !== undefined) {
+    const envKey = ctx.env['AXON_API_KEY'];
+    const apiKey = flags.apiKey ?? (envKey === '' ? undefined : envKey);
+    return createServerSource({ url: flags.url, apiKey, signal: ctx.signal });
+  }
+  if (flags.apiKey !== undefined) {
+    throw new CliError('USAGE', '--api-key goes with --url (a data dir needs no key)');
+  }
+  const envDir = ctx.env['AXON_DATA_DIR'];
+  const dir =
+    flags.dataDir ?? (envDir === undefined || envDir === '' ? SERVE_DEFAULTS.dataDir : envDir);
+  return openDataDirSource({ dir, cwd: ctx.cwd });
+}
