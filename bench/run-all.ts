@@ -18,6 +18,7 @@ const scripts = [
   'bench:http',
   'bench:fleet',
   'bench:orchestrator',
+  'bench:workflow',
 ];
 // The commit the benches ran at, not what the tree holds when they are done.
 const commit = currentCommit();

@@ -203,6 +203,15 @@ export const TARGETS: readonly Target[] = [
     what: 'the embedding router over 100 handlers: classify p50 ≤ 1 ms',
     source: 'issue 20',
   },
+  {
+    bench: 'workflow',
+    kind: 'ratios',
+    name: 'vs_langgraph',
+    comparison: '>=',
+    threshold: 10,
+    what: 'threads of a two-role workflow of no-op roles for 10 rounds: ≥ 10× the same loop in LangGraph.js (threads/s)',
+    source: 'issue 21',
+  },
 ];
 
 /**

@@ -99,7 +99,7 @@ describe('the benchmark summary', () => {
       result: 'met',
     });
     expect(row(summary, 'actors', 'metrics.actors_alive').result).toBe('**missed**');
-    expect(summary).toContain('2 met, 2 missed, 15 not measured.');
+    expect(summary).toContain('2 met, 2 missed, 16 not measured.');
   });
 
   it('shows a target whose figure is absent, null or whose bench has no result as not measured', () => {
@@ -198,6 +198,7 @@ describe('the targets', () => {
       'fleet metrics.submit_to_start_p50_ms ≤ 2',
       'orchestrator ratios.handle_vs_invoke ≥ 0.5',
       'orchestrator metrics.embedding_route_p50_ms ≤ 1',
+      'workflow ratios.vs_langgraph ≥ 10',
     ]);
   });
 
