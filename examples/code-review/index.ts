@@ -37,6 +37,15 @@ const FIRST = [
 ];
 const SECOND = ['```js', 'export function add(a, b) {', '  return a + b;', '}', '```'];
 
+/**
+ * The name of the example's scripted engine: its own, so that it sits beside the runtime's
+ * default `scripted` engine rather than replacing it.
+ */
+export const CODE_REVIEW_ENGINE = 'code-review-model';
+
+/** The input of a thread triggered without one (`axon workflow trigger code-review`). */
+export const CODE_REVIEW_INPUT = 'Write add(a, b) in JavaScript';
+
 /** The scripted model: the coder's versions and the reviewer's verdicts, from the thread. */
 function script(request: ChatRequest): string {
   const system = request.messages.find((m) => m.role === 'system')?.content ?? '';
@@ -84,11 +93,13 @@ export function codeReview(options: { readonly tokenDelayMs?: number } = {}): {
     roles: {
       coder: {
         kind: 'engine',
+        engine: CODE_REVIEW_ENGINE,
         prompt: 'You are the coder: write the code asked for, as one code block.',
       },
       linter: { role: linter },
       reviewer: {
         kind: 'engine',
+        engine: CODE_REVIEW_ENGINE,
         prompt: 'You are the reviewer: answer JSON {"approved": boolean, "comment": string}.',
         schema: review,
       },
@@ -98,6 +109,12 @@ export function codeReview(options: { readonly tokenDelayMs?: number } = {}): {
   });
   return {
     workflow,
-    engines: [createScriptedEngine({ tokenDelayMs: options.tokenDelayMs ?? 5, script })],
+    engines: [
+      createScriptedEngine({
+        name: CODE_REVIEW_ENGINE,
+        tokenDelayMs: options.tokenDelayMs ?? 5,
+        script,
+      }),
+    ],
   };
 }

@@ -1,7 +1,8 @@
 /**
  * @module The `axon` command tree on commander: the program, its commands (`core-commands.ts`:
  * `run`, `serve`, `worker`, `list`; `runs-command.ts`: `runs list`; `trace-command.ts`:
- * `trace`; `help` here), the help's layout, and the checks commander does not make the way
+ * `trace`; `workflow-command.ts`: `workflow list|status|trigger`; `thread-command.ts`:
+ * `thread list|show|inspect|kill`; `help` here), the help's layout, and the checks commander does not make the way
  * axon wants them (an option of another command, an extra argument, an unknown command: one
  * line naming it, the command's help, exit 2). A new command is a `registerXCommand(program,
  * ctx)` like `registerRunsCommand`, called from {@link createProgram}; what it reads runs from
@@ -20,7 +21,9 @@ import {
   registerWorkerCommand,
 } from './core-commands.js';
 import { registerRunsCommand } from './runs-command.js';
+import { registerThreadCommand } from './thread-command.js';
 import { registerTraceCommand } from './trace-command.js';
+import { registerWorkflowCommand } from './workflow-command.js';
 
 /** The help's width where the stream is not a terminal (a pipe, a test). */
 const PLAIN_HELP_WIDTH = 90;
@@ -41,8 +44,8 @@ Environment:
                           AXON_ENGINE_MODEL (default gpt-4o-mini), AXON_ENGINE_KEY and
                           AXON_PRICE_TABLE (a YAML price table file) go with it
   AXON_SCRIPTED_TOKEN_MS  delay per scripted token of the examples' engine (default 5)
-  AXON_DATA_DIR           serve, runs, trace: the data dir (as --data-dir)
-  AXON_API_KEY            runs, trace: the key --url sends (as --api-key)
+  AXON_DATA_DIR           serve, runs, trace, workflow, thread: the data dir (as --data-dir)
+  AXON_API_KEY            runs, trace, workflow, thread: the key --url sends (as --api-key)
   NO_COLOR                set (to anything but "") for no colour; there is none unless
                           the output is a terminal
 serve and worker read more; their --help lists them.
@@ -121,6 +124,23 @@ function addHelp(program: Command, ctx: CommandContext): void {
 }
 
 /**
+ * `paths` with the commands of a group named by the group when all of them are there:
+ * `workflow list, workflow status, workflow trigger` → `workflow`.
+ */
+function grouped(program: Command, paths: readonly string[]): string[] {
+  const out = [...paths];
+  for (const group of program.commands) {
+    const members = group.commands.filter(runnable).map(shortPath);
+    if (members.length < 2 || !members.every((m) => out.includes(m))) continue;
+    const at = out.indexOf(members[0] ?? '');
+    const rest = out.filter((p) => !members.includes(p));
+    rest.splice(at, 0, group.name());
+    out.splice(0, out.length, ...rest);
+  }
+  return out;
+}
+
+/**
  * Gives every runnable command the options of the others, hidden, so that one given to the
  * wrong command is parsed (its value too) and refused with a line naming the commands it
  * belongs to — not commander's "unknown option" — and refuses extra arguments the same way.
@@ -160,7 +180,7 @@ function refuseMisplaced(program: Command): void {
     }
     for (const [attribute, long] of foreign.get(action) ?? []) {
       if (action.getOptionValueSource(attribute) !== 'cli') continue;
-      const paths = owners.get(long)?.paths ?? [];
+      const paths = grouped(program, owners.get(long)?.paths ?? []);
       action.error(`error: ${long} applies to ${listOf(paths)} only`, {
         exitCode: EXIT.USAGE,
         code: 'axon.misplacedOption',
@@ -206,6 +226,8 @@ export function createProgram(ctx: CommandContext): Command {
   registerListCommand(program, ctx);
   registerRunsCommand(program, ctx);
   registerTraceCommand(program, ctx);
+  registerWorkflowCommand(program, ctx);
+  registerThreadCommand(program, ctx);
   addHelp(program, ctx);
   program.action(() => {
     const [name] = program.processedArgs as (string | undefined)[];

@@ -23,10 +23,10 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 /** The exit codes as `axon --help` prints them. */
 export const EXIT_CODES_HELP = `Exit codes:
   0    it did what was asked
-  1    what was asked for failed or does not exist (a failed run, an unknown run id,
-       a key the server refused, an error the server answered)
+  1    what was asked for failed or does not exist (a failed run or thread, an unknown
+       id, a key the server refused, an error the server answered)
   2    usage error: an unknown command or option, a bad value; nothing was done
-  3    runs, trace: the server (--url) or the data dir (--data-dir) could not be
-       reached or read
+  3    runs, trace, workflow, thread: the server (--url) or the data dir (--data-dir)
+       could not be reached or read
   130  stopped by Ctrl-C or SIGTERM before it finished
 `;

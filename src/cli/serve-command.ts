@@ -18,6 +18,7 @@ import { redisStore } from '../store/redis-store.js';
 import { createServer, type AxonServer } from '../server/create-server.js';
 import { sqliteStore } from '../store/sqlite-store.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../examples/index.js';
+import { WorkflowEngine } from '../workflows/workflow-engine.js';
 import { aborted, type CliIo } from './cli-io.js';
 import { describeProblem, ServeConfigError } from './config-problems.js';
 import {
@@ -27,6 +28,7 @@ import {
   type ServeEnv,
   type ServeFlags,
 } from './serve-config.js';
+import { EXAMPLE_WORKFLOW, servedWorkflows } from './served-workflows.js';
 
 /** Options of {@link serveCommand}. */
 export interface ServeCommandOptions {
@@ -84,7 +86,11 @@ export function configuredRuntimeOptions(
  * data dir — or, with `redis`, the Redis store and the fleet's pools, where its submitted
  * steps go. Whatever it opened is closed again if a later part cannot be made.
  */
-export async function serveRuntime(config: ServeConfig, logger: Logger): Promise<Runtime> {
+export async function serveRuntime(
+  config: ServeConfig,
+  logger: Logger,
+  extraEngines: readonly Engine[] = [],
+): Promise<Runtime> {
   const parts = configuredRuntimeOptions(config, logger);
   const store = config.redis
     ? redisStore({ url: config.redis.url, prefix: config.redis.prefix })
@@ -92,6 +98,7 @@ export async function serveRuntime(config: ServeConfig, logger: Logger): Promise
   try {
     return createRuntime({
       ...parts.options,
+      engines: [...(parts.options.engines ?? []), ...extraEngines],
       store,
       ...(config.redis ? { fleet: { redis: config.redis.url, prefix: config.redis.prefix } } : {}),
     });
@@ -147,9 +154,20 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
     if (err instanceof ServeConfigError || err instanceof RangeError) return fail(2, err.message);
     throw err;
   }
+  // A fleet runs submitted steps on its workers, which do not have the workflows' turn
+  // agents: refused, not served badly (docs/workflows.md, "Not done yet").
+  if (config.redis && config.workflows.length > 0) {
+    return fail(
+      2,
+      `workflows are not served with --redis yet: their turns would go to the fleet's workers, which do not run them (docs/workflows.md); remove workflows: from the config or serve without --redis`,
+    );
+  }
+  const served = config.redis
+    ? { workflows: [], engines: [], exampleReplaced: false }
+    : servedWorkflows(config.workflows);
   let runtime: Runtime;
   try {
-    runtime = await serveRuntime(config, logger);
+    runtime = await serveRuntime(config, logger, served.engines);
   } catch (err) {
     if (err instanceof InvalidParamsError && config.configFile !== null && err.param) {
       // createMemory names the key (`memory.warm.backend`); the file knows its line.
@@ -164,6 +182,7 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   }
 
   let server: AxonServer;
+  let workflows: WorkflowEngine | undefined;
   try {
     // Before taking work: a restarted server picks up what it left running (NERVE-4005).
     // With a fleet its steps run on the workers, which go on with them themselves.
@@ -185,7 +204,23 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
         `axon serve: resumed ${plural(resumed.length, 'run')} a stop interrupted: ${plural(steps, 'step')} closed with WORKER_RESET, ${again} submitted again\n`,
       );
     }
+    // After the runs: a thread a stop left running is resumed from its last finished turn.
+    workflows = new WorkflowEngine(runtime, served.workflows);
+    const recovered = await workflows.recover();
+    const threads = [
+      recovered.resumed.length > 0 ? `resumed ${plural(recovered.resumed.length, 'thread')}` : '',
+      recovered.crashed.length > 0
+        ? `${plural(recovered.crashed.length, 'thread')} ended crashed (resume: false)`
+        : '',
+      recovered.requeued.length > 0
+        ? `queued ${plural(recovered.requeued.length, 'waiting thread')} again`
+        : '',
+    ].filter((x) => x !== '');
+    if (threads.length > 0) {
+      io.stdout.write(`axon serve: workflows: ${threads.join(', ')}\n`);
+    }
     server = await createServer(runtime, {
+      ...(served.workflows.length > 0 ? { workflows } : {}),
       host: config.host,
       port: config.port,
       keys: config.keys,
@@ -197,6 +232,7 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
       ...(config.sseFlushMs === undefined ? {} : { sseFlushMs: config.sseFlushMs }),
     });
   } catch (err) {
+    await workflows?.close();
     await runtime.close();
     if (err instanceof RangeError || err instanceof TypeError) return fail(2, err.message);
     const e = err as NodeJS.ErrnoException;
@@ -210,8 +246,14 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
     ? `store and fleet on ${config.redis.url}`
     : `data in ${shownPath(config.dataDir, cwd)}`;
   const auth = config.keys.length > 0 ? " -H 'Authorization: Bearer <key>'" : '';
+  const names =
+    served.workflows.length > 0
+      ? served.workflows.map((w) => w.name).join(', ')
+      : 'none (not served with --redis yet)';
+  const replaced = served.exampleReplaced ? ` (${EXAMPLE_WORKFLOW} from the config file)` : '';
   io.stdout.write(
     `axon serve: listening on ${server.url} (${data}, ${from})\n` +
+      `axon serve: workflows: ${names}${replaced}\n` +
       `try: curl -s${auth} ${server.url}/v1/pools\n`,
   );
 

@@ -24,6 +24,8 @@ import {
   type PolicyConfig,
 } from '../policy/policy-config.js';
 import { apiKeySchema, keysFromEnv, type ApiKey } from '../server/auth.js';
+import type { WorkflowDefinition } from '../workflows/workflow-definition.js';
+import { WorkflowConfigError, workflowsFromConfig } from '../workflows/workflow-config.js';
 import {
   readYaml,
   ServeConfigError,
@@ -104,6 +106,8 @@ export const serveConfigSchema = z.strictObject({
     })
     .optional(),
   memory: memoryConfigSchema.optional(),
+  /** Workflows to serve (docs/workflows.md); checked by `workflowsFromConfig`. */
+  workflows: z.record(z.string(), z.unknown()).optional(),
 });
 /** The file's contents, checked. */
 export type ServeConfigFile = z.output<typeof serveConfigSchema>;
@@ -149,6 +153,8 @@ export interface ServeConfig {
   readonly policy: PolicyConfig | null;
   /** The `memory` section with its paths made absolute, or `null` for the runtime's default. */
   readonly memory: MemoryConfigInput | null;
+  /** The workflows of the file's `workflows:` key (none without one). */
+  readonly workflows: readonly WorkflowDefinition[];
   /** The line of a key of the file (`memory.warm.backend`), for errors found later. */
   lineOf(key: string): number | null;
 }
@@ -301,6 +307,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
 
   const openai = openAIEngineOf(file, env, given, fromEnv, fileLine, shown, problems);
   const policy = policyOf(file, fromFile, fileLine, shown, problems);
+  const workflows = workflowsOf(file, fileLine, shown, problems);
   if (problems.length > 0) throw new ServeConfigError(problems);
 
   const s = file.server;
@@ -319,6 +326,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     openai,
     policy,
     memory: file.memory === undefined ? null : memoryOf(file.memory, fromFile, dataDir),
+    workflows,
     lineOf: fileLine,
   };
 }
@@ -395,6 +403,26 @@ function policyOf(
       });
     }
     return null;
+  }
+}
+
+/** The `workflows` section, checked: each problem named by its key and line in the file. */
+function workflowsOf(
+  file: ServeConfigFile,
+  fileLine: (key: string) => number | null,
+  shown: string,
+  problems: ServeConfigProblem[],
+): readonly WorkflowDefinition[] {
+  if (file.workflows === undefined) return [];
+  try {
+    return workflowsFromConfig(file.workflows);
+  } catch (err) {
+    if (!(err instanceof WorkflowConfigError)) throw err;
+    for (const issue of err.issues) {
+      const key = issue.path === '' ? 'workflows' : `workflows.${issue.path}`;
+      problems.push({ source: shown, line: fileLine(key), key, message: issue.message });
+    }
+    return [];
   }
 }
 

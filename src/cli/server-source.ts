@@ -58,7 +58,8 @@ const stepSchema = z.object({
   input: z.unknown().optional(),
 });
 
-const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
+/** An API error body (API.md). */
+export const errorSchema = z.object({ error: z.object({ code: z.string(), message: z.string() }) });
 
 /** A step's name where the body has none: what its input says it runs (API.md's inputs). */
 function nameFromInput(type: string, input: unknown): string | null {
@@ -93,7 +94,7 @@ function stepInfo(body: z.output<typeof stepSchema>): StepInfo {
 }
 
 /** `url` checked (`CliError` `USAGE` otherwise), ending in `/` so paths join under it. */
-function baseUrl(url: string): URL {
+export function baseUrl(url: string): URL {
   let base: URL;
   try {
     base = new URL(url);
@@ -110,7 +111,7 @@ function baseUrl(url: string): URL {
 }
 
 /** Why a request failed, from the error `fetch` throws. */
-function networkReason(err: unknown): string {
+export function networkReason(err: unknown): string {
   const cause = err instanceof Error ? err.cause : undefined;
   if (cause instanceof Error && cause.message !== '') return cause.message;
   if (typeof cause === 'object' && cause !== null && 'code' in cause) return String(cause.code);

@@ -11,12 +11,17 @@ import { openDataDirSource } from './data-dir-source.js';
 import type { RunSource } from './run-source.js';
 import { SERVE_DEFAULTS } from './serve-config.js';
 import { createServerSource } from './server-source.js';
+import { openThreadDataDirSource } from './thread-data-dir-source.js';
+import { createThreadServerSource } from './thread-server-source.js';
+import type { ThreadSource } from './thread-source.js';
 
 /** The source options as commander parses them. */
 export interface SourceFlags {
   readonly url?: string | undefined;
   readonly apiKey?: string | undefined;
   readonly dataDir?: string | undefined;
+  /** `workflow` and `thread` on a data dir: the `axon.yaml` whose workflows to add. */
+  readonly config?: string | undefined;
 }
 
 /** Adds `--url`, `--api-key` and `--data-dir` to `command`. */
@@ -48,10 +53,26 @@ export function addSourceOptions(command: Command): Command {
  * URL that is not http(s); `UNREACHABLE` for a data dir that is not there.
  */
 export function openSource(flags: SourceFlags, ctx: CommandContext): RunSource {
+  const where = sourceOf(flags, ctx);
+  return where.kind === 'server'
+    ? createServerSource({ url: where.url, apiKey: where.apiKey, signal: ctx.signal })
+    : openDataDirSource({ dir: where.dir, cwd: ctx.cwd });
+}
+
+/** Where `flags` point: a server, or a data dir (`CliError` `USAGE` as {@link openSource}). */
+function sourceOf(
+  flags: SourceFlags,
+  ctx: CommandContext,
+):
+  | { readonly kind: 'server'; readonly url: string; readonly apiKey: string | undefined }
+  | { readonly kind: 'dataDir'; readonly dir: string } {
   if (flags.url !== undefined) {
+    if (flags.config !== undefined) {
+      throw new CliError('USAGE', '--config goes with a data dir (a server has its own)');
+    }
     const envKey = ctx.env['AXON_API_KEY'];
     const apiKey = flags.apiKey ?? (envKey === '' ? undefined : envKey);
-    return createServerSource({ url: flags.url, apiKey, signal: ctx.signal });
+    return { kind: 'server', url: flags.url, apiKey };
   }
   if (flags.apiKey !== undefined) {
     throw new CliError('USAGE', '--api-key goes with --url (a data dir needs no key)');
@@ -59,5 +80,30 @@ export function openSource(flags: SourceFlags, ctx: CommandContext): RunSource {
   const envDir = ctx.env['AXON_DATA_DIR'];
   const dir =
     flags.dataDir ?? (envDir === undefined || envDir === '' ? SERVE_DEFAULTS.dataDir : envDir);
-  return openDataDirSource({ dir, cwd: ctx.cwd });
+  return { kind: 'dataDir', dir };
+}
+
+/** Adds {@link addSourceOptions} and `--config <file>` (the workflows of a data dir). */
+export function addThreadSourceOptions(command: Command): Command {
+  return addSourceOptions(command).option(
+    '--config <file>',
+    `With a data dir: the config file whose workflows: to add to the example (default ./${SERVE_DEFAULTS.configFile} if there is one)`,
+  );
+}
+
+/**
+ * The {@link ThreadSource} `flags` name, as {@link openSource}: the server at `--url`, else
+ * the data dir, whose workflows are `--config`'s plus the example `code-review`.
+ */
+export function openThreadSource(flags: SourceFlags, ctx: CommandContext): ThreadSource {
+  const where = sourceOf(flags, ctx);
+  return where.kind === 'server'
+    ? createThreadServerSource({ url: where.url, apiKey: where.apiKey, signal: ctx.signal })
+    : openThreadDataDirSource({
+        dir: where.dir,
+        config: flags.config,
+        cwd: ctx.cwd,
+        env: ctx.env,
+        signal: ctx.signal,
+      });
 }

@@ -18,7 +18,21 @@ describe('docs/cli.md', () => {
     const commands = [...HELP.matchAll(/^ {2}([a-z]+(?: [a-z]+)?)(?: [<[]\S+)? {2,}\S/gm)]
       .map((m) => m[1] ?? '')
       .filter((c) => c !== 'help');
-    expect(commands).toEqual(['run', 'serve', 'worker', 'list', 'runs list', 'trace']);
+    expect(commands).toEqual([
+      'run',
+      'serve',
+      'worker',
+      'list',
+      'runs list',
+      'trace',
+      'workflow list',
+      'workflow status',
+      'workflow trigger',
+      'thread list',
+      'thread show',
+      'thread inspect',
+      'thread kill',
+    ]);
     for (const command of commands)
       expect(doc).toMatch(new RegExp(`^## \`axon ${command}\`$`, 'm'));
   });

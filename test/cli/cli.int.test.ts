@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 
@@ -87,6 +89,29 @@ describe('axon from source (node --import tsx src/cli/main.ts)', () => {
       '0',
     ]);
     expectSuccessfulRun(exit);
+  });
+
+  it('workflow trigger code-review: the first command a new user runs — the example to its end on a new data dir, exit 0', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'axon-cli-first-'));
+    try {
+      const exit = await start('node', [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'workflow',
+        'trigger',
+        'code-review',
+        '--data-dir',
+        join(data, 'new'),
+      ]);
+      expect(exit.stderr).toBe('');
+      expect(exit.code).toBe(0);
+      expect(exit.stdout).toMatch(/^thread run_\w+: code-review, completed \(end\), created /);
+      expect(exit.stdout).toContain('input: Write add(a, b) in JavaScript\n');
+      expect(exit.stdout).toMatch(/^6 +reviewer +succeeded .*Approved\."}$/m);
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
   });
 
   it('exits 2 with the help on stderr for an unknown command', async () => {

@@ -149,6 +149,10 @@ export interface AxonOptions {
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** Whether stdout is a terminal (default not, as a pipe). */
   readonly tty?: boolean;
+  /** Whether stderr is a terminal (default not). */
+  readonly stderrTty?: boolean;
+  /** Aborted as Ctrl-C would. */
+  readonly signal?: AbortSignal;
 }
 
 /** Runs `axon argv` in-process with captured output. */
@@ -157,10 +161,10 @@ export async function axon(argv: readonly string[], options: AxonOptions = {}): 
   const err: string[] = [];
   const io: CliIo = {
     stdout: { write: (t: string) => out.push(t), isTTY: options.tty ?? false, columns: 120 },
-    stderr: { write: (t: string) => err.push(t) },
+    stderr: { write: (t: string) => err.push(t), isTTY: options.stderrTty ?? false },
     env: options.env ?? {},
   };
-  const code = await runCli(argv, io, '0.0.0-test');
+  const code = await runCli(argv, io, '0.0.0-test', options.signal);
   return { code, stdout: out.join(''), stderr: err.join('') };
 }
 

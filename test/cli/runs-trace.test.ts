@@ -403,7 +403,9 @@ describe('exit codes', () => {
     const { code, stdout, stderr } = await axon(['trace', 'run_1', '--limit', '3', ...nowhere]);
     expect(code).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr.split('\n')[0]).toBe('axon trace: --limit applies to runs list only');
+    expect(stderr.split('\n')[0]).toBe(
+      'axon trace: --limit applies to runs list and thread list only',
+    );
     expect(stderr).toContain('Usage: axon trace [options] <run_id>');
   });
 

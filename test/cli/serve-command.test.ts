@@ -56,12 +56,17 @@ describe('axon serve: the command line', () => {
 
   it.each([
     [['run', 'trip-planner', '--port', '1'], 'run', 'port', 'serve'],
-    [['list', '--data-dir', 'x'], 'list', 'data-dir', 'serve, runs list and trace'],
-    [['help', '--config', 'a.yaml'], 'help', 'config', 'serve and worker'],
+    [
+      ['list', '--data-dir', 'x'],
+      'list',
+      'data-dir',
+      'serve, runs list, trace, workflow and thread',
+    ],
+    [['help', '--config', 'a.yaml'], 'help', 'config', 'serve, worker, workflow and thread'],
     [['serve', '--pool', 'gpu'], 'serve', 'pool', 'worker'],
     [['run', 'trip-planner', '--redis', 'redis://x'], 'run', 'redis', 'serve and worker'],
     [['serve', '--seed', '3'], 'serve', 'seed', 'run'],
-    [['serve', '--json'], 'serve', 'json', 'run, runs list and trace'],
+    [['serve', '--json'], 'serve', 'json', 'run, runs list, trace, workflow and thread'],
   ])('refuses a flag of another command: %j', async (argv, command, flag, owner) => {
     const { code, stdout, stderr } = await cli(argv);
     expect(code).toBe(2);

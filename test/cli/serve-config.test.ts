@@ -379,3 +379,42 @@ describe('loadServeConfig: refusals name the source, the line and the key', () =
     );
   });
 });
+
+describe('loadServeConfig: workflows', () => {
+  it('reads the workflows: key into workflow definitions', () => {
+    file(
+      'axon.yaml',
+      [
+        'workflows:',
+        '  review:',
+        '    max_rounds: 4',
+        '    roles:',
+        '      coder: { engine: scripted, prompt: "You write code." }',
+        '    moderator:',
+        '      order: [coder]',
+      ].join('\n'),
+    );
+    const config = load();
+    expect(config.workflows.map((w) => [w.name, w.roleNames, w.maxRounds])).toEqual([
+      ['review', ['coder'], 4],
+    ]);
+    expect(load({ flags: { config: file('empty.yaml', '{}') } }).workflows).toEqual([]);
+  });
+
+  it('a workflow that cannot run is refused with its key and line, as other keys are', () => {
+    file(
+      'axon.yaml',
+      [
+        'workflows:',
+        '  review:',
+        '    roles:',
+        '      coder: { engine: scripted, prompt: p }',
+        '    moderator:',
+        '      order: [coder, reviewer]',
+      ].join('\n'),
+    );
+    expect(refused()).toBe(
+      'axon.yaml line 6: workflows.review.moderator.order.1: no role "reviewer"',
+    );
+  });
+});

@@ -263,8 +263,13 @@ describe('axon serve (the built binary, a real child process)', () => {
       expect.stringMatching(
         /^axon serve: listening on http:\/\/127\.0\.0\.1:\d+ \(data in .*data, no config file\)$/,
       ),
+      'axon serve: workflows: code-review',
       `try: curl -s ${server.url}/v1/pools`,
     ]);
+    // The example workflow is served, its scripted model beside the default engine.
+    const workflows = await call(server.url, 'GET', '/v1/workflows');
+    expect(workflows.status).toBe(200);
+    expect(workflows.body).toEqual([expect.objectContaining({ name: 'code-review' })]);
 
     expect(await call(server.url, 'GET', '/healthz')).toEqual({
       status: 200,
@@ -272,7 +277,7 @@ describe('axon serve (the built binary, a real child process)', () => {
     });
     const pools = await fetch(`${server.url}/v1/pools`);
     expect(await pools.json()).toEqual([
-      expect.objectContaining({ pool_id: 'local', engines: ['scripted'] }),
+      expect.objectContaining({ pool_id: 'local', engines: ['code-review-model', 'scripted'] }),
     ]);
 
     const runId = await newRun(server.url);

@@ -11,55 +11,17 @@
  * Needs `/usr/bin/chromium` (`apt-get install -y chromium`); without it this test fails and
  * says so — it is never skipped.
  */
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import type { AgentDefinition } from '../../src/actors/agent-runtime.js';
 import { POLL, useTestServers, type TestServer } from '../support/server.js';
+import { expectCleanPage, goTo, hashOf, useBrowser } from './trace-ui-browser.js';
 
 const servers = useTestServers('server-trace-ui');
-const CHROMIUM = '/usr/bin/chromium';
-const INSTALL = 'install it with `apt-get install -y chromium` (Debian); .ci/run must do the same';
+const browser = useBrowser();
 /** The scripted engine's delay per token: slow enough to watch. */
 const TOKEN_MS = 25;
-
-let browser: Browser | null = null;
-let launchError: unknown = null;
-
-beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    launchError = new Error(`${CHROMIUM} is missing`);
-    return;
-  }
-  try {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-  } catch (err) {
-    launchError = err;
-  }
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
-
-/** The browser, or a failure that says what to install. */
-function requireBrowser(): Browser {
-  if (browser) return browser;
-  throw new Error(`headless Chromium could not be launched (${String(launchError)}): ${INSTALL}`);
-}
 
 /** A gate an agent waits at until the test opens it. */
 interface Gate {
@@ -119,52 +81,6 @@ function tracedAgents(): {
   return { agents: [lead, helper], beforeDelegating, helperMidway };
 }
 
-/** What a page did that a test must see: errors, and every request it made. */
-interface Watched {
-  readonly errors: string[];
-  readonly requests: { url: string; headers: Record<string, string> }[];
-}
-
-async function openUi(s: TestServer): Promise<{ page: Page; watched: Watched }> {
-  const page = await requireBrowser().newPage();
-  const watched: Watched = { errors: [], requests: [] };
-  page.on('pageerror', (err) => watched.errors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => {
-    // Chromium logs each 4xx answer as a failed load: those are checked by their responses.
-    if (msg.type() === 'error' && !msg.text().startsWith('Failed to load resource')) {
-      watched.errors.push(`console: ${msg.text()}`);
-    }
-  });
-  page.on('response', (res) => {
-    // The page and its assets always load; only the API may refuse (401, 404), as asked.
-    const path = new URL(res.url()).pathname;
-    if (res.status() >= 400 && !path.startsWith('/v1/')) {
-      watched.errors.push(`${res.status()} for ${path}`);
-    }
-  });
-  page.on('request', (req) => {
-    watched.requests.push({ url: req.url(), headers: req.headers() });
-  });
-  const res = await page.goto(`${s.url}/ui`);
-  expect(res?.status()).toBe(200);
-  return { page, watched };
-}
-
-/** Nothing from elsewhere, no script error, no CSP violation. */
-function expectCleanPage(s: TestServer, watched: Watched): void {
-  expect(watched.errors).toEqual([]);
-  const origin = new URL(s.url).origin;
-  for (const { url } of watched.requests) expect(new URL(url).origin, url).toBe(origin);
-}
-
-/** The page's URL hash. */
-const hashOf = (page: Page): string => new URL(page.url()).hash;
-
-/** Moves the page to `/ui#<hash>`: the same document, as a link within it would. */
-async function goTo(s: TestServer, page: Page, hash: string): Promise<void> {
-  await page.goto(`${s.url}/ui#${hash}`);
-}
-
 const node = (page: Page, stepId: string) =>
   page.locator(`[data-testid="trace-node"][data-step-id="${stepId}"]`);
 const field = (page: Page, stepId: string, testId: string) =>
@@ -189,6 +105,9 @@ describe('GET /ui: the assets', () => {
       '/ui/app.js': /^text\/javascript/,
       '/ui/api.js': /^text\/javascript/,
       '/ui/run-view.js': /^text\/javascript/,
+      '/ui/trace-tree.js': /^text\/javascript/,
+      '/ui/threads-view.js': /^text\/javascript/,
+      '/ui/thread-view.js': /^text\/javascript/,
       '/ui/icon.svg': /^image\/svg\+xml/,
     };
     for (const [path, type] of Object.entries(types)) {
@@ -211,10 +130,10 @@ describe('GET /ui: the assets', () => {
 
 describe('the trace UI in headless Chromium', () => {
   it('lists a run started over the API, opens it, grows its trace tree live, and shows an opened step’s tokens as they come', async () => {
-    requireBrowser();
+    browser.require();
     const traced = tracedAgents();
     const s = await servers.start({ tokenDelayMs: TOKEN_MS, runtime: { agents: traced.agents } });
-    const { page, watched } = await openUi(s);
+    const { page, watched } = await browser.open(s.url);
     try {
       await page.getByTestId('runs-empty').waitFor();
 
@@ -291,14 +210,14 @@ describe('the trace UI in headless Chromium', () => {
       const streams = watched.requests.filter((r) => r.url.includes('/stream'));
       expect(streams.length).toBeGreaterThanOrEqual(2);
       for (const r of streams) expect([root, childId]).toContain(r.url.split('/').at(-2));
-      expectCleanPage(s, watched);
+      expectCleanPage(s.url, watched);
     } finally {
       await page.close();
     }
   });
 
   it('with API keys: asks for a key, refuses a wrong one, then shows only the caller’s runs and follows their steps with the key', async () => {
-    requireBrowser();
+    browser.require();
     const KEYS = { alice: 'alice-key-0123456789abcdef', bob: 'bob-key-0123456789abcdefgh' };
     const as = (who: keyof typeof KEYS) => ({ authorization: `Bearer ${KEYS[who]}` });
     const traced = tracedAgents();
@@ -323,7 +242,7 @@ describe('the trace UI in headless Chromium', () => {
       as('alice'),
     );
 
-    const { page, watched } = await openUi(s);
+    const { page, watched } = await browser.open(s.url);
     try {
       const form = page.getByTestId('auth-form');
       await form.waitFor();
@@ -370,19 +289,19 @@ describe('the trace UI in headless Chromium', () => {
       }
 
       // Another user's run, opened by its URL, is not found.
-      await goTo(s, page, `run=${theirs.run_id}`);
+      await goTo(s.url, page, `run=${theirs.run_id}`);
       await expect
         .poll(() => page.getByTestId('error-banner').textContent(), POLL)
         .toContain('NOT_FOUND');
       expect(await page.getByTestId('trace-node').count()).toBe(0);
-      expectCleanPage(s, watched);
+      expectCleanPage(s.url, watched);
     } finally {
       await page.close();
     }
   });
 
   it('never follows a live step of a cancel_on_disconnect run (closing the stream would cancel it); shows its events once it ends', async () => {
-    requireBrowser();
+    browser.require();
     const traced = tracedAgents();
     const s = await servers.start({ tokenDelayMs: TOKEN_MS, runtime: { agents: traced.agents } });
     const run = await s.newRun({ cancel_on_disconnect: true });
@@ -390,15 +309,15 @@ describe('the trace UI in headless Chromium', () => {
       type: 'agent',
       input: { agent: 'lead', message: 'careful' },
     });
-    const { page, watched } = await openUi(s);
+    const { page, watched } = await browser.open(s.url);
     try {
-      await goTo(s, page, `run=${run.run_id}`);
+      await goTo(s.url, page, `run=${run.run_id}`);
       await node(page, root).click();
-      await page.getByTestId('step-note').waitFor();
+      await page.getByTestId('step-detail').getByTestId('step-note').waitFor();
       expect(await page.getByTestId('run-note').isVisible()).toBe(true);
       // Opened, read again a few times, then left: the step still runs.
       await page.waitForTimeout(1_500);
-      await goTo(s, page, 'runs');
+      await goTo(s.url, page, 'runs');
       await page.getByTestId('runs-view').waitFor();
       expect(await stepStatus(s, root)).toBe('running');
       expect(watched.requests.filter((r) => r.url.includes('/stream'))).toEqual([]);
@@ -406,16 +325,16 @@ describe('the trace UI in headless Chromium', () => {
       traced.beforeDelegating.open();
       traced.helperMidway.open();
       await expect.poll(() => stepStatus(s, root), POLL).toBe('succeeded');
-      await goTo(s, page, `run=${run.run_id}&step=${root}`);
+      await goTo(s.url, page, `run=${run.run_id}&step=${root}`);
       const detail = page.getByTestId('step-detail');
       await expect
         .poll(() => detail.locator('[data-testid="step-event"][data-type="end"]').count(), POLL)
         .toBe(1);
-      expect(await page.getByTestId('step-note').isHidden()).toBe(true);
+      expect(await detail.getByTestId('step-note').isHidden()).toBe(true);
       expect(((await detail.getByTestId('step-text').textContent()) ?? '').length).toBeGreaterThan(
         0,
       );
-      expectCleanPage(s, watched);
+      expectCleanPage(s.url, watched);
     } finally {
       await page.close();
     }

@@ -1,9 +1,9 @@
 /**
  * @module The trace UI's `ui/api.js` (a browser module, kept as a string so it ships in
- * `dist/` with no build step): the API key of the tab, JSON reads of the API with it, and a
- * step's event stream read with `fetch` — `EventSource` cannot send the `Authorization`
- * header a server with keys needs, so the page parses the SSE frames itself and resumes a
- * dropped stream with `Last-Event-ID` as `EventSource` would.
+ * `dist/` with no build step): the API key of the tab, JSON reads and posts of the API with
+ * it, and the event streams of a step and of a thread read with `fetch` — `EventSource`
+ * cannot send the `Authorization` header a server with keys needs, so the page parses the SSE
+ * frames itself and resumes a dropped stream with `Last-Event-ID` as `EventSource` would.
  */
 
 /** `ui/api.js`. */
@@ -82,6 +82,18 @@ async function failure(res) {
   return err;
 }
 
+/** POST body as JSON to path; the answer's JSON, or rejects with an ApiError. */
+export async function postJson(path, body) {
+  const res = await fetch(apiUrl(path), {
+    method: 'POST',
+    headers: headersWith({ accept: 'application/json', 'content-type': 'application/json' }),
+    body: JSON.stringify(body),
+    cache: 'no-store',
+  });
+  if (!res.ok) throw await failure(res);
+  return res.json();
+}
+
 /** GET path as JSON; rejects with an ApiError for an error answer. */
 export async function getJson(path, signal) {
   const res = await fetch(apiUrl(path), {
@@ -150,31 +162,30 @@ async function readFrames(body, onFrame) {
 }
 
 /**
- * Follows a step's events (GET /v1/steps/{id}/stream): onEvent(type, data) once per seq, in
- * order, from the first; a dropped connection is resumed with Last-Event-ID. Resolves
- * 'ended' after the step's end or error event, 'aborted' when signal aborts; rejects with
- * an ApiError the server gave for good (404, 401, ...).
+ * Reads the SSE stream at path until handle(frame) says it is done, reconnecting when the
+ * connection drops: handle returns 'skip' (a frame seen before a reconnect), 'next' or
+ * 'done'; the id of the last frame not skipped goes back as Last-Event-ID. Resolves 'ended'
+ * or 'aborted'; rejects with an ApiError the server gave for good (404, 401, ...).
  */
-export async function followStep(stepId, onEvent, signal) {
-  const url = apiUrl('/v1/steps/' + encodeURIComponent(stepId) + '/stream');
-  let last = 0;
+async function followSse(path, handle, signal) {
+  const url = apiUrl(path);
+  let last = null;
   let delay = 250;
   while (!signal.aborted) {
     try {
       const extra = { accept: 'text/event-stream' };
-      if (last > 0) extra['last-event-id'] = String(last);
+      if (last !== null) extra['last-event-id'] = last;
       const res = await fetch(url, { headers: headersWith(extra), cache: 'no-store', signal });
       if (!res.ok) throw await failure(res);
       const ended = await readFrames(res.body, (frame) => {
-        const seq = Number(frame.id);
-        if (!(seq > last)) return false; // seen before a reconnect
-        last = seq;
+        const verdict = handle(frame);
+        if (verdict === 'skip') return false;
+        last = frame.id;
         delay = 250;
-        onEvent(frame.event, JSON.parse(frame.data));
-        return frame.event === 'end' || frame.event === 'error';
+        return verdict === 'done';
       });
       if (ended) return 'ended';
-      // The server closed before the step's last event (a restart, a proxy): resume.
+      // The server closed before the last event (a restart, a proxy): resume.
     } catch (err) {
       if (signal.aborted) return 'aborted';
       if (err instanceof ApiError && err.status < 500 && err.status !== 429) throw err;
@@ -183,5 +194,36 @@ export async function followStep(stepId, onEvent, signal) {
     delay = Math.min(delay * 2, 5000);
   }
   return 'aborted';
+}
+
+/**
+ * Follows a step's events (GET /v1/steps/{id}/stream): onEvent(type, data) once per seq, in
+ * order, from the first; a dropped connection is resumed with Last-Event-ID. Resolves
+ * 'ended' after the step's end or error event, 'aborted' when signal aborts; rejects with
+ * an ApiError the server gave for good (404, 401, ...).
+ */
+export function followStep(stepId, onEvent, signal) {
+  let last = 0;
+  return followSse('/v1/steps/' + encodeURIComponent(stepId) + '/stream', (frame) => {
+    const seq = Number(frame.id);
+    if (!(seq > last)) return 'skip'; // seen before a reconnect
+    last = seq;
+    onEvent(frame.event, JSON.parse(frame.data));
+    return frame.event === 'end' || frame.event === 'error' ? 'done' : 'next';
+  }, signal);
+}
+
+/**
+ * Follows a thread (GET /v1/threads/{id}/stream): onFrame(type, data) for each of its turns'
+ * step events in order (data has turn and role), then once for 'thread_end' (data: the
+ * Thread). Frame ids are '<turn>.<seq>'; a dropped connection resumes after the last one
+ * (the server skips what was seen, a turn run again after a crash included). Resolves as
+ * followStep does.
+ */
+export function followThread(threadId, onFrame, signal) {
+  return followSse('/v1/threads/' + encodeURIComponent(threadId) + '/stream', (frame) => {
+    onFrame(frame.event, JSON.parse(frame.data));
+    return frame.event === 'thread_end' ? 'done' : 'next';
+  }, signal);
 }
 `;

@@ -1,8 +1,8 @@
 /**
  * @module The trace UI's `ui/app.js` (the page's entry module, kept as a string): routes the
- * URL hash to a view (`#runs`, `#run=<id>[&step=<id>]`), asks for the API key when the
- * server answers 401, shows failures in a banner, and names a run's entry. The views are a
- * table by name: a Threads view is one more entry (see the comment on `VIEWS`).
+ * URL hash to a view (`#runs`, `#run=<id>[&step=<id>]`, `#threads`,
+ * `#thread=<id>[&step=<id>]`), asks for the API key when the server answers 401, shows
+ * failures in a banner, and names a run's entry. The views are a table by name.
  */
 
 /** `ui/app.js`. */
@@ -11,6 +11,8 @@ import { getJson, hasKey, onUnauthorized, setKey } from './api.js';
 import { setText } from './format.js';
 import { createRunView } from './run-view.js';
 import { createRunsView } from './runs-view.js';
+import { createThreadView } from './thread-view.js';
+import { createThreadsView } from './threads-view.js';
 
 const byTestId = (id) => document.querySelector('[data-testid="' + id + '"]');
 const banner = byTestId('error-banner');
@@ -20,19 +22,26 @@ const authMessage = byTestId('auth-message');
 const authState = byTestId('auth-state');
 const authForget = byTestId('auth-forget');
 
-/** What a route looks like in the hash: '#run=<id>&step=<id>', '#runs'. */
+/**
+ * What a route looks like in the hash: { run, step } '#run=<id>&step=<id>', { thread, step }
+ * '#thread=<id>&step=<id>', { view: 'threads' } '#threads', {} '#runs'.
+ */
 function hashOf(route) {
   const params = new URLSearchParams();
   if (route.run) params.set('run', route.run);
+  if (route.thread) params.set('thread', route.thread);
   if (route.step) params.set('step', route.step);
   const text = params.toString();
-  return '#' + (text || 'runs');
+  return '#' + (text || route.view || 'runs');
 }
 
 function routeOf(hash) {
   const params = new URLSearchParams(hash.replace(/^#/, ''));
   const run = params.get('run');
   if (run) return { view: 'run', nav: 'runs', run, step: params.get('step') };
+  const thread = params.get('thread');
+  if (thread) return { view: 'thread', nav: 'threads', thread, step: params.get('step') };
+  if (params.has('threads')) return { view: 'threads', nav: 'threads' };
   return { view: 'runs', nav: 'runs' };
 }
 
@@ -74,13 +83,13 @@ const app = {
 };
 
 // The views, by the name a route gives. Each is { root, show(route), hide() }, its root a
-// <section> of index.html. A Threads view (GET /v1/threads: a thread is a run of a
-// workflow, its turns the steps of that run) is one more entry here, 'threads', with its
-// <section data-testid="threads-view"> and nav link in index.html and '#threads' /
-// '#thread=<id>' in routeOf; a thread's turns can open in the run view.
+// <section> of the page. A thread is a run of a workflow, its turns the steps of that run:
+// the thread view shows them with the run view's tree, and each opens in the other.
 const VIEWS = {
   runs: createRunsView(byTestId('runs-view'), app),
   run: createRunView(byTestId('run-view'), app),
+  threads: createThreadsView(byTestId('threads-view'), app),
+  thread: createThreadView(byTestId('thread-view'), app),
 };
 let current = null;
 

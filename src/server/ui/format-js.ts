@@ -1,7 +1,7 @@
 /**
- * @module The trace UI's `ui/format.js` (a browser module, kept as a string): how runs and
- * steps read on the page — durations, tokens, cost, a step's name — and a tiny DOM helper.
- * Pure functions; no state.
+ * @module The trace UI's `ui/format.js` (a browser module, kept as a string): how runs,
+ * steps and threads read on the page — durations, tokens, cost, a step's name — and a tiny
+ * DOM helper. Pure functions; no state.
  */
 
 /** `ui/format.js`. */
@@ -11,6 +11,8 @@ export const FORMAT_JS = String.raw`// axon trace UI: formatting, and a DOM help
 export const LIVE_RUN = new Set(['running', 'waiting', 'cancelling']);
 /** Step statuses that may still change. */
 export const LIVE_STEP = new Set(['queued', 'running', 'waiting']);
+/** Thread statuses that may still change. */
+export const LIVE_THREAD = new Set(['queued', 'started']);
 
 /** An element: el('span', { class: 'x', 'data-testid': 'y' }, 'text', child, ...). */
 export function el(tag, attrs, ...children) {

@@ -66,16 +66,21 @@ h3 { font-size: 12px; text-transform: uppercase; letter-spacing: .04em; color: v
   margin: 14px 0 4px; }
 .empty, .note { color: var(--muted); }
 .note { border-left: 3px solid var(--wait); padding-left: 8px; }
+.note.bad { border-left-color: var(--bad); color: var(--bad); }
+h2.section { margin: 16px 0 8px; }
 
 .status { font-size: 12px; font-weight: 600; color: var(--muted); }
 .status::before { content: '\\25CF\\00A0'; }
 [data-status='running'] .status, .status[data-status='running'],
+[data-status='started'] .status, .status[data-status='started'],
 [data-status='queued'] .status, .status[data-status='queued'] { color: var(--running); }
 [data-status='waiting'] .status, .status[data-status='waiting'],
 [data-status='cancelling'] .status, .status[data-status='cancelling'] { color: var(--wait); }
 [data-status='succeeded'] .status, .status[data-status='succeeded'],
 [data-status='completed'] .status, .status[data-status='completed'] { color: var(--ok); }
 [data-status='failed'] .status, .status[data-status='failed'],
+[data-status='crashed'] .status, .status[data-status='crashed'],
+[data-status='killed'] .status, .status[data-status='killed'],
 [data-status='cancelled'] .status, .status[data-status='cancelled'] { color: var(--bad); }
 
 table.runs { width: 100%; border-collapse: collapse; background: var(--panel);
@@ -87,6 +92,24 @@ table.runs { width: 100%; border-collapse: collapse; background: var(--panel);
 .runs tbody tr:hover { background: var(--hover); }
 .num { text-align: right; font-variant-numeric: tabular-nums; }
 .runs code { color: var(--muted); }
+.runs td.input { max-width: 24em; overflow: hidden; text-overflow: ellipsis; }
+
+.workflows { display: grid; grid-template-columns: repeat(auto-fill, minmax(22em, 1fr)); gap: 10px; }
+.workflow { background: var(--panel); border: 1px solid var(--line); border-radius: 8px;
+  padding: 10px 12px; }
+.workflow-head { display: flex; align-items: baseline; gap: 10px; }
+.workflow-head h3 { font-size: 15px; text-transform: none; letter-spacing: 0; color: var(--fg);
+  margin: 0; }
+.facts { display: grid; grid-template-columns: auto 1fr; gap: 2px 10px; margin: 6px 0 8px; }
+.facts dt { color: var(--muted); }
+.facts dt::after { content: ':'; }
+.facts dd { margin: 0; }
+.trigger { display: flex; gap: 6px; }
+.trigger input { flex: 1; min-width: 0; }
+button:disabled { opacity: .6; cursor: progress; }
+.result { margin: 6px 0 0; }
+.result[data-state='ok'] { color: var(--ok); }
+.result[data-state='error'] { color: var(--bad); }
 
 .figures { display: flex; flex-wrap: wrap; gap: 4px 18px; margin: 0 0 10px; }
 .figures dt, .detail dt { color: var(--muted); }
@@ -107,6 +130,13 @@ table.runs { width: 100%; border-collapse: collapse; background: var(--panel);
 .node.selected { background: color-mix(in srgb, var(--accent) 14%, var(--panel)); }
 .node .name { font-weight: 600; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
 .node .type { color: var(--muted); font-size: 12px; }
+.node-extra.turn { margin: 0 6px 6px 6px; }
+.turn-text, .turn-output { background: var(--bg); border: 1px solid var(--line); border-radius: 6px;
+  padding: 4px 8px; max-height: 9em; overflow: auto; }
+.turn-text:empty::before { content: 'no tokens yet'; color: var(--muted); }
+.turn-output { margin-top: 4px; color: var(--muted); }
+.turn-error { margin: 4px 0 0; color: var(--bad); }
+.toolbar > a:last-child { margin-left: auto; }
 
 .detail { background: var(--panel); border: 1px solid var(--line); border-radius: 8px;
   padding: 10px 12px; position: sticky; top: 8px; max-height: calc(100vh - 16px); overflow: auto; }

@@ -22,8 +22,7 @@ export const PAGE_HTML = `<!doctype html>
       <span class="brand">axon <b>trace</b></span>
       <nav data-testid="nav">
         <a href="#runs" data-view="runs" data-testid="nav-runs">Runs</a>
-        <!-- Threads (GET /v1/threads) goes here:
-             <a href="#threads" data-view="threads" data-testid="nav-threads">Threads</a> -->
+        <a href="#threads" data-view="threads" data-testid="nav-threads">Threads</a>
       </nav>
       <div class="auth" data-testid="auth">
         <span class="muted" data-testid="auth-state" hidden></span>
@@ -40,7 +39,8 @@ export const PAGE_HTML = `<!doctype html>
     <main>
       <section data-testid="runs-view" hidden></section>
       <section data-testid="run-view" hidden></section>
-      <!-- <section data-testid="threads-view" hidden></section> -->
+      <section data-testid="threads-view" hidden></section>
+      <section data-testid="thread-view" hidden></section>
     </main>
     <noscript>The trace UI needs JavaScript (no external script: it is all served by axon).</noscript>
   </body>

@@ -10,8 +10,9 @@
 /** `ui/run-view.js`. */
 export const RUN_VIEW_JS = String.raw`// axon trace UI: one run and its trace tree.
 import { followStep, getJson } from './api.js';
-import { LIVE_RUN, LIVE_STEP, cost, duration, el, elapsed, setText, stepName, tokens, when } from './format.js';
-import { createStepDetail, createStepLog, statusOf, usageOf } from './step-detail.js';
+import { LIVE_RUN, LIVE_STEP, cost, duration, el, elapsed, setText, tokens, when } from './format.js';
+import { createStepDetail, createStepLog } from './step-detail.js';
+import { createTraceTree } from './trace-tree.js';
 
 const FAST_MS = 1000; // re-read the steps this often while one of them is live
 const SLOW_MS = 2500; // ... and this often while the run is live and no step is
@@ -27,25 +28,32 @@ export function createRunView(root, app) {
   const back = el('a', { href: '#runs', class: 'back', 'data-testid': 'back-to-runs' }, '< Runs');
   const entry = el('h1', { 'data-testid': 'run-entry' });
   const status = el('span', { class: 'status', 'data-testid': 'run-status' });
+  const asThread = el('a', { 'data-testid': 'run-thread-link', hidden: true }, 'open as a thread');
   const runId = el('code', { 'data-testid': 'run-id' });
   const started = el('dd', { 'data-testid': 'run-started' });
   const took = el('dd', { 'data-testid': 'run-duration' });
   const used = el('dd', { 'data-testid': 'run-tokens' });
   const spent = el('dd', { 'data-testid': 'run-cost' });
   const note = el('p', { class: 'note', 'data-testid': 'run-note', hidden: true }, NOT_FOLLOWED);
-  const tree = el('ul', { class: 'tree', 'data-testid': 'trace-tree' });
+  const list = el('ul', { class: 'tree', 'data-testid': 'trace-tree' });
   const empty = el('p', { class: 'empty', 'data-testid': 'trace-empty', hidden: true },
     'No steps yet: submit one with POST /v1/runs/{run_id}/steps.');
   const aside = el('aside', { class: 'detail', 'data-testid': 'step-detail' });
   root.append(
-    el('div', { class: 'toolbar' }, back, entry, status),
+    el('div', { class: 'toolbar' }, back, entry, status, asThread),
     el('dl', { class: 'figures' }, el('dt', null, 'run'), el('dd', null, runId),
       el('dt', null, 'started'), started, el('dt', null, 'duration'), took,
       el('dt', null, 'tokens'), used, el('dt', null, 'cost'), spent),
     note,
-    el('div', { class: 'split' }, el('section', { class: 'trace' }, tree, empty), aside),
+    el('div', { class: 'split' }, el('section', { class: 'trace' }, list, empty), aside),
   );
-  const detail = createStepDetail(aside, app);
+  const tree = createTraceTree(list, {
+    open: (step) => app.go({ run: step.run_id, step: step.step_id }),
+  });
+  const detail = createStepDetail(aside, {
+    step: (step) => app.href({ run: step.run_id, step: step.step_id }),
+    close: (step) => app.href({ run: step.run_id }),
+  });
   let state = null;
 
   function fresh(id) {
@@ -54,7 +62,6 @@ export function createRunView(root, app) {
       run: null,
       steps: new Map(), // step_id -> the step's record, as last read
       order: [], // the records in creation order
-      nodes: new Map(), // step_id -> its tree node
       logs: new Map(), // step_id -> its log, while followed or once its stream ended
       follows: new Map(), // step_id -> the AbortController of its stream
       selected: null,
@@ -71,7 +78,7 @@ export function createRunView(root, app) {
     clearTimeout(state.timer);
     for (const ctrl of state.follows.values()) ctrl.abort();
     state = null;
-    tree.replaceChildren();
+    tree.clear();
     detail.hide();
   }
 
@@ -80,52 +87,7 @@ export function createRunView(root, app) {
   }
 
   function node(step, now) {
-    let n = state.nodes.get(step.step_id);
-    if (!n) {
-      const parent = step.parent_step_id ? state.nodes.get(step.parent_step_id) : null;
-      const row = el('div', {
-        class: 'node',
-        role: 'button',
-        tabindex: '0',
-        'data-testid': 'trace-node',
-        'data-step-id': step.step_id,
-        'data-parent-step-id': step.parent_step_id || '',
-        'data-depth': parent ? Number(parent.row.dataset.depth) + 1 : 0,
-      });
-      n = {
-        row,
-        name: el('span', { class: 'name', 'data-testid': 'trace-node-name' }),
-        type: el('span', { class: 'type', 'data-testid': 'trace-node-type' }),
-        status: el('span', { class: 'status', 'data-testid': 'trace-node-status' }),
-        took: el('span', { class: 'num', 'data-testid': 'trace-node-duration' }),
-        used: el('span', { class: 'num', 'data-testid': 'trace-node-tokens' }),
-        spent: el('span', { class: 'num', 'data-testid': 'trace-node-cost' }),
-        children: el('ul', { class: 'children' }),
-      };
-      row.append(n.name, n.type, n.status, n.took, n.used, n.spent);
-      const open = () => app.go({ run: step.run_id, step: step.step_id });
-      row.addEventListener('click', open);
-      row.addEventListener('keydown', (e) => {
-        if (e.key === 'Enter' || e.key === ' ') {
-          e.preventDefault();
-          open();
-        }
-      });
-      (parent ? parent.children : tree).append(el('li', null, row, n.children));
-      state.nodes.set(step.step_id, n);
-    }
-    const log = state.logs.get(step.step_id) || null;
-    const st = statusOf(step, log);
-    setText(n.name, stepName(step));
-    setText(n.type, step.type);
-    setText(n.status, st);
-    n.row.dataset.status = st;
-    n.row.classList.toggle('selected', state.selected === step.step_id);
-    const end = log && log.last && !step.ended_at ? log.last.data.ts : null;
-    setText(n.took, duration(end ? end - Date.parse(step.created_at) : elapsed(step, now)));
-    const u = usageOf(step, log);
-    setText(n.used, tokens(u.tokensIn, u.tokensOut));
-    setText(n.spent, cost(u.cost));
+    tree.node(step, state.logs.get(step.step_id) || null, state.selected === step.step_id, now);
   }
 
   function renderRun(now) {
@@ -142,6 +104,10 @@ export function createRunView(root, app) {
     setText(used, tokens(u.tokens_in, u.tokens_out));
     setText(spent, cost(u.cost_usd));
     note.hidden = !run.cancel_on_disconnect;
+    // A thread is a run of its workflow's flow, 'workflow:<name>'.
+    const thread = typeof run.entry === 'string' && run.entry.startsWith('workflow:');
+    asThread.hidden = !thread;
+    if (thread) asThread.setAttribute('href', app.href({ thread: run.run_id }));
   }
 
   function renderDetail() {

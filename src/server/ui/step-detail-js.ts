@@ -101,8 +101,11 @@ function eventItem(type, data) {
   return item;
 }
 
-/** The panel of one step, in root; hidden until show(). */
-export function createStepDetail(root, app) {
+/**
+ * The panel of one step, in root; hidden until show(). links.step(record) is the href that
+ * opens a step (a tool call's), links.close(record) the one that closes the panel.
+ */
+export function createStepDetail(root, links) {
   const name = el('h2', { 'data-testid': 'step-detail-name' });
   const status = el('span', { class: 'status', 'data-testid': 'step-detail-status' });
   const type = el('dd', { 'data-testid': 'step-detail-type' });
@@ -133,6 +136,8 @@ export function createStepDetail(root, app) {
   );
   root.hidden = true;
   let shown = null;
+  const UNSET = {};
+  let shownInput = UNSET;
 
   function renderMetrics(log) {
     metrics.hidden = !(log && log.metrics);
@@ -148,11 +153,11 @@ export function createStepDetail(root, app) {
       const fresh = !shown || shown.step.step_id !== step.step_id || shown.log !== log;
       shown = { step, log };
       root.hidden = false;
-      close.setAttribute('href', '#run=' + encodeURIComponent(step.run_id));
+      close.setAttribute('href', links.close(step));
       if (fresh) {
         text.textContent = log ? log.chunks.join('') : '';
         events.replaceChildren(...(log ? log.events.map((e) => eventItem(e.type, e.data)) : []));
-        setText(input, json(step.input));
+        shownInput = UNSET;
         renderMetrics(log);
       }
       note.hidden = !reason;
@@ -171,12 +176,18 @@ export function createStepDetail(root, app) {
       status.dataset.status = st;
       setText(type, step.type);
       setText(id.firstChild, step.step_id);
+      // A step's input does not change, but a record may come after a sketch of the step
+      // without one (a thread's turn seen on its stream first).
+      if (shownInput === UNSET || (shownInput === null && step.input !== null)) {
+        shownInput = step.input;
+        setText(input, json(step.input));
+      }
       setText(took, duration(elapsed(step, now)));
       const u = usageOf(step, log);
       setText(used, tokens(u.tokensIn, u.tokensOut));
       setText(spent, cost(u.cost));
       const items = children.filter((c) => c.type === 'tool_call').map((c) => {
-        const call = el('a', { href: app.href({ run: c.run_id, step: c.step_id }) },
+        const call = el('a', { href: links.step(c) },
           stepName(c), ' ', el('code', null, json(c.input && c.input.args, 300)));
         const out = c.error ? c.error.code + ': ' + c.error.message
           : LIVE_STEP.has(c.status) ? c.status : json(c.output, 300);

@@ -15,6 +15,9 @@ import { PAGE_HTML } from './page-html.js';
 import { RUN_VIEW_JS } from './run-view-js.js';
 import { RUNS_VIEW_JS } from './runs-view-js.js';
 import { STEP_DETAIL_JS } from './step-detail-js.js';
+import { THREAD_VIEW_JS } from './thread-view-js.js';
+import { THREADS_VIEW_JS } from './threads-view-js.js';
+import { TRACE_TREE_JS } from './trace-tree-js.js';
 
 /** The Content-Security-Policy of every asset of the UI. */
 export const TRACE_UI_CSP =
@@ -35,6 +38,9 @@ const ASSETS: Readonly<Record<string, { readonly type: string; readonly body: st
   '/ui/runs-view.js': { type: JS, body: RUNS_VIEW_JS },
   '/ui/run-view.js': { type: JS, body: RUN_VIEW_JS },
   '/ui/step-detail.js': { type: JS, body: STEP_DETAIL_JS },
+  '/ui/trace-tree.js': { type: JS, body: TRACE_TREE_JS },
+  '/ui/threads-view.js': { type: JS, body: THREADS_VIEW_JS },
+  '/ui/thread-view.js': { type: JS, body: THREAD_VIEW_JS },
 };
 
 /**

@@ -1,0 +1,223 @@
+/**
+ * @module `axon workflow list | status <name> | trigger <name>`: the workflows a server (or a
+ * data dir) runs, one workflow with its threads by status, and starting a thread — on a
+ * server over `POST /v1/workflows/{name}/threads` (`--wait` follows its stream), on a data dir
+ * in this process, to its end. `npx axon workflow trigger code-review` is the first thing a
+ * new user runs.
+ */
+import type { Command } from 'commander';
+import { CliError } from './cli-error.js';
+import { commandAction, type CommandContext } from './command-context.js';
+import { EXIT } from './exit-codes.js';
+import { addJsonOption, writeJson } from './json-output.js';
+import { addThreadSourceOptions, openThreadSource, type SourceFlags } from './source-options.js';
+import { DEFAULT_INPUTS, EXAMPLE_WORKFLOW } from './served-workflows.js';
+import {
+  concurrencyText,
+  ProgressLine,
+  threadPaint,
+  threadsTable,
+  threadText,
+  workflowsTable,
+} from './thread-format.js';
+import { THREAD_STATUSES, type ThreadInfo, type ThreadSource } from './thread-source.js';
+import { createTerminalStyle } from './terminal-style.js';
+
+interface WorkflowFlags extends SourceFlags {
+  readonly json?: boolean | undefined;
+}
+
+interface TriggerFlags extends WorkflowFlags {
+  readonly input?: string | undefined;
+  readonly wait?: boolean | undefined;
+}
+
+/** How many threads `workflow status` lists, and reads to count. */
+const STATUS_LATEST = 10;
+const STATUS_COUNTED = 500;
+
+/** Runs `body` on the source `flags` name, closing it after. */
+async function withSource(
+  flags: SourceFlags,
+  ctx: CommandContext,
+  body: (source: ThreadSource) => Promise<number>,
+): Promise<number> {
+  const source = openThreadSource(flags, ctx);
+  try {
+    return await body(source);
+  } finally {
+    await source.close();
+  }
+}
+
+/** The exit code of an ended thread: 0 completed, 1 otherwise. */
+export function threadExit(t: ThreadInfo): number {
+  return t.status === 'completed' ? EXIT.OK : EXIT.FAILED;
+}
+
+/**
+ * Follows `thread` to its end, with a progress line on stderr when it is a terminal; prints
+ * the ended thread (or its JSON) and resolves its exit code.
+ */
+async function followAndPrint(
+  source: ThreadSource,
+  thread: ThreadInfo,
+  json: boolean,
+  ctx: CommandContext,
+): Promise<number> {
+  const { io } = ctx;
+  const tty = io.stderr.isTTY === true;
+  const progress = new ProgressLine();
+  const line = { shown: false };
+  if (tty) io.stderr.write(`thread ${thread.thread_id} of ${thread.workflow}: ${thread.status}\n`);
+  let ended: ThreadInfo;
+  try {
+    ended = await source.follow(thread.thread_id, (p) => {
+      if (!tty) return;
+      io.stderr.write(`\r\u001b[K${progress.update(p)}`);
+      line.shown = true;
+    });
+  } finally {
+    if (line.shown) io.stderr.write('\r\u001b[K');
+  }
+  if (json) writeJson(io, ended);
+  else io.stdout.write(threadText(ended, createTerminalStyle(io.stdout, ctx.env)));
+  return threadExit(ended);
+}
+
+/** Adds `axon workflow` and its subcommands to `program`. */
+export function registerWorkflowCommand(program: Command, ctx: CommandContext): void {
+  const workflow = program
+    .command('workflow')
+    .description('The workflows a server or a data dir runs (see: axon workflow list --help)')
+    .helpCommand(false);
+
+  const list = workflow
+    .command('list')
+    .description('List the workflows: roles, max rounds, concurrency, threads running and queued');
+  addJsonOption(addThreadSourceOptions(list)).addHelpText(
+    'after',
+    `
+With --url, the server's workflows (GET /v1/workflows). Without, those a server on the
+data dir would run: the config file's workflows: plus the example ${EXAMPLE_WORKFLOW}; RUNNING
+and QUEUED are the threads the store holds started and queued.
+
+Examples:
+  axon workflow list
+  axon workflow list --url http://127.0.0.1:7070 --json
+`,
+  );
+  list.action(
+    commandAction(ctx, list, () => {
+      const flags = list.opts<WorkflowFlags>();
+      return withSource(flags, ctx, async (source) => {
+        const workflows = await source.listWorkflows();
+        if (flags.json === true) writeJson(ctx.io, workflows);
+        else if (workflows.length === 0)
+          ctx.io.stdout.write(`no workflows at ${source.description}\n`);
+        else {
+          ctx.io.stdout.write(
+            workflowsTable(workflows, createTerminalStyle(ctx.io.stdout, ctx.env)),
+          );
+        }
+        return EXIT.OK;
+      });
+    }),
+  );
+
+  const status = workflow
+    .command('status')
+    .description('Show a workflow, its threads by status and its latest threads')
+    .argument('<name>', 'The workflow, as axon workflow list shows it');
+  addJsonOption(addThreadSourceOptions(status)).addHelpText(
+    'after',
+    `
+The counts are of the workflow's latest ${STATUS_COUNTED} threads.
+
+Examples:
+  axon workflow status code-review
+  axon workflow status code-review --url http://127.0.0.1:7070 --json
+`,
+  );
+  status.action(
+    commandAction(ctx, status, () => {
+      const flags = status.opts<WorkflowFlags>();
+      const name = status.processedArgs[0] as string;
+      return withSource(flags, ctx, async (source) => {
+        const w = await source.getWorkflow(name);
+        const threads = await source.listThreads({ workflow: name, limit: STATUS_COUNTED });
+        const counts = Object.fromEntries(
+          THREAD_STATUSES.map((s) => [s, threads.filter((t) => t.status === s).length]),
+        );
+        const latest = threads.slice(0, STATUS_LATEST);
+        const { io } = ctx;
+        if (flags.json === true) {
+          writeJson(io, { workflow: w, threads_by_status: counts, latest_threads: latest });
+          return EXIT.OK;
+        }
+        const style = createTerminalStyle(io.stdout, ctx.env);
+        const byStatus = THREAD_STATUSES.filter((s) => (counts[s] ?? 0) > 0)
+          .map((s) => `${counts[s] ?? 0} ${threadPaint(style, s)(s)}`)
+          .join(', ');
+        io.stdout.write(
+          `workflow ${style.bold(w.name)}${w.description === '' ? '' : `: ${w.description}`}\n` +
+            `  roles        ${w.roles.map((r) => `${r.name} (${r.kind})`).join(', ')}\n` +
+            `  max rounds   ${w.max_rounds}\n` +
+            `  concurrency  ${concurrencyText(w)}; ${w.running} running, ${w.queued} queued\n` +
+            `  threads      ${threads.length === 0 ? 'none' : byStatus}\n`,
+        );
+        if (latest.length > 0) io.stdout.write(`\n${threadsTable(latest, style)}`);
+        return EXIT.OK;
+      });
+    }),
+  );
+
+  const trigger = workflow
+    .command('trigger')
+    .description('Start a thread of a workflow; on a data dir, run it here to its end')
+    .argument('<name>', 'The workflow, as axon workflow list shows it')
+    .option(
+      '--input <text>',
+      `The thread's input (${EXAMPLE_WORKFLOW}'s default: "${DEFAULT_INPUTS[EXAMPLE_WORKFLOW] ?? ''}")`,
+    )
+    .option('--wait', 'With --url: follow the thread to its end (a data dir always does)');
+  addJsonOption(addThreadSourceOptions(trigger)).addHelpText(
+    'after',
+    `
+With --url the server runs the thread; --wait follows its stream. Without --url the thread
+runs in this process on the data dir's store (made if missing), after picking up what a
+stopped process left — do not point it at the data dir of a server that is running.
+While it waits, a terminal's stderr shows the turn, its role and its tokens so far.
+It exits 0 when the thread completed, 1 when it failed, crashed or was killed.
+
+Examples:
+  axon workflow trigger code-review
+  axon workflow trigger code-review --input "Write sub(a, b) in JavaScript" --json
+  axon workflow trigger review --url http://127.0.0.1:7070 --input "..." --wait
+`,
+  );
+  trigger.action(
+    commandAction(ctx, trigger, () => {
+      const flags = trigger.opts<TriggerFlags>();
+      const name = trigger.processedArgs[0] as string;
+      const input = flags.input ?? DEFAULT_INPUTS[name];
+      if (input === undefined) {
+        throw new CliError('USAGE', `--input is needed: workflow "${name}" has no default input`);
+      }
+      return withSource(flags, ctx, async (source) => {
+        const started = await source.trigger(name, input);
+        const wait = flags.wait === true || flags.url === undefined;
+        if (wait) return followAndPrint(source, started, flags.json === true, ctx);
+        if (flags.json === true) writeJson(ctx.io, started);
+        else {
+          const style = createTerminalStyle(ctx.io.stdout, ctx.env);
+          ctx.io.stdout.write(
+            `thread ${style.bold(started.thread_id)} of ${started.workflow}: ${started.status}\n` +
+              `follow it: axon thread show ${started.thread_id} --url ${source.description}\n`,
+          );
+        }
+        return EXIT.OK;
+      });
+    }),
+  );
+}
