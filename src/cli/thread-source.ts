@@ -8,14 +8,7 @@ import type { ThreadStatus, ThreadView } from '../workflows/thread-records.js';
 import type { WorkflowInfo } from '../workflows/workflow-engine.js';
 
 /** Thread statuses (docs/workflows.md). */
-export const THREAD_STATUSES: readonly ThreadStatus[] = [
-  'queued',
-  'started',
-  'completed',
-  'failed',
-  'crashed',
-  'killed',
-];
+export { THREAD_STATUSES } from '../workflows/thread-records.js';
 
 /** A thread as both sources give it: the API's body (its owner is not shown). */
 export type ThreadInfo = Omit<ThreadView, 'user_id'>;

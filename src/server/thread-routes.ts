@@ -9,7 +9,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { NotFoundError } from '../errors/not-found-error.js';
-import type { ThreadStatus, ThreadView } from '../workflows/thread-records.js';
+import {
+  THREAD_STATUSES,
+  type ThreadStatus,
+  type ThreadView,
+} from '../workflows/thread-records.js';
 import { followThread, parseThreadCursor, type ThreadCursor } from '../workflows/thread-stream.js';
 import { threadTriggerSchema } from '../workflows/workflow-definition.js';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
@@ -28,20 +32,12 @@ export interface ThreadRouteDeps {
   readonly streams: OpenStreams;
 }
 
-const STATUSES: readonly ThreadStatus[] = [
-  'queued',
-  'started',
-  'completed',
-  'failed',
-  'crashed',
-  'killed',
-];
 const listQuerySchema = z.strictObject({
   workflow: z.string().min(1).optional(),
   status: z
     .string()
     .transform((s) => s.split(','))
-    .pipe(z.array(z.enum(STATUSES as [ThreadStatus, ...ThreadStatus[]])))
+    .pipe(z.array(z.enum(THREAD_STATUSES as [ThreadStatus, ...ThreadStatus[]])))
     .optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
 });

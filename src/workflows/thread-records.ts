@@ -18,6 +18,16 @@ export const WORKFLOW_ENTRY = 'workflow:';
 /** A thread's status (seed 001: queued → started → step ↺ → completed | failed | crashed | killed). */
 export type ThreadStatus = 'queued' | 'started' | 'completed' | 'failed' | 'crashed' | 'killed';
 
+/** Every thread status, in lifecycle order. */
+export const THREAD_STATUSES: readonly ThreadStatus[] = Object.freeze([
+  'queued',
+  'started',
+  'completed',
+  'failed',
+  'crashed',
+  'killed',
+]);
+
 /** Statuses a thread does not leave. */
 export const THREAD_ENDED: ReadonlySet<ThreadStatus> = new Set([
   'completed',
