@@ -4,6 +4,7 @@
  * and an agent's health as its circuit breaker has it.
  */
 import type { AgentResult } from '../actors/agent-result.js';
+import { isTurnAgent } from '../workflows/turn-agent.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { EntryHealth, Registry } from './registry.js';
 
@@ -29,6 +30,8 @@ export class RegistryFeed {
     const version = this.#runtime.catalogVersion;
     if (version === this.#synced) return;
     for (const a of this.#runtime.listAgents()) {
+      // A workflow role's agent takes a thread, not a message: not routable.
+      if (isTurnAgent(a.name)) continue;
       await this.#registry.ensure({ name: a.name, kind: 'agent', description: a.description });
     }
     for (const t of this.#runtime.discoverTools()) {

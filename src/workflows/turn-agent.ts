@@ -32,9 +32,20 @@ export interface TurnThread {
   readonly turns: readonly Pick<ThreadTurn, 'n' | 'role' | 'raw' | 'output'>[];
 }
 
+/** The prefix of the agents of workflow roles. */
+const TURN_AGENT_PREFIX = 'workflow.';
+
+/**
+ * Whether agent `name` runs a workflow role's turns: it takes a thread, not a message, so
+ * the front door does not route to it.
+ */
+export function isTurnAgent(name: string): boolean {
+  return name.startsWith(TURN_AGENT_PREFIX);
+}
+
 /** The agent name of `role` of workflow `workflow`. */
 export function turnAgentName(workflow: string, role: string): string {
-  return `workflow.${workflow}.${role}`;
+  return `${TURN_AGENT_PREFIX}${workflow}.${role}`;
 }
 
 function threadOf(input: AgentInput): TurnThread {

@@ -17,6 +17,8 @@ import type { Response } from '../../src/orchestrator/responder.js';
 import { configuredPolicy } from '../../src/policy/configured-policy.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import type { Runtime, RuntimeOptions } from '../../src/runtime/runtime.js';
+import { defineWorkflow, END } from '../../src/workflows/workflow-definition.js';
+import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
 import { quietRuntime } from '../support/runtime.js';
 
 const runtimes: Runtime[] = [];
@@ -206,6 +208,20 @@ describe('orchestrator.handle', () => {
     const translated = await door.handle('translate this into french german languages');
     expect(translated.route?.bestHandler).toBe('translator');
     expect(translated.response.text).toBe('bonjour');
+    // A workflow's role agents take a thread, not a message: never in the registry.
+    const engine = new WorkflowEngine(rt, [
+      defineWorkflow({
+        name: 'translate',
+        roles: { translator: { kind: 'engine', prompt: 'translates text between languages' } },
+        moderator: () => END,
+      }),
+    ]);
+    expect(rt.listAgents().map((a) => a.name)).toContain('workflow.translate.translator');
+    await door.handle('translate this into french german languages');
+    expect((await registry.list()).map((e) => e.name)).not.toContain(
+      'workflow.translate.translator',
+    );
+    await engine.close();
   });
 
   it('a breaker that opens makes the agent unavailable in the registry, and the router no longer offers it', async () => {
