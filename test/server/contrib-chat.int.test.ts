@@ -13,6 +13,7 @@ import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startChatService } from '../../examples/chat-service/index.js';
 import { defineAgent } from '../../src/actors/define-agent.js';
+import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { createOrchestrator, type Orchestrator } from '../../src/orchestrator/orchestrator.js';
 import type { Response as ChatResponse } from '../../src/orchestrator/responder.js';
 import { createRuleRouter } from '../../src/orchestrator/rule-router.js';
@@ -208,7 +209,29 @@ describe.each(BRIDGES)('%s bridge: the front door', (_name, start) => {
         },
       }),
     ];
-    const runtime = quietRuntime({ agents });
+    let answers = 0;
+    agents.push(
+      defineAgent({
+        name: 'asker',
+        handler: async (input, ctx, rt) =>
+          (
+            await rt.chat(
+              { engine: 'counting', messages: [{ role: 'user', content: input.message }] },
+              ctx,
+            )
+          ).text,
+      }),
+    );
+    const runtime = quietRuntime({
+      agents,
+      engines: [
+        createScriptedEngine({
+          name: 'counting',
+          tokenDelayMs: 0,
+          script: () => `answer ${++answers}`,
+        }),
+      ],
+    });
     const orchestrator = createOrchestrator({
       runtime,
       memory: false,
@@ -218,6 +241,7 @@ describe.each(BRIDGES)('%s bridge: the front door', (_name, start) => {
           { pattern: /^whoami\b/, handler: 'whoami' },
           { pattern: /^stream\b/, handler: 'streamer' },
           { pattern: /^block\b/, handler: 'blocker' },
+          { pattern: /^ask\b/, handler: 'asker' },
         ],
       }),
     });
@@ -234,7 +258,14 @@ describe.each(BRIDGES)('%s bridge: the front door', (_name, start) => {
         },
         body: typeof body === 'string' ? body : JSON.stringify(body),
       });
-    return { url: server.url, post, cancelled: cancelled.promise, streamedFirst };
+    return {
+      url: server.url,
+      post,
+      cancelled: cancelled.promise,
+      streamedFirst,
+      runtime,
+      answers: () => answers,
+    };
   }
 
   it('POST /v1/chat answers with the routed handler’s text, route and status', async () => {
@@ -290,6 +321,37 @@ describe.each(BRIDGES)('%s bridge: the front door', (_name, start) => {
     expect(((await anonymous.json()) as { error: { code: string } }).error.code).toBe(
       'UNAUTHORIZED',
     );
+  });
+
+  it('handles a message inside a run: its model call recorded, then replayed without asking the model', async () => {
+    const { post, runtime, answers } = await serveChat();
+    const { flow } = await runtime.createFlow({ name: 'chat', ast: { id: randomUUID() } });
+    const recorded = await runtime.createRun(flow.flow_id);
+    const run = { run_id: recorded.run_id, client_token: 'c-1' };
+    const first = (await (
+      await post('/v1/chat', { message: 'ask once', run })
+    ).json()) as ChatReply;
+    expect(first).toMatchObject({ text: 'answer 1', status: 'success' });
+    const replay = await runtime.createRun(flow.flow_id, {
+      mode: 'replay',
+      replay_of: recorded.run_id,
+    });
+    const again = (await (
+      await post('/v1/chat', {
+        message: 'ask once',
+        run: { run_id: replay.run_id, client_token: 'c-1' },
+      })
+    ).json()) as ChatReply;
+    expect(again).toMatchObject({ text: 'answer 1', status: 'success' });
+    expect(answers()).toBe(1);
+    // An unknown run is the request's failure, formatted; a bad run field is a 400.
+    const unknown = (await (
+      await post('/v1/chat', { message: 'ask', run: { run_id: 'run_nope', client_token: 'c' } })
+    ).json()) as ChatReply;
+    expect(unknown).toMatchObject({ status: null, route: null, metadata: { status: 'error' } });
+    expect(unknown.text).toMatch(/run_nope/);
+    expect(answers()).toBe(1);
+    expect((await post('/v1/chat', { message: 'ask', run: { run_id: 'r' } })).status).toBe(400);
   });
 
   it('leaves the team’s own routes under the mount path alone', async () => {

@@ -50,6 +50,11 @@ export interface ChatRequest {
   readonly channel?: Channel;
   /** The session the message belongs to: the context's `sessionId` (and memory's session). */
   readonly sessionId?: string;
+  /**
+   * The run to handle the message in, its calls recorded or replayed under the client token
+   * (docs/orchestrator.md, "Record and replay"); the run must be the caller's.
+   */
+  readonly run?: { readonly runId: string; readonly clientToken: string };
 }
 
 /** `POST /v1/chat`'s answer. */
@@ -79,6 +84,12 @@ const chatBodySchema = z.strictObject({
   message: z.string(),
   channel: channelSchema.optional(),
   session_id: z.string().min(1).max(256).optional(),
+  run: z
+    .strictObject({
+      run_id: z.string().min(1).max(256),
+      client_token: z.string().min(1).max(256),
+    })
+    .optional(),
 });
 
 /**
@@ -162,11 +173,12 @@ export function parseChatBody(body: unknown, headers: HeaderLookup): ChatRequest
       issues,
     });
   }
-  const { message, channel, session_id } = parsed.data;
+  const { message, channel, session_id, run } = parsed.data;
   return {
     message,
     ...(channel === undefined ? {} : { channel }),
     ...(session_id === undefined ? {} : { sessionId: session_id }),
+    ...(run === undefined ? {} : { run: { runId: run.run_id, clientToken: run.client_token } }),
   };
 }
 
@@ -213,7 +225,24 @@ export function chatContext(
 }
 
 function handleOptions(ctx: ExecContext, chat: ChatRequest): HandleOptions {
-  return { ctx, ...(chat.channel === undefined ? {} : { channel: chat.channel }) };
+  const channel = chat.channel === undefined ? {} : { channel: chat.channel };
+  if (!chat.run) return { ctx, ...channel };
+  // Inside a run the context is the run's: the request gives who asks, and its limits.
+  const remaining = ctx.remainingMs();
+  return {
+    ...channel,
+    run: chat.run,
+    context: {
+      name: ctx.name,
+      userId: ctx.userId,
+      sessionId: ctx.sessionId,
+      memoryScope: ctx.memoryScope,
+      permissions: ctx.permissions,
+      metadata: ctx.metadata,
+      signal: ctx.signal,
+      ...(remaining === null ? {} : { timeoutMs: Math.max(1, remaining) }),
+    },
+  };
 }
 
 /** `POST /v1/chat`: handles the message and answers {@link ChatReply}. Never rejects. */
