@@ -45,7 +45,7 @@ export default tseslint.config(
   },
   {
     // Plain JavaScript modules (worker fixtures, bench behaviours) are outside the TS project.
-    files: ['eslint.config.js', 'test/fixtures/**/*.mjs', 'bench/**/*.mjs', 'examples/**/*.mjs'],
+    files: ['eslint.config.js', 'test/fixtures/**/*.mjs', 'bench/**/*.mjs'],
     extends: [tseslint.configs.disableTypeChecked],
   },
 );

@@ -1,16 +1,16 @@
 /**
  * @module The code-review example workflow (issue 21): a `coder` and a `reviewer` on the
- * scripted engine, and a `linter` that is a real command-line program (`lint.mjs`, run per
+ * scripted engine, and a `linter` that is a real command-line program (`node -e` on `lint-program.ts`'s source, run per
  * turn by a CLI adapter, its output streamed). The moderator: coder → linter → reviewer,
  * again from the coder until the reviewer approves (at most 9 turns). The scripted coder's
  * first version uses `var`, which the linter reports and the reviewer sends back; the
  * second passes.
  */
-import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { createCliAdapter } from '../../src/adapters/cli-adapter.js';
 import { createRole } from '../../src/adapters/create-role.js';
 import type { ChatRequest } from '../../src/engines/chat-request.js';
+import { LINT_PROGRAM } from './lint-program.js';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import type { Engine } from '../../src/engines/chat-request.js';
 import {
@@ -24,8 +24,6 @@ import {
 export const lintReport = z.object({ ok: z.boolean(), problems: z.array(z.string()) });
 /** What the reviewer answers. */
 export const review = z.object({ approved: z.boolean(), comment: z.string() });
-
-const LINT = fileURLToPath(new URL('./lint.mjs', import.meta.url));
 
 const FIRST = [
   '```js',
@@ -82,7 +80,12 @@ export function codeReview(options: { readonly tokenDelayMs?: number } = {}): {
   readonly engines: readonly Engine[];
 } {
   const linter = createRole(
-    createCliAdapter({ name: 'lint', command: process.execPath, args: [LINT], timeoutMs: 30_000 }),
+    createCliAdapter({
+      name: 'lint',
+      command: process.execPath,
+      args: ['-e', LINT_PROGRAM],
+      timeoutMs: 30_000,
+    }),
     'Lint the last code block.',
     lintReport,
   );

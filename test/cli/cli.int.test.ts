@@ -176,7 +176,7 @@ describe('axon from source (node --import tsx src/cli/main.ts)', () => {
 
 describe('axon built (node bin/axon.js)', () => {
   beforeAll(async () => {
-    if (existsSync(BUILT_MAIN)) return;
+    // Built every time: a dist/ left from older sources would test what no longer exists.
     const build = await start('npm', ['run', 'build']);
     expect(build.code, `npm run build failed:\n${build.stdout}\n${build.stderr}`).toBe(0);
     expect(existsSync(BUILT_MAIN)).toBe(true);
@@ -192,5 +192,25 @@ describe('axon built (node bin/axon.js)', () => {
   it('runs trip-planner with a 1 ms token delay', async () => {
     const exit = await start('node', ['bin/axon.js', 'run', 'trip-planner', '--token-ms', '1']);
     expectSuccessfulRun(exit);
+  });
+
+  it('runs the code-review workflow to its end, its linter process and all (the package holds only dist/)', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'axon-cli-built-'));
+    try {
+      const exit = await start('node', [
+        'bin/axon.js',
+        'workflow',
+        'trigger',
+        'code-review',
+        '--data-dir',
+        join(data, 'new'),
+      ]);
+      expect(exit.stderr).toBe('');
+      expect(exit.code).toBe(0);
+      expect(exit.stdout).toMatch(/^thread run_\w+: code-review, completed \(end\), created /);
+      expect(exit.stdout).toMatch(/^5 +linter +succeeded .*"ok":true/m);
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
   });
 });

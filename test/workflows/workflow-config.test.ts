@@ -2,9 +2,9 @@
  * Workflows declared in `axon.yaml`: parsed from real YAML, run (an engine role and a role
  * over a real command), and refused with every problem named by its path.
  */
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { LINT_PROGRAM } from '../../examples/code-review/lint-program.js';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 import { WorkflowConfigError, workflowsFromConfig } from '../../src/workflows/workflow-config.js';
@@ -16,8 +16,6 @@ afterEach(async () => {
   await Promise.all(runtimes.splice(0).map((r) => r.close()));
 });
 
-const LINT = fileURLToPath(new URL('../../examples/code-review/lint.mjs', import.meta.url));
-
 const yaml = `
 workflows:
   review:
@@ -26,7 +24,7 @@ workflows:
     concurrency: { max: 2, overflow: drop }
     roles:
       coder: { engine: scripted, prompt: "You write code." }
-      linter: { command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(LINT)}] }
+      linter: { command: ${JSON.stringify(process.execPath)}, args: [-e, ${JSON.stringify(LINT_PROGRAM)}] }
       reviewer: { engine: scripted, prompt: "You review." }
     moderator:
       order: [coder, linter, reviewer]
