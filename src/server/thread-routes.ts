@@ -101,14 +101,13 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
   app.get('/v1/threads', async (req) => {
     const q = checkBody(listQuerySchema, 'threads query', req.query);
     const caller = callerOf(req);
-    const all = await engine.threads({
+    const threads = await engine.threads({
       ...(q.workflow === undefined ? {} : { workflow: q.workflow }),
       ...(q.status === undefined ? {} : { status: q.status }),
+      owner: (userId) => mayUse(caller, userId),
+      limit: q.limit,
     });
-    return all
-      .filter((t) => mayUse(caller, t.user_id))
-      .slice(0, q.limit)
-      .map(threadBody);
+    return threads.map(threadBody);
   });
 
   app.get('/v1/threads/:id', async (req) =>

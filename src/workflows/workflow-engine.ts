@@ -208,17 +208,26 @@ export class WorkflowEngine {
     return readThread(this.runtime, threadId);
   }
 
-  /** Threads, newest first: of one workflow, in some statuses. */
+  /**
+   * Threads, newest first: of one workflow, in some statuses, whose run `owner` accepts (its
+   * `user_id`), at most `limit`. Only the threads that pass the workflow and owner filters
+   * are read in full, and reading stops at `limit`.
+   */
   async threads(
     query: {
       readonly workflow?: string;
       readonly status?: readonly ThreadStatus[];
       readonly limit?: number;
+      readonly owner?: (userId: string | null) => boolean;
     } = {},
   ): Promise<ThreadView[]> {
     const runs = (await this.runtime.store.listRuns()).filter((r) => {
       const w = workflowOf(r);
-      return w !== null && (query.workflow === undefined || w === query.workflow);
+      return (
+        w !== null &&
+        (query.workflow === undefined || w === query.workflow) &&
+        (query.owner === undefined || query.owner(r.user_id))
+      );
     });
     runs.reverse();
     const out: ThreadView[] = [];

@@ -132,6 +132,10 @@ describe('workflows and threads over HTTP', () => {
     );
     expect(threads.map((x) => x.thread_id)).toEqual([t.thread_id]);
     expect(await json<ThreadView[]>(await fetch(`${url}/v1/threads?status=killed`))).toEqual([]);
+    // The newest first, at most `limit`.
+    const second = await json(await post(`${url}/v1/workflows/review/threads`, { input: 'again' }));
+    const newest = await json<ThreadView[]>(await fetch(`${url}/v1/threads?limit=1`));
+    expect(newest.map((x) => x.thread_id)).toEqual([second.thread_id]);
   });
 
   it('kills a running thread; queues one past max and refuses one past max_queue (429)', async () => {
