@@ -15,6 +15,26 @@ import type {
   WorkflowSummary,
 } from './thread-source.js';
 
+/** How many times a thread's stream that drops is opened again (after its last frame). */
+const FOLLOW_RETRIES = 5;
+/** The wait before the n-th reopening: n times this, in ms. */
+const FOLLOW_RETRY_MS = 200;
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
+}
+
 /** Options of {@link createThreadServerSource}. */
 export interface ThreadServerSourceOptions {
   readonly url: string;
@@ -196,51 +216,66 @@ export function createThreadServerSource(options: ThreadServerSourceOptions): Th
       ),
     async follow(id: string, onProgress: (p: ThreadProgress) => void): Promise<ThreadInfo> {
       const what = 'GET /v1/threads/{id}/stream';
-      let res: Response;
-      try {
-        res = await fetch(new URL(`v1/threads/${enc(id)}/stream`, base), {
-          headers: { ...headers, accept: 'text/event-stream' },
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
-      } catch (err) {
-        throw unreachable(err, null);
-      }
-      if (!res.ok || !res.body) {
-        const text = await res.text().catch(() => '');
-        let parsed: unknown;
+      // The id of the last frame read: a stream that drops is opened again after it.
+      let lastId: string | null = null;
+      for (let attempt = 0; attempt <= FOLLOW_RETRIES; attempt++) {
+        if (attempt > 0) await delay(FOLLOW_RETRY_MS * attempt, options.signal);
+        let res: Response;
         try {
-          parsed = JSON.parse(text);
-        } catch {
-          parsed = undefined;
+          res = await fetch(new URL(`v1/threads/${enc(id)}/stream`, base), {
+            headers: {
+              ...headers,
+              accept: 'text/event-stream',
+              ...(lastId === null ? {} : { 'last-event-id': lastId }),
+            },
+            ...(options.signal ? { signal: options.signal } : {}),
+          });
+        } catch (err) {
+          // Never reached: unreachable. Reached before, then gone: try again.
+          if (lastId === null || options.signal?.aborted) throw unreachable(err, null);
+          continue;
         }
-        throw failure(res, parsed, what, noThread(id));
-      }
-      const decoder = new TextDecoder();
-      let buffered = '';
-      try {
-        for await (const chunk of res.body) {
-          buffered += decoder.decode(chunk as Uint8Array, { stream: true });
-          let at: number;
-          while ((at = buffered.indexOf('\n\n')) >= 0) {
-            const frame = buffered.slice(0, at);
-            buffered = buffered.slice(at + 2);
-            let event = 'message';
-            let data = '';
-            for (const line of frame.split('\n')) {
-              if (line.startsWith('event: ')) event = line.slice(7);
-              else if (line.startsWith('data: ')) data += line.slice(6);
-            }
-            if (data === '') continue;
-            const body = JSON.parse(data) as { turn?: number; role?: string };
-            if (event === 'thread_end') return asThread.parse(body);
-            onProgress({ turn: body.turn ?? 0, role: body.role ?? '', type: event });
+        if (!res.ok || !res.body) {
+          const text = await res.text().catch(() => '');
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            parsed = undefined;
           }
+          throw failure(res, parsed, what, noThread(id));
         }
-      } catch (err) {
-        if (err instanceof CliError) throw err;
-        throw unreachable(err, null);
+        const decoder = new TextDecoder();
+        let buffered = '';
+        try {
+          for await (const chunk of res.body) {
+            buffered += decoder.decode(chunk as Uint8Array, { stream: true });
+            let at: number;
+            while ((at = buffered.indexOf('\n\n')) >= 0) {
+              const frame = buffered.slice(0, at);
+              buffered = buffered.slice(at + 2);
+              let event = 'message';
+              let data = '';
+              let frameId: string | null = null;
+              for (const line of frame.split('\n')) {
+                if (line.startsWith('event: ')) event = line.slice(7);
+                else if (line.startsWith('data: ')) data += line.slice(6);
+                else if (line.startsWith('id: ')) frameId = line.slice(4);
+              }
+              if (data === '') continue;
+              const body = JSON.parse(data) as { turn?: number; role?: string };
+              if (event === 'thread_end') return asThread.parse(body);
+              if (frameId !== null) lastId = frameId;
+              onProgress({ turn: body.turn ?? 0, role: body.role ?? '', type: event });
+            }
+          }
+        } catch (err) {
+          if (err instanceof CliError) throw err;
+          if (options.signal?.aborted) throw unreachable(err, null);
+          // The connection dropped mid-stream: opened again after the last frame read.
+        }
       }
-      // The stream closed before the thread ended (a draining server): what is stored now.
+      // The stream kept closing before the thread ended (a draining server): what is stored now.
       const t = await getThread(id);
       if (['queued', 'started'].includes(t.status)) {
         throw new CliError(

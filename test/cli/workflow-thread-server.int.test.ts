@@ -17,6 +17,7 @@ import { createServer, type AxonServer } from '../../src/server/create-server.js
 import { sqliteStore } from '../../src/store/sqlite-store.js';
 import { defineWorkflow, END } from '../../src/workflows/workflow-definition.js';
 import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
+import { startRelay } from '../support/tcp-relay.js';
 import { axon, tableRows } from './run-fixtures.js';
 
 /** `text` with its escape characters shown as `<ESC>`. */
@@ -80,6 +81,36 @@ describe('against a server with workflows', () => {
         `^thread run_\\w+ of code-review: (started|queued)\\nfollow it: axon thread show run_\\w+ --url ${server.url}\\n$`,
       ),
     );
+  });
+
+  it('workflow trigger --wait --url: a stream that drops mid-thread is opened again after its last frame', async () => {
+    // Cut the first thread stream after a few frames (well before the thread's end).
+    const relay = await startRelay(new URL(server.url), {
+      cutFirstStreamAfterBytes: 1_500,
+      streamPath: /^GET \/v1\/threads\/[^/]+\/stream/,
+    });
+    try {
+      const out = await axon([
+        'workflow',
+        'trigger',
+        'code-review',
+        '--wait',
+        '--json',
+        '--url',
+        relay.url,
+      ]);
+      expect(out.stderr).toBe('');
+      expect(out.code).toBe(0);
+      const t = JSON.parse(out.stdout) as { status: string; turns: unknown[] };
+      expect(t.status).toBe('completed');
+      expect(t.turns).toHaveLength(6);
+      // Two stream requests: the first cut, the second resumed after the last frame read.
+      expect(relay.streamRequests).toHaveLength(2);
+      expect(relay.streamRequests[0]).toBeNull();
+      expect(relay.streamRequests[1]).toMatch(/^\d+\.\d+$/);
+    } finally {
+      await relay.close();
+    }
   });
 
   it('workflow trigger --wait --url: follows the stream to the end, progress on a terminal, exit 0', async () => {

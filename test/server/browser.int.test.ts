@@ -9,10 +9,10 @@
  * says so — it is never skipped.
  */
 import { existsSync } from 'node:fs';
-import net from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectStreamOrder, useTestServers } from '../support/server.js';
+import { startRelay } from '../support/tcp-relay.js';
 
 const servers = useTestServers('server-browser');
 const CHROMIUM = '/usr/bin/chromium';
@@ -53,73 +53,6 @@ afterAll(async () => {
 function requireBrowser(): Browser {
   if (browser) return browser;
   throw new Error(`headless Chromium could not be launched (${String(launchError)}): ${INSTALL}`);
-}
-
-/** A TCP relay to `target` that records each stream request and can cut the first one. */
-interface Relay {
-  readonly url: string;
-  /** The `Last-Event-ID` header of each stream request, `null` when absent. */
-  readonly streamRequests: (string | null)[];
-  close(): Promise<void>;
-}
-
-function startRelay(target: URL, cutFirstStreamAfterBytes: number | null): Promise<Relay> {
-  const streamRequests: (string | null)[] = [];
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port), target.hostname);
-    sockets.add(client);
-    sockets.add(upstream);
-    let cutAfter: number | null = null;
-    let sent = 0;
-    client.on('data', (chunk: Buffer) => {
-      const head = chunk.toString('latin1');
-      if (/^GET \/v1\/steps\/[^/]+\/stream/.test(head)) {
-        const id = /^last-event-id: *(.*)\r$/im.exec(head)?.[1] ?? null;
-        streamRequests.push(id);
-        if (streamRequests.length === 1) cutAfter = cutFirstStreamAfterBytes;
-      }
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => {
-      if (cutAfter === null || sent + chunk.length <= cutAfter) {
-        sent += chunk.length;
-        client.write(chunk);
-        return;
-      }
-      // A dropped connection: exactly `cutAfter` bytes through (mid-stream, however large
-      // the chunks), then both ends destroyed once those are written.
-      const through = chunk.subarray(0, cutAfter - sent);
-      sent = cutAfter;
-      cutAfter = null;
-      upstream.destroy();
-      client.write(through, () => client.destroy());
-    });
-    const end = (): void => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('close', end);
-    upstream.on('close', end);
-    client.on('error', end);
-    upstream.on('error', end);
-  });
-  return new Promise((resolve) => {
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      resolve({
-        url: `http://127.0.0.1:${port}`,
-        streamRequests,
-        close: () =>
-          new Promise<void>((done) => {
-            for (const s of sockets) s.destroy();
-            server.close(() => {
-              done();
-            });
-          }),
-      });
-    });
-  });
 }
 
 /** What the page's EventSource received. */
@@ -185,7 +118,7 @@ describe("headless Chromium's EventSource", () => {
       type: 'llm_call',
       input: { messages: [{ role: 'user', content: 'browser' }], params: { max_tokens: 60 } },
     });
-    const relay = await startRelay(new URL(s.url), null);
+    const relay = await startRelay(new URL(s.url), { cutFirstStreamAfterBytes: null });
     try {
       const events = await collectInPage(relay.url, `/v1/steps/${stepId}/stream`);
       expect(events.map((e) => e.id)).toEqual(events.map((_, i) => String(i + 1)));
@@ -206,7 +139,7 @@ describe("headless Chromium's EventSource", () => {
       type: 'llm_call',
       input: { messages: [{ role: 'user', content: 'drop' }], params: { max_tokens: 300 } },
     });
-    const relay = await startRelay(new URL(s.url), 3_000);
+    const relay = await startRelay(new URL(s.url), { cutFirstStreamAfterBytes: 3_000 });
     try {
       const events = await collectInPage(relay.url, `/v1/steps/${stepId}/stream`);
       expect(relay.streamRequests.length).toBeGreaterThanOrEqual(2);
