@@ -102,6 +102,11 @@ export function turnNumber(step: Pick<StepRecord, 'client_token'>): number | nul
   return m ? Number(m[1]) : null;
 }
 
+/** The role whose turn a turn step ran: the last part of its agent (`workflow.<name>.<role>`). */
+export function turnRole(step: Pick<StepRecord, 'name'>): string {
+  return step.name.slice(step.name.lastIndexOf('.') + 1);
+}
+
 /** The workflow of a run, or `null` for a run that is no thread. */
 export function workflowOf(run: Pick<RunRecord, 'entry'>): string | null {
   return run.entry.startsWith(WORKFLOW_ENTRY) ? run.entry.slice(WORKFLOW_ENTRY.length) : null;
@@ -121,7 +126,7 @@ function turnView(n: number, step: StepRecord): TurnView {
   const out = step.output as Partial<TurnOutput> | null;
   return {
     n,
-    role: step.actor_path[0]?.split('.').at(-1) ?? step.name.split('.').at(-1) ?? '',
+    role: turnRole(step),
     step_id: step.step_id,
     status: step.status,
     raw: typeof out?.raw === 'string' ? out.raw : null,
@@ -185,4 +190,30 @@ export async function readThread(runtime: Runtime, threadId: string): Promise<Th
     runtime.listSteps(threadId),
   ]);
   return threadView(run, facts, steps);
+}
+
+/**
+ * Ends the run of thread `threadId` as the thread ended: `completed`, `cancelled` (killed),
+ * else `failed`. A run that has ended already is left as it is.
+ */
+export async function endThreadRun(
+  runtime: Runtime,
+  threadId: string,
+  status: Extract<ThreadStatus, 'completed' | 'failed' | 'crashed' | 'killed'>,
+): Promise<void> {
+  const run = await runtime.getRun(threadId);
+  if (!run || (run.status !== 'running' && run.status !== 'waiting')) return;
+  if (status === 'completed') {
+    await runtime.completeRun(threadId);
+  } else if (status === 'killed') {
+    await (
+      await runtime.cancelRun(threadId)
+    ).done;
+  } else {
+    // The runtime has no call that fails a run: its record says so.
+    await runtime.store.updateRun(threadId, {
+      status: 'failed',
+      ended_at: new Date().toISOString(),
+    });
+  }
 }

@@ -10,17 +10,15 @@ import { EventEmitter } from 'node:events';
 import { ConflictError } from '../errors/conflict-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import { QueueFullError } from '../errors/queue-full-error.js';
 import { toErrorPayload, type ErrorPayload } from '../errors/to-error-payload.js';
-import type { RunMode, RunRecord, StepRecord } from '../store/records.js';
+import type { RunMode, RunRecord } from '../store/records.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { isImmutable, shareImmutable, shareImmutableItems } from '../store/deep-copy.js';
 import {
+  endThreadRun,
   readThread,
   THREAD_ENDED,
   THREAD_FACT,
   threadView,
-  turnNumber,
   turnSteps,
   WORKFLOW_ENTRY,
   workflowOf,
@@ -29,7 +27,14 @@ import {
   type ThreadStatus,
   type ThreadView,
 } from './thread-records.js';
-import { turnAgentName, turnAgents, type TurnOutput, type TurnThread } from './turn-agent.js';
+import { runTurn, sharedTurn, sharedTurns, turnOf } from './thread-turns.js';
+import {
+  refuseOverflow,
+  workflowState,
+  type Waiting,
+  type WorkflowState,
+} from './workflow-slots.js';
+import { turnAgents, type TurnThread } from './turn-agent.js';
 import {
   describeWorkflow,
   END,
@@ -76,13 +81,6 @@ interface LiveThread {
   done: Promise<void>;
 }
 
-interface WorkflowState {
-  readonly definition: WorkflowDefinition;
-  flowId: string | null;
-  running: number;
-  readonly queue: string[];
-}
-
 /** Threads of workflows on a runtime; see the module. */
 export class WorkflowEngine {
   readonly runtime: Runtime;
@@ -99,12 +97,7 @@ export class WorkflowEngine {
     for (const w of workflows) this.register(w);
   }
 
-  /** True once `close()` was called: no new threads, no new turns. */
-  get closed(): boolean {
-    return this.#closed;
-  }
-
-  /** The same, read afresh after an await (a getter would be narrowed by an earlier check). */
+  /** True once `close()` was called: no new threads, no new turns (a method: read afresh after an await). */
   #isClosed(): boolean {
     return this.#closed;
   }
@@ -118,12 +111,7 @@ export class WorkflowEngine {
       throw new ConflictError(`workflow ${workflow.name} is already registered`);
     }
     for (const agent of turnAgents(workflow)) this.runtime.registerAgent(agent);
-    this.#workflows.set(workflow.name, {
-      definition: workflow,
-      flowId: null,
-      running: 0,
-      queue: [],
-    });
+    this.#workflows.set(workflow.name, workflowState(workflow));
     return this;
   }
 
@@ -170,21 +158,16 @@ export class WorkflowEngine {
     if (typeof input !== 'string') {
       throw new InvalidParamsError('a thread takes its input as a string', { param: 'input' });
     }
-    const { max, overflow, maxQueue } = s.definition.concurrency;
-    if (s.running >= max) {
-      if (overflow === 'drop') {
-        throw new QueueFullError(
-          `workflow ${name} runs ${s.running} threads, its most (overflow: drop)`,
-          { details: { workflow: name, running: s.running, max } },
-        );
-      }
-      if (s.queue.length >= maxQueue) {
-        throw new QueueFullError(
-          `workflow ${name} has ${s.queue.length} threads waiting, its most (max_queue ${maxQueue})`,
-          { details: { workflow: name, queued: s.queue.length, max_queue: maxQueue } },
-        );
-      }
-    }
+    const admitted = s.admitting.then(() => this.#admit(s, input, options));
+    s.admitting = admitted.catch(() => undefined);
+    const threadId = await admitted;
+    return (await readThread(this.runtime, threadId)) as ThreadView;
+  }
+
+  /** Admits a thread (see {@link trigger}); its id. Runs alone per workflow. */
+  async #admit(s: WorkflowState, input: string, options: TriggerOptions): Promise<string> {
+    const name = s.definition.name;
+    refuseOverflow(s);
     const run = await this.runtime.createRun(
       await this.#flowId(s),
       {
@@ -195,12 +178,14 @@ export class WorkflowEngine {
       { userId: options.userId ?? null },
     );
     await this.#note(run.run_id, { status: 'queued', workflow: name, input });
-    if (s.running < max) {
-      this.#start(s, run.run_id, input, []);
-    } else {
-      s.queue.push(run.run_id);
-    }
-    return (await readThread(this.runtime, run.run_id)) as ThreadView;
+    this.#startOrQueue(s, { id: run.run_id, input });
+    return run.run_id;
+  }
+
+  /** Starts `thread` if a slot is free, else queues it (the caller checked the queue's room). */
+  #startOrQueue(s: WorkflowState, thread: Waiting): void {
+    if (s.running < s.definition.concurrency.max) this.#start(s, thread.id, thread.input, []);
+    else s.queue.push(thread);
   }
 
   /** Thread `threadId` as stored; `null` when there is none. */
@@ -269,7 +254,7 @@ export class WorkflowEngine {
       });
     }
     const s = this.#workflows.get(t.workflow);
-    const at = s?.queue.indexOf(threadId) ?? -1;
+    const at = s?.queue.findIndex((w) => w.id === threadId) ?? -1;
     if (s && at >= 0) s.queue.splice(at, 1);
     await this.#end(threadId, t.workflow, 'killed', 'killed', null);
     return (await readThread(this.runtime, threadId)) as ThreadView;
@@ -297,14 +282,10 @@ export class WorkflowEngine {
    * thread.
    */
   async wait(threadId: string): Promise<ThreadView> {
-    const live = this.#live.get(threadId);
-    if (live) {
-      await live.done;
-    } else {
-      const t = await readThread(this.runtime, threadId);
-      if (!t) throw new NotFoundError('thread', threadId);
-      await this.#ended(threadId);
+    if (!this.#live.has(threadId) && !(await readThread(this.runtime, threadId))) {
+      throw new NotFoundError('thread', threadId);
     }
+    await this.#ended(threadId);
     return (await readThread(this.runtime, threadId)) as ThreadView;
   }
 
@@ -329,12 +310,11 @@ export class WorkflowEngine {
     for (const run of runs) {
       const name = workflowOf(run);
       const s = name === null ? undefined : this.#workflows.get(name);
-      if (!s || this.#live.has(run.run_id) || s.queue.includes(run.run_id)) continue;
+      if (!s || this.#live.has(run.run_id) || s.queue.some((w) => w.id === run.run_id)) continue;
       const t = await this.#view(run);
       if (t.status === 'queued') {
         requeued.push(run.run_id);
-        if (s.running < s.definition.concurrency.max) this.#start(s, run.run_id, t.input, []);
-        else s.queue.push(run.run_id);
+        this.#startOrQueue(s, { id: run.run_id, input: t.input });
         continue;
       }
       if (t.status !== 'started') continue;
@@ -410,12 +390,9 @@ export class WorkflowEngine {
         this.#driving.delete(driving);
         s.running--;
         this.#events.emit(`changed:${threadId}`);
-        const next = this.#closed ? undefined : s.queue.shift();
-        if (next !== undefined) {
-          void readThread(this.runtime, next).then((t) => {
-            if (t && t.status === 'queued') this.#start(s, next, t.input, []);
-          });
-        }
+        // The slot goes to the oldest waiting thread at once: no trigger can take it first.
+        const next = this.#isClosed() ? undefined : s.queue.shift();
+        if (next !== undefined) this.#start(s, next.id, next.input, []);
       });
     live.done = driving;
     this.#driving.add(driving);
@@ -429,10 +406,12 @@ export class WorkflowEngine {
       ...(resumed ? { resumed } : {}),
     });
     this.#events.emit(`changed:${live.id}`);
+    // What each turn's input holds of the finished ones: one immutable item per turn.
+    const shared = turns.map(sharedTurn);
     for (;;) {
       if (live.killed) return this.#end(live.id, w.name, 'killed', 'killed', null);
       // Closing: the thread stays `started`; the next engine on the store resumes it here.
-      if (this.closed) return;
+      if (this.#isClosed()) return;
       if (turns.length >= w.maxRounds)
         return this.#end(live.id, w.name, 'completed', 'max_rounds', null);
       let next: string;
@@ -458,10 +437,17 @@ export class WorkflowEngine {
         threadId: live.id,
         workflow: w.name,
         input: live.input,
-        // Finished turns never change: shared, not copied, by each turn's stored input.
-        turns: sharedList(turns.map(sharedTurn)),
+        turns: sharedTurns(shared),
       };
-      const step = await this.#turn(live, n, next, thread);
+      const step = await runTurn(this.runtime, w.name, n, next, thread, {
+        started: (stepId) => {
+          live.step = stepId;
+          this.#events.emit(`changed:${live.id}`);
+          if (live.killed) void this.runtime.cancelStep(stepId).catch(() => undefined);
+        },
+      });
+      live.step = null;
+      this.#events.emit(`changed:${live.id}`);
       // Killed while the turn ran (kill() sets it meanwhile).
       if (isKilled(live)) return this.#end(live.id, w.name, 'killed', 'killed', null);
       // A turn cut short by a shutdown (the server's drain) is run again on recovery.
@@ -469,37 +455,10 @@ export class WorkflowEngine {
       if (step.status !== 'succeeded') {
         return this.#end(live.id, w.name, 'failed', 'turn_failed', step.error);
       }
-      turns.push(turnOf(step));
+      const turn = turnOf(step);
+      turns.push(turn);
+      shared.push(sharedTurn(turn));
     }
-  }
-
-  /** Runs turn `n` (role `role`) as a step of the thread's run; the step once it has ended. */
-  async #turn(live: LiveThread, n: number, role: string, thread: TurnThread): Promise<StepRecord> {
-    const submitted = await this.runtime.submitStep(live.id, {
-      type: 'agent',
-      client_token: `turn-${n}`,
-      input: {
-        agent: turnAgentName(live.workflow.name, role),
-        message: live.input,
-        args: { thread },
-      },
-    });
-    live.step = submitted.step_id;
-    this.#events.emit(`changed:${live.id}`);
-    if (live.killed) await this.runtime.cancelStep(submitted.step_id).catch(() => undefined);
-    if (submitted.created) {
-      await submitted.done;
-    } else {
-      // A turn found by its token (run again by the resume): followed to its end.
-      for await (const _ of this.runtime.followStep(submitted.step_id)) {
-        // nothing: the end of the log is the end of the turn
-      }
-    }
-    live.step = null;
-    const step = await this.runtime.getStep(submitted.step_id);
-    if (!step) throw new NotFoundError('step', submitted.step_id);
-    this.#events.emit(`changed:${live.id}`);
-    return step;
   }
 
   async #end(
@@ -511,21 +470,7 @@ export class WorkflowEngine {
     note = true,
   ): Promise<void> {
     if (note) await this.#note(threadId, { status, workflow, reason, error });
-    const run = await this.runtime.getRun(threadId);
-    if (run && (run.status === 'running' || run.status === 'waiting')) {
-      if (status === 'completed') {
-        await this.runtime.completeRun(threadId);
-      } else if (status === 'killed') {
-        await (
-          await this.runtime.cancelRun(threadId)
-        ).done;
-      } else {
-        await this.runtime.store.updateRun(threadId, {
-          status: 'failed',
-          ended_at: new Date(Date.now()).toISOString(),
-        });
-      }
-    }
+    await endThreadRun(this.runtime, threadId, status);
     this.#events.emit(`changed:${threadId}`);
   }
 
@@ -534,42 +479,8 @@ export class WorkflowEngine {
   }
 }
 
-/** What a turn's input holds of a finished turn, immutable (worked out once per turn). */
-const sharedTurns = new WeakMap<ThreadTurn, TurnThread['turns'][number]>();
-function sharedTurn(t: ThreadTurn): TurnThread['turns'][number] {
-  let shared = sharedTurns.get(t);
-  if (!shared) {
-    const plain = { n: t.n, role: t.role, raw: t.raw, output: t.output };
-    try {
-      shared = shareImmutable(plain);
-    } catch {
-      // An output that is not plain data (a Date, say) is copied like any input.
-      shared = plain;
-    }
-    sharedTurns.set(t, shared);
-  }
-  return shared;
-}
-
-/** The list shared when every item is (else copied like any input). */
-function sharedList<T>(items: T[]): readonly T[] {
-  return items.every(isImmutable) ? shareImmutableItems(items) : items;
-}
-
 function isKilled(live: LiveThread): boolean {
   return live.killed;
-}
-
-/** A finished turn step as the moderator sees it. */
-function turnOf(step: StepRecord): ThreadTurn {
-  const out = step.output as TurnOutput;
-  return {
-    n: turnNumber(step) ?? 0,
-    role: step.name.split('.').at(-1) ?? '',
-    raw: out.raw,
-    output: out.output,
-    stepId: step.step_id,
-  };
 }
 
 /** A workflow engine on `runtime` with `workflows` registered. */

@@ -232,6 +232,33 @@ describe('killing, overflow and streaming', () => {
     expect((await engine.threads()).map((t) => t.input).sort()).toEqual(['a', 'b', 'c']);
   });
 
+  it('triggers that arrive together cannot all take the one free slot (queue and drop)', async () => {
+    const { engine } = setup(
+      { maxRounds: 1, concurrency: { max: 1, overflow: 'queue', maxQueue: 2 } },
+      {},
+      5,
+    );
+    const burst = await Promise.allSettled(
+      ['a', 'b', 'c', 'd'].map((x) => engine.trigger('review', x)),
+    );
+    expect(burst.map((r) => (r.status === 'fulfilled' ? r.value.status : 'refused'))).toEqual([
+      'started',
+      'queued',
+      'queued',
+      'refused',
+    ]);
+    expect(engine.get('review')).toMatchObject({ running: 1, queued: 2 });
+    const started = burst.flatMap((r) => (r.status === 'fulfilled' ? [r.value.thread_id] : []));
+    await Promise.all(started.map((id) => engine.wait(id)));
+
+    const drop = setup({ maxRounds: 1, concurrency: { max: 1, overflow: 'drop' } }, {}, 5);
+    const dropped = await Promise.allSettled(
+      ['a', 'b', 'c'].map((x) => drop.engine.trigger('review', x)),
+    );
+    expect(dropped.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected']);
+    expect(await drop.engine.threads()).toHaveLength(1);
+  });
+
   it('drop: a thread past max is refused with a typed error and leaves nothing', async () => {
     const { engine } = setup({ maxRounds: 1, concurrency: { max: 1, overflow: 'drop' } }, {}, 20);
     const a = await engine.trigger('review', 'a');

@@ -1,0 +1,82 @@
+/**
+ * @module One turn of a thread: submitted as a step of the thread's run (client token
+ * `turn-<n>`, so a restart finds it), followed to its end, and read back as the moderator
+ * sees it. The thread so far travels in the step's input as an immutable list, shared by
+ * every later turn's input instead of copied into each.
+ */
+import { NotFoundError } from '../errors/not-found-error.js';
+import type { Runtime } from '../runtime/runtime.js';
+import { isImmutable, shareImmutable, shareImmutableItems } from '../store/deep-copy.js';
+import type { StepRecord } from '../store/records.js';
+import { turnNumber, turnRole } from './thread-records.js';
+import { turnAgentName, type TurnOutput, type TurnThread } from './turn-agent.js';
+import type { ThreadTurn } from './workflow-definition.js';
+
+/** A finished turn as a turn's input holds it. */
+export type SharedTurn = TurnThread['turns'][number];
+
+/** A finished turn step as the moderator sees it. */
+export function turnOf(step: StepRecord): ThreadTurn {
+  const out = step.output as TurnOutput;
+  return {
+    n: turnNumber(step) ?? 0,
+    role: turnRole(step),
+    raw: out.raw,
+    output: out.output,
+    stepId: step.step_id,
+  };
+}
+
+/** `turn` as a turn's input holds it: immutable when its output is plain data. */
+export function sharedTurn(turn: ThreadTurn): SharedTurn {
+  const plain = { n: turn.n, role: turn.role, raw: turn.raw, output: turn.output };
+  try {
+    return shareImmutable(plain);
+  } catch {
+    // An output that is not plain data (a Date, say) is copied like any input.
+    return plain;
+  }
+}
+
+/** The finished turns as one list the store shares when every turn is immutable. */
+export function sharedTurns(turns: readonly SharedTurn[]): readonly SharedTurn[] {
+  const list = [...turns];
+  return list.every(isImmutable) ? shareImmutableItems(list) : list;
+}
+
+/** Where a turn's step is, while it runs. */
+export interface TurnWatch {
+  /** Told the turn's step id once it is submitted. */
+  started(stepId: string): void;
+}
+
+/**
+ * Runs turn `n` of `thread` (role `role` of workflow `workflow`) as a step of the thread's
+ * run; resolves the step once it has ended. A turn the run already has under its token (run
+ * again by a resume) is followed to its end instead of submitted twice.
+ */
+export async function runTurn(
+  runtime: Runtime,
+  workflow: string,
+  n: number,
+  role: string,
+  thread: TurnThread,
+  watch: TurnWatch,
+): Promise<StepRecord> {
+  const submitted = await runtime.submitStep(thread.threadId, {
+    type: 'agent',
+    client_token: `turn-${n}`,
+    input: { agent: turnAgentName(workflow, role), message: thread.input, args: { thread } },
+  });
+  watch.started(submitted.step_id);
+  if (submitted.created) {
+    await submitted.done;
+  } else {
+    for await (const _ of runtime.followStep(submitted.step_id)) {
+      // nothing: the end of the log is the end of the turn
+    }
+  }
+  const step = await runtime.getStep(submitted.step_id);
+  if (!step) throw new NotFoundError('step', submitted.step_id);
+  return step;
+}
