@@ -150,6 +150,18 @@ function checkRole(name: string, spec: unknown): void {
   }
   const s = spec as Record<string, unknown>;
   checkPlacement(where, s['placement']);
+  const allowed =
+    'role' in s
+      ? ['role', 'placement']
+      : s['kind'] === 'engine'
+        ? ['kind', 'placement', 'engine', 'model', 'prompt', 'schema', 'extract', 'maxTokens']
+        : s['kind'] === 'agent'
+          ? ['kind', 'placement', 'agent', 'schema', 'extract']
+          : null;
+  const unknown = allowed === null ? [] : Object.keys(s).filter((k) => !allowed.includes(k));
+  if (unknown.length > 0) {
+    throw new TypeError(`defineWorkflow: ${where}: unknown option ${unknown.join(', ')}`);
+  }
   if ('role' in s) {
     const role = s['role'] as Partial<Role<unknown>> | null;
     if (typeof role?.run !== 'function') {
@@ -299,5 +311,4 @@ export function describeWorkflow(w: WorkflowDefinition): {
 /** The zod schema of a thread's trigger body (`POST /v1/workflows/{name}/threads`). */
 export const threadTriggerSchema = z.strictObject({
   input: z.string().max(1_000_000),
-  client_token: z.string().min(1).max(256).optional(),
 });

@@ -165,6 +165,10 @@ describe('workflows and threads over HTTP', () => {
     expect(
       (await post(`${url}/v1/workflows/review/threads`, { input: 'x', extra: 1 })).status,
     ).toBe(400);
+    // Nothing reads a client token on a thread: refused, not ignored.
+    expect(
+      (await post(`${url}/v1/workflows/review/threads`, { input: 'x', client_token: 't' })).status,
+    ).toBe(400);
     expect((await fetch(`${url}/v1/threads/run_nope`)).status).toBe(404);
     expect((await post(`${url}/v1/threads/run_nope/kill`)).status).toBe(404);
     expect((await fetch(`${url}/v1/threads?status=sleeping`)).status).toBe(400);

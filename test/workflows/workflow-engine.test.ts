@@ -12,6 +12,7 @@ import {
   defineWorkflow,
   END,
   type ThreadSoFar,
+  type WorkflowRoleSpec,
   type WorkflowSpec,
 } from '../../src/workflows/workflow-definition.js';
 import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
@@ -183,6 +184,12 @@ describe('defineWorkflow', () => {
         roles: { a: { kind: 'engine', prompt: 'p', placement: 'worker' } },
       }),
     ).toThrow(/not implemented yet/);
+    expect(() =>
+      defineWorkflow({
+        ...base,
+        roles: { a: { kind: 'engine', prompt: 'p', promt: 'typo' } as WorkflowRoleSpec },
+      }),
+    ).toThrow(/role "a": unknown option promt/);
     expect(() => defineWorkflow({ ...base, extra: 1 } as WorkflowSpec)).toThrow(
       /unknown option extra/,
     );
