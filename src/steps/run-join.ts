@@ -14,6 +14,18 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import { attachRunCalls } from '../runs/run-calls.js';
 import type { RunJoinIdentity, SubmissionHost } from './step-submission.js';
 
+/** The identity keys {@link joinRun} takes (the run decides everything else of the context). */
+export const RUN_JOIN_KEYS: readonly string[] = Object.freeze([
+  'name',
+  'userId',
+  'sessionId',
+  'memoryScope',
+  'metadata',
+  'permissions',
+  'signal',
+  'timeoutMs',
+] satisfies (keyof RunJoinIdentity)[]);
+
 /** Options of {@link joinRun}. */
 export interface JoinRunOptions extends RunJoinIdentity {
   /** The caller's W3C `traceparent`: the work's spans join that trace. */
@@ -45,6 +57,14 @@ export async function joinRun(
     );
   }
   const { traceparent, ...identity } = options;
+  // What the run decides (budgets, a ledger, a run id) is refused, not silently dropped.
+  const others = Object.keys(identity).filter((k) => !RUN_JOIN_KEYS.includes(k));
+  if (others.length > 0) {
+    throw new InvalidParamsError(
+      `joining a run takes only who works in it (${RUN_JOIN_KEYS.join(', ')}, traceparent); not ${others.join(', ')}`,
+      { param: others[0] ?? '' },
+    );
+  }
   const userId = identity.userId;
   const run = await host.store.getRun(runId);
   // Another user's run is not found, as the server answers for it.

@@ -13,6 +13,7 @@ import { createLlmRouter } from '../../src/orchestrator/llm-router.js';
 import { defineMiddleware } from '../../src/orchestrator/middleware.js';
 import { createOrchestrator, type Orchestrator } from '../../src/orchestrator/orchestrator.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
+import type { JoinRunOptions } from '../../src/steps/run-join.js';
 import { quietRuntime } from '../support/runtime.js';
 
 const runtimes: Runtime[] = [];
@@ -200,6 +201,10 @@ describe('the front door inside a run (record and replay)', () => {
     ).rejects.toThrow(/may not set budgets/);
     const empty = await s.door.handle('x', { context: who, run: { runId, clientToken: '' } });
     expect(empty.error).toMatchObject({ code: 'INVALID_PARAMS' });
+    // runtime.joinRun itself refuses what the run decides, rather than dropping it.
+    await expect(
+      s.rt.joinRun(runId, 't', { budgets: { maxCostUsd: 1 } } as JoinRunOptions),
+    ).rejects.toMatchObject({ code: 'INVALID_PARAMS', message: expect.stringMatching(/budgets/) });
   });
 
   it('streams inside a run as well: the replayed answer arrives as chunks', async () => {
