@@ -204,7 +204,10 @@ describe('the front door inside a run (record and replay)', () => {
     // runtime.joinRun itself refuses what the run decides, rather than dropping it.
     await expect(
       s.rt.joinRun(runId, 't', { budgets: { maxCostUsd: 1 } } as JoinRunOptions),
-    ).rejects.toMatchObject({ code: 'INVALID_PARAMS', message: expect.stringMatching(/budgets/) });
+    ).rejects.toThrow(/not budgets/);
+    await expect(
+      s.rt.joinRun(runId, 't', { budgets: { maxCostUsd: 1 } } as JoinRunOptions),
+    ).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
   });
 
   it('streams inside a run as well: the replayed answer arrives as chunks', async () => {
