@@ -8,52 +8,16 @@
  * Needs `/usr/bin/chromium` (`apt-get install -y chromium`); without it this test fails and
  * says so — it is never skipped.
  */
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { expectStreamOrder, useTestServers } from '../support/server.js';
 import { startRelay } from '../support/tcp-relay.js';
+import { useBrowser } from './trace-ui-browser.js';
 
 const servers = useTestServers('server-browser');
-const CHROMIUM = '/usr/bin/chromium';
-const INSTALL = 'install it with `apt-get install -y chromium` (Debian); .ci/run must do the same';
-
-let browser: Browser | null = null;
-let launchError: unknown = null;
-
-beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    launchError = new Error(`${CHROMIUM} is missing`);
-    return;
-  }
-  try {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
-  } catch (err) {
-    launchError = err;
-  }
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
-
-/** The browser, or a failure that says what to install. */
-function requireBrowser(): Browser {
-  if (browser) return browser;
-  throw new Error(`headless Chromium could not be launched (${String(launchError)}): ${INSTALL}`);
-}
+/** Headless Chromium, launched as the trace UI's tests launch it (never skipped). */
+const chromium = useBrowser();
+const requireBrowser = (): Browser => chromium.require();
 
 /** What the page's EventSource received. */
 interface PageEvent {

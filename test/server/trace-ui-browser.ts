@@ -1,5 +1,5 @@
 /**
- * @module What the trace UI's browser tests share (test/server/trace-ui*.int.test.ts):
+ * @module What the browser tests share (test/server/trace-ui*.int.test.ts, browser.int.test.ts):
  * headless Chromium (Debian's `chromium`, driven by playwright-core), launched once per test
  * file and failing loudly when it is missing — never skipped; a page opened on `/ui` with
  * what it did recorded (errors, requests); and the check that it loaded nothing from
