@@ -201,10 +201,12 @@ Examples:
       const flags = trigger.opts<TriggerFlags>();
       const name = trigger.processedArgs[0] as string;
       const input = flags.input ?? DEFAULT_INPUTS[name];
-      if (input === undefined) {
-        throw new CliError('USAGE', `--input is needed: workflow "${name}" has no default input`);
-      }
       return withSource(flags, ctx, async (source) => {
+        if (input === undefined) {
+          // An unknown workflow is named as such (exit 1), not asked for an input.
+          await source.getWorkflow(name);
+          throw new CliError('USAGE', `--input is needed: workflow "${name}" has no default input`);
+        }
         const started = await source.trigger(name, input);
         const wait = flags.wait === true || flags.url === undefined;
         if (wait) return followAndPrint(source, started, flags.json === true, ctx);
