@@ -39,6 +39,7 @@ export type {
   WorkerAgentDefinition,
   ProcessAgentDefinition,
   AgentHandler,
+  AgentHandlerSource,
   AgentFunctionHandler,
   AgentGeneratorHandler,
   AgentRuntime,
@@ -268,6 +269,7 @@ export { flowInputSchema, runInputSchema, type FlowInput, type RunInput } from '
 export { factInputSchema, type FactInput } from './runs/facts.js';
 export {
   stepSubmissionSchema,
+  type StepPlacement,
   type SubmissionCaller,
   type SubmittedStep,
 } from './steps/step-submission.js';
@@ -473,6 +475,7 @@ export {
   type AgentRoleSpec,
   type EngineRoleSpec,
   type Moderator,
+  type RolePlacement,
   type ThreadSoFar,
   type ThreadTurn,
   type WorkflowDefinition,
@@ -486,5 +489,6 @@ export {
   type TriggerOptions,
   type WorkflowInfo,
 } from './workflows/workflow-engine.js';
+export { workflowAgents } from './workflows/turn-agent.js';
 export type { ThreadStatus, ThreadView, TurnView, EndReason } from './workflows/thread-records.js';
 export { followThread, parseThreadCursor, type ThreadFrame } from './workflows/thread-stream.js';

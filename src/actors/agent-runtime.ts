@@ -35,6 +35,14 @@ export type AgentGeneratorHandler<TOutput = unknown> = (
 export type AgentHandler<TOutput = unknown> =
   AgentFunctionHandler<TOutput> | AgentGeneratorHandler<TOutput>;
 
+/**
+ * A module export that holds the handlers of several agents (a workflow, for its roles'
+ * agents): a worker thread asks it for the handler of the agent it runs, by name.
+ */
+export interface AgentHandlerSource {
+  handlerFor(agent: string): AgentHandler | undefined;
+}
+
 /** What every declared agent has, wherever it runs. */
 interface AgentDefinitionBase {
   readonly kind: 'agent';
@@ -53,7 +61,8 @@ export interface InlineAgentDefinition<TOutput = unknown> extends AgentDefinitio
  * An agent whose handler runs in the runtime's worker-thread pool. Functions do not cross
  * threads, so the handler is named: the export `export` of the module `module` (a file URL
  * such as `import.meta.url`, an absolute path, or a package specifier). The export is a
- * handler, or an agent definition whose handler is used.
+ * handler, an agent definition whose handler is used, or an {@link AgentHandlerSource} that
+ * holds the handlers of several agents (a workflow's roles) and is asked for this one's.
  */
 export interface WorkerAgentDefinition extends AgentDefinitionBase {
   readonly placement: 'worker';

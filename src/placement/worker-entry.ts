@@ -206,9 +206,12 @@ function senderSink(sender: CreditSender): StreamSink {
 
 const handlers = new Map<string, AgentHandler>();
 
-/** The handler named by `module` and `export`: a function, or an agent definition's handler. */
-async function loadHandler(module: string, name: string): Promise<AgentHandler> {
-  const key = `${module}#${name}`;
+/**
+ * The handler named by `module` and `export` for agent `agent`: a function, an agent
+ * definition's handler, or what a handler source (`handlerFor`, a workflow) gives for it.
+ */
+async function loadHandler(module: string, name: string, agent: string): Promise<AgentHandler> {
+  const key = `${module}#${name}#${agent}`;
   const cached = handlers.get(key);
   if (cached) return cached;
   const specifier = isAbsolute(module) ? pathToFileURL(module).href : module;
@@ -220,12 +223,20 @@ async function loadHandler(module: string, name: string): Promise<AgentHandler> 
       cause: err,
     });
   }
-  const value = mod[name];
+  const value = mod[name] as
+    | { handler?: unknown; handlerFor?: (agent: string) => unknown }
+    | undefined;
   const handler =
-    typeof value === 'function' ? value : (value as { handler?: unknown } | undefined)?.handler;
+    typeof value === 'function'
+      ? value
+      : typeof value?.handlerFor === 'function'
+        ? value.handlerFor(agent)
+        : value?.handler;
   if (typeof handler !== 'function') {
     throw new TypeError(
-      `worker agent: export "${name}" of ${module} is neither a handler nor an agent definition with one`,
+      typeof value?.handlerFor === 'function'
+        ? `worker agent: export "${name}" of ${module} has no handler for agent ${agent}`
+        : `worker agent: export "${name}" of ${module} is neither a handler nor an agent definition with one`,
     );
   }
   handlers.set(key, handler as AgentHandler);
@@ -416,8 +427,8 @@ async function runStep(link: Link, task: WorkerTask): Promise<WorkerOutcome> {
     });
     running.set(step, ctx);
     const handler =
-      handlers.get(`${task.module}#${task.export}`) ??
-      (await loadHandler(task.module, task.export));
+      handlers.get(`${task.module}#${task.export}#${task.agent}`) ??
+      (await loadHandler(task.module, task.export, task.agent));
     const output = await runHandler(handler, task.input, ctx, runtime, sender);
     const finishing = sender.finish();
     if (finishing) await finishing;

@@ -21,7 +21,7 @@ import type { AgentInput, AgentOutcome, AgentStatus } from '../actors/agent-resu
 
 /** One step's work, sent to a thread's session on its link. */
 export interface WorkerTask {
-  /** The agent's name (for errors and logs). */
+  /** The agent's name: for errors and logs, and the handler a handler source gives. */
   readonly agent: string;
   readonly module: string;
   readonly export: string;

@@ -57,6 +57,14 @@ export async function checkpointRun(
 const REMOTE: ReadonlySet<string> = new Set(['queued', 'running']);
 
 /**
+ * Whether `step` is one of the fleet's, queued or running on a pool — not one a process of
+ * the fleet runs itself (submitted with placement `'here'`: a workflow's inline turn).
+ */
+export function onFleet(step: Pick<StepRecord, 'placement' | 'status'>): boolean {
+  return step.placement === 'pool' && REMOTE.has(step.status);
+}
+
+/**
  * Cancels a step of the fleet: one still queued is taken off its queue and ended here
  * (`cancelled`, never started); a running one is told over pub/sub, and its worker ends it.
  */
@@ -83,7 +91,7 @@ async function remoteEnd(deps: FlowApiDeps, stepId: string): Promise<void> {
   // Waiting first: an end said between the read below and the wait is not missed.
   const ended = deps.dispatch.ended(stepId);
   const step = await deps.store.getStep(stepId);
-  if (step && !REMOTE.has(step.status)) return;
+  if (step && !onFleet(step)) return;
   await ended;
 }
 
@@ -91,7 +99,7 @@ async function remoteEnd(deps: FlowApiDeps, stepId: string): Promise<void> {
 async function remoteSteps(deps: FlowApiDeps, runId: string): Promise<StepRecord[]> {
   if (!deps.dispatch) return [];
   return (await deps.store.listSteps(runId)).filter(
-    (s) => s.parent_step_id === null && REMOTE.has(s.status),
+    (s) => s.parent_step_id === null && onFleet(s),
   );
 }
 
@@ -187,7 +195,7 @@ export async function cancelStep(
     await flushed(deps.store);
     return { status: 'cancelling' };
   }
-  if (deps.dispatch && REMOTE.has(step.status)) {
+  if (deps.dispatch && onFleet(step)) {
     await cancelRemote(deps, deps.dispatch, step);
     return { status: 'cancelling' };
   }

@@ -13,7 +13,7 @@ import { flushed, type RunStore } from '../store/run-store.js';
 import type { StepEvent } from '../streams/events.js';
 import type { StepFeeds } from '../actors/step-feeds.js';
 import type { FlowApiDeps } from './flow-api.js';
-import { cancelStep } from './run-control.js';
+import { cancelStep, onFleet } from './run-control.js';
 
 /** Options of `runtime.followStep`. */
 export interface FollowOptions {
@@ -173,7 +173,7 @@ export async function cancelOnDisconnect(deps: FlowApiDeps, stepId: string): Pro
   const live =
     deps.system.get(stepId) !== undefined ||
     step.status === 'waiting' ||
-    (deps.dispatch !== null && (step.status === 'queued' || step.status === 'running'));
+    (deps.dispatch !== null && onFleet(step));
   if (!live) return false;
   await cancelStep(deps, stepId);
   return true;

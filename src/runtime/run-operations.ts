@@ -167,6 +167,11 @@ export class RunOperations {
     return takeStep(this.parts.submissions, stepJobSchema.parse(job));
   }
 
+  /** Whether the runtime has a fleet (`createRuntime({ fleet })`): its submitted steps go to pools. */
+  hasFleet(): boolean {
+    return this.parts.fleet !== null && this.parts.fleet !== undefined;
+  }
+
   /** The queue figures of each live pool of the runtime's fleet; none without a fleet. */
   poolQueues(): { readonly pool_id: string; readonly figures: QueueFigures }[] {
     return this.parts.fleet?.figures() ?? [];

@@ -290,7 +290,8 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     clock,
     logger,
     dispatch: fleet,
-    choosePool: (run, needs) => choosePool(placementOf(run.pool_policy), pools(), needs),
+    choosePool: (run, needs, placement) =>
+      choosePool(placement ?? placementOf(run.pool_policy), pools(), needs),
     callsFor: (run, clientToken, resumed) =>
       new RunCalls(
         store,

@@ -25,7 +25,12 @@ import { isoTime, type Clock } from '../context/clock.js';
 import { formatTraceparent, parseTraceparent, type TraceParent } from '../context/traceparent.js';
 import { toAxonError, toErrorPayload } from '../errors/to-error-payload.js';
 import type { StepDispatch } from '../placement/fleet-jobs.js';
-import { requirementsOf, type StepNeeds } from '../placement/pool-choice.js';
+import {
+  requirementsOf,
+  type PoolPlacement,
+  type StepNeeds,
+} from '../placement/pool-choice.js';
+import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
 import { zeroUsage, type PlacementDecision } from '../store/records.js';
 import { DEFAULT_ENGINE } from '../engines/engine-registry.js';
 
@@ -145,6 +150,34 @@ export interface SubmissionCaller {
    * the fleet worker that runs it — join that trace. A malformed one is ignored, as W3C says.
    */
   readonly traceparent?: string | undefined;
+  /**
+   * Where the step runs, over the run's `pool_policy` (for embedding code; the HTTP body's
+   * `placement` is `"auto"`): `'here'` in this runtime even when it has a fleet (the
+   * workflow engine's inline and worker roles); `{ pool }` queued on that pool of the fleet
+   * (`PoolUnavailableError` when the runtime has no fleet, or no such pool takes work).
+   * Default: the run's `pool_policy` — on a fleet, its pools; embedded, here.
+   */
+  readonly placement?: StepPlacement | undefined;
+}
+
+/** Where a submitted step runs (see {@link SubmissionCaller.placement}). */
+export type StepPlacement = 'here' | { readonly pool: string };
+
+/** `placement` checked: a `TypeError` names what is wrong. */
+function checkStepPlacement(placement: unknown): StepPlacement | undefined {
+  if (placement === undefined || placement === 'here') return placement;
+  const pool = (placement as { pool?: unknown } | null)?.pool;
+  if (
+    typeof placement === 'object' &&
+    Object.keys(placement as object).length === 1 &&
+    typeof pool === 'string' &&
+    pool !== ''
+  ) {
+    return { pool };
+  }
+  throw new TypeError(
+    `submitStep: placement must be "here" or { pool: "<pool id>" }, got ${JSON.stringify(placement)}`,
+  );
 }
 
 /**
@@ -187,8 +220,11 @@ export interface SubmissionHost {
   ): { readonly ctx: ExecContext; readonly release: () => void };
   /** The fleet submitted steps go to (`createRuntime({ fleet })`); `null`: they run here. */
   readonly dispatch: StepDispatch | null;
-  /** The run's pool for a step, by its `pool_policy` (`PoolUnavailableError` when none fits). */
-  choosePool(run: RunRecord, needs: StepNeeds): PlacementDecision;
+  /**
+   * The run's pool for a step, by its `pool_policy` or the step's own `placement`
+   * (`PoolUnavailableError` when none fits).
+   */
+  choosePool(run: RunRecord, needs: StepNeeds, placement?: PoolPlacement): PlacementDecision;
   runAgent(
     agent: string,
     input: { message: string; args?: Record<string, unknown> },
@@ -240,6 +276,7 @@ export async function submitStep(
   caller: SubmissionCaller = {},
 ): Promise<SubmittedStep> {
   const request = parseBody(stepSubmissionSchema, 'step', body);
+  const placement = checkStepPlacement(caller.placement);
   const run = await host.store.getRun(runId);
   if (!run) throw new NotFoundError('run', runId);
   if (run.status !== 'running' && run.status !== 'waiting') {
@@ -254,9 +291,16 @@ export async function submitStep(
     request.budgets,
     traceparent ? (parseTraceparent(traceparent) ?? undefined) : undefined,
   );
-  if (host.dispatch && !resume) {
+  if (typeof placement === 'object' && !host.dispatch) {
+    release();
+    throw new PoolUnavailableError(
+      `the step is placed on pool "${placement.pool}", but this runtime has no fleet (createRuntime({ fleet }), axon serve --redis)`,
+      { details: { pin: placement.pool, pools: [] }, retriable: false },
+    );
+  }
+  if (host.dispatch && !resume && placement !== 'here') {
     try {
-      return await dispatchStep(host, host.dispatch, run, request, ctx);
+      return await dispatchStep(host, host.dispatch, run, request, ctx, placement);
     } finally {
       release();
     }
@@ -314,6 +358,7 @@ async function dispatchStep(
   run: RunRecord,
   request: z.infer<typeof stepSubmissionSchema>,
   ctx: ExecContext,
+  placement: { readonly pool: string } | undefined,
 ): Promise<SubmittedStep> {
   await admitStep(host, run, request, ctx);
   // What is known of the pools may be stale (a replica gone, a queue filled up).
@@ -331,7 +376,11 @@ async function dispatchStep(
   };
   let decision: PlacementDecision;
   try {
-    decision = host.choosePool(run, needs);
+    decision = host.choosePool(
+      run,
+      needs,
+      placement === undefined ? undefined : { pin: placement.pool },
+    );
     await dispatch.admit(decision.pool_id);
   } catch (err) {
     // The operator learns why from the log, the client from the error.

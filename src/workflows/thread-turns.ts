@@ -7,6 +7,7 @@
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { isImmutable, shareImmutable, shareImmutableItems } from '../store/deep-copy.js';
+import type { StepPlacement } from '../steps/step-submission.js';
 import type { StepRecord } from '../store/records.js';
 import { turnNumber, turnRole } from './thread-records.js';
 import { turnAgentName, type TurnOutput, type TurnThread } from './turn-agent.js';
@@ -52,7 +53,8 @@ export interface TurnWatch {
 
 /**
  * Runs turn `n` of `thread` (role `role` of workflow `workflow`) as a step of the thread's
- * run; resolves the step once it has ended. A turn the run already has under its token (run
+ * run, where `placement` says (here, or on a fleet's pool); resolves the step once it has
+ * ended. A turn the run already has under its token (run
  * again by a resume) is followed to its end instead of submitted twice.
  */
 export async function runTurn(
@@ -61,13 +63,18 @@ export async function runTurn(
   n: number,
   role: string,
   thread: TurnThread,
+  placement: StepPlacement,
   watch: TurnWatch,
 ): Promise<StepRecord> {
-  const submitted = await runtime.submitStep(thread.threadId, {
-    type: 'agent',
-    client_token: `turn-${n}`,
-    input: { agent: turnAgentName(workflow, role), message: thread.input, args: { thread } },
-  });
+  const submitted = await runtime.submitStep(
+    thread.threadId,
+    {
+      type: 'agent',
+      client_token: `turn-${n}`,
+      input: { agent: turnAgentName(workflow, role), message: thread.input, args: { thread } },
+    },
+    { placement },
+  );
   watch.started(submitted.step_id);
   if (submitted.created) {
     await submitted.done;

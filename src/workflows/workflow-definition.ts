@@ -3,22 +3,25 @@
  * moderator steers. `defineWorkflow` checks a declaration once; `WorkflowEngine` runs it.
  */
 import { z } from 'zod';
-import type { Role } from '../adapters/create-role.js';
-import { extract, type ExtractConfig } from '../adapters/extract.js';
+import type { AgentHandler, AgentHandlerSource } from '../actors/agent-runtime.js';
+import {
+  checkRole,
+  END,
+  placementLabel,
+  turnAgentName,
+  turnHandler,
+  type ThreadTurn,
+  type WorkflowRoleSpec,
+} from './workflow-roles.js';
 
-/** What the moderator answers to end the thread. */
-export const END = 'END';
-
-/** One finished turn of a thread: which role, its raw answer and the data extracted from it. */
-export interface ThreadTurn<T = unknown> {
-  /** From 1, in order. */
-  readonly n: number;
-  readonly role: string;
-  readonly raw: string;
-  readonly output: T;
-  /** The turn's step in the thread's run. */
-  readonly stepId: string;
-}
+export {
+  END,
+  type AgentRoleSpec,
+  type EngineRoleSpec,
+  type RolePlacement,
+  type ThreadTurn,
+  type WorkflowRoleSpec,
+} from './workflow-roles.js';
 
 /** The thread as the moderator sees it: its input and its finished turns, in order. */
 export interface ThreadSoFar {
@@ -33,39 +36,6 @@ export interface ThreadSoFar {
  * resumed after a crash, or replayed, asks it again and must get the same answer.
  */
 export type Moderator = (thread: ThreadSoFar) => string;
-
-/** Where a role's turns run: `inline` (default), a worker thread, or a fleet pool. */
-export type RolePlacement = 'inline' | 'worker' | { readonly pool: string };
-
-/**
- * A role over a model: the engine (default `scripted`) gets `prompt` as the system message
- * and the thread so far as the user's; its answer streams into the turn and is read with
- * `schema` (default: the text itself).
- */
-export interface EngineRoleSpec<T = unknown> {
-  readonly engine?: string;
-  readonly model?: string;
-  readonly prompt: string;
-  readonly schema?: z.ZodType<T>;
-  readonly extract?: ExtractConfig;
-  readonly maxTokens?: number;
-}
-
-/**
- * A role over an agent registered on the runtime: it gets the thread so far as its message
- * (and `args.thread`); its output is the turn's (its text read with `schema`, if given).
- */
-export interface AgentRoleSpec<T = unknown> {
-  readonly agent: string;
-  readonly schema?: z.ZodType<T>;
-  readonly extract?: ExtractConfig;
-}
-
-/** A role of a workflow: a `createRole` role, or one over an engine or an agent. */
-export type WorkflowRoleSpec =
-  | { readonly role: Role<unknown>; readonly placement?: RolePlacement }
-  | ({ readonly kind: 'engine'; readonly placement?: RolePlacement } & EngineRoleSpec)
-  | ({ readonly kind: 'agent'; readonly placement?: RolePlacement } & AgentRoleSpec);
 
 /** What happens to a thread triggered while `max` threads run. */
 export type Overflow = 'drop' | 'queue';
@@ -94,6 +64,14 @@ export interface WorkflowSpec {
    * turn when the engine starts again (default true); else it ends `crashed`.
    */
   readonly resume?: boolean;
+  /**
+   * Where a worker thread imports this workflow from, for roles placed on `'worker'`: the
+   * module (`import.meta.url`, an absolute path or a package specifier) and the name of its
+   * export that holds what `defineWorkflow` returned. Required with a worker role, refused
+   * without one.
+   */
+  readonly module?: string;
+  readonly export?: string;
 }
 
 /** A checked workflow. */
@@ -107,6 +85,11 @@ export interface WorkflowDefinition {
   readonly maxRounds: number;
   readonly concurrency: Required<WorkflowConcurrency>;
   readonly resume: boolean;
+  /** Where worker threads import it from (with `'worker'` roles); else `null`. */
+  readonly module: string | null;
+  readonly export: string | null;
+  /** The handler of one of its roles' agents (`workflow.<name>.<role>`), for worker threads. */
+  handlerFor(agent: string): AgentHandler | undefined;
 }
 
 const NAME = /^[a-z][a-z0-9_-]{0,63}$/;
@@ -119,72 +102,6 @@ function wholeAtLeast(what: string, value: unknown, min: number): number {
     );
   }
   return value;
-}
-
-function checkPlacement(where: string, placement: unknown): void {
-  if (placement === undefined || placement === 'inline') return;
-  if (
-    placement === 'worker' ||
-    (typeof placement === 'object' && placement !== null && 'pool' in placement)
-  ) {
-    // Refused, not ignored: a turn would run inline while its role asked for elsewhere.
-    throw new TypeError(
-      `defineWorkflow: ${where}.placement ${JSON.stringify(placement)} is not implemented yet: role turns run inline (in the engine's process); see docs/workflows.md`,
-    );
-  }
-  throw new TypeError(
-    `defineWorkflow: ${where}.placement must be "inline", got ${JSON.stringify(placement)}`,
-  );
-}
-
-function checkRole(name: string, spec: unknown): void {
-  const where = `role "${name}"`;
-  if (!NAME.test(name)) {
-    throw new TypeError(
-      `defineWorkflow: ${where}: a role name is lower case letters, digits, - and _`,
-    );
-  }
-  if (name === END) throw new TypeError(`defineWorkflow: ${where}: ${END} is the moderator's`);
-  if (typeof spec !== 'object' || spec === null) {
-    throw new TypeError(`defineWorkflow: ${where} must be an object`);
-  }
-  const s = spec as Record<string, unknown>;
-  checkPlacement(where, s['placement']);
-  const allowed =
-    'role' in s
-      ? ['role', 'placement']
-      : s['kind'] === 'engine'
-        ? ['kind', 'placement', 'engine', 'model', 'prompt', 'schema', 'extract', 'maxTokens']
-        : s['kind'] === 'agent'
-          ? ['kind', 'placement', 'agent', 'schema', 'extract']
-          : null;
-  const unknown = allowed === null ? [] : Object.keys(s).filter((k) => !allowed.includes(k));
-  if (unknown.length > 0) {
-    throw new TypeError(`defineWorkflow: ${where}: unknown option ${unknown.join(', ')}`);
-  }
-  if ('role' in s) {
-    const role = s['role'] as Partial<Role<unknown>> | null;
-    if (typeof role?.run !== 'function') {
-      throw new TypeError(`defineWorkflow: ${where}.role must be a role made by createRole`);
-    }
-    return;
-  }
-  if (s['kind'] === 'engine') {
-    if (typeof s['prompt'] !== 'string') {
-      throw new TypeError(`defineWorkflow: ${where}: an engine role needs a prompt (a string)`);
-    }
-    if (s['maxTokens'] !== undefined) wholeAtLeast(`${where}.maxTokens`, s['maxTokens'], 1);
-    return;
-  }
-  if (s['kind'] === 'agent') {
-    if (typeof s['agent'] !== 'string' || s['agent'] === '') {
-      throw new TypeError(`defineWorkflow: ${where}: an agent role needs agent (a name)`);
-    }
-    return;
-  }
-  throw new TypeError(
-    `defineWorkflow: ${where} must be { role } (createRole), { kind: 'engine', prompt } or { kind: 'agent', agent }`,
-  );
 }
 
 /**
@@ -224,6 +141,8 @@ export function defineWorkflow(spec: WorkflowSpec): WorkflowDefinition {
     'maxRounds',
     'concurrency',
     'resume',
+    'module',
+    'export',
   ]);
   const unknown = Object.keys(spec).filter((k) => !known.has(k));
   if (unknown.length > 0) {
@@ -244,6 +163,11 @@ export function defineWorkflow(spec: WorkflowSpec): WorkflowDefinition {
   if (spec.resume !== undefined && typeof spec.resume !== 'boolean') {
     throw new TypeError('defineWorkflow: resume must be a boolean');
   }
+  const { module, export: exported } = checkWorkerSource(spec, roles);
+  const handlers = new Map(
+    Object.entries(roles).map(([role, r]) => [turnAgentName(spec.name, role), turnHandler(r)]),
+  );
+  const source: AgentHandlerSource = { handlerFor: (agent) => handlers.get(agent) };
   return Object.freeze({
     kind: 'workflow',
     name: spec.name,
@@ -258,18 +182,36 @@ export function defineWorkflow(spec: WorkflowSpec): WorkflowDefinition {
       maxQueue: wholeAtLeast('concurrency.maxQueue', c.maxQueue ?? 100, 0),
     }),
     resume: spec.resume ?? true,
+    module,
+    export: exported,
+    handlerFor: source.handlerFor,
   });
 }
 
-/** The data a role's answer gives: `schema` over its text when there is one, else the text. */
-export async function roleOutput<T>(
-  raw: string,
-  schema: z.ZodType<T> | undefined,
-  config: ExtractConfig | undefined,
-  signal: AbortSignal,
-): Promise<unknown> {
-  if (!schema) return raw;
-  return extract(raw, schema, { ...config, signal });
+/** `module` and `export`: both with a worker role, neither without one. */
+function checkWorkerSource(
+  spec: WorkflowSpec,
+  roles: Readonly<Record<string, WorkflowRoleSpec>>,
+): { module: string | null; export: string | null } {
+  const workers = Object.keys(roles).filter((r) => roles[r]?.placement === 'worker');
+  const given = (['module', 'export'] as const).filter((k) => spec[k] !== undefined);
+  if (workers.length === 0) {
+    if (given.length > 0) {
+      throw new TypeError(
+        `defineWorkflow: ${given.join(' and ')} ${given.length > 1 ? 'are' : 'is'} only for roles placed on "worker", and no role is`,
+      );
+    }
+    return { module: null, export: null };
+  }
+  for (const key of ['module', 'export'] as const) {
+    const v = spec[key];
+    if (typeof v !== 'string' || v === '') {
+      throw new TypeError(
+        `defineWorkflow: role ${workers.map((w) => `"${w}"`).join(', ')} runs on a worker thread, which imports the workflow: give ${key} (module: import.meta.url, export: the name this workflow is exported as)`,
+      );
+    }
+  }
+  return { module: spec.module as string, export: spec.export as string };
 }
 
 /** The workflow's description of itself, as the API and CLI list it. */
@@ -295,8 +237,7 @@ export function describeWorkflow(w: WorkflowDefinition): {
     roles: w.roleNames.map((name) => {
       const r = w.roles[name] as WorkflowRoleSpec;
       const kind = 'role' in r ? 'role' : r.kind;
-      const p = r.placement ?? 'inline';
-      return { name, kind, placement: typeof p === 'string' ? p : `pool:${p.pool}` };
+      return { name, kind, placement: placementLabel(r.placement) };
     }),
     max_rounds: w.maxRounds,
     concurrency: {

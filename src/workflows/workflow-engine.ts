@@ -34,12 +34,13 @@ import {
   type Waiting,
   type WorkflowState,
 } from './workflow-slots.js';
-import { turnAgents, type TurnThread } from './turn-agent.js';
+import { turnPlacement, workflowAgents, type TurnThread } from './turn-agent.js';
 import {
   describeWorkflow,
   END,
   type ThreadTurn,
   type WorkflowDefinition,
+  type WorkflowRoleSpec,
 } from './workflow-definition.js';
 
 /** Options of {@link WorkflowEngine.trigger}. */
@@ -110,7 +111,15 @@ export class WorkflowEngine {
     if (this.#workflows.has(workflow.name)) {
       throw new ConflictError(`workflow ${workflow.name} is already registered`);
     }
-    for (const agent of turnAgents(workflow)) this.runtime.registerAgent(agent);
+    const pooled = workflow.roleNames.filter(
+      (r) => typeof workflow.roles[r]?.placement === 'object',
+    );
+    if (pooled.length > 0 && !this.runtime.hasFleet()) {
+      throw new TypeError(
+        `register(${workflow.name}): role ${pooled.map((r) => `"${r}"`).join(', ')} is placed on a pool, and this runtime has no fleet (createRuntime({ fleet }), axon serve --redis)`,
+      );
+    }
+    for (const agent of workflowAgents(workflow)) this.runtime.registerAgent(agent);
     this.#workflows.set(workflow.name, workflowState(workflow));
     return this;
   }
@@ -439,7 +448,8 @@ export class WorkflowEngine {
         input: live.input,
         turns: sharedTurns(shared),
       };
-      const step = await runTurn(this.runtime, w.name, n, next, thread, {
+      const placement = turnPlacement((w.roles[next] as WorkflowRoleSpec).placement);
+      const step = await runTurn(this.runtime, w.name, n, next, thread, placement, {
         started: (stepId) => {
           live.step = stepId;
           this.#events.emit(`changed:${live.id}`);

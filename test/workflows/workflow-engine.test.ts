@@ -181,12 +181,6 @@ describe('defineWorkflow', () => {
     expect(() =>
       defineWorkflow({
         ...base,
-        roles: { a: { kind: 'engine', prompt: 'p', placement: 'worker' } },
-      }),
-    ).toThrow(/not implemented yet/);
-    expect(() =>
-      defineWorkflow({
-        ...base,
         roles: { a: { kind: 'engine', prompt: 'p', promt: 'typo' } as WorkflowRoleSpec },
       }),
     ).toThrow(/role "a": unknown option promt/);
