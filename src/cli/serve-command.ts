@@ -154,17 +154,9 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
     if (err instanceof ServeConfigError || err instanceof RangeError) return fail(2, err.message);
     throw err;
   }
-  // A fleet runs submitted steps on its workers, which do not have the workflows' turn
-  // agents: refused, not served badly (docs/workflows.md, "Not done yet").
-  if (config.redis && config.workflows.length > 0) {
-    return fail(
-      2,
-      `workflows are not served with --redis yet: their turns would go to the fleet's workers, which do not run them (docs/workflows.md); remove workflows: from the config or serve without --redis`,
-    );
-  }
-  const served = config.redis
-    ? { workflows: [], engines: [], exampleReplaced: false }
-    : servedWorkflows(config.workflows);
+  // With --redis too: inline roles' turns run here, pool roles' on the fleet's replicas
+  // (`axon worker` with the same config has the workflows' agents).
+  const served = servedWorkflows(config.workflows);
   let runtime: Runtime;
   try {
     runtime = await serveRuntime(config, logger, served.engines);
@@ -246,10 +238,7 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
     ? `store and fleet on ${config.redis.url}`
     : `data in ${shownPath(config.dataDir, cwd)}`;
   const auth = config.keys.length > 0 ? " -H 'Authorization: Bearer <key>'" : '';
-  const names =
-    served.workflows.length > 0
-      ? served.workflows.map((w) => w.name).join(', ')
-      : 'none (not served with --redis yet)';
+  const names = served.workflows.map((w) => w.name).join(', ');
   const replaced = served.exampleReplaced ? ` (${EXAMPLE_WORKFLOW} from the config file)` : '';
   io.stdout.write(
     `axon serve: listening on ${server.url} (${data}, ${from})\n` +

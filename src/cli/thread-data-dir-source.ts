@@ -110,7 +110,14 @@ export function openThreadDataDirSource(options: ThreadDataDirSourceOptions): Th
     }
     opened = (async () => {
       const runtime = await serveRuntime(config, createLogger(), served.engines);
-      return { runtime, engine: new WorkflowEngine(runtime, served.workflows) };
+      try {
+        return { runtime, engine: new WorkflowEngine(runtime, served.workflows) };
+      } catch (err) {
+        await runtime.close();
+        // A role placed on a fleet pool, with no fleet here (no `redis:` in the config).
+        if (err instanceof TypeError) throw new CliError('USAGE', err.message, { cause: err });
+        throw err;
+      }
     })();
     return opened;
   }

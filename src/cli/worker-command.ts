@@ -1,7 +1,7 @@
 /**
  * @module `axon worker`: one replica of a pool of the fleet (`src/fleet/`). It runs the steps
  * of its pool's queue with the same agents, tools and engines `axon serve` has (and what the
- * config file adds), logs each step it takes, and on its signal (SIGINT, SIGTERM) finishes its
+ * config file adds, its workflows' roles among them), logs each step it takes, and on its signal (SIGINT, SIGTERM) finishes its
  * steps within `--grace-ms` and hands the rest back.
  */
 import { execFile } from 'node:child_process';
@@ -11,6 +11,8 @@ import { aborted, type CliIo } from './cli-io.js';
 import { ServeConfigError } from './config-problems.js';
 import { configuredRuntimeOptions } from './serve-command.js';
 import { loadServeConfig, type ServeEnv } from './serve-config.js';
+import { servedWorkflows } from './served-workflows.js';
+import { workflowAgents } from '../workflows/turn-agent.js';
 
 /** The flags of `axon worker`, as given. */
 export interface WorkerFlags {
@@ -121,6 +123,8 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
     graceMs = positive('grace-ms', flags.graceMs) ?? 30_000;
     const parts = configuredRuntimeOptions(config, logger);
     closeParts = parts.close;
+    // The workflows `axon serve` runs: their roles' agents, for the turns placed on pools.
+    const served = servedWorkflows(config.workflows);
     workerOptions = {
       pool: flags.pool,
       tags: list(flags.tags),
@@ -128,7 +132,11 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
       capabilities: { ...(await detectGpus()), ...declared },
       redis: config.redis?.url ?? 'redis://127.0.0.1:6379',
       prefix: config.redis?.prefix ?? 'axon:',
-      runtime: parts.options,
+      runtime: {
+        ...parts.options,
+        agents: [...(parts.options.agents ?? []), ...served.workflows.flatMap(workflowAgents)],
+        engines: [...(parts.options.engines ?? []), ...served.engines],
+      },
       logger,
       ...(concurrency === undefined ? {} : { concurrency }),
       ...(lockMs === undefined ? {} : { lockMs }),

@@ -224,8 +224,7 @@ async function loadHandler(module: string, name: string, agent: string): Promise
     });
   }
   const value = mod[name] as
-    | { handler?: unknown; handlerFor?: (agent: string) => unknown }
-    | undefined;
+    { handler?: unknown; handlerFor?: (agent: string) => unknown } | undefined;
   const handler =
     typeof value === 'function'
       ? value

@@ -98,9 +98,7 @@ async function remoteEnd(deps: FlowApiDeps, stepId: string): Promise<void> {
 /** The steps of a run that a fleet runs or will: queued or running in the store. */
 async function remoteSteps(deps: FlowApiDeps, runId: string): Promise<StepRecord[]> {
   if (!deps.dispatch) return [];
-  return (await deps.store.listSteps(runId)).filter(
-    (s) => s.parent_step_id === null && onFleet(s),
-  );
+  return (await deps.store.listSteps(runId)).filter((s) => s.parent_step_id === null && onFleet(s));
 }
 
 function liveSteps(deps: FlowApiDeps, runId: string): ActorEntry[] {

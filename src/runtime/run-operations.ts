@@ -169,7 +169,7 @@ export class RunOperations {
 
   /** Whether the runtime has a fleet (`createRuntime({ fleet })`): its submitted steps go to pools. */
   hasFleet(): boolean {
-    return this.parts.fleet !== null && this.parts.fleet !== undefined;
+    return this.parts.fleet !== null;
   }
 
   /** The queue figures of each live pool of the runtime's fleet; none without a fleet. */

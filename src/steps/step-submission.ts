@@ -25,11 +25,7 @@ import { isoTime, type Clock } from '../context/clock.js';
 import { formatTraceparent, parseTraceparent, type TraceParent } from '../context/traceparent.js';
 import { toAxonError, toErrorPayload } from '../errors/to-error-payload.js';
 import type { StepDispatch } from '../placement/fleet-jobs.js';
-import {
-  requirementsOf,
-  type PoolPlacement,
-  type StepNeeds,
-} from '../placement/pool-choice.js';
+import { requirementsOf, type PoolPlacement, type StepNeeds } from '../placement/pool-choice.js';
 import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
 import { zeroUsage, type PlacementDecision } from '../store/records.js';
 import { DEFAULT_ENGINE } from '../engines/engine-registry.js';
@@ -166,13 +162,9 @@ export type StepPlacement = 'here' | { readonly pool: string };
 /** `placement` checked: a `TypeError` names what is wrong. */
 function checkStepPlacement(placement: unknown): StepPlacement | undefined {
   if (placement === undefined || placement === 'here') return placement;
-  const pool = (placement as { pool?: unknown } | null)?.pool;
-  if (
-    typeof placement === 'object' &&
-    Object.keys(placement as object).length === 1 &&
-    typeof pool === 'string' &&
-    pool !== ''
-  ) {
+  const fields = typeof placement === 'object' && placement !== null ? placement : {};
+  const pool = (fields as { pool?: unknown }).pool;
+  if (Object.keys(fields).length === 1 && typeof pool === 'string' && pool !== '') {
     return { pool };
   }
   throw new TypeError(

@@ -16,12 +16,7 @@ import {
   type WorkflowRoleSpec,
 } from './workflow-roles.js';
 
-export {
-  isTurnAgent,
-  turnAgentName,
-  type TurnOutput,
-  type TurnThread,
-} from './workflow-roles.js';
+export { isTurnAgent, turnAgentName, type TurnOutput, type TurnThread } from './workflow-roles.js';
 
 /**
  * The agents of `workflow`'s roles, for `runtime.registerAgent`: what a runtime that runs

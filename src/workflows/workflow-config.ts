@@ -14,6 +14,8 @@
  *       coder: { engine: scripted, prompt: "You write code." }
  *       reviewer: { engine: scripted, prompt: "Review it. Say APPROVED when it is good." }
  *       linter: { command: node, args: [lint.mjs], prompt: "Lint the last code block." }
+ *       # queued on the fleet's pool `gpu` (axon serve --redis; replicas: axon worker --pool gpu)
+ *       # judge: { engine: vllm, prompt: "Judge it.", placement: { pool: gpu } }
  *     moderator:
  *       order: [coder, linter, reviewer]
  *       end_when: { role: reviewer, contains: APPROVED }
@@ -33,14 +35,28 @@ import {
 
 const name = z.string().regex(/^[a-z][a-z0-9_-]{0,63}$/, 'lower case letters, digits, - and _');
 
+/**
+ * Where a configured role's turns run: `inline` (default) or `{ pool: <id> }`. `worker` needs
+ * a workflow in code: a worker thread imports the workflow by its module and export.
+ */
+const placement = z.union(
+  [z.literal('inline'), z.strictObject({ pool: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/) })],
+  {
+    error:
+      'placement is "inline" or { pool: <pool id> } ("worker" needs a workflow declared in code, with module and export)',
+  },
+);
+
 const engineRole = z.strictObject({
+  placement: placement.optional(),
   engine: z.string().min(1),
   model: z.string().min(1).optional(),
   prompt: z.string(),
   max_tokens: z.number().int().min(1).optional(),
 });
-const agentRole = z.strictObject({ agent: z.string().min(1) });
+const agentRole = z.strictObject({ placement: placement.optional(), agent: z.string().min(1) });
 const commandRole = z.strictObject({
+  placement: placement.optional(),
   command: z.string().min(1),
   args: z.array(z.string()).default([]),
   prompt: z.string().default(''),
@@ -61,7 +77,13 @@ export const workflowConfigSchema = z.strictObject({
       max_queue: z.number().int().min(0).optional(),
     })
     .optional(),
-  roles: z.record(name, z.union([engineRole, agentRole, commandRole])),
+  // The placement first, so that a bad one is named as such, not as a role matching no kind.
+  roles: z.record(
+    name,
+    z
+      .looseObject({ placement: placement.optional() })
+      .pipe(z.union([engineRole, agentRole, commandRole])),
+  ),
   moderator: z.strictObject({
     order: z.array(name).min(1),
     end_when: z.strictObject({ role: name, contains: z.string().min(1) }).optional(),
@@ -103,8 +125,10 @@ export function orderModerator(
 }
 
 function roleOf(spec: z.infer<typeof workflowConfigSchema>['roles'][string]): WorkflowRoleSpec {
+  const placed = spec.placement === undefined ? {} : { placement: spec.placement };
   if ('engine' in spec) {
     return {
+      ...placed,
       kind: 'engine',
       engine: spec.engine,
       prompt: spec.prompt,
@@ -112,7 +136,7 @@ function roleOf(spec: z.infer<typeof workflowConfigSchema>['roles'][string]): Wo
       ...(spec.max_tokens === undefined ? {} : { maxTokens: spec.max_tokens }),
     };
   }
-  if ('agent' in spec) return { kind: 'agent', agent: spec.agent };
+  if ('agent' in spec) return { ...placed, kind: 'agent', agent: spec.agent };
   const adapter = createCliAdapter({
     command: spec.command,
     args: spec.args,
@@ -120,7 +144,7 @@ function roleOf(spec: z.infer<typeof workflowConfigSchema>['roles'][string]): Wo
     ...(spec.timeout_ms === undefined ? {} : { timeoutMs: spec.timeout_ms }),
     ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
   });
-  return { role: textRole(adapter, spec.prompt) };
+  return { ...placed, role: textRole(adapter, spec.prompt) };
 }
 
 /**

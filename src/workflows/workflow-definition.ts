@@ -6,7 +6,6 @@ import { z } from 'zod';
 import type { AgentHandler, AgentHandlerSource } from '../actors/agent-runtime.js';
 import {
   checkRole,
-  END,
   placementLabel,
   turnAgentName,
   turnHandler,
@@ -167,7 +166,7 @@ export function defineWorkflow(spec: WorkflowSpec): WorkflowDefinition {
   const handlers = new Map(
     Object.entries(roles).map(([role, r]) => [turnAgentName(spec.name, role), turnHandler(r)]),
   );
-  const source: AgentHandlerSource = { handlerFor: (agent) => handlers.get(agent) };
+  const handlerFor: AgentHandlerSource['handlerFor'] = (agent) => handlers.get(agent);
   return Object.freeze({
     kind: 'workflow',
     name: spec.name,
@@ -184,7 +183,7 @@ export function defineWorkflow(spec: WorkflowSpec): WorkflowDefinition {
     resume: spec.resume ?? true,
     module,
     export: exported,
-    handlerFor: source.handlerFor,
+    handlerFor,
   });
 }
 

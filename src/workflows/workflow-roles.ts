@@ -110,10 +110,10 @@ export function placementLabel(placement: RolePlacement | undefined): string {
 
 function checkPlacement(where: string, placement: unknown): void {
   if (placement === undefined || placement === 'inline' || placement === 'worker') return;
-  const pool = (placement as { pool?: unknown } | null)?.pool;
+  const fields = typeof placement === 'object' && placement !== null ? placement : {};
+  const pool = (fields as { pool?: unknown }).pool;
   if (
-    typeof placement === 'object' &&
-    Object.keys(placement as object).length === 1 &&
+    Object.keys(fields).length === 1 &&
     typeof pool === 'string' &&
     /^[A-Za-z0-9_.-]{1,64}$/.test(pool)
   ) {
@@ -170,7 +170,7 @@ export function checkRole(name: string, spec: unknown): void {
     const max = s['maxTokens'];
     if (max !== undefined && !(typeof max === 'number' && Number.isInteger(max) && max >= 1)) {
       throw new TypeError(
-        `defineWorkflow: ${where}.maxTokens must be a whole number >= 1, got ${String(max)}`,
+        `defineWorkflow: ${where}.maxTokens must be a whole number >= 1, got ${JSON.stringify(max)}`,
       );
     }
     return;

@@ -147,38 +147,37 @@ describe('axon serve with workflows', () => {
     );
   });
 
-  it('with --redis, refuses configured workflows (exit 2) and serves none of its own', async () => {
-    writeFileSync(
-      join(dir, 'axon.yaml'),
-      [
-        'workflows:',
-        '  w:',
-        '    roles: { a: { engine: scripted, prompt: p } }',
-        '    moderator: { order: [a] }',
-      ].join('\n'),
-    );
+  it('serves workflows with --redis too, and refuses a role placed on a pool without a fleet (exit 2)', async () => {
+    const workflows = [
+      'workflows:',
+      '  w:',
+      '    roles: { a: { engine: scripted, prompt: p, placement: { pool: gpu } } }',
+      '    moderator: { order: [a] }',
+    ].join('\n');
+    writeFileSync(join(dir, 'axon.yaml'), workflows);
     const err: string[] = [];
     const code = await serveCommand(
-      {
-        flags: { port: '0', redis: 'redis://127.0.0.1:6379' },
-        env: {},
-        cwd: dir,
-        version: '0',
-        signal: AbortSignal.abort(),
-      },
+      { flags: { port: '0' }, env: {}, cwd: dir, version: '0', signal: AbortSignal.abort() },
       { stdout: { write: () => true }, stderr: { write: (t: string) => err.push(t) } },
     );
     expect(code).toBe(2);
-    expect(err.join('')).toMatch(/workflows are not served with --redis yet/);
+    expect(err.join('')).toBe(
+      'axon serve: register(w): role "a" is placed on a pool, and this runtime has no fleet (createRuntime({ fleet }), axon serve --redis)\n',
+    );
     const prefix = `axon-test:${randomUUID()}:`;
     writeFileSync(
       join(dir, 'axon.yaml'),
-      `redis:\n  url: redis://127.0.0.1:6379\n  prefix: "${prefix}"\n`,
+      `redis:\n  url: redis://127.0.0.1:6379\n  prefix: "${prefix}"\n${workflows}\n`,
     );
     const s = await serve({ redis: 'redis://127.0.0.1:6379' });
     try {
-      expect(s.stdout()).toContain('workflows: none (not served with --redis yet)');
-      expect((await fetch(`${s.url}/v1/workflows`)).status).toBe(404);
+      expect(s.stdout()).toContain('workflows: w, code-review');
+      const listed = (await (await fetch(`${s.url}/v1/workflows`)).json()) as {
+        name: string;
+        roles: unknown[];
+      }[];
+      expect(listed.map((w) => w.name)).toEqual(['w', 'code-review']);
+      expect(listed[0]?.roles).toEqual([{ name: 'a', kind: 'engine', placement: 'pool:gpu' }]);
     } finally {
       expect(await s.stop()).toBe(0);
       await clearRedisPrefix(prefix);

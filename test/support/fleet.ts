@@ -91,12 +91,15 @@ function spawnAxon(
   });
 }
 
-/** A fleet for this test file under its own prefix; see the module. */
-export function useTestFleet(name: string): TestFleet {
+/**
+ * A fleet for this test file under its own prefix; see the module. `config` is YAML added
+ * to the config file every process of it reads (after its `redis:` section).
+ */
+export function useTestFleet(name: string, config = ''): TestFleet {
   const prefix = `axon-test:${name}:${process.pid}:`;
   const dir = mkdtempSync(join(tmpdir(), `axon-${name}-`));
-  const config = join(dir, 'axon.yaml');
-  writeFileSync(config, `redis:\n  url: ${redisUrl()}\n  prefix: "${prefix}"\n`);
+  const file = join(dir, 'axon.yaml');
+  writeFileSync(file, `redis:\n  url: ${redisUrl()}\n  prefix: "${prefix}"\n${config}`);
   const spawned: FleetProcess[] = [];
   afterAll(async () => {
     for (const p of spawned) if (p.child.exitCode === null) p.child.kill('SIGKILL');
@@ -108,7 +111,7 @@ export function useTestFleet(name: string): TestFleet {
     prefix,
     async api(env = {}) {
       const { process: proc, match } = await spawnAxon(
-        ['serve', '--port', '0', '--config', config, '--data-dir', join(dir, 'data')],
+        ['serve', '--port', '0', '--config', file, '--data-dir', join(dir, 'data')],
         env,
         /listening on (http:\/\/\S+) /,
         spawned,
@@ -123,7 +126,7 @@ export function useTestFleet(name: string): TestFleet {
           pool,
           ...(tags.length > 0 ? ['--tags', tags.join(',')] : []),
           '--config',
-          config,
+          file,
           ...args,
         ],
         { AXON_LOG_LEVEL: 'warn', ...env },

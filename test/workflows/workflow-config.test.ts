@@ -94,4 +94,33 @@ describe('workflows in axon.yaml', () => {
       }),
     ).toThrow(/colour/);
   });
+
+  it('takes a role placement: inline, or a fleet pool; not worker, which needs a workflow in code', () => {
+    const [w] = workflowsFromConfig({
+      r: {
+        roles: {
+          a: { engine: 'scripted', prompt: 'p', placement: { pool: 'gpu' } },
+          b: { command: 'node', placement: 'inline' },
+          c: { agent: 'x' },
+        },
+        moderator: { order: ['a', 'b', 'c'] },
+      },
+    });
+    expect(w?.roles['a']?.placement).toEqual({ pool: 'gpu' });
+    expect(w?.roles['b']?.placement).toBe('inline');
+    expect(w?.roles['c']?.placement).toBeUndefined();
+    const worker = {
+      r: {
+        roles: { a: { engine: 'scripted', prompt: 'p', placement: 'worker' } },
+        moderator: { order: ['a'] },
+      },
+    };
+    expect(() => workflowsFromConfig(worker)).toThrow(
+      /r\.roles\.a\.placement: placement is "inline" or \{ pool: <pool id> \} \("worker" needs a workflow declared in code/,
+    );
+    const badPool = {
+      r: { roles: { a: { agent: 'x', placement: { pool: 'a b' } } }, moderator: { order: ['a'] } },
+    };
+    expect(() => workflowsFromConfig(badPool)).toThrow(/r\.roles\.a\.placement\.pool/);
+  });
 });
