@@ -292,7 +292,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     dispatch: fleet,
     choosePool: (run, needs, placement) =>
       choosePool(placement ?? placementOf(run.pool_policy), pools(), needs),
-    callsFor: (run, clientToken, resumed) =>
+    callsFor: (run, clientToken, resumed, decided) =>
       new RunCalls(
         store,
         clock,
@@ -300,8 +300,12 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
         clientToken,
         replicaId,
         resumed,
-        // The decision of the steps that run here.
-        choosePool(placementOf(run.pool_policy), localPools()),
+        // The decision of the steps that run here: made already (a fleet's job), or by the
+        // run's policy unless the submission placed the step here (a fleet's run may pin
+        // another pool of the fleet).
+        typeof decided === 'object'
+          ? decided
+          : choosePool(decided === 'here' ? 'auto' : placementOf(run.pool_policy), localPools()),
       ),
     contextFor: (run, step, remoteParent, identity) => {
       const shared = runLedgers.acquire(run);

@@ -78,6 +78,7 @@ export async function joinRun(
   }
   const parent = traceparent ? (parseTraceparent(traceparent) ?? undefined) : undefined;
   const joined = host.contextFor(run, undefined, parent, identity);
-  attachRunCalls(joined.ctx, host.callsFor(run, clientToken, false));
+  // The request runs here, whatever pool the run's policy names for its submitted steps.
+  attachRunCalls(joined.ctx, host.callsFor(run, clientToken, false, 'here'));
   return joined;
 }

@@ -156,6 +156,14 @@ export interface SubmissionCaller {
   readonly placement?: StepPlacement | undefined;
 }
 
+/**
+ * The placement decision of a step that runs here: `'run'` by its run's `pool_policy` (among
+ * this runtime's pools); `'here'` this runtime's pool whatever the run's policy names (a
+ * submission placed it here); or the decision already made for it (a step a fleet queued
+ * on this replica's pool, one going on after an approval).
+ */
+export type StepDecision = 'run' | 'here' | PlacementDecision;
+
 /** Where a submitted step runs (see {@link SubmissionCaller.placement}). */
 export type StepPlacement = 'here' | { readonly pool: string };
 
@@ -197,9 +205,15 @@ export interface SubmissionHost {
   readonly gate: PolicyGate;
   /**
    * The books of the calls of a step submitted to `run` with `clientToken` (record /
-   * replay); `resumed` for a step going on after an approval (see `RunCalls.resumed`).
+   * replay); `resumed` for a step going on after an approval (see `RunCalls.resumed`);
+   * `placement` the step's (and its children's) placement decision (see {@link StepDecision}).
    */
-  callsFor(run: RunRecord, clientToken: string | null, resumed: boolean): RunCalls;
+  callsFor(
+    run: RunRecord,
+    clientToken: string | null,
+    resumed: boolean,
+    placement: StepDecision,
+  ): RunCalls;
   /**
    * A context inside `run` with the step's own budgets, drawing on the run's shared ledger;
    * `release` when the step has ended.
@@ -298,7 +312,8 @@ export async function submitStep(
     }
   }
   try {
-    return await submitIn(host, run, request, ctx, release, resume);
+    const decision = resume?.record.placement_decision ?? (placement === 'here' ? 'here' : 'run');
+    return await submitIn(host, run, request, ctx, release, resume, decision);
   } catch (err) {
     release();
     throw err;
@@ -469,12 +484,13 @@ async function submitIn(
   ctx: ExecContext,
   release: () => void,
   resume: ResumeFrom | undefined,
+  decision: StepDecision,
 ): Promise<SubmittedStep> {
   const runId = run.run_id;
   // A step going on (after an approval, or a fleet worker's death) serves the calls it
   // recorded before; a queued one starts afresh.
   const goesOn = resume !== undefined && resume.fresh !== true;
-  attachRunCalls(ctx, host.callsFor(run, request.client_token ?? null, goesOn));
+  attachRunCalls(ctx, host.callsFor(run, request.client_token ?? null, goesOn, decision));
   // A step going on, or queued for a fleet, was admitted when it was submitted.
   if (!resume) await admitStep(host, run, request, ctx);
   let claimed: (claim: { record: StepRecord; created: boolean }) => void = () => undefined;

@@ -219,6 +219,38 @@ describe('a fleet in one process', () => {
     expect(events.at(-1)).toMatchObject({ type: 'error', code: 'CANCELLED' });
   });
 
+  it("a step submitted with placement 'here' runs in the API process, not on a pool; one with { pool } goes to that pool over the run's policy", async () => {
+    const prefix = fleetPrefix();
+    const gpu = await replica(prefix, 'gpu');
+    await replica(prefix, 'cpu');
+    const rt = await api(prefix, { engines: [createScriptedEngine({ tokenDelayMs: 20 })] });
+    const runId = await newRun(rt, { placement: { pin: 'cpu' } });
+    const here = await rt.submitStep(runId, llm(500), { placement: 'here' });
+    expect(here.status).toBe('running');
+    const record = await rt.getStep(here.step_id);
+    expect(record?.placement).toBe('inline');
+    expect(rt.poolQueues().every((q) => q.figures.waiting === 0)).toBe(true);
+    // Cancelling the run ends the step here (it is not waited for on the fleet).
+    const cancelling = await rt.cancelRun(runId);
+    await cancelling.done;
+    expect(await here.done).toBe('cancelled');
+    expect((await rt.getRun(runId))?.status).toBe('cancelled');
+    const pinned = await newRun(rt, { placement: { pin: 'cpu' } });
+    const onGpu = await rt.submitStep(pinned, llm(3), { placement: { pool: 'gpu' } });
+    const events = await log(rt, onGpu.step_id);
+    expect(events[0]).toMatchObject({ type: 'started', pool_id: 'gpu', replica_id: gpu.replicaId });
+    expect(await rt.getStep(onGpu.step_id)).toMatchObject({
+      placement: 'pool',
+      placement_decision: { pool_id: 'gpu', policy: 'pin' },
+    });
+    await expect(
+      rt.submitStep(pinned, llm(3), { placement: { pool: 'tpu' } }),
+    ).rejects.toMatchObject({ code: 'POOL_UNAVAILABLE' });
+    await expect(rt.submitStep(pinned, llm(3), { placement: 'there' as 'here' })).rejects.toThrow(
+      /placement must be "here" or \{ pool: "<pool id>" \}/,
+    );
+  });
+
   it('counts a run’s steps per minute in the fleet’s Redis, across API processes', async () => {
     const prefix = fleetPrefix();
     await replica(prefix, 'one');

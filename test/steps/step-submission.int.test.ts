@@ -566,3 +566,25 @@ describe("a flow's tools[].parameters (API.md): declared and registered schemas 
     await rt.close();
   });
 });
+
+describe('step placement without a fleet', () => {
+  it("runs a step placed 'here' as any other, and refuses one placed on a pool: there is no fleet", async () => {
+    const { rt, runs } = setup(memoryStore());
+    const { flow } = await rt.createFlow(flowBody);
+    const run = await rt.createRun(flow.flow_id, {});
+    const body = { type: 'agent', input: { agent: 'count', message: 'x' } };
+    const here = await rt.submitStep(run.run_id, body, { placement: 'here' });
+    expect(await here.done).toBe('succeeded');
+    expect(runs()).toBe(1);
+    await expect(
+      rt.submitStep(run.run_id, { ...body, client_token: 'p' }, { placement: { pool: 'gpu' } }),
+    ).rejects.toMatchObject({
+      code: 'POOL_UNAVAILABLE',
+      message: expect.stringMatching(/placed on pool "gpu", but this runtime has no fleet/),
+    });
+    // Refused before anything was claimed: the token is free.
+    expect((await rt.listSteps(run.run_id)).map((s) => s.client_token)).toEqual([null]);
+    expect(runs()).toBe(1);
+    await rt.close();
+  });
+});
