@@ -90,7 +90,9 @@ describe('workflows on a fleet of processes', () => {
       if (done) break;
       text += decoder.decode(value, { stream: true });
       const frames = parseSse(text).frames;
-      const judgeTokens = frames.filter((f) => f.event === 'token' && (f.id ?? '').startsWith('2.'));
+      const judgeTokens = frames.filter(
+        (f) => f.event === 'token' && (f.id ?? '').startsWith('2.'),
+      );
       if (killed === null && judgeTokens.length >= 3) {
         const t = (await json(`${api.url}/v1/threads/${id}`)).body as Thread;
         const replica = await replicaOf(api.url, t.turns[1]?.step_id ?? '');
