@@ -166,7 +166,10 @@ export function registerWorkerCommand(program: Command, ctx: CommandContext): vo
       '--redis <url>',
       "The fleet's Redis (default AXON_REDIS_URL, the config's redis.url, else redis://127.0.0.1:6379)",
     )
-    .option('--config <file>', "The YAML configuration: engines, policy, memory (as serve's)")
+    .option(
+      '--config <file>',
+      "The YAML configuration: engines, policy, memory, workflows' roles (as serve's)",
+    )
     .option('--vram-mb <n>', 'GPU memory it offers (default: what nvidia-smi reports, if any)')
     .option('--features <a,b>', "Features it offers, shown in its pool's capabilities")
     .option(
