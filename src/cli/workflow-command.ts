@@ -50,6 +50,15 @@ async function withSource(
   }
 }
 
+/** A role as `workflow status` shows it: `coder (engine)`, `judge (engine, pool:gpu)`. */
+function roleText(r: {
+  readonly name: string;
+  readonly kind: string;
+  readonly placement: string;
+}): string {
+  return `${r.name} (${r.kind}${r.placement === 'inline' ? '' : `, ${r.placement}`})`;
+}
+
 /** The exit code of an ended thread: 0 completed, 1 otherwise. */
 export function threadExit(t: ThreadInfo): number {
   return t.status === 'completed' ? EXIT.OK : EXIT.FAILED;
@@ -161,7 +170,7 @@ Examples:
           .join(', ');
         io.stdout.write(
           `workflow ${style.bold(w.name)}${w.description === '' ? '' : `: ${w.description}`}\n` +
-            `  roles        ${w.roles.map((r) => `${r.name} (${r.kind})`).join(', ')}\n` +
+            `  roles        ${w.roles.map(roleText).join(', ')}\n` +
             `  max rounds   ${w.max_rounds}\n` +
             `  concurrency  ${concurrencyText(w)}; ${w.running} running, ${w.queued} queued\n` +
             `  threads      ${threads.length === 0 ? 'none' : byStatus}\n`,

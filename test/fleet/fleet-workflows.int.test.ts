@@ -5,6 +5,9 @@
  * replicas, which registered the workflow's agents from the same config. A replica killed
  * with SIGKILL during a pool turn leaves it to the other replica, and the thread completes.
  */
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { useTestFleet, type WorkerProcess } from '../support/fleet.js';
 import { parseSse } from '../support/server.js';
@@ -22,6 +25,9 @@ const fleet = useTestFleet(
     '',
   ].join('\n'),
 );
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const run = (file: string, args: string[]) =>
+  promisify(execFile)(file, args, { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' } });
 const FAST = [
   '--lock-ms',
   '1500',
@@ -126,5 +132,17 @@ describe('workflows on a fleet of processes', () => {
     // The second judge turn ran on the replica left.
     const survivor = workers.find((w) => w !== killed);
     expect(await replicaOf(api.url, t.turns[3]?.step_id ?? '')).toBe(survivor?.replicaId);
+    // The operator sees where each role runs.
+    const { stdout } = await run(process.execPath, [
+      '--import',
+      'tsx',
+      'src/cli/main.ts',
+      'workflow',
+      'status',
+      'triage',
+      '--url',
+      api.url,
+    ]);
+    expect(stdout).toContain('  roles        writer (engine), judge (engine, pool:cpu)\n');
   });
 });
