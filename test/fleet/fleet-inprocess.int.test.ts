@@ -10,69 +10,20 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { FleetWorker, type FleetWorkerOptions } from '../../src/fleet/fleet-worker.js';
 import { createLogger } from '../../src/observability/logger.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import type { RuntimeOptions } from '../../src/runtime/runtime-options.js';
 import { createServer } from '../../src/server/create-server.js';
-import { redisStore } from '../../src/store/redis-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { Queue } from 'bullmq';
-import { clearRedisPrefix, redisUrl } from '../support/redis.js';
+import { useInProcessFleets } from '../support/fleet-inprocess.js';
+import { redisUrl } from '../support/redis.js';
 import { makeStep } from '../support/records.js';
 import { quietRuntime, until } from '../support/runtime.js';
 
-const quiet = createLogger({ level: 'silent' });
-const prefixes: string[] = [];
-const workers: FleetWorker[] = [];
-const runtimes: Runtime[] = [];
-let n = 0;
-
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((w) => w.stop(0)));
-  await Promise.all(runtimes.splice(0).map((r) => r.close()));
-});
-afterAll(async () => {
-  for (const p of prefixes) await clearRedisPrefix(p);
-});
-
-/** A fresh prefix: a fleet of its own. */
-function fleetPrefix(): string {
-  const p = `axon-test:fleet-inproc:${process.pid}:${n++}:`;
-  prefixes.push(p);
-  return p;
-}
-
-async function replica(
-  prefix: string,
-  pool: string,
-  options: Partial<FleetWorkerOptions> = {},
-): Promise<FleetWorker> {
-  const w = await FleetWorker.start({
-    pool,
-    redis: redisUrl(),
-    prefix,
-    heartbeatMs: 200,
-    ttlMs: 1000,
-    logger: quiet,
-    ...options,
-  });
-  workers.push(w);
-  return w;
-}
-
-async function api(prefix: string, options: RuntimeOptions = {}): Promise<Runtime> {
-  const rt = quietRuntime({
-    store: redisStore({ url: redisUrl(), prefix }),
-    fleet: { redis: redisUrl(), prefix, refreshMs: 100 },
-    ...options,
-  });
-  runtimes.push(rt);
-  await rt.refreshPools();
-  return rt;
-}
+const { prefix: fleetPrefix, replica, api } = useInProcessFleets('fleet-inproc');
 
 const llm = (tokens: number, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   type: 'llm_call',
@@ -279,12 +230,8 @@ describe('a fleet in one process', () => {
 
   it('refuses a submission with 429 QUEUE_FULL once its pool has its most steps waiting', async () => {
     const prefix = fleetPrefix();
-    await replica(prefix, 'one', { concurrency: 1, ...slowEngine() });
-    const rt = quietRuntime({
-      store: redisStore({ url: redisUrl(), prefix }),
-      fleet: { redis: redisUrl(), prefix, refreshMs: 100, maxQueued: 2 },
-    });
-    runtimes.push(rt);
+    const one = await replica(prefix, 'one', { concurrency: 1, ...slowEngine() });
+    const rt = await api(prefix, { fleet: { maxQueued: 2 } });
     const server = await createServer(rt, { port: 0, drainMs: 100 });
     try {
       const post = async (path: string, body: unknown) => {
@@ -300,7 +247,7 @@ describe('a fleet in one process', () => {
       const path = `/v1/runs/${run.body['run_id'] as string}/steps`;
       // One runs, two wait: the queue is full.
       const first = await post(path, llm(500));
-      await until(() => workers[0]?.active === 1, 100_000);
+      await until(() => one.active === 1, 100_000);
       // The depth is judged on the pools' table (read every refreshMs): read it now.
       await rt.refreshPools();
       expect((await post(path, llm(1))).status).toBe(201);

@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { StepEvent } from '../../src/streams/events.js';
-import { useTestFleet, type WorkerProcess } from '../support/fleet.js';
+import { FAST_REPLICA_FLAGS, useTestFleet, type WorkerProcess } from '../support/fleet.js';
 import { parseSse } from '../support/server.js';
 
 /** The events of an SSE text: each frame's data with its type (the frame's `event`). */
@@ -17,17 +17,7 @@ function eventsOf(text: string): StepEvent[] {
 }
 
 const fleet = useTestFleet('fleet-procs');
-/** Short lock and stall intervals, so a dead replica's step moves on within seconds. */
-const FAST = [
-  '--lock-ms',
-  '1500',
-  '--stalled-ms',
-  '500',
-  '--heartbeat-ms',
-  '200',
-  '--ttl-ms',
-  '1000',
-];
+const FAST = FAST_REPLICA_FLAGS;
 
 interface Api {
   readonly url: string;

@@ -9,7 +9,7 @@ import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { useTestFleet, type WorkerProcess } from '../support/fleet.js';
+import { FAST_REPLICA_FLAGS, useTestFleet, type WorkerProcess } from '../support/fleet.js';
 import { parseSse } from '../support/server.js';
 
 const fleet = useTestFleet(
@@ -28,16 +28,7 @@ const fleet = useTestFleet(
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const run = (file: string, args: string[]) =>
   promisify(execFile)(file, args, { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' } });
-const FAST = [
-  '--lock-ms',
-  '1500',
-  '--stalled-ms',
-  '500',
-  '--heartbeat-ms',
-  '200',
-  '--ttl-ms',
-  '1000',
-];
+const FAST = FAST_REPLICA_FLAGS;
 
 interface Thread {
   thread_id: string;

@@ -13,6 +13,18 @@ import { clearRedisPrefix, redisUrl } from './redis.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
+/** Short lock and stall intervals for `axon worker`, so a dead replica's step moves on within seconds. */
+export const FAST_REPLICA_FLAGS: readonly string[] = [
+  '--lock-ms',
+  '1500',
+  '--stalled-ms',
+  '500',
+  '--heartbeat-ms',
+  '200',
+  '--ttl-ms',
+  '1000',
+];
+
 /** A process of the fleet. */
 export interface FleetProcess {
   readonly child: ChildProcess;

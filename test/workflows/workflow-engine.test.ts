@@ -22,16 +22,12 @@ import {
   type ThreadFrame,
 } from '../../src/workflows/thread-stream.js';
 import { quietRuntime } from '../support/runtime.js';
+import { endEngines } from '../support/workflows.js';
 
 const engines: WorkflowEngine[] = [];
 const runtimes: Runtime[] = [];
 afterEach(async () => {
-  for (const e of engines.splice(0)) {
-    for (const t of await e.threads({ status: ['queued', 'started'] })) {
-      await e.kill(t.thread_id).catch(() => undefined);
-    }
-    await e.close();
-  }
+  await endEngines(engines);
   await Promise.all(runtimes.splice(0).map((r) => r.close()));
 });
 

@@ -5,44 +5,33 @@
  * with inline roles of the same thread still run by the engine's own process. Kill reaches a
  * turn on a replica; a pool nobody serves fails the thread with `POOL_UNAVAILABLE`.
  */
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
-import { FleetWorker } from '../../src/fleet/fleet-worker.js';
-import { createLogger } from '../../src/observability/logger.js';
-import type { Runtime, RuntimeOptions } from '../../src/runtime/runtime.js';
-import { redisStore } from '../../src/store/redis-store.js';
+import type { FleetWorker } from '../../src/fleet/fleet-worker.js';
+import type { Runtime } from '../../src/runtime/runtime.js';
 import type { StepRecord } from '../../src/store/records.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { followThread } from '../../src/workflows/thread-stream.js';
 import { workflowAgents } from '../../src/workflows/turn-agent.js';
+import type { WorkflowDefinition } from '../../src/workflows/workflow-definition.js';
 import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
 import { placed, pooled, whereSchema } from '../fixtures/placed-workflow.js';
-import { clearRedisPrefix, redisUrl } from '../support/redis.js';
+import { useInProcessFleets } from '../support/fleet-inprocess.js';
 import { quietRuntime } from '../support/runtime.js';
+import { endEngines } from '../support/workflows.js';
 
-const quiet = createLogger({ level: 'silent' });
+// First: its hooks stop the replicas and runtimes after this file's own hooks ended the threads.
+const fleets = useInProcessFleets('wf-placement');
 const engines: WorkflowEngine[] = [];
 const runtimes: Runtime[] = [];
-const replicas: FleetWorker[] = [];
-const prefixes: string[] = [];
-let n = 0;
 
 afterEach(async () => {
-  for (const e of engines.splice(0)) {
-    for (const t of await e.threads({ status: ['queued', 'started'] })) {
-      await e.kill(t.thread_id).catch(() => undefined);
-    }
-    await e.close();
-  }
-  await Promise.all(replicas.splice(0).map((w) => w.stop(0)));
+  await endEngines(engines);
   await Promise.all(runtimes.splice(0).map((r) => r.close()));
 });
-afterAll(async () => {
-  for (const p of prefixes) await clearRedisPrefix(p);
-});
 
-function engineOn(rt: Runtime, ...args: ConstructorParameters<typeof WorkflowEngine>[1][]) {
-  const e = new WorkflowEngine(rt, args[0] ?? []);
+function engineOn(rt: Runtime, workflows: readonly WorkflowDefinition[]): WorkflowEngine {
+  const e = new WorkflowEngine(rt, workflows);
   engines.push(e);
   return e;
 }
@@ -134,30 +123,8 @@ describe("placement 'worker'", () => {
 });
 
 describe('placement { pool } on a fleet', () => {
-  function fleetPrefix(): string {
-    const p = `axon-test:wf-placement:${process.pid}:${n++}:`;
-    prefixes.push(p);
-    return p;
-  }
-
-  async function api(prefix: string, options: RuntimeOptions = {}): Promise<Runtime> {
-    const rt = quietRuntime({
-      store: redisStore({ url: redisUrl(), prefix }),
-      fleet: { redis: redisUrl(), prefix, refreshMs: 100 },
-      ...options,
-    });
-    runtimes.push(rt);
-    return rt;
-  }
-
-  async function replica(prefix: string, pool: string, tokenDelayMs = 0): Promise<FleetWorker> {
-    const w = await FleetWorker.start({
-      pool,
-      redis: redisUrl(),
-      prefix,
-      heartbeatMs: 200,
-      ttlMs: 1000,
-      logger: quiet,
+  function replica(prefix: string, pool: string, tokenDelayMs = 0): Promise<FleetWorker> {
+    return fleets.replica(prefix, pool, {
       runtime: {
         agents: workflowAgents(pooled(pool)),
         engines: [
@@ -168,15 +135,13 @@ describe('placement { pool } on a fleet', () => {
         ],
       },
     });
-    replicas.push(w);
-    return w;
   }
+  const { prefix: fleetPrefix, api } = fleets;
 
   it("queues the pool's turns on it, where a replica runs them, while inline turns stay in the engine's process", async () => {
     const prefix = fleetPrefix();
     const gpu = await replica(prefix, 'gpu');
     const rt = await api(prefix);
-    await rt.refreshPools();
     const engine = engineOn(rt, [pooled()]);
     const t = await engine.wait((await engine.trigger('pooled', 'review this')).thread_id);
     expect(t.status).toBe('completed');
@@ -204,7 +169,6 @@ describe('placement { pool } on a fleet', () => {
     const prefix = fleetPrefix();
     await replica(prefix, 'gpu', 40);
     const rt = await api(prefix);
-    await rt.refreshPools();
     const engine = engineOn(rt, [pooled()]);
     const t = await engine.trigger('pooled', 'review this');
     for await (const f of followThread(engine, t.thread_id)) {
@@ -222,7 +186,6 @@ describe('placement { pool } on a fleet', () => {
     const prefix = fleetPrefix();
     await replica(prefix, 'gpu');
     const rt = await api(prefix);
-    await rt.refreshPools();
     const engine = engineOn(rt, [pooled('tpu')]);
     const t = await engine.wait((await engine.trigger('pooled', 'review this')).thread_id);
     expect(t.status).toBe('failed');

@@ -1,0 +1,78 @@
+/**
+ * @module Test helper: fleets in the test's own process — API runtimes with `fleet: { redis }`
+ * and replicas (`FleetWorker`) on the tests' Redis, each fleet under a prefix of its own.
+ * Replicas and runtimes are stopped after each test (after the test file's own `afterEach`
+ * hooks, which run first), and the prefixes' keys removed when the file's tests end.
+ */
+import { afterAll, afterEach } from 'vitest';
+import { FleetWorker, type FleetWorkerOptions } from '../../src/fleet/fleet-worker.js';
+import { createLogger } from '../../src/observability/logger.js';
+import type { Runtime } from '../../src/runtime/runtime.js';
+import type { RuntimeOptions } from '../../src/runtime/runtime-options.js';
+import { redisStore } from '../../src/store/redis-store.js';
+import { clearRedisPrefix, redisUrl } from './redis.js';
+import { quietRuntime } from './runtime.js';
+
+/** The in-process fleets of a test file. */
+export interface InProcessFleets {
+  /** A fresh prefix: a fleet of its own. */
+  readonly prefix: () => string;
+  /** A replica of `pool` on the fleet of `prefix`, heartbeats every 200 ms (TTL 1 s). */
+  readonly replica: (
+    prefix: string,
+    pool: string,
+    options?: Partial<FleetWorkerOptions>,
+  ) => Promise<FleetWorker>;
+  /**
+   * An API runtime of the fleet of `prefix` (pools read every 100 ms, and once now);
+   * `options.fleet` adds to its fleet options.
+   */
+  readonly api: (prefix: string, options?: RuntimeOptions) => Promise<Runtime>;
+}
+
+/** In-process fleets for this test file, named `name` in their keys; see the module. */
+export function useInProcessFleets(name: string): InProcessFleets {
+  const quiet = createLogger({ level: 'silent' });
+  const prefixes: string[] = [];
+  const workers: FleetWorker[] = [];
+  const runtimes: Runtime[] = [];
+  let n = 0;
+  afterEach(async () => {
+    await Promise.all(workers.splice(0).map((w) => w.stop(0)));
+    await Promise.all(runtimes.splice(0).map((r) => r.close()));
+  });
+  afterAll(async () => {
+    for (const p of prefixes) await clearRedisPrefix(p);
+  });
+  return {
+    prefix: () => {
+      const p = `axon-test:${name}:${process.pid}:${n++}:`;
+      prefixes.push(p);
+      return p;
+    },
+    replica: async (prefix, pool, options = {}) => {
+      const w = await FleetWorker.start({
+        pool,
+        redis: redisUrl(),
+        prefix,
+        heartbeatMs: 200,
+        ttlMs: 1000,
+        logger: quiet,
+        ...options,
+      });
+      workers.push(w);
+      return w;
+    },
+    api: async (prefix, options = {}) => {
+      const { fleet, ...rest } = options;
+      const rt = quietRuntime({
+        store: redisStore({ url: redisUrl(), prefix }),
+        fleet: { redis: redisUrl(), prefix, refreshMs: 100, ...fleet },
+        ...rest,
+      });
+      runtimes.push(rt);
+      await rt.refreshPools();
+      return rt;
+    },
+  };
+}
