@@ -25,6 +25,7 @@ export interface Role<T> {
   run(
     thread: ThreadContext,
     options?: {
+      /** Cancels the adapter's call; default the context's signal. */
       readonly signal?: AbortSignal;
       /**
        * The context whose budget the correcting engine call is charged to; with an adapter
@@ -66,7 +67,7 @@ export function createRole<T>(
       const raw =
         streaming && options.ctx
           ? await streamed(streaming.bind(adapter), threadPrompt(thread, prompt), options.ctx)
-          : await agentFn(thread, prompt, options.signal ? { signal: options.signal } : {});
+          : await agentFn(thread, prompt, signalOf(options));
       const meta = await extract(raw, schema, {
         ...config,
         ...(options.signal ? { signal: options.signal } : {}),
@@ -75,6 +76,14 @@ export function createRole<T>(
       return { raw, meta };
     },
   };
+}
+
+/** The signal a role's adapter is cancelled by: the one given, else its context's (made only now). */
+function signalOf(options: { readonly signal?: AbortSignal; readonly ctx?: ExecContext }): {
+  signal?: AbortSignal;
+} {
+  const signal = options.signal ?? options.ctx?.signal;
+  return signal ? { signal } : {};
 }
 
 /** Runs a streaming adapter on `prompt`, its tokens pushed into `ctx`'s step; its whole text. */
@@ -121,7 +130,7 @@ export function textRole(
       const raw =
         streaming && options.ctx
           ? await streamed(streaming.bind(adapter), threadPrompt(thread, prompt), options.ctx)
-          : await agentFn(thread, prompt, options.signal ? { signal: options.signal } : {});
+          : await agentFn(thread, prompt, signalOf(options));
       return { raw, meta: raw };
     },
   };

@@ -224,7 +224,8 @@ async function runRole(
 ): Promise<TurnOutput> {
   const seed = seedThread(thread);
   if ('role' in spec) {
-    const { raw, meta } = await spec.role.run(seed, { signal: ctx.signal, ctx });
+    // The role takes its signal from the context when it needs one (not every role does).
+    const { raw, meta } = await spec.role.run(seed, { ctx });
     return { raw, output: meta };
   }
   if (spec.kind === 'engine') {

@@ -21,7 +21,7 @@ import {
   parseThreadCursor,
   type ThreadFrame,
 } from '../../src/workflows/thread-stream.js';
-import { quietRuntime } from '../support/runtime.js';
+import { quietRuntime, until } from '../support/runtime.js';
 import { endEngines } from '../support/workflows.js';
 
 const engines: WorkflowEngine[] = [];
@@ -201,6 +201,37 @@ describe('killing, overflow and streaming', () => {
     expect((await rt.getRun(t.thread_id))?.status).toBe('cancelled');
     await expect(engine.kill(t.thread_id)).rejects.toMatchObject({ code: 'CONFLICT' });
     await expect(engine.kill('run_nope')).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+
+  it("kill reaches a createRole role's plain AgentFn through the turn context's signal", async () => {
+    const rt = quietRuntime();
+    runtimes.push(rt);
+    let started = false;
+    let aborted: unknown = null;
+    const waiting = createRole(
+      (_thread, _prompt, options) =>
+        new Promise<string>((_resolve, reject) => {
+          started = true;
+          options?.signal?.addEventListener('abort', () => {
+            aborted = options.signal?.reason;
+            reject(new Error('stopped'));
+          });
+        }),
+      'Wait.',
+    );
+    const engine = new WorkflowEngine(rt, [
+      defineWorkflow({
+        name: 'waits',
+        roles: { waiter: { role: waiting } },
+        moderator: (t) => (t.turns.length === 0 ? 'waiter' : END),
+      }),
+    ]);
+    engines.push(engine);
+    const t = await engine.trigger('waits', 'x');
+    await until(() => started);
+    const killed = await engine.kill(t.thread_id);
+    expect(killed.status).toBe('killed');
+    expect(aborted).toMatchObject({ code: 'CANCELLED' });
   });
 
   it('queue: threads past max wait in order and start as others end; past maxQueue refused', async () => {
