@@ -218,6 +218,7 @@ describe('killing, overflow and streaming', () => {
           });
         }),
       'Wait.',
+      z.string(),
     );
     const engine = new WorkflowEngine(rt, [
       defineWorkflow({
