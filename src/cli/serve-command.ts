@@ -207,6 +207,9 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
       recovered.requeued.length > 0
         ? `queued ${plural(recovered.requeued.length, 'waiting thread')} again`
         : '',
+      recovered.elsewhere.length > 0
+        ? `${plural(recovered.elsewhere.length, 'thread')} left to the engine that holds ${recovered.elsewhere.length === 1 ? 'it' : 'them'}`
+        : '',
     ].filter((x) => x !== '');
     if (threads.length > 0) {
       io.stdout.write(`axon serve: workflows: ${threads.join(', ')}\n`);

@@ -38,6 +38,7 @@ import { joinRun, type JoinedRun, type JoinRunOptions } from '../steps/run-join.
 import { submitStep, type SubmissionCaller, type SubmittedStep } from '../steps/step-submission.js';
 import type { BreakerState } from '../supervisors/circuit-breaker.js';
 import type { PoolInfo } from '../placement/pool-info.js';
+import type { Leases } from './leases.js';
 import type { RuntimeParts } from './runtime-parts.js';
 
 /** A fact query within one run or flow: by type, after a fact, up to a limit. */
@@ -165,6 +166,14 @@ export class RunOperations {
   takeStep(job: StepJob): Promise<StepStatus | null> {
     this.parts.assertOpen();
     return takeStep(this.parts.submissions, stepJobSchema.parse(job));
+  }
+
+  /**
+   * Leases (`runtime/leases.ts`): this process's embedded, the fleet's (in its Redis) with
+   * one — what the workflow engine holds for each thread it drives.
+   */
+  get leases(): Leases {
+    return this.parts.leases;
   }
 
   /** Whether the runtime has a fleet (`createRuntime({ fleet })`): its submitted steps go to pools. */

@@ -53,6 +53,7 @@ import {
 import { callTool, type ToolCallDeps } from '../steps/tool-call.js';
 import { localPool, type PoolInfo } from '../placement/pool-info.js';
 import { FleetLink } from '../placement/fleet-link.js';
+import { memoryLeases, redisLeases, type Leases } from './leases.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import { RuntimeTools } from './runtime-tools.js';
 
@@ -75,6 +76,8 @@ export interface RuntimeParts {
   readonly gate: PolicyGate;
   readonly policy: PolicyEngine;
   readonly memory: Memory;
+  /** Leases (`leases.ts`): this process's, or the fleet's in its Redis. */
+  readonly leases: Leases;
   /** What the step runner needs. */
   readonly steps: StepRunnerDeps;
   /** What run records and the flow operations need. */
@@ -360,6 +363,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     gate,
     policy,
     memory,
+    leases: fleet ? redisLeases(fleet.client, `${fleet.keys.prefix}lease:`) : memoryLeases(clock),
     steps,
     runs,
     host,

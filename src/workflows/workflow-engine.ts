@@ -34,6 +34,7 @@ import {
   type Waiting,
   type WorkflowState,
 } from './workflow-slots.js';
+import { DEFAULT_LEASE_MS, sweepEvery, ThreadLeases } from './thread-leases.js';
 import { turnPlacement, workflowAgents, type TurnThread } from './turn-agent.js';
 import {
   describeWorkflow,
@@ -68,6 +69,17 @@ export interface RecoveredThreads {
   readonly crashed: readonly string[];
   /** Threads that were waiting, queued again in their order. */
   readonly requeued: readonly string[];
+  /** Threads another live engine holds (their lease): left to it. */
+  readonly elsewhere: readonly string[];
+}
+
+/** Options of {@link WorkflowEngine}. */
+export interface WorkflowEngineOptions {
+  /**
+   * How long a thread's lease lives without renewal, in ms (default 30 000): how soon
+   * another engine on the same leases (a fleet) takes over the threads of one that died.
+   */
+  readonly leaseMs?: number;
 }
 
 /** A thread this engine drives. */
@@ -78,6 +90,8 @@ interface LiveThread {
   /** The step of the turn running now. */
   step: string | null;
   killed: boolean;
+  /** Its lease went to another engine: this one stops driving it, writing nothing more. */
+  lost: boolean;
   /** Settles once this engine stopped driving the thread (it ended, or could not go on). */
   done: Promise<void>;
 }
@@ -90,12 +104,43 @@ export class WorkflowEngine {
   /** Emits `changed:<threadId>` when a thread's turn starts or ends, or the thread ends. */
   readonly #events = new EventEmitter();
   readonly #driving = new Set<Promise<void>>();
+  readonly #leases: ThreadLeases;
+  readonly #leaseMs: number;
+  /** With a fleet: `recover()` again every `leaseMs`, for threads whose engine died. */
+  #sweep: NodeJS.Timeout | null = null;
   #closed = false;
 
-  constructor(runtime: Runtime, workflows: readonly WorkflowDefinition[] = []) {
+  constructor(
+    runtime: Runtime,
+    workflows: readonly WorkflowDefinition[] = [],
+    options: WorkflowEngineOptions = {},
+  ) {
     this.runtime = runtime;
     this.#events.setMaxListeners(0);
+    const unknown = Object.keys(options).filter((k) => k !== 'leaseMs');
+    if (unknown.length > 0) {
+      throw new TypeError(`WorkflowEngine: unknown option ${unknown.join(', ')}`);
+    }
+    const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    if (!(Number.isInteger(leaseMs) && leaseMs >= 10)) {
+      throw new RangeError(`WorkflowEngine: leaseMs must be a whole number >= 10, got ${leaseMs}`);
+    }
+    this.#leaseMs = leaseMs;
+    this.#leases = new ThreadLeases(runtime, leaseMs, (id) => {
+      this.#lost(id);
+    });
     for (const w of workflows) this.register(w);
+  }
+
+  /** Another engine took thread `threadId`'s lease: stop driving or queueing it here. */
+  #lost(threadId: string): void {
+    const live = this.#live.get(threadId);
+    if (live) live.lost = true;
+    for (const s of this.#workflows.values()) {
+      const at = s.queue.findIndex((w) => w.id === threadId);
+      if (at >= 0) s.queue.splice(at, 1);
+    }
+    this.runtime.logger.warn({ thread: threadId }, 'another engine took a thread this one drove');
   }
 
   /** True once `close()` was called: no new threads, no new turns (a method: read afresh after an await). */
@@ -186,6 +231,8 @@ export class WorkflowEngine {
       },
       { userId: options.userId ?? null },
     );
+    // A new thread's lease is free: held from now to the thread's end.
+    await this.#leases.take(run.run_id);
     await this.#note(run.run_id, { status: 'queued', workflow: name, input });
     this.#startOrQueue(s, { id: run.run_id, input });
     return run.run_id;
@@ -262,6 +309,12 @@ export class WorkflowEngine {
         details: { status: t.status },
       });
     }
+    if (!(await this.#leases.take(threadId))) {
+      throw new ConflictError(
+        `thread ${threadId} is driven by another engine (another process on the same store): kill it there`,
+        { details: { status: t.status } },
+      );
+    }
     const s = this.#workflows.get(t.workflow);
     const at = s?.queue.findIndex((w) => w.id === threadId) ?? -1;
     if (s && at >= 0) s.queue.splice(at, 1);
@@ -312,21 +365,33 @@ export class WorkflowEngine {
    * registered here are left alone.
    */
   async recover(): Promise<RecoveredThreads> {
+    this.#sweepLater();
     const resumed: string[] = [];
     const crashed: string[] = [];
     const requeued: string[] = [];
+    const elsewhere: string[] = [];
     const runs = await this.runtime.store.listRuns({ status: ['running', 'waiting'] });
     for (const run of runs) {
       const name = workflowOf(run);
       const s = name === null ? undefined : this.#workflows.get(name);
       if (!s || this.#live.has(run.run_id) || s.queue.some((w) => w.id === run.run_id)) continue;
+      if (this.#isClosed()) break;
+      // A thread another live engine holds is its to drive.
+      if (!(await this.#leases.take(run.run_id))) {
+        elsewhere.push(run.run_id);
+        continue;
+      }
+      // Read once the lease is held: its last holder may have ended it meanwhile.
       const t = await this.#view(run);
       if (t.status === 'queued') {
         requeued.push(run.run_id);
         this.#startOrQueue(s, { id: run.run_id, input: t.input });
         continue;
       }
-      if (t.status !== 'started') continue;
+      if (t.status !== 'started') {
+        await this.#leases.drop(run.run_id);
+        continue;
+      }
       await this.#note(run.run_id, {
         status: 'crashed',
         workflow: s.definition.name,
@@ -352,7 +417,17 @@ export class WorkflowEngine {
         true,
       );
     }
-    return { resumed, crashed, requeued };
+    return { resumed, crashed, requeued, elsewhere };
+  }
+
+  /**
+   * With a fleet (leases shared in its Redis), looks every `leaseMs` for threads whose
+   * engine died (their lease ran out) and takes them, as `recover()` does. Started by the
+   * first `recover()`; stopped by `close()`.
+   */
+  #sweepLater(): void {
+    if (this.#sweep || !this.runtime.hasFleet() || this.#closed) return;
+    this.#sweep = sweepEvery(this.#leaseMs, () => this.recover(), this.runtime.logger);
   }
 
   /**
@@ -362,8 +437,11 @@ export class WorkflowEngine {
    */
   async close(): Promise<void> {
     this.#closed = true;
+    if (this.#sweep) clearInterval(this.#sweep);
     for (const s of this.#workflows.values()) s.queue.length = 0;
     await Promise.allSettled([...this.#driving]);
+    // Let go: another engine may take the threads left started or waiting at once.
+    await this.#leases.close();
   }
 
   #start(
@@ -380,6 +458,7 @@ export class WorkflowEngine {
       input,
       step: null,
       killed: false,
+      lost: false,
       done: Promise.resolve(),
     };
     this.#live.set(threadId, live);
@@ -418,6 +497,8 @@ export class WorkflowEngine {
     // What each turn's input holds of the finished ones: one immutable item per turn.
     const shared = turns.map(sharedTurn);
     for (;;) {
+      // Another engine drives it now: nothing more is written from here.
+      if (live.lost) return;
       if (live.killed) return this.#end(live.id, w.name, 'killed', 'killed', null);
       // Closing: the thread stays `started`; the next engine on the store resumes it here.
       if (this.#isClosed()) return;
@@ -458,6 +539,7 @@ export class WorkflowEngine {
       });
       live.step = null;
       this.#events.emit(`changed:${live.id}`);
+      if (isLost(live)) return;
       // Killed while the turn ran (kill() sets it meanwhile).
       if (isKilled(live)) return this.#end(live.id, w.name, 'killed', 'killed', null);
       // A turn cut short by a shutdown (the server's drain) is run again on recovery.
@@ -481,6 +563,7 @@ export class WorkflowEngine {
   ): Promise<void> {
     if (note) await this.#note(threadId, { status, workflow, reason, error });
     await endThreadRun(this.runtime, threadId, status);
+    await this.#leases.drop(threadId);
     this.#events.emit(`changed:${threadId}`);
   }
 
@@ -493,10 +576,16 @@ function isKilled(live: LiveThread): boolean {
   return live.killed;
 }
 
+/** Read afresh after an await: the renewal may have lost the lease meanwhile. */
+function isLost(live: LiveThread): boolean {
+  return live.lost;
+}
+
 /** A workflow engine on `runtime` with `workflows` registered. */
 export function createWorkflowEngine(
   runtime: Runtime,
   workflows: readonly WorkflowDefinition[] = [],
+  options: WorkflowEngineOptions = {},
 ): WorkflowEngine {
-  return new WorkflowEngine(runtime, workflows);
+  return new WorkflowEngine(runtime, workflows, options);
 }

@@ -56,7 +56,7 @@ describe('a thread after its process was killed', () => {
       const before = await engine.thread(id);
       expect(before?.status).toBe('started');
       const recovered = await engine.recover();
-      expect(recovered).toEqual({ resumed: [id], crashed: [], requeued: [] });
+      expect(recovered).toEqual({ resumed: [id], crashed: [], requeued: [], elsewhere: [] });
       const t = await engine.wait(id);
       expect(t.status).toBe('completed');
       expect(t.turns.map((x) => x.role)).toEqual(['coder', 'reviewer', 'coder', 'reviewer']);
@@ -78,7 +78,12 @@ describe('a thread after its process was killed', () => {
     const { rt, workflow } = crashSetup(db, false, 0);
     const engine = new WorkflowEngine(rt, [workflow]);
     try {
-      expect(await engine.recover()).toEqual({ resumed: [], crashed: [id], requeued: [] });
+      expect(await engine.recover()).toEqual({
+        resumed: [],
+        crashed: [id],
+        requeued: [],
+        elsewhere: [],
+      });
       const t = await engine.thread(id);
       expect(t).toMatchObject({ status: 'crashed', end_reason: 'crashed' });
       expect((await rt.getRun(id))?.status).toBe('failed');
