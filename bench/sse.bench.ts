@@ -77,7 +77,12 @@ function startServer(): Promise<AxonServer> {
     agents: [workerEngine],
     workers: { minThreads: 1, maxThreads: 1 },
   });
-  return createServer(runtime, { port: 0 });
+  // Every client is the one keyless user: the stream bounds are opened to the bench's count.
+  return createServer(runtime, {
+    port: 0,
+    maxStreams: clients + 16,
+    maxStreamsPerUser: clients + 16,
+  });
 }
 
 /** The submission of the one-connection step, inline (`llm_call`) or worker-placed. */

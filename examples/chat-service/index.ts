@@ -141,7 +141,9 @@ export async function startChatService(options: ChatServiceOptions = {}): Promis
     memory: false,
   });
   const app = new Hono<AxonHonoEnv>();
-  app.use(axonHono(runtime, { orchestrator }));
+  // A demo on loopback: every caller is `anonymous` (read and write), said by name. A real
+  // service gives `keys` or its own `identify` instead.
+  app.use(axonHono(runtime, { orchestrator, anonymous: 'allow' }));
   app.get('/health', (c) => c.json({ ok: true }));
   let server: ServerType;
   try {

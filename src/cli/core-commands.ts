@@ -24,7 +24,7 @@ store closes) and exits 0; a second signal exits at once with 130.
 
 Environment:
   AXON_HOST, AXON_PORT, AXON_DATA_DIR   as the flags above
-  AXON_API_KEYS           API keys: key:user_id[:read+write+admin], comma-separated
+  AXON_API_KEYS           API keys: key:user_id[:read+write+admin+metrics], comma-separated
                           (replaces the config file's auth.keys)
   AXON_KEEP_ALIVE_MS      interval of the SSE keep-alive comments (default 15000)
   AXON_REDIS_URL          as --redis

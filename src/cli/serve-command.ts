@@ -11,7 +11,10 @@ import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { createMemory } from '../memory/memory-config.js';
 import type { Memory } from '../memory/memory-types.js';
 import { createLogger, type Logger } from '../observability/logger.js';
+import { Redis } from 'ioredis';
+import { systemClock } from '../context/clock.js';
 import { configuredPolicy } from '../policy/configured-policy.js';
+import { redisRateLimiter, type RateLimiter } from '../policy/rate-limiter.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import type { RuntimeOptions } from '../runtime/runtime-options.js';
 import { redisStore } from '../store/redis-store.js';
@@ -22,6 +25,7 @@ import { WorkflowEngine } from '../workflows/workflow-engine.js';
 import { aborted, type CliIo } from './cli-io.js';
 import { describeProblem, ServeConfigError } from './config-problems.js';
 import {
+  guardedPaths,
   loadServeConfig,
   STORE_FILE,
   type ServeConfig,
@@ -56,7 +60,14 @@ export function configuredRuntimeOptions(
   const engines: Engine[] = config.openai
     ? [createOpenAIEngine({ name: 'openai', ...config.openai })]
     : [];
-  const policy = config.policy ? configuredPolicy(config.policy) : undefined;
+  // With Redis (a fleet), per-user rate limits are counted there: every API process and
+  // worker of the fleet sees the same counts.
+  const policy = config.policy
+    ? configuredPolicy(
+        config.policy,
+        config.redis ? { rateLimiter: sharedLimiter(config.redis, logger) } : {},
+      )
+    : undefined;
   const examples = Object.values(EXAMPLES).map((build) => build());
   let memory: Memory | undefined;
   try {
@@ -68,6 +79,11 @@ export function configuredRuntimeOptions(
   return {
     options: {
       dataDir: config.dataDir,
+      // The operator's files are never a run's to read: no sandbox root may hold them.
+      fs: {
+        ...(config.fsRoots === null ? {} : { roots: config.fsRoots }),
+        guarded: guardedPaths(config.configFile, config.memory),
+      },
       logger,
       agents: examples.flatMap((e) => e.agents),
       tools: [...examples.flatMap((e) => e.tools), ...EXAMPLE_TOOLS],
@@ -77,6 +93,26 @@ export function configuredRuntimeOptions(
     },
     close: async () => {
       await Promise.allSettled([memory?.close(), policy?.close?.()]);
+    },
+  };
+}
+
+/**
+ * A rate limiter on the fleet's Redis under its prefix (`<prefix>rate:`, where runs' steps
+ * per minute are counted too), on a connection of its own that closing it closes.
+ */
+function sharedLimiter(redis: NonNullable<ServeConfig['redis']>, logger: Logger): RateLimiter {
+  const client = new Redis(redis.url, { maxRetriesPerRequest: 2, lazyConnect: true });
+  client.on('error', (err) => {
+    logger.warn({ err }, 'rate limits: a Redis connection failed');
+  });
+  const limiter = redisRateLimiter(client, systemClock, `${redis.prefix}rate:`);
+  return {
+    hit: (key, limit, windowMs) => limiter.hit(key, limit, windowMs),
+    reserve: (key, limit, windowMs) => limiter.reserve(key, limit, windowMs),
+    close: () => {
+      client.disconnect();
+      return Promise.resolve();
     },
   };
 }
@@ -225,6 +261,11 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
       ...(config.maxStepsPerRun === undefined ? {} : { maxStepsPerRun: config.maxStepsPerRun }),
       ...(config.drainMs === undefined ? {} : { drainMs: config.drainMs }),
       ...(config.sseFlushMs === undefined ? {} : { sseFlushMs: config.sseFlushMs }),
+      ...(config.maxStreams === undefined ? {} : { maxStreams: config.maxStreams }),
+      ...(config.maxStreamsPerUser === undefined
+        ? {}
+        : { maxStreamsPerUser: config.maxStreamsPerUser }),
+      ...(config.allowedHosts === undefined ? {} : { allowedHosts: config.allowedHosts }),
     });
   } catch (err) {
     await workflows?.close();

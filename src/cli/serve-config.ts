@@ -17,6 +17,7 @@ import {
   type PriceTable,
 } from '../engines/price-table.js';
 import { memoryConfigSchema, type MemoryConfigInput } from '../memory/memory-config.js';
+import { createSandbox } from '../policy/sandbox.js';
 import {
   loadPolicyYaml,
   PolicyConfigError,
@@ -72,9 +73,19 @@ export const serveConfigSchema = z.strictObject({
       max_steps_per_run: wholePositive.optional(),
       drain_ms: wholePositive.optional(),
       sse_flush_ms: z.number().int().min(0).optional(),
+      /** SSE streams open at once, in all and per user (429 past them). */
+      max_streams: wholePositive.optional(),
+      max_streams_per_user: wholePositive.optional(),
+      /** The `Host` names answered (`name` or `name:port`); see createServer's allowedHosts. */
+      allowed_hosts: z.array(z.string().min(1)).optional(),
     })
     .optional(),
   data_dir: FIELDS.data_dir.optional(),
+  /**
+   * The sandbox of runs' file operations: the folders a run's `fs_policy.roots` may narrow
+   * inside (default `<data_dir>/sandbox`). None may hold the data dir or this file.
+   */
+  fs: z.strictObject({ roots: z.array(z.string().min(1)).min(1) }).optional(),
   /** The fleet's Redis: the store and the pools' queues (`axon serve --redis`, `axon worker`). */
   redis: z
     .strictObject({
@@ -138,13 +149,18 @@ export interface ServeConfig {
   readonly configFile: string | null;
   readonly host: string;
   readonly port: number;
-  /** Absolute. The store is `<dataDir>/axon.db`; `fs_op` sandboxes are under it. */
+  /** Absolute. The store is `<dataDir>/axon.db`; the default `fs_op` sandbox is under it. */
   readonly dataDir: string;
+  /** The file's `fs.roots`, absolute; `null`: the default sandbox (`<dataDir>/sandbox`). */
+  readonly fsRoots: readonly string[] | null;
   readonly keepAliveMs?: number;
   readonly bodyLimitBytes?: number;
   readonly maxStepsPerRun?: number;
   readonly drainMs?: number;
   readonly sseFlushMs?: number;
+  readonly maxStreams?: number;
+  readonly maxStreamsPerUser?: number;
+  readonly allowedHosts?: readonly string[];
   /** Empty: no keys, every caller `anonymous`, loopback only. */
   readonly keys: readonly ApiKey[];
   /** The fleet's Redis (the store and the pools' queues), or `null`: SQLite, steps run here. */
@@ -308,6 +324,17 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
   const openai = openAIEngineOf(file, env, given, fromEnv, fileLine, shown, problems);
   const policy = policyOf(file, fromFile, fileLine, shown, problems);
   const workflows = workflowsOf(file, fileLine, shown, problems);
+  const memory = file.memory === undefined ? null : memoryOf(file.memory, fromFile, dataDir);
+  const fsRoots = file.fs === undefined ? null : file.fs.roots.map(fromFile);
+  if (fsRoots !== null) {
+    // Checked here too (createRuntime does it again) to name the file's line.
+    try {
+      createSandbox({ dataDir, roots: fsRoots, guarded: guardedPaths(configFile, memory) });
+    } catch (err) {
+      if (!(err instanceof RangeError)) throw err;
+      problems.push({ source: shown, line: fileLine('fs.roots'), key: '', message: err.message });
+    }
+  }
   if (problems.length > 0) throw new ServeConfigError(problems);
 
   const s = file.server;
@@ -316,19 +343,37 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     host,
     port,
     dataDir,
+    fsRoots,
     ...(keepAliveMs === undefined ? {} : { keepAliveMs }),
     ...(s?.body_limit_bytes === undefined ? {} : { bodyLimitBytes: s.body_limit_bytes }),
     ...(s?.max_steps_per_run === undefined ? {} : { maxStepsPerRun: s.max_steps_per_run }),
     ...(s?.drain_ms === undefined ? {} : { drainMs: s.drain_ms }),
     ...(s?.sse_flush_ms === undefined ? {} : { sseFlushMs: s.sse_flush_ms }),
+    ...(s?.max_streams === undefined ? {} : { maxStreams: s.max_streams }),
+    ...(s?.max_streams_per_user === undefined ? {} : { maxStreamsPerUser: s.max_streams_per_user }),
+    ...(s?.allowed_hosts === undefined ? {} : { allowedHosts: s.allowed_hosts }),
     keys,
     redis: redisUrl === undefined ? null : { url: redisUrl, prefix: file.redis?.prefix ?? 'axon:' },
     openai,
     policy,
-    memory: file.memory === undefined ? null : memoryOf(file.memory, fromFile, dataDir),
+    memory,
     workflows,
     lineOf: fileLine,
   };
+}
+
+/**
+ * The files of a configuration no sandbox root may hold besides the data dir: the config
+ * file (it holds the API keys) and the memory tiers' files.
+ */
+export function guardedPaths(
+  configFile: string | null,
+  memory: MemoryConfigInput | null,
+): string[] {
+  const memoryFiles = [memory?.warm, memory?.cold].flatMap((tier) =>
+    tier && 'path' in tier && typeof tier.path === 'string' ? [tier.path] : [],
+  );
+  return [...(configFile === null ? [] : [configFile]), ...memoryFiles];
 }
 
 /** The `openai` engine: the file's `engines.openai`, each part overridden by the environment. */

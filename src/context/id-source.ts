@@ -24,6 +24,21 @@ const PREFIX: Record<IdKind, string> = {
   checkpoint: 'cp_',
 };
 
+/** The digits of an id after its prefix: what the default and sequential sources make. */
+const ID_DIGITS = /^[0-9a-f]{1,64}$/;
+
+/**
+ * Whether `value` has the form of an id of `kind`: its prefix, then 1 to 64 lowercase hex
+ * digits (what {@link defaultIdSource} and {@link createSequentialIdSource} make). The server
+ * asks this before any store sees an id a request names, so a key-shaped string
+ * (`run_…:steps`) never reaches a store. A custom {@link IdSource} served over HTTP must
+ * make ids of this form.
+ */
+export function isIdOf(kind: IdKind, value: string): boolean {
+  const prefix = PREFIX[kind];
+  return value.startsWith(prefix) && ID_DIGITS.test(value.slice(prefix.length));
+}
+
 /** Random bytes drawn from the OS in blocks, so an id costs a slice rather than a syscall. */
 const POOL_BYTES = 4096;
 const pool = Buffer.allocUnsafe(POOL_BYTES);

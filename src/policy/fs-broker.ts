@@ -1,10 +1,11 @@
 /**
  * @module The FS broker (POLICY-3001, API.md): every file operation of a run goes through it,
- * bound to the run's `fs_policy` — sandbox roots, allow-list globs, a byte quota. A path is
- * checked twice: as written (it must resolve inside a root), and as it is on disk when it is
- * used (`realpath`, so a symlink pointing out of the roots is refused), and the final
- * component is opened with `O_NOFOLLOW`, so a link swapped in after the check is refused
- * too.
+ * bound to the run's `fs_policy` — sandbox roots, allow-list globs, a byte quota — inside
+ * the server's own sandbox (`sandbox.ts`): a run's root that is not inside it, as written or
+ * on disk, is refused before anything is touched. A path is checked twice: as written (it
+ * must resolve inside a root), and as it is on disk when it is used (`realpath`, so a
+ * symlink pointing out of the roots is refused), and the final component is opened with
+ * `O_NOFOLLOW`, so a link swapped in after the check is refused too.
  */
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rm, type FileHandle } from 'node:fs/promises';
@@ -13,10 +14,14 @@ import picomatch from 'picomatch';
 import { z } from 'zod';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { PolicyDeniedError } from '../errors/policy-denied-error.js';
+import { createSandbox, isInside as inside, type Sandbox } from './sandbox.js';
 
 /** A run's `fs_policy` (API.md). */
 export interface FsPolicy {
-  /** Sandbox roots; relative ones resolve under `<dataDir>/sandbox/`. */
+  /**
+   * Sandbox roots, each inside the server's sandbox; relative ones resolve under its first
+   * root (`<dataDir>/sandbox/` by default).
+   */
   readonly roots: readonly string[];
   /** Globs (relative to a root) a path must match; all paths when absent. */
   readonly allow?: readonly string[];
@@ -55,7 +60,12 @@ export type FsResult =
 
 /** Options of {@link createFsBroker}. */
 export interface FsBrokerOptions {
-  /** Where relative roots live: `<dataDir>/sandbox/<root>`; default `./.axon`. */
+  /**
+   * The server's sandbox, which every root must lie inside; default the sandbox of
+   * `dataDir` (`<dataDir>/sandbox/` alone).
+   */
+  readonly sandbox?: Sandbox;
+  /** The data dir of the default sandbox; default `./.axon`. */
   readonly dataDir?: string;
   /** Bytes the run has written already (its quota counts them); default 0. */
   readonly written?: number;
@@ -84,20 +94,14 @@ function typeOf(s: {
         : 'other';
 }
 
-/** True when `path` is `root` or inside it. */
-function inside(root: string, path: string): boolean {
-  const rel = relative(root, path);
-  // `..notes.md` is a name inside; only `..` itself or `../…` leaves.
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
-}
-
 function isMissing(err: unknown): boolean {
   return (err as { code?: string } | null)?.code === 'ENOENT';
 }
 
 /**
  * A broker for one run's `fs_policy`. Refusals are `PolicyDeniedError` (`POLICY_DENIED`)
- * with `details.rule` — `fs.roots` (outside every root: `..`, an absolute path elsewhere),
+ * with `details.rule` — `fs.sandbox` (the run's root is not inside the server's sandbox),
+ * `fs.roots` (outside every root: `..`, an absolute path elsewhere),
  * `fs.symlink` (inside as written, outside on disk), `fs.allow` (no glob matches) — and for
  * a write past the quota `details.reason: 'quota'`. A path that does not exist is
  * `NotFoundError`.
@@ -108,8 +112,9 @@ function isMissing(err: unknown): boolean {
  */
 export function createFsBroker(policy: FsPolicy, options: FsBrokerOptions = {}): FsBroker {
   if (policy.roots.length === 0) throw new TypeError('fs_policy.roots must name at least one root');
-  const sandbox = resolve(options.dataDir ?? './.axon', 'sandbox');
-  const roots = policy.roots.map((r) => (isAbsolute(r) ? resolve(r) : resolve(sandbox, r)));
+  const sandbox = options.sandbox ?? createSandbox({ dataDir: options.dataDir ?? './.axon' });
+  const base = sandbox.roots[0] as string;
+  const roots = policy.roots.map((r) => (isAbsolute(r) ? resolve(r) : resolve(base, r)));
   const allowed =
     policy.allow && policy.allow.length > 0 ? picomatch([...policy.allow], { dot: true }) : null;
   let written = options.written ?? 0;
@@ -135,9 +140,18 @@ export function createFsBroker(policy: FsPolicy, options: FsBrokerOptions = {}):
     if (globbed && abs !== root && !globbed(relative(root, abs).split(sep).join('/'))) {
       throw refuse(path, 'fs.allow', 'the path matches no allowed glob');
     }
-    // As it is on disk: the deepest part that exists, links resolved, must still be inside.
+    // The run's root must be the server's to give, as written and on disk, before it is
+    // made: a root outside (an old run's, a link swapped in) touches nothing.
+    if (!(await sandbox.holds(root))) {
+      throw refuse(path, 'fs.sandbox', "the run's root is outside the server's sandbox");
+    }
     await mkdir(root, { recursive: true });
     const realRoot = await realpath(root);
+    // Again once it exists: a link put in its place meanwhile must not lead out either.
+    if (!(await sandbox.holds(root))) {
+      throw refuse(path, 'fs.sandbox', "the run's root is outside the server's sandbox");
+    }
+    // As it is on disk: the deepest part that exists, links resolved, must still be inside.
     let probe = op === 'write' ? dirname(abs) : abs;
     for (;;) {
       try {

@@ -10,6 +10,7 @@ import type { IdSource } from '../context/id-source.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { SchemaViolationError } from '../errors/schema-violation-error.js';
 import { ReplayMismatchError } from '../errors/replay-mismatch-error.js';
+import type { Sandbox } from '../policy/sandbox.js';
 import type { FlowRecord, RunRecord } from '../store/records.js';
 import { flushed, type RunStore } from '../store/run-store.js';
 import { compileJsonSchema, type JsonSchema } from '../tools/json-schema.js';
@@ -24,6 +25,13 @@ import { parseBody, wireBudgetsSchema } from './request-bodies.js';
 export interface RunOwner {
   /** The user the run belongs to; default none. */
   readonly userId?: string | null;
+  /**
+   * Whether the run's creator may read a run owned by `owner` (a user id, or `null` for a
+   * run of nobody's): asked of the run `replay_of` names, which is `NotFoundError` when it
+   * answers false, exactly as a run that does not exist. Default: every run (embedding code
+   * that made no owner check of its own).
+   */
+  readonly mayRead?: (owner: string | null) => boolean;
 }
 
 /** What these operations need from the runtime. */
@@ -42,6 +50,8 @@ export interface FlowApiDeps {
    * processes; `null` when they run here.
    */
   readonly dispatch: StepDispatch | null;
+  /** The server's sandbox: a run's `fs_policy.roots` must lie inside it. */
+  readonly sandbox: Sandbox;
   /** The schemas a fact's `schema_uri` may name. */
   readonly schemas: SchemaRegistry;
   /** The arguments' schema of the registered tool `name`, or `null` when none is registered. */
@@ -220,6 +230,8 @@ export async function createFlowRun(
   const flow = await deps.store.getFlow(flowId);
   if (!flow) throw new NotFoundError('flow', flowId);
   const input = parseBody(runInputSchema, 'run', body ?? {});
+  // The roots are the server's to give: one outside its sandbox is refused (422) now.
+  if (input.fs_policy) await deps.sandbox.runRoots(input.fs_policy.roots);
   // A pinned pool that does not exist, or tags no pool has, is refused now: the run could
   // never place a step (PLACE-5001).
   await deps.dispatch?.fresh();
@@ -230,7 +242,10 @@ export async function createFlowRun(
   let policy = input.policy;
   if (input.replay_of !== null) {
     const recorded = await deps.store.getRun(input.replay_of);
-    if (!recorded) throw new NotFoundError('run', input.replay_of);
+    // Another user's run is not there for this caller: the same 404, nothing of it told.
+    if (!recorded || (owner.mayRead && !owner.mayRead(recorded.user_id))) {
+      throw new NotFoundError('run', input.replay_of.slice(0, 80));
+    }
     const given = (key: string): boolean =>
       body !== null && typeof body === 'object' && key in body;
     if (!given('seed')) seed = recorded.seed;

@@ -63,10 +63,23 @@ export interface RuntimeOptions {
    */
   readonly rateLimiter?: RateLimiter;
   /**
-   * The runtime's data folder: relative sandbox roots of runs' `fs_policy` live under
-   * `<dataDir>/sandbox/`; default `./.axon`.
+   * The runtime's data folder; default `./.axon`. The default sandbox is
+   * `<dataDir>/sandbox/`, and no sandbox root may hold the data dir.
    */
   readonly dataDir?: string;
+  /**
+   * The sandbox of `fs_op` steps (POLICY-3001): the folders runs may use, which a run's
+   * `fs_policy.roots` only narrow inside (a root outside is refused when the run is created,
+   * `INVALID_PARAMS`; relative ones resolve under the first folder). `roots` default to
+   * `[<dataDir>/sandbox]`; relative ones resolve against the working directory. `guarded`:
+   * paths no root may hold besides the data dir (a config file holding keys, say). A root
+   * that holds the data dir or a guarded path, as written or through a link, is a
+   * `RangeError` here.
+   *
+   * @example
+   * createRuntime({ dataDir: '/var/lib/axon', fs: { roots: ['/srv/axon-files'] } });
+   */
+  readonly fs?: { readonly roots?: readonly string[]; readonly guarded?: readonly string[] };
   /**
    * Field names (any depth, any case) redacted from the runtime's logs, its spans'
    * attributes and everything it stores (step inputs and outputs, event payloads, facts,

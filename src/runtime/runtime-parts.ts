@@ -33,6 +33,7 @@ import { choosePool, placementOf, type PoolCandidate } from '../placement/pool-c
 import { maxThreadsOf } from '../placement/worker-pool-options.js';
 import { WorkerPool, type WorkerPoolOptions } from '../placement/worker-pool.js';
 import type { FlowApiDeps } from '../runs/flow-api.js';
+import { createSandbox, type Sandbox } from '../policy/sandbox.js';
 import { PolicyGate } from '../runs/policy-gate.js';
 import { RunCalls } from '../runs/run-calls.js';
 import type { RunRecordsDeps } from '../runs/run-records.js';
@@ -107,6 +108,28 @@ export interface RuntimeParts {
   readonly fleet: FleetLink | null;
 }
 
+/** The sandbox of `createRuntime`'s `fs` option; a `RangeError` names what is wrong with it. */
+function sandboxOf(fs: RuntimeOptions['fs'], dataDir: string): Sandbox {
+  const given: unknown = fs;
+  if (given !== undefined && (typeof given !== 'object' || given === null)) {
+    throw new TypeError('createRuntime: fs must be an object ({ roots?, guarded? })');
+  }
+  const unknown = Object.keys(fs ?? {}).filter((k) => k !== 'roots' && k !== 'guarded');
+  if (unknown.length > 0) {
+    throw new TypeError(`createRuntime: fs takes roots and guarded, not ${unknown.join(', ')}`);
+  }
+  try {
+    return createSandbox({
+      dataDir,
+      ...(fs?.roots === undefined ? {} : { roots: fs.roots }),
+      ...(fs?.guarded === undefined ? {} : { guarded: fs.guarded }),
+    });
+  } catch (err) {
+    if (err instanceof RangeError) throw new RangeError(`createRuntime: ${err.message}`);
+    throw err;
+  }
+}
+
 /**
  * Assembles a runtime's parts from its options. The runtime that agent handlers get as their
  * `runtime` argument is named after, with `attach` (it is built on these parts).
@@ -120,6 +143,9 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     throw new RangeError(`createRuntime: maxDepth must be an integer >= 1, got ${maxDepth}`);
   }
   const workerOptions: WorkerPoolOptions = options.workers ?? {};
+  // Before anything is opened: a sandbox that would hold the data dir is refused here.
+  const dataDir = options.dataDir ?? './.axon';
+  const sandbox = sandboxOf(options.fs, dataDir);
   const system = new ActorSystem({
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.ids ? { ids: options.ids } : {}),
@@ -190,6 +216,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     replicaId,
     pools,
     dispatch: fleet,
+    sandbox,
     schemas: new SchemaRegistry(),
     toolSchema: async (name) => {
       try {
@@ -284,7 +311,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     runs,
     gate,
     store,
-    dataDir: options.dataDir ?? './.axon',
+    sandbox,
     brokers: new Map(),
   };
   const submissions: SubmissionHost = {

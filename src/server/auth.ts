@@ -1,15 +1,21 @@
 /**
  * @module Who calls `axon serve` (API.md, "Auth"): `Authorization: Bearer <key>`, each key
  * mapped to an identity (`user_id`) and permissions. With no keys configured every caller is
- * `anonymous` with every permission (and the server binds to 127.0.0.1 only). Keys are
- * compared in constant time, by their sha256.
+ * `anonymous` with every permission (and the server binds to 127.0.0.1 only, answering
+ * loopback `Host` names only). Keys are compared in constant time, by their sha256.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { HttpError } from './http-errors.js';
 
-/** What a key may do: `read` (GET), `write` (create, submit, cancel), `admin` (every run). */
-export type Permission = 'read' | 'write' | 'admin';
+/**
+ * What a key may do: `read` (GET), `write` (create, submit, cancel), `admin` (every user's
+ * runs, and `/metrics`), `metrics` (`/metrics` alone: a scraper's key).
+ */
+export type Permission = 'read' | 'write' | 'admin' | 'metrics';
+
+/** Every permission a key can be given. */
+export const PERMISSIONS = ['read', 'write', 'admin', 'metrics'] as const;
 
 /** A configured API key. */
 export const apiKeySchema = z.strictObject({
@@ -17,10 +23,7 @@ export const apiKeySchema = z.strictObject({
   key: z.string().min(16),
   user_id: z.string().min(1).max(256),
   /** Default `read` and `write`: the caller's own runs. */
-  permissions: z
-    .array(z.enum(['read', 'write', 'admin']))
-    .min(1)
-    .default(['read', 'write']),
+  permissions: z.array(z.enum(PERMISSIONS)).min(1).default(['read', 'write']),
 });
 export type ApiKey = z.input<typeof apiKeySchema>;
 
@@ -33,7 +36,7 @@ export interface Caller {
 /** The caller of a server without keys. */
 export const ANONYMOUS: Caller = {
   userId: 'anonymous',
-  permissions: new Set<Permission>(['read', 'write', 'admin']),
+  permissions: new Set<Permission>(PERMISSIONS),
 };
 
 const digest = (s: string): Buffer => createHash('sha256').update(s).digest();
@@ -88,7 +91,8 @@ export function mayUse(caller: Caller, owner: string | null): boolean {
 
 /**
  * Keys from the environment: `AXON_API_KEYS` as `key:user_id[:perm+perm]` items separated by
- * commas (`perm` one of `read`, `write`, `admin`). Throws `RangeError` naming the bad item.
+ * commas (`perm` one of `read`, `write`, `admin`, `metrics`). Throws `RangeError` naming the
+ * bad item.
  */
 export function keysFromEnv(value: string | undefined): ApiKey[] {
   if (value === undefined || value.trim() === '') return [];
@@ -101,7 +105,7 @@ export function keysFromEnv(value: string | undefined): ApiKey[] {
     });
     if (!parsed.success) {
       throw new RangeError(
-        `AXON_API_KEYS item ${i + 1}: expected key:user_id[:read+write+admin] with a key of at least 16 characters`,
+        `AXON_API_KEYS item ${i + 1}: expected key:user_id[:read+write+admin+metrics] with a key of at least 16 characters`,
       );
     }
     return parsed.data;

@@ -13,6 +13,7 @@ import type { Logger } from '../observability/logger.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { KeyRing, requirePermission, type ApiKey, type Caller } from './auth.js';
 import { answerClientError, ERROR_STATUSES, errorReply, HttpError } from './http-errors.js';
+import { checkAllowedHosts, hostGuard } from './host-guard.js';
 import { parseJsonBody } from './json-body.js';
 import { openApiDocument } from './openapi.js';
 import { registerRoutes } from './routes.js';
@@ -21,6 +22,8 @@ import { registerThreadRoutes } from './thread-routes.js';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import { ServerMetrics } from './server-metrics.js';
 import { OpenStreams } from './sse.js';
+import { StreamSlots } from './stream-slots.js';
+import { drainAfterAnswer } from './unread-body.js';
 import { registerTraceUi, TRACE_UI_PATHS } from './ui/trace-ui.js';
 
 /** Options of {@link createServer}. */
@@ -47,6 +50,18 @@ export interface ServerOptions {
   readonly drainMs?: number;
   /** The version `/openapi.json` reports. */
   readonly version?: string;
+  /**
+   * The `Host` names the server answers (`name` for any port, or `name:port`); a request
+   * with another `Host` is 403 `FORBIDDEN`. Default: without keys, loopback names only
+   * (`localhost`, `127.0.0.1`, `[::1]`, any port), which stops DNS rebinding;
+   * with keys, every `Host`. Given, without keys, these are answered besides the loopback
+   * names; with keys, only these.
+   */
+  readonly allowedHosts?: readonly string[];
+  /** SSE streams (steps' and threads') open at once, at most; default 2 048 (429 past it). */
+  readonly maxStreams?: number;
+  /** SSE streams one user (all its keys) holds open at once, at most; default 256 (429 past it). */
+  readonly maxStreamsPerUser?: number;
   /** Where request failures are logged; default the runtime's logger. */
   readonly logger?: Logger;
   /**
@@ -74,12 +89,9 @@ export interface AxonServer {
 const LOOPBACK: ReadonlySet<string> = new Set(['127.0.0.1', '::1', 'localhost']);
 const CORRELATION = /^[\w.:@/+=-]{1,128}$/;
 /** The routes anyone may call, keys or not (the trace UI's assets hold no data). */
-const PUBLIC: ReadonlySet<string> = new Set([
-  '/healthz',
-  '/metrics',
-  '/openapi.json',
-  ...TRACE_UI_PATHS,
-]);
+const PUBLIC: ReadonlySet<string> = new Set(['/healthz', '/openapi.json', ...TRACE_UI_PATHS]);
+/** The route of the server's figures: with keys, for a key with `metrics` or `admin`. */
+const METRICS_PATH = '/metrics';
 /** How long a close lets open streams write their last event before cutting them, ms. */
 const STREAM_GRACE_MS = 1_000;
 
@@ -134,6 +146,11 @@ export async function createServer(
   const logger = options.logger ?? runtime.logger;
   const metrics = new ServerMetrics(runtime);
   const streams = new OpenStreams();
+  const slots = new StreamSlots(
+    whole('maxStreams', options.maxStreams, 2_048),
+    whole('maxStreamsPerUser', options.maxStreamsPerUser, 256),
+  );
+  const allowedHost = hostGuard(keys.enabled, checkAllowedHosts(options.allowedHosts ?? []));
   let draining = false;
   let closed = false;
   const app = Fastify({
@@ -145,6 +162,7 @@ export async function createServer(
     clientErrorHandler: answerClientError,
     frameworkErrors: (err, req, reply) => {
       const { status, body } = errorReply(fastifyError(err), correlationOf(req));
+      keepReading(req, reply);
       void (reply as FastifyReply)
         .header('x-correlation-id', body.correlation_id)
         .code(status)
@@ -170,11 +188,19 @@ export async function createServer(
       reply.header('connection', 'close');
       throw new HttpError(503, 'POOL_UNAVAILABLE', 'the server is shutting down');
     }
-    if (PUBLIC.has(req.routeOptions.url ?? '')) return;
+    // Before anything else: a page that rebound its name to this machine learns nothing.
+    allowedHost(req.headers.host);
+    const route = req.routeOptions.url ?? '';
+    if (PUBLIC.has(route)) return;
     // Every other path needs a key when keys are configured, an unknown one too: a caller
     // without a key learns nothing of which routes exist.
     const caller = keys.caller(req.headers.authorization);
-    requirePermission(caller, req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
+    if (route === METRICS_PATH) {
+      // The figures name every agent, tool, engine and pool: for operators' keys only.
+      if (!caller.permissions.has('admin')) requirePermission(caller, 'metrics');
+    } else {
+      requirePermission(caller, req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
+    }
     (req as FastifyRequest & { caller: Caller }).caller = caller;
   });
 
@@ -194,11 +220,22 @@ export async function createServer(
       logger.error({ err, correlation_id: correlationId, url: req.url }, 'request failed');
     }
     if (retryAfterS !== null) void reply.header('retry-after', String(retryAfterS));
+    keepReading(req, reply);
     void reply.header('x-correlation-id', correlationId).code(status).send(body);
   });
 
+  /**
+   * A refused request whose body is still coming: read on after the answer (bounded), so the
+   * client reads the answer instead of a broken pipe; Fastify's `connection: close` after a
+   * refused body would cut it while it writes.
+   */
+  const keepReading = (req: FastifyRequest, reply: FastifyReply): void => {
+    if (!closed && drainAfterAnswer(req.raw, reply.raw)) void reply.removeHeader('connection');
+  };
+
   app.setNotFoundHandler((req, reply) => {
     const correlationId = correlationOf(req);
+    keepReading(req, reply);
     const { status, body } = errorReply(
       new HttpError(404, 'NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0] ?? ''}`),
       correlationId,
@@ -222,6 +259,7 @@ export async function createServer(
     maxStepsPerRun: whole('maxStepsPerRun', options.maxStepsPerRun, 64),
     draining: () => draining,
     streams,
+    slots,
   });
   registerRunListRoutes(app, runtime);
   if (options.workflows) {
@@ -230,6 +268,8 @@ export async function createServer(
       keepAliveMs: whole('keepAliveMs', options.keepAliveMs, 15_000),
       draining: () => draining,
       streams,
+      slots,
+      metrics,
     });
   }
   registerTraceUi(app);

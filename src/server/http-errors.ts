@@ -9,6 +9,7 @@ import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { AxonError } from '../errors/axon-error.js';
 import type { ErrorCode } from '../errors/error-code.js';
+import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { toAxonError } from '../errors/to-error-payload.js';
 
 /** The HTTP status of each error code (API.md's list of statuses). */
@@ -80,7 +81,12 @@ export interface ErrorReply {
 export function errorReply(err: unknown, correlationId: string): ErrorReply {
   const known = err instanceof AxonError;
   const e = toAxonError(err);
-  const status = e instanceof HttpError ? e.status : STATUS_OF[e.code];
+  const status =
+    e instanceof HttpError
+      ? e.status
+      : e instanceof InvalidParamsError && e.unprocessable
+        ? 422
+        : STATUS_OF[e.code];
   const details: Record<string, unknown> = { ...e.details };
   let retryAfterS: number | null = null;
   if (status === 429) {

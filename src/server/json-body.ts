@@ -1,11 +1,13 @@
 /**
- * @module The server's one body parser: JSON as bytes, strictly. Invalid UTF-8, malformed
- * JSON and a `__proto__` key (or a `constructor` carrying a `prototype`, the other way to
+ * @module The server's one body parser: JSON as bytes, strictly. A body nested too deep or
+ * with too many keys in an object (`json-bounds.ts`, checked before parsing), invalid UTF-8,
+ * malformed JSON and a `__proto__` key (or a `constructor` carrying a `prototype`, the other way to
  * poison an object's prototype once a body is merged) are the caller's 400 `INVALID_PARAMS`;
  * an empty body is no body. This takes the place of Fastify's own parser, whose
  * prototype-poisoning check it keeps.
  */
 import { HttpError } from './http-errors.js';
+import { checkJsonBounds } from './json-bounds.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -33,6 +35,7 @@ function refusePoison(key: string, value: unknown): unknown {
  */
 export function parseJsonBody(bytes: Buffer): unknown {
   if (bytes.length === 0) return undefined;
+  checkJsonBounds(bytes);
   let text: string;
   try {
     text = utf8.decode(bytes);

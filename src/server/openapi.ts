@@ -95,7 +95,12 @@ export function openApiDocument(version: string): Json {
     paths: {
       // Public: no key needed, whatever keys are configured.
       '/healthz': { get: op('Liveness', { 200: ok(null, '`{ "status": "ok" }`') }, open) },
-      '/metrics': { get: op('Prometheus text', { 200: ok(null, 'The metrics') }, open) },
+      // With keys, a key with the metrics or admin permission (docs/security.md).
+      '/metrics': {
+        get: op('Prometheus text (with keys: a metrics or admin key)', {
+          200: ok(null, 'The metrics'),
+        }),
+      },
       '/openapi.json': {
         get: op('This document', { 200: ok(null, 'OpenAPI 3.1, as JSON') }, open),
       },

@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { isIdOf } from '../context/id-source.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { QueueFullError } from '../errors/queue-full-error.js';
 import type { RunRecord, StepRecord } from '../store/records.js';
@@ -17,8 +18,10 @@ import { stepSubmissionSchema, type SubmittedStep } from '../steps/step-submissi
 import type { Runtime } from '../runtime/runtime.js';
 import { mayUse, type Caller } from './auth.js';
 import { HttpError } from './http-errors.js';
+import { pathHash, pathId } from './path-ids.js';
 import type { ServerMetrics } from './server-metrics.js';
 import { serveSse, sseHeaders, type OpenStreams } from './sse.js';
+import type { StreamSlots } from './stream-slots.js';
 import { checkpointView, factView, flowView, runView, stepView } from './views.js';
 
 /** What the routes need. */
@@ -35,6 +38,8 @@ export interface RouteDeps {
   readonly draining: () => boolean;
   /** Open SSE streams, so a close can wait for them and then cut what is left. */
   readonly streams: OpenStreams;
+  /** The bounds of open streams, in all and per user (429 past them). */
+  readonly slots: StreamSlots;
 }
 
 /** `body` checked with `schema`, or 400 `INVALID_PARAMS` listing each problem. */
@@ -50,7 +55,10 @@ export function checkBody<T>(schema: z.ZodType<T>, subject: string, body: unknow
 
 const factQuerySchema = z.strictObject({
   type: z.string().min(1).optional(),
-  after: z.string().min(1).optional(),
+  after: z
+    .string()
+    .refine((v) => isIdOf('fact', v), 'must be a fact id (fact_ and hex digits)')
+    .optional(),
   limit: z.coerce.number().int().min(1).max(10_000).optional(),
 });
 const checkpointBodySchema = z.strictObject({ label: z.string().max(256).optional() });
@@ -77,6 +85,24 @@ function resumeAfter(req: FastifyRequest): number {
   return Number(given.trim());
 }
 
+/**
+ * A slot of `deps.slots` for a stream of `caller`, counted in the metrics (open streams,
+ * refusals); the function returned frees it. Throws 429 `RATE_LIMITED` when none is free.
+ */
+export function takeStreamSlot(
+  deps: { readonly slots: StreamSlots; readonly metrics: ServerMetrics },
+  caller: Caller,
+): () => void {
+  const free = deps.slots.take(caller.userId, (limit) => {
+    deps.metrics.sseRefused.inc({ limit });
+  });
+  deps.metrics.sseClients.inc();
+  return () => {
+    free();
+    deps.metrics.sseClients.dec();
+  };
+}
+
 /** The caller of a request (set by the auth hook). */
 export function callerOf(req: FastifyRequest): Caller {
   return (req as FastifyRequest & { caller: Caller }).caller;
@@ -90,14 +116,14 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   /** The run `runId` if the caller may use it; 404 otherwise. */
   async function ownRun(req: FastifyRequest, runId: string): Promise<RunRecord> {
-    const run = await runtime.getRun(runId);
+    const run = await runtime.getRun(pathId('run', runId));
     if (!run || !mayUse(callerOf(req), run.user_id)) throw new NotFoundError('run', runId);
     return run;
   }
 
   /** The step `stepId` if the caller may use its run; 404 otherwise. */
   async function ownStep(req: FastifyRequest, stepId: string): Promise<StepRecord> {
-    const step = await runtime.getStep(stepId);
+    const step = await runtime.getStep(pathId('step', stepId));
     const run = step ? await runtime.getRun(step.run_id) : null;
     if (!step || !run || !mayUse(callerOf(req), run.user_id)) {
       throw new NotFoundError('step', stepId);
@@ -113,7 +139,7 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
 
   app.get('/v1/flows/:flow_id', async (req) => {
     const { flow_id } = req.params as Params;
-    const flow = await runtime.getFlow(flow_id ?? '');
+    const flow = await runtime.getFlow(pathId('flow', flow_id));
     if (!flow) throw new NotFoundError('flow', flow_id ?? '');
     return flowView(flow);
   });
@@ -121,7 +147,7 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
   // `::` is a literal colon in the router: the path is `/v1/flows:by-hash/{hash}`.
   app.get('/v1/flows::by-hash/:hash', async (req) => {
     const { hash } = req.params as Params;
-    const flow = await runtime.getFlowByHash(hash ?? '');
+    const flow = await runtime.getFlowByHash(pathHash(hash));
     if (!flow) throw new NotFoundError('flow', hash ?? '');
     return flowView(flow);
   });
@@ -129,8 +155,14 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.post('/v1/flows/:flow_id/runs', async (req, reply) => {
     const { flow_id } = req.params as Params;
     const body = req.body ?? {};
-    checkBody(runInputSchema, 'run', body);
-    const run = await runtime.createRun(flow_id ?? '', body, { userId: callerOf(req).userId });
+    const input = checkBody(runInputSchema, 'run', body);
+    if (input.replay_of !== null) pathId('run', input.replay_of);
+    const caller = callerOf(req);
+    const run = await runtime.createRun(pathId('flow', flow_id), body, {
+      userId: caller.userId,
+      // `replay_of` names a run: the caller must be able to read it (404 otherwise).
+      mayRead: (owner) => mayUse(caller, owner),
+    });
     return reply.code(201).send(runView(run));
   });
 
@@ -229,13 +261,13 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
       void reply.headers(sseHeaders(correlation)).code(200).send();
       return reply;
     }
+    const release = takeStreamSlot(deps, callerOf(req));
     reply.hijack();
     const gone = new AbortController();
     const onClose = (): void => {
       gone.abort();
     };
     reply.raw.once('close', onClose);
-    deps.metrics.sseClients.inc();
     const done = serveSse(
       reply.raw,
       (id, o) => runtime.followStepPages(id, o),
@@ -252,7 +284,7 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
       },
     ).finally(() => {
       reply.raw.off('close', onClose);
-      deps.metrics.sseClients.dec();
+      release();
     });
     deps.streams.add(reply.raw, done);
     await done;

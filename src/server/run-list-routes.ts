@@ -10,6 +10,7 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { RunStatus } from '../store/records.js';
 import { mayUse } from './auth.js';
+import { pathId } from './path-ids.js';
 import { callerOf } from './routes.js';
 import { RESPONSE_SCHEMAS, runView, stepView } from './views.js';
 
@@ -104,7 +105,7 @@ export function registerRunListRoutes(app: FastifyInstance, runtime: Runtime): v
 
   app.get('/v1/runs/:run_id/steps', async (req: FastifyRequest) => {
     const { run_id = '' } = req.params as Record<string, string>;
-    const run = await runtime.getRun(run_id);
+    const run = await runtime.getRun(pathId('run', run_id));
     if (!run || !mayUse(callerOf(req), run.user_id)) throw new NotFoundError('run', run_id);
     return (await runtime.listSteps(run_id)).map(stepView);
   });

@@ -1,8 +1,8 @@
 /**
  * @module `GET /metrics` (API.md): the server's figures in Prometheus text, with prom-client,
  * on a registry of its own (never prom-client's global one, which the embedding service may
- * use): steps by type and status, steps in flight, SSE clients, the worker queue's depth,
- * SSE frames dropped under pressure, each fleet pool's jobs by state, circuit breaker states, requests by route and status,
+ * use): steps by type and status, steps in flight, SSE clients, SSE streams refused past the
+ * server's bounds, the worker queue's depth, SSE frames dropped under pressure, each fleet pool's jobs by state, circuit breaker states, requests by route and status,
  * and Node's process figures.
  */
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
@@ -29,6 +29,7 @@ export class ServerMetrics {
   readonly registry = new Registry();
   readonly steps: Counter<'type' | 'status'>;
   readonly sseClients: Gauge;
+  readonly sseRefused: Counter<'limit'>;
   readonly dropped: Counter<'type'>;
   readonly requests: Counter<'method' | 'route' | 'status'>;
 
@@ -44,6 +45,12 @@ export class ServerMetrics {
     this.sseClients = new Gauge({
       name: 'axon_sse_clients',
       help: 'SSE streams open now',
+      registers,
+    });
+    this.sseRefused = new Counter({
+      name: 'axon_sse_refused_total',
+      help: 'SSE streams refused with 429, by the bound they met: streams (all) or streams_per_user',
+      labelNames: ['limit'],
       registers,
     });
     this.dropped = new Counter({

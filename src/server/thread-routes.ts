@@ -19,7 +19,10 @@ import { threadTriggerSchema } from '../workflows/workflow-definition.js';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import { mayUse } from './auth.js';
 import { HttpError } from './http-errors.js';
-import { callerOf, checkBody } from './routes.js';
+import { pathId } from './path-ids.js';
+import { callerOf, checkBody, takeStreamSlot } from './routes.js';
+import type { ServerMetrics } from './server-metrics.js';
+import type { StreamSlots } from './stream-slots.js';
 import { drained, sseData, sseHeaders, type OpenStreams, type SseEnd } from './sse.js';
 
 /** What the thread routes need. */
@@ -30,6 +33,9 @@ export interface ThreadRouteDeps {
   /** Whether the server is draining: new threads are refused (503). */
   readonly draining: () => boolean;
   readonly streams: OpenStreams;
+  /** The bounds of open streams, in all and per user (429 past them). */
+  readonly slots: StreamSlots;
+  readonly metrics: ServerMetrics;
 }
 
 const listQuerySchema = z.strictObject({
@@ -79,7 +85,8 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
 
   /** Thread `id` if the caller may see it; 404 otherwise. */
   async function ownThread(req: FastifyRequest, id: string): Promise<ThreadView> {
-    const t = await engine.thread(id);
+    // A thread's id is its run's.
+    const t = await engine.thread(pathId('run', id));
     if (!t || !mayUse(callerOf(req), t.user_id)) throw new NotFoundError('thread', id);
     return t;
   }
@@ -131,6 +138,7 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
       void reply.headers(headers).code(200).send();
       return reply;
     }
+    const release = takeStreamSlot(deps, callerOf(req));
     reply.hijack();
     const res = reply.raw;
     const gone = new AbortController();
@@ -164,6 +172,7 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
         clearInterval(keepAlive);
         res.off('close', onClose);
         res.end();
+        release();
       }
     })();
     deps.streams.add(res, done);

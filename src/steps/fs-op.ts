@@ -12,6 +12,7 @@ import {
   type FsPolicy,
   type FsResult,
 } from '../policy/fs-broker.js';
+import type { Sandbox } from '../policy/sandbox.js';
 import type { RunStore } from '../store/run-store.js';
 import type { PolicyGate } from '../runs/policy-gate.js';
 import { parseBody } from '../runs/request-bodies.js';
@@ -25,9 +26,8 @@ export interface FsOpDeps {
   readonly runs: RunRecordsDeps;
   readonly gate: PolicyGate;
   readonly store: RunStore;
-  /** Where relative sandbox roots live (`<dataDir>/sandbox/`). */
-  readonly dataDir: string;
-  /** Brokers of runs, by run id (a run's written bytes are counted in its broker). */
+  /** The server's sandbox, which runs' roots only narrow inside. */
+  readonly sandbox: Sandbox;
   /** Each run's broker, made once (its promise is kept at once: concurrent first ops share it). */
   readonly brokers: Map<string, Promise<FsBroker>>;
 }
@@ -57,7 +57,7 @@ async function brokerFor(deps: FsOpDeps, ctx: ExecContext, path: string): Promis
         written += typeof output?.bytes === 'number' ? output.bytes : 0;
       }
     }
-    return createFsBroker(policy as unknown as FsPolicy, { dataDir: deps.dataDir, written });
+    return createFsBroker(policy as unknown as FsPolicy, { sandbox: deps.sandbox, written });
   })();
   if (deps.brokers.size >= MAX_BROKERS) {
     const oldest = deps.brokers.keys().next().value;

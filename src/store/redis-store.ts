@@ -58,6 +58,15 @@ function toFields(record: object): string[] {
   return out;
 }
 
+/**
+ * Whether `id` can be one part of a key: no `:` (which would reach another record's key —
+ * `run:<id>:steps` read as a run), no `{`/`}` (a cluster hash tag), at most 256 characters.
+ * The getters answer `null` for any other, as for an id that does not exist.
+ */
+function keyPart(id: string): boolean {
+  return id.length > 0 && id.length <= 256 && !/[:{}]/.test(id);
+}
+
 /** A record from its hash fields; `null` for an empty hash (no such key). */
 function fromFields(hash: Record<string, string>): Record<string, unknown> | null {
   const keys = Object.keys(hash);
@@ -238,6 +247,7 @@ export class RedisRunStore implements RunStore {
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
+    if (!keyPart(runId)) return null;
     return asRun(fromFields(await this.#read().hgetall(this.#run(runId))));
   }
 
@@ -257,6 +267,7 @@ export class RedisRunStore implements RunStore {
   }
 
   async getStep(stepId: string): Promise<StepRecord | null> {
+    if (!keyPart(stepId)) return null;
     return asStep(fromFields(await this.#read().hgetall(this.#step(stepId))));
   }
 
@@ -342,10 +353,12 @@ export class RedisRunStore implements RunStore {
   }
 
   async getFlow(flowId: string): Promise<FlowRecord | null> {
+    if (!keyPart(flowId)) return null;
     return fromFields(await this.#read().hgetall(this.#flow(flowId))) as FlowRecord | null;
   }
 
   async getFlowByHash(hash: string): Promise<FlowRecord | null> {
+    if (!keyPart(hash)) return null;
     const id = await this.#read().get(`${this.prefix}flowhash:${hash}`);
     return id === null ? null : this.getFlow(id);
   }
@@ -454,6 +467,7 @@ export class RedisRunStore implements RunStore {
   }
 
   async getApproval(approvalId: string): Promise<ApprovalRecord | null> {
+    if (!keyPart(approvalId)) return null;
     const raw = await this.#read().get(this.#approval(approvalId));
     return raw === null ? null : (JSON.parse(raw) as ApprovalRecord);
   }

@@ -1,6 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalHash, canonicalJson } from '../../src/context/canonical-json.js';
+import {
+  canonicalHash,
+  canonicalJson,
+  MAX_CANONICAL_DEPTH,
+} from '../../src/context/canonical-json.js';
+import { InvalidParamsError } from '../../src/errors/invalid-params-error.js';
 
 describe('canonicalJson (API.md: keys sorted, no insignificant whitespace)', () => {
   it('sorts keys at every depth and leaves out undefined members', () => {
@@ -38,5 +43,29 @@ describe('canonicalJson (API.md: keys sorted, no insignificant whitespace)', () 
     const cyclic: Record<string, unknown> = {};
     cyclic['self'] = cyclic;
     expect(() => canonicalJson(cyclic)).toThrow(/cycle/);
+  });
+
+  it('regression: a value nested 100 000 deep is INVALID_PARAMS naming the bound, not a stack overflow', () => {
+    const nest = (depth: number): unknown => {
+      let v: unknown = [];
+      for (let i = 1; i < depth; i++) v = i % 2 === 0 ? [v] : { v };
+      return v;
+    };
+    const err = (() => {
+      try {
+        canonicalHash(nest(100_000));
+      } catch (e) {
+        return e;
+      }
+      return null;
+    })();
+    expect(err).toBeInstanceOf(InvalidParamsError);
+    expect((err as InvalidParamsError).details).toEqual({
+      limit: 'depth',
+      max: MAX_CANONICAL_DEPTH,
+    });
+    // Up to the bound, it hashes.
+    expect(canonicalJson(nest(MAX_CANONICAL_DEPTH))).toMatch(/^\{"v":/);
+    expect(() => canonicalJson(nest(MAX_CANONICAL_DEPTH + 1))).toThrow(InvalidParamsError);
   });
 });

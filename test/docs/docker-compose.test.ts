@@ -50,9 +50,28 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('gives the API, which listens on every interface, a valid API key', () => {
+  it("gives the API, which listens on every interface, the keys of the user's environment, and refuses to start without them", () => {
     const api = axon.find(([, s]) => s.command?.[0] === 'serve')?.[1];
     expect(api?.command).toContain('0.0.0.0');
-    expect(keysFromEnv(api?.environment?.['AXON_API_KEYS'])).toHaveLength(1);
+    const value = api?.environment?.['AXON_API_KEYS'] ?? '';
+    // Compose's `${VAR:?message}`: the variable's value, or no start at all with the message.
+    const required = /^\$\{AXON_API_KEYS:\?(.+)\}$/.exec(value);
+    expect(required?.[1]).toMatch(/set AXON_API_KEYS/);
+    const interpolate = (env: Record<string, string>): string[] =>
+      value
+        .replace(/^\$\{(\w+):\?.*\}$/, (_m, name: string) => {
+          const v = env[name];
+          if (v === undefined || v === '') throw new Error(required?.[1]);
+          return v;
+        })
+        .split(',');
+    expect(() => interpolate({})).toThrow(/set AXON_API_KEYS/);
+    const given = 'a-key-of-sixteen-chars-or-more:dev';
+    expect(keysFromEnv(interpolate({ AXON_API_KEYS: given }).join(','))).toEqual([
+      { key: 'a-key-of-sixteen-chars-or-more', user_id: 'dev', permissions: ['read', 'write'] },
+    ]);
+    // No key ships in the file.
+    const text = readFileSync(new URL('../../docker-compose.yml', import.meta.url), 'utf8');
+    expect(text).not.toMatch(/AXON_API_KEYS: '[^$]/);
   });
 });

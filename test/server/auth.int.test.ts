@@ -59,10 +59,10 @@ describe('API keys', () => {
         expectApiError(res, 401, 'UNAUTHORIZED');
       }
     }
-    // The liveness, metrics and the API document need no key.
+    // The liveness and the API document need no key; the metrics do (test/security/).
     expect((await s.api('GET', '/healthz')).status).toBe(200);
-    expect((await s.api('GET', '/metrics')).status).toBe(200);
     expect((await s.api('GET', '/openapi.json')).status).toBe(200);
+    expectApiError(await s.api('GET', '/metrics'), 401, 'UNAUTHORIZED');
   });
 
   it("a caller sees only its own runs, steps, facts, checkpoints and streams: another's are 404, as if they did not exist", async () => {

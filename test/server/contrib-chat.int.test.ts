@@ -71,7 +71,9 @@ const startExpress: StartChat = async (runtime, orchestrator, { identify, ...res
     axonExpress(runtime, {
       orchestrator,
       ...rest,
-      ...(identify ? { identify: (req) => identify(headerLookup(req.headers)) } : {}),
+      ...(identify
+        ? { identify: (req) => identify(headerLookup(req.headers)) }
+        : { anonymous: 'allow' as const }),
     }),
   );
   app.get('/api/ping', (_req, res) => {
@@ -94,7 +96,9 @@ const startFastify: StartChat = async (runtime, orchestrator, { identify, ...res
         axonFastify(runtime, {
           orchestrator,
           ...rest,
-          ...(identify ? { identify: (request) => identify(headerLookup(request.headers)) } : {}),
+          ...(identify
+            ? { identify: (request) => identify(headerLookup(request.headers)) }
+            : { anonymous: 'allow' as const }),
         }),
       );
       api.get('/ping', () => PING);
@@ -112,7 +116,9 @@ const startHono: StartChat = async (runtime, orchestrator, { identify, ...rest }
     axonHono(runtime, {
       orchestrator,
       ...rest,
-      ...(identify ? { identify: (c) => identify((name) => c.req.header(name)) } : {}),
+      ...(identify
+        ? { identify: (c) => identify((name) => c.req.header(name)) }
+        : { anonymous: 'allow' as const }),
     }),
   );
   app.get('/api/ping', (c) => c.json(PING));
@@ -444,9 +450,18 @@ describe.each(BRIDGES)('%s bridge: the front door', (_name, start) => {
 
 describe('the orchestrator option', () => {
   it.each([
-    ['axonExpress', (o: unknown) => axonExpress(quietRuntime(), { orchestrator: o as never })],
-    ['axonFastify', (o: unknown) => axonFastify(quietRuntime(), { orchestrator: o as never })],
-    ['axonHono', (o: unknown) => axonHono(quietRuntime(), { orchestrator: o as never })],
+    [
+      'axonExpress',
+      (o: unknown) => axonExpress(quietRuntime(), { orchestrator: o as never, anonymous: 'allow' }),
+    ],
+    [
+      'axonFastify',
+      (o: unknown) => axonFastify(quietRuntime(), { orchestrator: o as never, anonymous: 'allow' }),
+    ],
+    [
+      'axonHono',
+      (o: unknown) => axonHono(quietRuntime(), { orchestrator: o as never, anonymous: 'allow' }),
+    ],
   ])('%s refuses one without handle and stream, naming the option', (where, make) => {
     for (const bad of [{}, { handle: () => undefined }, null, 'door']) {
       expect(() => make(bad)).toThrow(TypeError);

@@ -448,7 +448,7 @@ describe('closing', () => {
     });
     const { hostname, port } = new URL(s.url);
     const socket = net.connect(Number(port), hostname);
-    socket.write(`GET /v1/steps/${stepId}/stream HTTP/1.1\r\nHost: x\r\n\r\n`);
+    socket.write(`GET /v1/steps/${stepId}/stream HTTP/1.1\r\nHost: ${hostname}:${port}\r\n\r\n`);
     socket.pause();
     await expect.poll(() => sseClients(s.url), POLL).toBe('1');
     const closedSocket = new Promise((resolve) => socket.on('close', resolve));

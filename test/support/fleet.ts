@@ -3,15 +3,14 @@
  * `axon worker`s run from source (`node --import tsx src/cli/main.ts`), all under one key
  * prefix of the tests' Redis, killed and their keys removed when the file's tests end.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll } from 'vitest';
+import { spawnAxon, type FleetProcess } from './axon-process.js';
 import { clearRedisPrefix, redisUrl } from './redis.js';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+export type { FleetProcess } from './axon-process.js';
 
 /** Short lock and stall intervals for `axon worker`, so a dead replica's step moves on within seconds. */
 export const FAST_REPLICA_FLAGS: readonly string[] = [
@@ -24,16 +23,6 @@ export const FAST_REPLICA_FLAGS: readonly string[] = [
   '--ttl-ms',
   '1000',
 ];
-
-/** A process of the fleet. */
-export interface FleetProcess {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  /** Everything it wrote so far. */
-  output(): string;
-  /** Resolves with its exit code (or signal) once it has exited. */
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
 
 /** A worker process, with the replica id it announced. */
 export interface WorkerProcess extends FleetProcess {
@@ -52,55 +41,6 @@ export interface TestFleet {
     args?: readonly string[],
     env?: NodeJS.ProcessEnv,
   ): Promise<WorkerProcess>;
-}
-
-/** Spawns `axon <args>` from source; resolves once its stdout matches `ready`. */
-function spawnAxon(
-  args: readonly string[],
-  env: NodeJS.ProcessEnv,
-  ready: RegExp,
-  spawned: FleetProcess[],
-): Promise<{ process: FleetProcess; match: RegExpMatchArray }> {
-  const childEnv: NodeJS.ProcessEnv = { ...process.env, AXON_LOG_LEVEL: 'warn', ...env };
-  delete childEnv['NODE_OPTIONS'];
-  const child = spawn('node', ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    cwd: ROOT,
-    env: childEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.on('exit', (code, signal) => {
-      resolve({ code, signal });
-    });
-  });
-  const proc: FleetProcess = {
-    child,
-    pid: child.pid ?? -1,
-    output: () => out,
-    exited,
-  };
-  spawned.push(proc);
-  return new Promise((resolve, reject) => {
-    const onData = (chunk: string): void => {
-      out += chunk;
-      const match = ready.exec(out);
-      if (match) resolve({ process: proc, match });
-    };
-    child.stdout.setEncoding('utf8');
-    child.stderr.setEncoding('utf8');
-    child.stdout.on('data', onData);
-    child.stderr.on('data', (chunk: string) => {
-      out += chunk;
-    });
-    void exited.then(({ code, signal }) => {
-      reject(
-        new Error(
-          `axon ${args[0] ?? ''} exited (${code ?? signal ?? ''}) before it was ready:\n${out}`,
-        ),
-      );
-    });
-  });
 }
 
 /**

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { CreateContextOptions, ExecContext } from '../../context/exec-context.js';
 import { parseTraceparent, type TraceParent } from '../../context/traceparent.js';
 import type { Runtime } from '../../runtime/runtime.js';
-import { ANONYMOUS, KeyRing, type ApiKey, type Caller, type Permission } from '../auth.js';
+import { KeyRing, type ApiKey, type Caller, type Permission } from '../auth.js';
 import { HttpError } from '../http-errors.js';
 
 // What a team's routes and `identify` need with the bridges: `axon/request-context` exports them.
@@ -50,15 +50,36 @@ export interface AxonRequest {
 }
 
 /**
- * Options of every bridge. Identity comes from `keys` (API.md's `Authorization: Bearer`),
- * or from `identify`, or — with neither — every caller is `anonymous`.
+ * The caller of a request that names nobody, when a bridge allows one (`anonymous: 'allow'`):
+ * it may read and write what is `anonymous`'s, never `admin`.
+ */
+export const ANONYMOUS_CALLER: Caller = {
+  userId: 'anonymous',
+  permissions: new Set<Permission>(['read', 'write']),
+};
+
+/**
+ * Options of every bridge. Identity comes from `keys` (API.md's `Authorization: Bearer`), or
+ * from `identify`; a request that names nobody is refused (401) unless `anonymous: 'allow'`
+ * says so by name. A bridge with none of the three is a `TypeError` when it is made.
  */
 export interface RequestContextOptions<TRequest> {
-  /** API keys, as `axon serve` takes them; a request without a valid one gets 401. */
+  /**
+   * API keys, as `axon serve` takes them; a request without a valid one gets 401 (one with
+   * no `Authorization` at all is anonymous under `anonymous: 'allow'`).
+   */
   readonly keys?: readonly ApiKey[];
   /**
-   * The team's own auth: the caller of `request`, or `null` / `undefined` for 401. May throw
-   * an `HttpError` (say a 403) to answer with it. Not with `keys`.
+   * Callers that name nobody: `'refuse'` (the default) answers them 401; `'allow'` lets them
+   * in as `anonymous` with `read` and `write` only (never `admin`) — every such caller shares
+   * the one identity, its runs and memory. With neither `keys` nor `identify`, every caller
+   * is such a one, so `'allow'` must be said.
+   */
+  readonly anonymous?: 'allow' | 'refuse';
+  /**
+   * The team's own auth: the caller of `request`, or `null` / `undefined` for a caller it
+   * does not know (401, or `anonymous` under `anonymous: 'allow'`). May throw an `HttpError`
+   * (say a 403) to answer with it. Not with `keys`.
    */
   readonly identify?: (
     request: TRequest,
@@ -150,6 +171,17 @@ export function createRequestContexts<TRequest>(
   if (identify !== undefined && typeof identify !== 'function') {
     throw new TypeError(`${where}: identify must be a function`);
   }
+  const anonymous = options.anonymous ?? 'refuse';
+  if (!(['allow', 'refuse'] as unknown[]).includes(anonymous)) {
+    throw new TypeError(
+      `${where}: anonymous must be 'allow' or 'refuse', got ${JSON.stringify(anonymous)}`,
+    );
+  }
+  if ((options.keys ?? []).length === 0 && identify === undefined && anonymous !== 'allow') {
+    throw new TypeError(
+      `${where}: give keys or identify to say who calls, or anonymous: 'allow' to let every caller in as anonymous (read and write)`,
+    );
+  }
   if (contextOptions !== undefined && typeof contextOptions !== 'function') {
     throw new TypeError(`${where}: contextOptions must be a function`);
   }
@@ -181,10 +213,15 @@ export function createRequestContexts<TRequest>(
   }
 
   async function callerOf(request: TRequest, headers: HeaderLookup): Promise<Caller> {
-    if (keys.enabled) return keys.caller(headers('authorization'));
-    if (identify === undefined) return ANONYMOUS;
+    if (keys.enabled) {
+      const authorization = headers('authorization');
+      if (authorization === undefined && anonymous === 'allow') return ANONYMOUS_CALLER;
+      return keys.caller(authorization);
+    }
+    if (identify === undefined) return ANONYMOUS_CALLER;
     const who = await identify(request);
     if (who === null || who === undefined) {
+      if (anonymous === 'allow') return ANONYMOUS_CALLER;
       throw new HttpError(401, 'UNAUTHORIZED', 'the request does not say who is calling');
     }
     if (typeof who.userId !== 'string' || who.userId.length === 0) {

@@ -42,6 +42,7 @@ export interface BridgeTestOptions {
   /** The test's identify, over the request's headers; the app calls it from its own. */
   readonly identify?: (headers: HeaderLookup) => Identity | null;
   readonly maxTimeoutMs?: number;
+  readonly anonymous?: 'allow' | 'refuse';
 }
 
 /** A framework's app listening on a real port. */
@@ -82,7 +83,10 @@ export function bridgeConformance(name: string, start: StartBridge): void {
     });
 
     /** A runtime with the test agents, its app listening, and what the agents saw. */
-    async function serve(options: BridgeTestOptions = {}, clock?: SimulatedClock) {
+    async function serve(
+      options: BridgeTestOptions = { anonymous: 'allow' },
+      clock?: SimulatedClock,
+    ) {
       const seen: ExecContext[] = [];
       const background: Promise<AgentResult>[] = [];
       let release: () => void = () => undefined;
@@ -173,10 +177,13 @@ export function bridgeConformance(name: string, start: StartBridge): void {
       });
     });
 
-    it('is anonymous without keys or identify', async () => {
+    it("is anonymous under anonymous: 'allow', and refused without it, keys or identify", async () => {
       const { post } = await serve();
       const body = (await (await post('/invoke/whoami')).json()) as InvokeReply;
       expect(body).toMatchObject({ status: 'success', output: { userId: 'anonymous' } });
+      await expect(start(quietRuntime(), {}, () => undefined)).rejects.toThrow(
+        /give keys or identify to say who calls, or anonymous: 'allow'/,
+      );
     });
 
     it("answers a bad key, or none, with 401 and API.md's error body, running nothing", async () => {
@@ -245,7 +252,7 @@ export function bridgeConformance(name: string, start: StartBridge): void {
 
     it('ends a slow agent with TIMEOUT at the deadline the header asks for', async () => {
       const clock = new SimulatedClock(0);
-      const { post, seen } = await serve({}, clock);
+      const { post, seen } = await serve({ anonymous: 'allow' }, clock);
       const pending = post('/invoke/slow', { 'x-request-timeout-ms': '5000' });
       await vi.waitFor(() => {
         expect(seen).toHaveLength(1);
@@ -258,7 +265,7 @@ export function bridgeConformance(name: string, start: StartBridge): void {
 
     it('cuts a deadline past maxTimeoutMs to it', async () => {
       const clock = new SimulatedClock(0);
-      const { post, seen } = await serve({ maxTimeoutMs: 1_000 }, clock);
+      const { post, seen } = await serve({ anonymous: 'allow', maxTimeoutMs: 1_000 }, clock);
       const pending = post('/invoke/slow', { 'x-request-timeout-ms': '3600000' });
       await vi.waitFor(() => {
         expect(seen).toHaveLength(1);

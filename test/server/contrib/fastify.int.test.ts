@@ -38,8 +38,10 @@ describe('axonFastify', () => {
     const runtime = quietRuntime();
     const app = Fastify({ logger: false });
     try {
-      await app.register(axonFastify(runtime));
-      await expect(app.register(axonFastify(runtime))).rejects.toMatchObject({
+      await app.register(axonFastify(runtime, { anonymous: 'allow' }));
+      await expect(
+        app.register(axonFastify(runtime, { anonymous: 'allow' })),
+      ).rejects.toMatchObject({
         code: 'FST_ERR_DEC_ALREADY_PRESENT',
       });
     } finally {

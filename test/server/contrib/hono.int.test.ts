@@ -58,7 +58,7 @@ describe('axonHono', () => {
   it('sets X-Correlation-Id on a raw Response a handler returns', async () => {
     runtime = quietRuntime();
     const app = new Hono<AxonHonoEnv>();
-    app.use(axonHono(runtime));
+    app.use(axonHono(runtime, { anonymous: 'allow' }));
     app.get('/raw', () => new Response('plain', { headers: { 'content-type': 'text/plain' } }));
     const server = await listen(app);
     try {

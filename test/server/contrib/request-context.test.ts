@@ -12,6 +12,8 @@ import {
 import { quietRuntime } from '../../support/runtime.js';
 
 const KEY = { key: 'a-key-of-sixteen-chars', user_id: 'ops' };
+/** What a bridge must say to let callers that name nobody in. */
+const ANON = { anonymous: 'allow' } as const;
 
 describe('createRequestContexts options', () => {
   const runtime = { createContext: () => quietRuntime().createContext() };
@@ -33,22 +35,39 @@ describe('createRequestContexts options', () => {
 
   it('refuses deadlines that are not whole numbers > 0, naming the option', () => {
     for (const bad of [0, -1, 1.5, Number.POSITIVE_INFINITY]) {
-      expect(() => createRequestContexts(runtime, { maxTimeoutMs: bad })).toThrow(
+      expect(() => createRequestContexts(runtime, { ...ANON, maxTimeoutMs: bad })).toThrow(
         new RangeError(
           `createRequestContexts: maxTimeoutMs must be a whole number > 0, got ${bad}`,
         ),
       );
     }
-    expect(() => createRequestContexts(runtime, { defaultTimeoutMs: 0 })).toThrow(
+    expect(() => createRequestContexts(runtime, { ...ANON, defaultTimeoutMs: 0 })).toThrow(
       /defaultTimeoutMs/,
     );
     expect(() =>
-      createRequestContexts(runtime, { defaultTimeoutMs: 2_000, maxTimeoutMs: 1_000 }),
+      createRequestContexts(runtime, {
+        ...ANON,
+        defaultTimeoutMs: 2_000,
+        maxTimeoutMs: 1_000,
+      }),
     ).toThrow(/defaultTimeoutMs \(2000\) is past maxTimeoutMs \(1000\)/);
   });
 
+  it('refuses a bridge that can name no caller unless it allows anonymous ones by name', () => {
+    for (const options of [{}, { keys: [] }, { anonymous: 'refuse' as const }]) {
+      expect(() => createRequestContexts(runtime, options)).toThrow(
+        new TypeError(
+          "createRequestContexts: give keys or identify to say who calls, or anonymous: 'allow' to let every caller in as anonymous (read and write)",
+        ),
+      );
+    }
+    expect(() =>
+      createRequestContexts(runtime, { anonymous: 'yes' as unknown as 'allow' }),
+    ).toThrow(/anonymous must be 'allow' or 'refuse', got "yes"/);
+  });
+
   it('refuses a timeout header name that is not a lower-case header name', () => {
-    expect(() => createRequestContexts(runtime, { timeoutHeader: 'X-Timeout' })).toThrow(
+    expect(() => createRequestContexts(runtime, { ...ANON, timeoutHeader: 'X-Timeout' })).toThrow(
       /timeoutHeader/,
     );
   });
@@ -74,17 +93,17 @@ describe('contextFromRequest', () => {
 
   it('sets the deadline from the header, cut to maxTimeoutMs, else defaultTimeoutMs', async () => {
     const rt = open();
-    const asked = await contextFromRequest(rt, { 'x-request-timeout-ms': '250' });
+    const asked = await contextFromRequest(rt, { 'x-request-timeout-ms': '250' }, ANON);
     expect(asked.ctx.deadline).toBe(1_250);
     const cut = await contextFromRequest(
       rt,
       { 'x-request-timeout-ms': '90000' },
-      { maxTimeoutMs: 5_000 },
+      { ...ANON, maxTimeoutMs: 5_000 },
     );
     expect(cut.ctx.deadline).toBe(6_000);
-    const fallback = await contextFromRequest(rt, {}, { defaultTimeoutMs: 700 });
+    const fallback = await contextFromRequest(rt, {}, { ...ANON, defaultTimeoutMs: 700 });
     expect(fallback.ctx.deadline).toBe(1_700);
-    expect((await contextFromRequest(rt, {})).ctx.deadline).toBeNull();
+    expect((await contextFromRequest(rt, {}, ANON)).ctx.deadline).toBeNull();
   });
 
   it('reads the deadline from a header of another name', async () => {
@@ -92,7 +111,7 @@ describe('contextFromRequest', () => {
     const { ctx } = await contextFromRequest(
       rt,
       { 'x-budget-ms': '40', 'x-request-timeout-ms': 'ignored' },
-      { timeoutHeader: 'x-budget-ms' },
+      { ...ANON, timeoutHeader: 'x-budget-ms' },
     );
     expect(ctx.deadline).toBe(1_040);
   });
@@ -128,6 +147,30 @@ describe('contextFromRequest', () => {
     ).rejects.toBeInstanceOf(HttpError);
   });
 
+  it("lets an anonymous caller in only under anonymous: 'allow', and then with read and write, never admin", async () => {
+    const rt = open();
+    const anon = await contextFromRequest(rt, {}, ANON);
+    expect(anon.caller.userId).toBe('anonymous');
+    expect([...anon.caller.permissions].sort()).toEqual(['read', 'write']);
+    // identify names nobody: 401, unless anonymous callers are allowed.
+    const nobody = { identify: () => null };
+    await expect(contextFromRequest(rt, {}, nobody)).rejects.toMatchObject({
+      status: 401,
+      code: 'UNAUTHORIZED',
+    });
+    const allowed = await contextFromRequest(rt, {}, { ...nobody, ...ANON });
+    expect([...allowed.caller.permissions].sort()).toEqual(['read', 'write']);
+    // With keys: no Authorization is anonymous when allowed; a wrong key is 401 all the same.
+    const keyed = { keys: [KEY], ...ANON };
+    expect((await contextFromRequest(rt, {}, keyed)).caller.userId).toBe('anonymous');
+    await expect(contextFromRequest(rt, {}, { keys: [KEY] })).rejects.toMatchObject({
+      status: 401,
+    });
+    await expect(
+      contextFromRequest(rt, { authorization: 'Bearer wrong-key-000000000' }, keyed),
+    ).rejects.toMatchObject({ status: 401 });
+  });
+
   it('gives an identified caller read and write by default, and refuses an empty user id', async () => {
     const rt = open();
     const { caller } = await contextFromRequest(rt, {}, { identify: () => ({ userId: 'ada' }) });
@@ -143,6 +186,7 @@ describe('contextFromRequest', () => {
       rt,
       { 'x-correlation-id': 'c-1' },
       {
+        ...ANON,
         contextOptions: (caller) => ({
           sessionId: `s-${caller.userId}`,
           permissions: { allowedAgents: ['planner'] },
@@ -159,11 +203,11 @@ describe('contextFromRequest', () => {
   it('cancels the context when the signal aborts, unless cancelOnDisconnect is false', async () => {
     const rt = open();
     const gone = new AbortController();
-    const linked = await contextFromRequest(rt, {}, { signal: gone.signal });
+    const linked = await contextFromRequest(rt, {}, { ...ANON, signal: gone.signal });
     const unlinked = await contextFromRequest(
       rt,
       {},
-      { signal: gone.signal, cancelOnDisconnect: false },
+      { ...ANON, signal: gone.signal, cancelOnDisconnect: false },
     );
     gone.abort(new CancelledError('client gone'));
     expect(linked.ctx.isCancelled()).toBe(true);
@@ -175,7 +219,7 @@ describe('contextFromRequest', () => {
     const rt = open();
     let pending: Promise<unknown> | undefined;
     expect(() => {
-      pending = contextFromRequest(rt, {}, { maxTimeoutMs: -1 });
+      pending = contextFromRequest(rt, {}, { ...ANON, maxTimeoutMs: -1 });
     }).not.toThrow();
     await expect(pending).rejects.toBeInstanceOf(RangeError);
   });

@@ -1,0 +1,99 @@
+/**
+ * A server without keys against DNS rebinding (docs/security.md, "The network"): it listens
+ * on loopback only, and answers only requests whose `Host` is a loopback name or address —
+ * a page that rebound its own name to 127.0.0.1 gets 403 and learns nothing.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnAxon, type FleetProcess } from '../support/axon-process.js';
+
+/** A request with the `Host` a browser would send for `host`: status and parsed body. */
+function withHost(
+  url: string,
+  method: string,
+  path: string,
+  host: string | null,
+): Promise<{ status: number; body: unknown }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        hostname,
+        port,
+        path,
+        method,
+        setHost: false,
+        headers: {
+          ...(host === null ? {} : { host }),
+          ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body: text === '' ? null : JSON.parse(text) });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(method === 'POST' ? JSON.stringify({ name: 'rebound' }) : undefined);
+  });
+}
+
+describe('a server without keys', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'axon-security-keyless-'));
+  const spawned: FleetProcess[] = [];
+  let url = '';
+  beforeAll(async () => {
+    const { match } = await spawnAxon(
+      ['serve', '--port', '0', '--data-dir', join(dir, 'data')],
+      {},
+      /listening on (http:\/\/\S+) /,
+      spawned,
+    );
+    url = match[1] as string;
+  });
+  afterAll(async () => {
+    for (const p of spawned) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+    await Promise.all(spawned.map((p) => p.exited));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('answers a foreign Host with 403 FORBIDDEN saying why, on every route, reads and writes alike', async () => {
+    const port = new URL(url).port;
+    for (const host of ['attacker.example', `attacker.example:${port}`, `10.0.0.7:${port}`]) {
+      for (const [method, path] of [
+        ['GET', '/v1/runs'],
+        ['GET', '/v1/pools'],
+        ['POST', '/v1/flows'],
+        ['GET', '/metrics'],
+        ['GET', '/ui'],
+      ] as const) {
+        const res = await withHost(url, method, path, host);
+        expect(res.status, `${method} ${path} with Host ${host}`).toBe(403);
+        expect(res.body).toMatchObject({
+          error: {
+            code: 'FORBIDDEN',
+            message: expect.stringContaining('DNS rebinding') as unknown,
+            details: { host, reason: 'host_not_allowed' },
+          },
+        });
+      }
+    }
+    // No Host at all: Node refuses an HTTP/1.1 request without one before axon sees it.
+    expect((await withHost(url, 'GET', '/v1/runs', null)).status).toBe(400);
+  });
+
+  it('answers the loopback names, with or without a port', async () => {
+    const port = new URL(url).port;
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `[::1]:${port}`, 'localhost']) {
+      expect((await withHost(url, 'GET', '/v1/pools', host)).status, host).toBe(200);
+    }
+    expect((await withHost(url, 'POST', '/v1/flows', `LOCALHOST:${port}`)).status).toBe(201);
+  });
+});
