@@ -6,7 +6,6 @@
  * streams, and `/metrics` without a key.
  */
 import { writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { curl, expectApiError, POLL } from '../support/server.js';
@@ -15,35 +14,11 @@ import {
   MAX_STREAMS,
   MAX_STREAMS_PER_USER,
   useTarget,
+  withHost,
   type Target,
   type TargetKind,
   type Who,
 } from './targets.js';
-
-/** A GET with a `Host` of the test's choosing (fetch will not set one): status and body. */
-function getWithHost(
-  url: string,
-  path: string,
-  host: string,
-  headers: Readonly<Record<string, string>> = {},
-): Promise<{ status: number; body: unknown }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      { hostname, port, path, method: 'GET', headers: { ...headers, host } },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, body: text === '' ? null : JSON.parse(text) });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 /** A live step of `who`: an `llm_call` of many tokens, running until its run is cancelled. */
 async function liveStep(t: Target, who: Who): Promise<{ runId: string; stepId: string }> {
@@ -196,10 +171,10 @@ describe.each<TargetKind>(['sqlite', 'fleet'])('the boundaries of %s', (kind) =>
     const auth = { authorization: `Bearer ${KEYS.alice}` };
     const port = new URL(t.url).port;
     for (const host of ['api.example.com', `api.example.com:${port}`, `127.0.0.1:${port}`]) {
-      expect((await getWithHost(t.url, '/v1/pools', host, auth)).status).toBe(200);
+      expect((await withHost(t.url, 'GET', '/v1/pools', host, auth)).status).toBe(200);
     }
     for (const host of ['attacker.example', `attacker.example:${port}`, `localhost:${port}`]) {
-      const res = await getWithHost(t.url, '/v1/pools', host, auth);
+      const res = await withHost(t.url, 'GET', '/v1/pools', host, auth);
       expect(res.status).toBe(403);
       expect(res.body).toMatchObject({
         error: { code: 'FORBIDDEN', details: { host, reason: 'host_not_allowed' } },

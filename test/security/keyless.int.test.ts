@@ -4,46 +4,11 @@
  * a page that rebound its own name to 127.0.0.1 gets 403 and learns nothing.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawnAxon, type FleetProcess } from '../support/axon-process.js';
-
-/** A request with the `Host` a browser would send for `host`: status and parsed body. */
-function withHost(
-  url: string,
-  method: string,
-  path: string,
-  host: string | null,
-): Promise<{ status: number; body: unknown }> {
-  const { hostname, port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        hostname,
-        port,
-        path,
-        method,
-        setHost: false,
-        headers: {
-          ...(host === null ? {} : { host }),
-          ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => {
-          resolve({ status: res.statusCode ?? 0, body: text === '' ? null : JSON.parse(text) });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(method === 'POST' ? JSON.stringify({ name: 'rebound' }) : undefined);
-  });
-}
+import { withHost } from './targets.js';
 
 describe('a server without keys', () => {
   const dir = mkdtempSync(join(tmpdir(), 'axon-security-keyless-'));

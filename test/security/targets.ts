@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { spawnAxon, type FleetProcess } from '../support/axon-process.js';
@@ -185,4 +186,45 @@ export function useTarget(kind: TargetKind, extra = ''): () => Target {
     if (!target) throw new Error('the target is not started (use it inside a test)');
     return target;
   };
+}
+
+/**
+ * A request with the `Host` of the test's choosing, as a browser would send it for a name
+ * (`fetch` will not set one); `null` sends none. A POST carries a small JSON flow. Resolves
+ * the status and the parsed body.
+ */
+export function withHost(
+  url: string,
+  method: string,
+  path: string,
+  host: string | null,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<{ status: number; body: unknown }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        hostname,
+        port,
+        path,
+        method,
+        setHost: false,
+        headers: {
+          ...headers,
+          ...(host === null ? {} : { host }),
+          ...(method === 'POST' ? { 'content-type': 'application/json' } : {}),
+        },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => {
+          resolve({ status: res.statusCode ?? 0, body: text === '' ? null : JSON.parse(text) });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(method === 'POST' ? JSON.stringify({ name: 'rebound' }) : undefined);
+  });
 }
