@@ -345,6 +345,7 @@ export {
   type FsPolicy,
   type FsResult,
 } from './policy/fs-broker.js';
+export { createSandbox, type Sandbox, type SandboxOptions } from './policy/sandbox.js';
 export { redactingStore } from './store/redacting-store.js';
 export { redactingTracer } from './observability/redacting-tracer.js';
 export { StepSuspendedError } from './errors/step-suspended-error.js';
