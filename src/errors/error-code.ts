@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'CANCELLED',
   'TIMEOUT',
   'WORKER_RESET',
+  'WORKER_LOST',
   'NOT_IMPLEMENTED',
   'INTERNAL',
 ] as const;

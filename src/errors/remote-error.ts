@@ -3,6 +3,7 @@ import { AxonError } from './axon-error.js';
 import { CancelledError } from './cancelled-error.js';
 import type { ErrorCode } from './error-code.js';
 import type { ErrorPayload } from './to-error-payload.js';
+import { WorkerLostError } from './worker-lost-error.js';
 import { WorkerResetError } from './worker-reset-error.js';
 
 /**
@@ -21,7 +22,8 @@ export class RemoteError extends AxonError {
 }
 
 /**
- * The typed error of a payload: a {@link CancelledError} or {@link WorkerResetError} for
+ * The typed error of a payload: a {@link CancelledError}, {@link WorkerResetError} or
+ * {@link WorkerLostError} for
  * those codes (so `instanceof` checks keep working across threads), else a
  * {@link RemoteError} with the payload's code.
  */
@@ -32,6 +34,8 @@ export function fromErrorPayload(payload: ErrorPayload): AxonError {
       return new CancelledError(payload.message, options);
     case 'WORKER_RESET':
       return new WorkerResetError(payload.message, options);
+    case 'WORKER_LOST':
+      return new WorkerLostError(payload.message, options);
     default:
       return new RemoteError(payload);
   }

@@ -19,7 +19,7 @@ import type { SchemaRegistry } from '../tools/schema-registry.js';
 import type { ActorSystem } from '../actors/actor-system.js';
 import type { StepDispatch } from '../placement/fleet-jobs.js';
 import { choosePool, type PoolCandidate } from '../placement/pool-choice.js';
-import { parseBody, wireBudgetsSchema } from './request-bodies.js';
+import { parseBody, wireBudgetsSchema, wirePlacementSchema } from './request-bodies.js';
 
 /** Who a run is for: its steps run under this user (rate limits, memory scope, policy). */
 export interface RunOwner {
@@ -103,13 +103,7 @@ const runPolicySchema = z
 /** API.md's `pool_policy`: `auto`, a pinned pool, or pools with the given tags. */
 const poolPolicySchema = z
   .object({
-    placement: z
-      .union([
-        z.literal('auto'),
-        z.object({ pin: z.string().min(1) }).strict(),
-        z.object({ affinity: z.object({ tags: z.array(z.string().min(1)) }).strict() }).strict(),
-      ])
-      .default('auto'),
+    placement: wirePlacementSchema.default('auto'),
     /** What every step of the run needs of its pool (a fleet's capabilities). */
     requires: z
       .object({

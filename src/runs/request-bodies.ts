@@ -13,6 +13,16 @@ export const wireBudgetsSchema = z
   })
   .strict();
 
+/**
+ * A placement on the wire (API.md): `"auto"`, `{ "pin": "<pool_id>" }` or
+ * `{ "affinity": { "tags": [...] } }` — a run's `pool_policy.placement`, and a step's own.
+ */
+export const wirePlacementSchema = z.union([
+  z.literal('auto'),
+  z.object({ pin: z.string().min(1) }).strict(),
+  z.object({ affinity: z.object({ tags: z.array(z.string().min(1)) }).strict() }).strict(),
+]);
+
 /** `body` parsed with `schema`, or `SchemaViolationError` naming `subject` and each path. */
 export function parseBody<T>(schema: z.ZodType<T>, subject: string, body: unknown): T {
   const parsed = schema.safeParse(body);

@@ -30,6 +30,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   CANCELLED: 409,
   TIMEOUT: 503,
   WORKER_RESET: 503,
+  WORKER_LOST: 503,
   NOT_IMPLEMENTED: 501,
   INTERNAL: 500,
 };

@@ -15,7 +15,7 @@ import type { RunRecord, StepRecord, StepStatus, WireBudgets } from '../store/re
 import { flushed, type RunStore } from '../store/run-store.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import { gateEvalInputSchema, type GateEvalInput } from './gate-eval.js';
-import { parseBody, wireBudgetsSchema } from '../runs/request-bodies.js';
+import { parseBody, wireBudgetsSchema, wirePlacementSchema } from '../runs/request-bodies.js';
 import type { PolicyGate } from '../runs/policy-gate.js';
 import { attachRunCalls, type RunCalls } from '../runs/run-calls.js';
 import { AlreadyClaimed, type StepSubmission } from '../runs/step-runner.js';
@@ -46,7 +46,8 @@ export const stepSubmissionSchema = z
     ]),
     client_token: z.string().min(1).max(256).optional(),
     input: z.record(z.string(), z.unknown()),
-    placement: z.literal('auto').optional(),
+    /** Over the run's `pool_policy` for this step when not `"auto"` (API.md, seed 003 §6). */
+    placement: wirePlacementSchema.optional(),
     budgets: wireBudgetsSchema.optional(),
   })
   .strict();
@@ -147,11 +148,13 @@ export interface SubmissionCaller {
    */
   readonly traceparent?: string | undefined;
   /**
-   * Where the step runs, over the run's `pool_policy` (for embedding code; the HTTP body's
-   * `placement` is `"auto"`): `'here'` in this runtime even when it has a fleet (the
+   * Where the step runs, over the run's `pool_policy` (for embedding code; a body's own
+   * `placement`, API.md's form, does the same for callers over HTTP — give one or the other,
+   * a `TypeError` otherwise): `'here'` in this runtime even when it has a fleet (the
    * workflow engine's inline and worker roles); `{ pool }` queued on that pool of the fleet
    * (`PoolUnavailableError` when the runtime has no fleet, or no such pool takes work).
-   * Default: the run's `pool_policy` — on a fleet, its pools; embedded, here.
+   * Default: the body's `placement`, else the run's `pool_policy` — on a fleet, its pools;
+   * embedded, here.
    */
   readonly placement?: StepPlacement | undefined;
 }
@@ -283,6 +286,16 @@ export async function submitStep(
 ): Promise<SubmittedStep> {
   const request = parseBody(stepSubmissionSchema, 'step', body);
   const placement = checkStepPlacement(caller.placement);
+  // The body's own placement (API.md), over the run's pool policy for this step.
+  const own: PoolPlacement | undefined =
+    request.placement === undefined || request.placement === 'auto'
+      ? undefined
+      : request.placement;
+  if (own !== undefined && placement !== undefined && !resume) {
+    throw new TypeError(
+      'submitStep: the body places the step and so does the caller (placement); give one',
+    );
+  }
   const run = await host.store.getRun(runId);
   if (!run) throw new NotFoundError('run', runId);
   if (run.status !== 'running' && run.status !== 'waiting') {
@@ -306,13 +319,20 @@ export async function submitStep(
   }
   if (host.dispatch && !resume && placement !== 'here') {
     try {
-      return await dispatchStep(host, host.dispatch, run, request, ctx, placement);
+      const on = placement === undefined ? own : { pin: placement.pool };
+      return await dispatchStep(host, host.dispatch, run, request, ctx, on);
     } finally {
       release();
     }
   }
   try {
-    const decision = resume?.record.placement_decision ?? (placement === 'here' ? 'here' : 'run');
+    const decision =
+      resume?.record.placement_decision ??
+      (placement === 'here'
+        ? 'here'
+        : own === undefined
+          ? 'run'
+          : host.choosePool(run, { requires: requirementsOf(run.pool_policy) }, own));
     return await submitIn(host, run, request, ctx, release, resume, decision);
   } catch (err) {
     release();
@@ -365,7 +385,7 @@ async function dispatchStep(
   run: RunRecord,
   request: z.infer<typeof stepSubmissionSchema>,
   ctx: ExecContext,
-  placement: { readonly pool: string } | undefined,
+  placement: PoolPlacement | undefined,
 ): Promise<SubmittedStep> {
   await admitStep(host, run, request, ctx);
   // What is known of the pools may be stale (a replica gone, a queue filled up).
@@ -383,11 +403,7 @@ async function dispatchStep(
   };
   let decision: PlacementDecision;
   try {
-    decision = host.choosePool(
-      run,
-      needs,
-      placement === undefined ? undefined : { pin: placement.pool },
-    );
+    decision = host.choosePool(run, needs, placement);
     await dispatch.admit(decision.pool_id);
   } catch (err) {
     // The operator learns why from the log, the client from the error.

@@ -15,6 +15,7 @@ import { StreamClosedError } from '../../src/errors/stream-closed-error.js';
 import { TimeoutError } from '../../src/errors/timeout-error.js';
 import { toAxonError, toErrorPayload } from '../../src/errors/to-error-payload.js';
 import { WideningError } from '../../src/errors/widening-error.js';
+import { WorkerLostError } from '../../src/errors/worker-lost-error.js';
 import { WorkerResetError } from '../../src/errors/worker-reset-error.js';
 import { CircuitOpenError } from '../../src/errors/circuit-open-error.js';
 import { PoolUnavailableError } from '../../src/errors/pool-unavailable-error.js';
@@ -36,6 +37,7 @@ const ALL: AxonError[] = [
   new TimeoutError('a', 100),
   new WideningError('permissions.allowedTools', ['z'], ['a']),
   new WorkerResetError('thread died'),
+  new WorkerLostError('replica gone'),
   new CircuitOpenError('agent:x', 'open', 1_000),
   new PoolUnavailableError('pool degraded'),
   new QueueFullError('queue full'),
@@ -56,10 +58,11 @@ describe('typed errors', () => {
     },
   );
 
-  it('only time-outs, worker resets and what the sender said are retriable among these', () => {
+  it('only time-outs, worker resets and losses, and what the sender said are retriable among these', () => {
     expect(ALL.filter((e) => e.retriable).map((e) => e.code)).toEqual([
       'TIMEOUT',
       'WORKER_RESET',
+      'WORKER_LOST',
       'POOL_UNAVAILABLE',
       'POOL_UNAVAILABLE',
       'QUEUE_FULL',
@@ -101,5 +104,8 @@ describe('errors across threads', () => {
     const reset = fromErrorPayload(toErrorPayload(new WorkerResetError('gone')));
     expect(reset).toBeInstanceOf(WorkerResetError);
     expect(reset.retriable).toBe(true);
+    const lost = fromErrorPayload(toErrorPayload(new WorkerLostError('gone')));
+    expect(lost).toBeInstanceOf(WorkerLostError);
+    expect(lost.retriable).toBe(true);
   });
 });

@@ -172,7 +172,7 @@ describe('a fleet in one process', () => {
 
   it("a step submitted with placement 'here' runs in the API process, not on a pool; one with { pool } goes to that pool over the run's policy", async () => {
     const prefix = fleetPrefix();
-    const gpu = await replica(prefix, 'gpu');
+    const gpu = await replica(prefix, 'gpu', { tags: ['gpu'] });
     await replica(prefix, 'cpu');
     const rt = await api(prefix, { engines: [createScriptedEngine({ tokenDelayMs: 20 })] });
     const runId = await newRun(rt, { placement: { pin: 'cpu' } });
@@ -196,6 +196,18 @@ describe('a fleet in one process', () => {
     });
     await expect(
       rt.submitStep(pinned, llm(3), { placement: { pool: 'tpu' } }),
+    ).rejects.toMatchObject({ code: 'POOL_UNAVAILABLE' });
+    // The body's own placement (API.md) does the same, in each of its forms.
+    for (const placement of [{ pin: 'gpu' }, { affinity: { tags: ['gpu'] } }]) {
+      const own = await rt.submitStep(pinned, { ...llm(3), placement });
+      expect((await log(rt, own.step_id))[0]).toMatchObject({ type: 'started', pool_id: 'gpu' });
+      expect((await rt.getStep(own.step_id))?.placement_decision).toMatchObject({
+        pool_id: 'gpu',
+        policy: 'pin' in placement ? 'pin' : 'affinity',
+      });
+    }
+    await expect(
+      rt.submitStep(pinned, { ...llm(3), placement: { pin: 'tpu' } }),
     ).rejects.toMatchObject({ code: 'POOL_UNAVAILABLE' });
     await expect(rt.submitStep(pinned, llm(3), { placement: 'there' as 'here' })).rejects.toThrow(
       /placement must be "here" or \{ pool: "<pool id>" \}/,

@@ -101,6 +101,43 @@ describe('steps: submission (NERVE-4003)', () => {
     expect((await s.api('POST', `/v1/runs/${other.run_id}/steps`, body)).status).toBe(201);
   });
 
+  it("a step's own placement overrides its run's pool_policy (API.md, seed 003 §6): kept in placement_decision; a pool that does not exist is 503 POOL_UNAVAILABLE, a malformed one 400", async () => {
+    const { s } = await start();
+    const run = await s.newRun();
+    const id = await s.submit(run.run_id, {
+      type: 'checkpoint',
+      input: {},
+      placement: { pin: 'local' },
+    });
+    await s.streamText(id);
+    expect((await s.api('GET', `/v1/steps/${id}`)).body).toMatchObject({
+      status: 'succeeded',
+      placement_decision: { pool_id: 'local', policy: 'pin' },
+    });
+    for (const placement of [{ pin: 'gpu' }, { affinity: { tags: ['a100'] } }]) {
+      expectApiError(
+        await s.api('POST', `/v1/runs/${run.run_id}/steps`, {
+          type: 'checkpoint',
+          input: {},
+          placement,
+        }),
+        503,
+        'POOL_UNAVAILABLE',
+      );
+    }
+    for (const placement of ['gpu', { pin: '' }, { pool: 'local' }, { affinity: { tags: 'x' } }]) {
+      expectApiError(
+        await s.api('POST', `/v1/runs/${run.run_id}/steps`, {
+          type: 'checkpoint',
+          input: {},
+          placement,
+        }),
+        400,
+        'INVALID_PARAMS',
+      );
+    }
+  });
+
   it('GET /v1/steps/{id} is the Step of API.md', async () => {
     const { s } = await start();
     const run = await s.newRun({ seed: 5 });

@@ -588,4 +588,36 @@ describe('step placement without a fleet', () => {
     expect(runs()).toBe(1);
     await rt.close();
   });
+
+  it("takes the body's own placement over the run's (seed 003 §6): a pin of this pool runs, kept in placement_decision; another pool or tags none has are refused as a run's would be", async () => {
+    const { rt, runs } = setup(memoryStore());
+    const { flow } = await rt.createFlow(flowBody);
+    const run = await rt.createRun(flow.flow_id, {});
+    const body = { type: 'agent', input: { agent: 'count', message: 'x' } };
+    const pinned = await rt.submitStep(run.run_id, { ...body, placement: { pin: 'local' } });
+    expect(await pinned.done).toBe('succeeded');
+    expect(await rt.getStep(pinned.step_id)).toMatchObject({
+      placement_decision: { pool_id: 'local', policy: 'pin' },
+    });
+    const auto = await rt.submitStep(run.run_id, { ...body, placement: 'auto' });
+    expect(await auto.done).toBe('succeeded');
+    expect((await rt.getStep(auto.step_id))?.placement_decision).toMatchObject({
+      policy: 'auto',
+    });
+    for (const placement of [{ pin: 'gpu' }, { affinity: { tags: ['gpu'] } }]) {
+      await expect(
+        rt.submitStep(run.run_id, { ...body, client_token: 'refused', placement }),
+      ).rejects.toMatchObject({ code: 'POOL_UNAVAILABLE' });
+    }
+    // Refused before anything was claimed: the token is free, nothing ran.
+    expect((await rt.listSteps(run.run_id)).map((s) => s.client_token)).toEqual([null, null]);
+    expect(runs()).toBe(2);
+    await expect(
+      rt.submitStep(run.run_id, { ...body, placement: { pin: 'local' } }, { placement: 'here' }),
+    ).rejects.toThrow(/the body places the step and so does the caller/);
+    await expect(
+      rt.submitStep(run.run_id, { ...body, placement: { pool: 'local' } }),
+    ).rejects.toMatchObject({ code: 'SCHEMA_VIOLATION' });
+    await rt.close();
+  });
 });

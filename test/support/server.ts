@@ -48,6 +48,7 @@ export const API_ERROR_CODES: readonly string[] = [
   'CANCELLED',
   'TIMEOUT',
   'WORKER_RESET',
+  'WORKER_LOST',
   'NOT_IMPLEMENTED',
   'INTERNAL',
 ];
