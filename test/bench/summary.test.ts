@@ -84,17 +84,17 @@ describe('the benchmark summary', () => {
     result('actors', { metrics: { heap_bytes_per_actor: 4_924, actors_alive: 90_000 } });
     const summary = summaryOf();
     expect(row(summary, 'inline', 'ratios.vs_langgraph')).toMatchObject({
-      target: '≥ 30',
+      target: '≥ 40',
       measured: '45.13',
       result: 'met',
     });
     expect(row(summary, 'worker', 'ratios.vs_piscina')).toMatchObject({
-      target: '≥ 0.7',
+      target: '≥ 0.9',
       measured: '0.29',
       result: '**missed**',
     });
     expect(row(summary, 'actors', 'metrics.heap_bytes_per_actor')).toMatchObject({
-      target: '≤ 10 240',
+      target: '≤ 5 120',
       measured: '4 924',
       result: 'met',
     });
@@ -149,7 +149,7 @@ describe('the benchmark summary', () => {
   it('lists JSON files that are not bench results instead of failing', () => {
     writeFileSync(join(dir, 'broken.json'), '{ "bench": ');
     writeFileSync(join(dir, 'other.json'), JSON.stringify({ hello: 'world' }));
-    result('inline', { ratios: { vs_langgraph: 31 } });
+    result('inline', { ratios: { vs_langgraph: 41 } });
     const summary = summaryOf();
     expect(summary).toContain(
       'Not read: `broken.json` (not JSON), `other.json` (not a bench result).',
@@ -179,24 +179,24 @@ describe('the targets', () => {
   it('cover the figures the task names, with their thresholds', () => {
     const listed = TARGETS.map((t) => `${t.bench} ${t.kind}.${t.name} ${describeTarget(t)}`);
     expect(listed).toEqual([
-      'inline ratios.vs_langgraph ≥ 30',
-      'worker ratios.vs_piscina ≥ 0.7',
+      'inline ratios.vs_langgraph ≥ 40',
+      'worker ratios.vs_piscina ≥ 0.9',
       'stream metrics.tokens_per_s ≥ 200 000',
-      'actors metrics.heap_bytes_per_actor ≤ 10 240',
-      'actors metrics.actors_alive ≥ 100 000',
+      'actors metrics.heap_bytes_per_actor ≤ 5 120',
+      'actors metrics.actors_alive ≥ 1 000 000',
       'engine ratios.vs_openai_sdk ≥ 0.9',
-      'store ratios.sqlite_vs_memory ≥ 0.5',
-      'store ratios.redis_vs_memory ≥ 0.25',
+      'store ratios.sqlite_vs_memory ≥ 0.7',
+      'store ratios.redis_vs_memory ≥ 0.4',
       'memory metrics.recall_p50_ms_100k ≤ 5',
       'memory metrics.cold_recall_at_10 ≥ 0.95',
       'memory metrics.cold_one_scope_recall_at_10 ≥ 0.95',
       'memory metrics.cold_one_scope_p50_ms ≤ 5',
       'sse metrics.loop_lag_p99_ms_1000_clients < 50',
       'sse metrics.tokens_per_s_one_connection ≥ 200 000',
-      'http ratios.vs_bare_fastify ≥ 0.5',
+      'http ratios.vs_bare_fastify ≥ 0.6',
       'fleet ratios.vs_bullmq ≥ 0.7',
       'fleet metrics.submit_to_start_p50_ms ≤ 2',
-      'orchestrator ratios.handle_vs_invoke ≥ 0.5',
+      'orchestrator ratios.handle_vs_invoke ≥ 0.6',
       'orchestrator metrics.embedding_route_p50_ms ≤ 1',
       'workflow ratios.vs_langgraph ≥ 10',
     ]);
