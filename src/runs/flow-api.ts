@@ -227,11 +227,17 @@ export async function createFlowRun(
   // The roots are the server's to give: one outside its sandbox is refused (422) now.
   if (input.fs_policy) await deps.sandbox.runRoots(input.fs_policy.roots);
   // A pinned pool that does not exist, or tags no pool has, is refused now: the run could
-  // never place a step (PLACE-5001).
-  await deps.dispatch?.fresh();
-  choosePool(input.pool_policy.placement, deps.pools(), {
-    requires: input.pool_policy.requires,
-  });
+  // never place a step (PLACE-5001). On a fleet, a run that asks nothing of its pools is
+  // made even when none is live: its steps placed here run (a workflow's inline roles), and
+  // one for the fleet is refused when it is submitted, if no pool is live by then.
+  const asksNothing =
+    input.pool_policy.placement === 'auto' && input.pool_policy.requires === undefined;
+  if (!(deps.dispatch && asksNothing)) {
+    await deps.dispatch?.fresh();
+    choosePool(input.pool_policy.placement, deps.pools(), {
+      requires: input.pool_policy.requires,
+    });
+  }
   let seed = input.seed;
   let policy = input.policy;
   if (input.replay_of !== null) {

@@ -85,6 +85,25 @@ describe('a fleet in one process', () => {
     });
   });
 
+  it('makes a run that asks nothing of its pools with no pool live: its steps placed here run, one for the fleet is POOL_UNAVAILABLE; a pin nobody serves is refused at once', async () => {
+    const prefix = fleetPrefix();
+    const rt = await api(prefix);
+    expect(rt.listPools()).toEqual([]);
+    const runId = await newRun(rt);
+    const here = await rt.submitStep(runId, llm(2), { placement: 'here' });
+    expect(await here.done).toBe('succeeded');
+    expect((await rt.getStep(here.step_id))?.placement).toBe('inline');
+    await expect(rt.submitStep(runId, llm(2))).rejects.toMatchObject({
+      code: 'POOL_UNAVAILABLE',
+    });
+    await expect(newRun(rt, { placement: { pin: 'gpu' } })).rejects.toMatchObject({
+      code: 'POOL_UNAVAILABLE',
+    });
+    await expect(newRun(rt, { requires: { vram_mb: 1 } })).rejects.toMatchObject({
+      code: 'POOL_UNAVAILABLE',
+    });
+  });
+
   it('places a step only where its engine is served and its run’s requirements are met', async () => {
     const prefix = fleetPrefix();
     await replica(prefix, 'plain', { capabilities: { vram_mb: 8000 } });

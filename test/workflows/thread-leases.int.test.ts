@@ -22,7 +22,6 @@ afterEach(async () => {
 });
 
 const LEASE_MS = 150;
-const replicated = new Set<string>();
 const slow = defineWorkflow({
   name: 'slow',
   roles: { a: { kind: 'engine', prompt: 'Talk.', maxTokens: 12 } },
@@ -30,11 +29,7 @@ const slow = defineWorkflow({
 });
 
 async function engineOf(prefix: string): Promise<{ rt: Runtime; engine: WorkflowEngine }> {
-  // A fleet's run needs a live pool, though every turn of `slow` runs in its engine's process.
-  if (!replicated.has(prefix)) {
-    replicated.add(prefix);
-    await fleets.replica(prefix, 'cpu');
-  }
+  // No replica: every turn of `slow` runs in its engine's process, so its runs need no pool.
   const rt = await fleets.api(prefix, { engines: [createScriptedEngine({ tokenDelayMs: 20 })] });
   const engine = new WorkflowEngine(rt, [slow], { leaseMs: LEASE_MS });
   engines.push(engine);
