@@ -260,12 +260,15 @@ export async function createServer(
     draining: () => draining,
     streams,
     slots,
+    logger,
   });
   registerRunListRoutes(app, runtime);
   if (options.workflows) {
     registerThreadRoutes(app, {
       engine: options.workflows,
       keepAliveMs: whole('keepAliveMs', options.keepAliveMs, 15_000),
+      sseFlushMs: whole('sseFlushMs', options.sseFlushMs, 50, 0),
+      logger,
       draining: () => draining,
       streams,
       slots,

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { isIdOf } from '../context/id-source.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { QueueFullError } from '../errors/queue-full-error.js';
+import type { Logger } from '../observability/logger.js';
 import type { RunRecord, StepRecord } from '../store/records.js';
 import { zodIssues } from '../tools/zod-issues.js';
 import { factInputSchema } from '../runs/facts.js';
@@ -40,6 +41,8 @@ export interface RouteDeps {
   readonly streams: OpenStreams;
   /** The bounds of open streams, in all and per user (429 past them). */
   readonly slots: StreamSlots;
+  /** Where a stream's failure is logged. */
+  readonly logger: Logger;
 }
 
 /** `body` checked with `schema`, or 400 `INVALID_PARAMS` listing each problem. */
@@ -280,6 +283,9 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
         headers: correlation,
         onDrop: (type) => {
           deps.metrics.dropped.inc({ type });
+        },
+        onError: (err) => {
+          deps.logger.error({ err, step_id }, 'a step stream failed');
         },
       },
     ).finally(() => {

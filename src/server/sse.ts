@@ -1,5 +1,6 @@
 /**
- * @module A step's stream as Server-Sent Events (API.md, STREAM-2001..2003): frames
+ * @module The server's streams as Server-Sent Events (API.md, STREAM-2001..2003), one writer
+ * for a step's and a thread's: frames
  * `id: <seq>` / `event: <type>` / `data: <json>`, read from the durable log from
  * `Last-Event-ID` on and then live (`runtime.followStepPages`), `: keep-alive` comments while
  * nothing else is written, `write()` backpressure honoured (the next frame waits for
@@ -28,6 +29,8 @@ export interface SseOptions {
   readonly headers?: Readonly<Record<string, string>>;
   /** Told of each frame dropped by the drop policy. */
   readonly onDrop?: (type: string) => void;
+  /** Told of a failure of what the stream reads (the stream then ends). */
+  readonly onError?: (err: unknown) => void;
   /**
    * The least time between two writes of frames to the socket, ms: frames that come sooner
    * wait and go out together in one write (a write is a syscall; a token each would be one
@@ -103,15 +106,28 @@ export function drained(res: ServerResponse, closed: AbortSignal): Promise<boole
 }
 
 /**
- * Streams step `stepId`'s events after `afterSeq` to `res` as SSE until the step's last
- * event, or until `closed` aborts (the client went away). Writes the headers itself.
- * Resolves how it ended; never rejects (a failure of the follow ends the response).
+ * What {@link writeSse} streams: pages of items (the events of one read of a log, never
+ * none), how each is written as a frame, its type (for the drop policy), and whether it is
+ * the stream's last (never held back by the flush window).
  */
-export async function serveSse(
+export interface SseSource<T> {
+  readonly pages: AsyncIterable<readonly T[]>;
+  frame(item: T): string;
+  type(item: T): string;
+  last(item: T): boolean;
+}
+
+/**
+ * Streams `source` to `res` as SSE until its pages end, or until `closed` aborts (the client
+ * went away) — the one writer of every stream of the server (steps' and threads'): headers,
+ * `: keep-alive` comments, the flush window (`options.flushMs`), writes of a chunk at most,
+ * and the drop policy (`metrics` and `narration` dropped while the socket is backed up,
+ * anything else waits for `drain`). Resolves how it ended; never rejects: a failure of the
+ * source is told to `options.onError` and ends the response.
+ */
+export async function writeSse<T>(
   res: ServerResponse,
-  follow: FollowLog,
-  stepId: string,
-  afterSeq: number,
+  source: SseSource<T>,
   closed: AbortSignal,
   options: SseOptions,
 ): Promise<SseEnd> {
@@ -135,30 +151,33 @@ export async function serveSse(
     held = '';
   };
   try {
-    for await (const page of follow(stepId, { afterSeq, signal: closed })) {
+    for await (const page of source.pages) {
       if (closed.aborted) return 'disconnected';
       // Frames go out a page or more at a time (a write is a syscall). The drop policy
       // looks at the socket before each frame: backed up, a droppable frame is dropped
       // and any other waits for `drain`. (Held frames are never behind a drain: the
       // socket only backs up on a write, and a write takes every held frame.)
-      for (const event of page) {
+      for (const item of page) {
         if (res.writableNeedDrain) {
-          if (DROPPABLE.has(event.type)) {
-            options.onDrop?.(event.type);
+          const type = source.type(item);
+          if (DROPPABLE.has(type)) {
+            options.onDrop?.(type);
             continue;
           }
           if (!(await drained(res, closed))) return 'disconnected';
         }
-        held += sseFrame(event);
+        held += source.frame(item);
         if (held.length >= CHUNK_CHARS) flush();
       }
+      const tail = page.at(-1);
       const wait = options.flushMs - (performance.now() - wroteAt);
-      if (wait <= 0 || LAST.has(page.at(-1)?.type ?? '')) flush();
+      if (wait <= 0 || (tail !== undefined && source.last(tail))) flush();
       else timer ??= setTimeout(flush, wait);
     }
     flush();
     return closed.aborted ? 'disconnected' : 'ended';
-  } catch {
+  } catch (err) {
+    options.onError?.(err);
     return 'failed';
   } finally {
     if (timer) clearTimeout(timer);
@@ -168,6 +187,31 @@ export async function serveSse(
       res.end();
     }
   }
+}
+
+/**
+ * Streams step `stepId`'s events after `afterSeq` to `res` as SSE (see {@link writeSse})
+ * until the step's last event, or until `closed` aborts.
+ */
+export function serveSse(
+  res: ServerResponse,
+  follow: FollowLog,
+  stepId: string,
+  afterSeq: number,
+  closed: AbortSignal,
+  options: SseOptions,
+): Promise<SseEnd> {
+  return writeSse(
+    res,
+    {
+      pages: follow(stepId, { afterSeq, signal: closed }),
+      frame: sseFrame,
+      type: (event) => event.type,
+      last: (event) => LAST.has(event.type),
+    },
+    closed,
+    options,
+  );
 }
 
 /**

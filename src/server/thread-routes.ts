@@ -14,7 +14,12 @@ import {
   type ThreadStatus,
   type ThreadView,
 } from '../workflows/thread-records.js';
-import { followThread, parseThreadCursor, type ThreadCursor } from '../workflows/thread-stream.js';
+import {
+  followThread,
+  parseThreadCursor,
+  type ThreadCursor,
+  type ThreadFrame,
+} from '../workflows/thread-stream.js';
 import { threadTriggerSchema } from '../workflows/workflow-definition.js';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import { mayUse } from './auth.js';
@@ -23,13 +28,18 @@ import { pathId } from './path-ids.js';
 import { callerOf, checkBody, takeStreamSlot } from './routes.js';
 import type { ServerMetrics } from './server-metrics.js';
 import type { StreamSlots } from './stream-slots.js';
-import { drained, sseData, sseHeaders, type OpenStreams, type SseEnd } from './sse.js';
+import type { Logger } from '../observability/logger.js';
+import { sseData, sseHeaders, writeSse, type OpenStreams, type SseSource } from './sse.js';
 
 /** What the thread routes need. */
 export interface ThreadRouteDeps {
   readonly engine: WorkflowEngine;
   /** `: keep-alive` interval of SSE streams, ms. */
   readonly keepAliveMs: number;
+  /** The least time between two socket writes of one stream, ms (`ServerOptions.sseFlushMs`). */
+  readonly sseFlushMs: number;
+  /** Where a stream's failure is logged. */
+  readonly logger: Logger;
   /** Whether the server is draining: new threads are refused (503). */
   readonly draining: () => boolean;
   readonly streams: OpenStreams;
@@ -68,9 +78,30 @@ function resumeAt(req: FastifyRequest): ThreadCursor {
   return cursor;
 }
 
-/** One SSE frame of a thread's stream. */
-function threadFrame(id: string, event: string, data: unknown): string {
-  return `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+/** One SSE frame of a thread's stream: a turn's event (with its turn and role), or its end. */
+function threadFrame(f: ThreadFrame): string {
+  const [event, data] =
+    f.kind === 'turn_event'
+      ? [f.event.type, { ...sseData(f.event), turn: f.turn, role: f.role }]
+      : ['thread_end', threadBody(f.thread)];
+  return `id: ${f.id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
+
+/** A thread's frames after `after` as the pages the stream writer reads (a frame a page). */
+function threadSource(
+  engine: WorkflowEngine,
+  id: string,
+  after: ThreadCursor,
+  signal: AbortSignal,
+): SseSource<ThreadFrame> {
+  return {
+    pages: (async function* () {
+      for await (const f of followThread(engine, id, after, signal)) yield [f];
+    })(),
+    frame: threadFrame,
+    type: (f) => (f.kind === 'turn_event' ? f.event.type : 'thread_end'),
+    last: (f) => f.kind === 'thread_end',
+  };
 }
 
 /** A thread as the API answers it: its owner is not shown (as a Run's is not). */
@@ -131,10 +162,10 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
     const id = (req.params as Params)['id'] ?? '';
     await ownThread(req, id);
     const after = resumeAt(req);
-    const headers = sseHeaders({
-      'x-correlation-id': String(reply.getHeader('x-correlation-id') ?? ''),
-    });
     if (req.method === 'HEAD') {
+      const headers = sseHeaders({
+        'x-correlation-id': String(reply.getHeader('x-correlation-id') ?? ''),
+      });
       void reply.headers(headers).code(200).send();
       return reply;
     }
@@ -146,35 +177,20 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
       gone.abort();
     };
     res.once('close', onClose);
-    res.writeHead(200, headers);
-    const keepAlive = setInterval(() => {
-      res.write(': keep-alive\n\n');
-    }, deps.keepAliveMs);
-    keepAlive.unref();
-    const done = (async (): Promise<SseEnd> => {
-      try {
-        for await (const f of followThread(engine, id, after, gone.signal)) {
-          const frame =
-            f.kind === 'turn_event'
-              ? threadFrame(f.id, f.event.type, {
-                  ...sseData(f.event),
-                  turn: f.turn,
-                  role: f.role,
-                })
-              : threadFrame(f.id, 'thread_end', threadBody(f.thread));
-          if (!res.write(frame) && !(await drained(res, gone.signal))) return 'disconnected';
-        }
-        return gone.signal.aborted ? 'disconnected' : 'ended';
-      } catch (err) {
-        req.log.error({ err, thread: id }, 'a thread stream failed');
-        return 'failed';
-      } finally {
-        clearInterval(keepAlive);
-        res.off('close', onClose);
-        res.end();
-        release();
-      }
-    })();
+    const done = writeSse(res, threadSource(engine, id, after, gone.signal), gone.signal, {
+      keepAliveMs: deps.keepAliveMs,
+      flushMs: deps.sseFlushMs,
+      headers: { 'x-correlation-id': String(reply.getHeader('x-correlation-id') ?? '') },
+      onDrop: (type) => {
+        deps.metrics.dropped.inc({ type });
+      },
+      onError: (err) => {
+        deps.logger.error({ err, thread: id }, 'a thread stream failed');
+      },
+    }).finally(() => {
+      res.off('close', onClose);
+      release();
+    });
     deps.streams.add(res, done);
     await done;
   });

@@ -288,9 +288,7 @@ export async function submitStep(
   const placement = checkStepPlacement(caller.placement);
   // The body's own placement (API.md), over the run's pool policy for this step.
   const own: PoolPlacement | undefined =
-    request.placement === undefined || request.placement === 'auto'
-      ? undefined
-      : request.placement;
+    request.placement === undefined || request.placement === 'auto' ? undefined : request.placement;
   if (own !== undefined && placement !== undefined && !resume) {
     throw new TypeError(
       'submitStep: the body places the step and so does the caller (placement); give one',

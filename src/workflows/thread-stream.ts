@@ -9,6 +9,9 @@ import type { StepEvent } from '../streams/events.js';
 import { readThread, THREAD_ENDED, type ThreadView } from './thread-records.js';
 import type { WorkflowEngine } from './workflow-engine.js';
 
+/** How long a follow waits for news before it reads the thread again, ms. */
+const POLL_MS = 200;
+
 /** One frame of a thread's stream. */
 export type ThreadFrame =
   | {
@@ -47,14 +50,18 @@ export async function* followThread(
   let afterSeq = after.turn >= 1 ? after.seq : 0;
   for (;;) {
     if (signal?.aborted) return;
-    // Wake on the engine's news, or look again after a while (a thread run elsewhere).
+    // Wake on the engine's news, the reader's going, or look again after a while (a thread
+    // run elsewhere). Every listener is taken off again when the wait is over.
     let wake: () => void = () => undefined;
     const woken = new Promise<void>((resolve) => {
       wake = resolve;
     });
-    const off = engine.onChange(threadId, () => {
+    const onAbort = (): void => {
       wake();
-    });
+    };
+    const off = engine.onChange(threadId, onAbort);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let poll: NodeJS.Timeout | undefined;
     try {
       const t = await readThread(runtime, threadId);
       if (!t) return;
@@ -90,25 +97,13 @@ export async function* followThread(
         }
         return;
       }
-      await Promise.race([
-        woken,
-        new Promise<void>((resolve) => setTimeout(resolve, 200).unref()),
-        ...(signal
-          ? [
-              new Promise<void>((resolve) => {
-                signal.addEventListener(
-                  'abort',
-                  () => {
-                    resolve();
-                  },
-                  { once: true },
-                );
-              }),
-            ]
-          : []),
-      ]);
+      poll = setTimeout(wake, POLL_MS);
+      poll.unref();
+      await woken;
     } finally {
+      clearTimeout(poll);
       off();
+      signal?.removeEventListener('abort', onAbort);
     }
   }
 }

@@ -3,11 +3,16 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
-import { createServer, type AxonServer } from '../../src/server/create-server.js';
+import {
+  createServer,
+  type AxonServer,
+  type ServerOptions,
+} from '../../src/server/create-server.js';
 import type { ThreadView } from '../../src/workflows/thread-records.js';
 import { defineWorkflow, END } from '../../src/workflows/workflow-definition.js';
 import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
 import { quietRuntime } from '../support/runtime.js';
+import { POLL, sseClients } from '../support/server.js';
 
 const servers: AxonServer[] = [];
 afterEach(async () => {
@@ -17,6 +22,7 @@ afterEach(async () => {
 async function start(
   tokenDelayMs = 0,
   rounds = 4,
+  options: Omit<ServerOptions, 'workflows'> = {},
 ): Promise<{ url: string; engine: WorkflowEngine }> {
   const runtime = quietRuntime({
     engines: [
@@ -41,7 +47,12 @@ async function start(
       concurrency: { max: 1, overflow: 'queue', maxQueue: 1 },
     }),
   ]);
-  const server = await createServer(runtime, { port: 0, workflows: engine, keepAliveMs: 60_000 });
+  const server = await createServer(runtime, {
+    port: 0,
+    workflows: engine,
+    keepAliveMs: 60_000,
+    ...options,
+  });
   servers.push(server);
   return { url: server.url, engine };
 }
@@ -178,5 +189,28 @@ describe('workflows and threads over HTTP', () => {
       headers: { 'last-event-id': 'seven' },
     });
     expect(badId.status).toBe(400);
+  });
+
+  it('a thread stream is one of the server’s streams: counted in axon_sse_clients, bounded per user, freed when it closes', async () => {
+    const { url } = await start(200, 4, { maxStreamsPerUser: 1 });
+    const t = await json(await post(`${url}/v1/workflows/review/threads`, { input: 'x' }));
+    const gone = new AbortController();
+    const open = await fetch(`${url}/v1/threads/${t.thread_id}/stream`, { signal: gone.signal });
+    expect(open.status).toBe(200);
+    const reader = (open.body as ReadableStream<Uint8Array>).getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toMatch(/^id: 1\.1\nevent: started\n/);
+    expect(await sseClients(url)).toBe('1');
+    const refused = await fetch(`${url}/v1/threads/${t.thread_id}/stream`);
+    expect(refused.status).toBe(429);
+    expect(await refused.json()).toMatchObject({
+      error: { code: 'RATE_LIMITED', details: { limit: 'streams_per_user', max: 1 } },
+    });
+    gone.abort();
+    await expect.poll(() => sseClients(url), POLL).toBe('0');
+    expect(
+      (await fetch(`${url}/v1/threads/${t.thread_id}/stream`, { method: 'HEAD' })).status,
+    ).toBe(200);
+    await fetch(`${url}/v1/threads/${t.thread_id}/kill`, { method: 'POST' });
   });
 });

@@ -2,6 +2,7 @@
  * Workflows (seed 001's Nerve on axon's runs): the moderator steers roles' turns; a thread is
  * a durable run; kill, overflow, max rounds, replay.
  */
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRole } from '../../src/adapters/create-role.js';
@@ -233,6 +234,51 @@ describe('killing, overflow and streaming', () => {
     const killed = await engine.kill(t.thread_id);
     expect(killed.status).toBe('killed');
     expect(aborted).toMatchObject({ code: 'CANCELLED' });
+  });
+
+  it('regression: following a thread that waits adds no listener to the reader’s signal per look', async () => {
+    const rt = quietRuntime();
+    runtimes.push(rt);
+    let release: (text: string) => void = () => undefined;
+    const gated = createRole(
+      () =>
+        new Promise<string>((resolve) => {
+          release = resolve;
+        }),
+      'Wait.',
+      z.string(),
+    );
+    const engine = new WorkflowEngine(rt, [
+      defineWorkflow({
+        name: 'one-at-a-time',
+        roles: { waiter: { role: gated } },
+        moderator: (t) => (t.turns.length === 0 ? 'waiter' : END),
+        concurrency: { max: 1, overflow: 'queue', maxQueue: 1 },
+      }),
+    ]);
+    engines.push(engine);
+    await engine.trigger('one-at-a-time', 'first');
+    const queued = await engine.trigger('one-at-a-time', 'second');
+    expect(queued.status).toBe('queued');
+    // The follow of the queued thread looks again every 200 ms while it waits.
+    const reader = new AbortController();
+    const frames: ThreadFrame[] = [];
+    const following = (async () => {
+      for await (const f of followThread(engine, queued.thread_id, undefined, reader.signal)) {
+        frames.push(f);
+      }
+    })();
+    const counts: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      counts.push(getEventListeners(reader.signal, 'abort').length);
+    }
+    expect(Math.max(...counts)).toBeLessThanOrEqual(1);
+    reader.abort();
+    await following;
+    expect(getEventListeners(reader.signal, 'abort')).toHaveLength(0);
+    expect(frames).toEqual([]);
+    release('done');
   });
 
   it('queue: threads past max wait in order and start as others end; past maxQueue refused', async () => {
