@@ -2,8 +2,9 @@
  * @module A member of a worker fleet (`axon worker`): one replica of a pool. It takes the step
  * jobs of its pool's BullMQ queue, runs each with its own runtime over the shared Redis store
  * (inline or worker-thread placement on this host, as the step asks), announces every append
- * on the step's Redis Stream, keeps its heartbeat in the registry, obeys cancels sent over
- * pub/sub, and when stopped finishes its steps within a grace period and hands the rest back
+ * on the step's Redis Stream, keeps its heartbeat in the registry, obeys cancels — sent over
+ * pub/sub, and recorded in Redis before they are sent, which it reads when it takes a step
+ * and with each heartbeat while it runs, so none is lost — and when stopped finishes its steps within a grace period and hands the rest back
  * to the queue, where another replica goes on with them.
  */
 import { hostname } from 'node:os';
@@ -19,10 +20,16 @@ import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import type { RuntimeOptions } from '../runtime/runtime-options.js';
 import { redisStore } from '../store/redis-store.js';
 import { systemClock } from '../context/clock.js';
+import { CancelledError } from '../errors/cancelled-error.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import { endStoredStep } from '../runs/stored-step-end.js';
 import { StreamingStore } from './streaming-store.js';
+import { flushed } from '../store/run-store.js';
+import type { StepStatus } from '../store/records.js';
+
+/** The statuses a step's record ends with. */
+const ENDED: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** Options of {@link FleetWorker.start}. */
 export interface FleetWorkerOptions {
@@ -87,7 +94,9 @@ export interface StopReport {
 interface Running {
   readonly job: Job<StepJob>;
   readonly token: string | undefined;
-  readonly done: Promise<unknown>;
+  /** Aborted by the step's cancel: a message, or the cancel found recorded. */
+  readonly cancel: AbortController;
+  done: Promise<unknown>;
 }
 
 function positiveInt(name: string, value: number | undefined, fallback: number): number {
@@ -215,14 +224,13 @@ export class FleetWorker {
     this.#sub = this.#client.duplicate({ maxRetriesPerRequest: null });
     this.#sub.on('error', () => undefined);
     this.#sub.on('message', (_channel: string, stepId: string) => {
-      if (![...this.#running.values()].some((r) => r.job.data.step_id === stepId)) return;
-      this.#logger.info({ step_id: stepId }, 'fleet worker: cancel');
-      this.runtime.cancelStep(stepId).catch((err: unknown) => {
-        this.#logger.warn({ err, step_id: stepId }, 'fleet worker: could not cancel a step');
-      });
+      for (const r of this.#running.values()) {
+        if (r.job.data.step_id === stepId) this.#cancel(r);
+      }
     });
     this.#timer = setInterval(() => {
       void this.#heartbeat();
+      void this.#recordedCancels();
     }, heartbeatMs);
     this.#timer.unref();
   }
@@ -332,7 +340,7 @@ export class FleetWorker {
     try {
       const store = this.#store.store;
       const step = await store.getStep(stepId);
-      if (!step || ['succeeded', 'failed', 'cancelled'].includes(step.status)) return;
+      if (!step || ENDED.has(step.status)) return;
       const error = new WorkerResetError(`step ${stepId} could not be run: ${err.message}`, {
         details: { reason: 'job_failed', job_id: job.id ?? null, attempts: job.attemptsMade },
       });
@@ -350,6 +358,48 @@ export class FleetWorker {
         { err: e, step_id: stepId },
         'fleet worker: could not end an abandoned step',
       );
+    }
+  }
+
+  /** Ends a step cancelled before it was taken (if it is still open): it does not run. */
+  async #endCancelled(stepId: string): Promise<StepStatus | null> {
+    const store = this.#store.store;
+    const step = await store.getStep(stepId);
+    if (!step) return null;
+    if (ENDED.has(step.status)) return step.status;
+    this.#logger.info({ step_id: stepId }, 'fleet worker: a step cancelled before it was taken');
+    await endStoredStep({ store, clock: systemClock }, step, {
+      status: 'cancelled',
+      error: toErrorPayload(new CancelledError(`step ${stepId} was cancelled before it started`)),
+    });
+    await flushed(store);
+    return 'cancelled';
+  }
+
+  /** Cancels a step running here (its context's signal aborts, before it has an actor too). */
+  #cancel(r: Running): void {
+    if (r.cancel.signal.aborted) return;
+    const stepId = r.job.data.step_id;
+    this.#logger.info({ step_id: stepId }, 'fleet worker: cancel');
+    r.cancel.abort(new CancelledError(`step ${stepId} was cancelled`));
+  }
+
+  /**
+   * Cancels the steps running here whose cancel is recorded: a message missed (sent while the
+   * connection was down, or before the step was here) is not a cancel lost.
+   */
+  async #recordedCancels(): Promise<void> {
+    const running = [...this.#running.values()].filter((r) => !r.cancel.signal.aborted);
+    if (running.length === 0) return;
+    try {
+      const marks = await this.#client.mget(
+        ...running.map((r) => this.keys.cancelled(r.job.data.step_id)),
+      );
+      running.forEach((r, i) => {
+        if (marks[i] !== null) this.#cancel(r);
+      });
+    } catch (err) {
+      this.#logger.warn({ err }, 'fleet worker: could not read recorded cancels');
     }
   }
 
@@ -385,15 +435,21 @@ export class FleetWorker {
       },
       'fleet worker: took a step',
     );
-    const done = (async () => {
-      const status = await this.runtime.takeStep(data);
+    const running: Running = { job, token, cancel: new AbortController(), done: Promise.resolve() };
+    // Here before the recorded cancel is read: a cancel sent from now on finds the step.
+    this.#running.set(id, running);
+    running.done = (async () => {
+      // Cancelled before it came here: it never starts (nor goes on, after a stall).
+      const status = (await this.#client.exists(this.keys.cancelled(data.step_id)))
+        ? await this.#endCancelled(data.step_id)
+        : await this.runtime.takeStep(data, running.cancel.signal);
       await this.#store.ended(data.step_id, status, {
         key: countersKey(this.keys, this.poolId),
         field: 'completed',
       });
       return { status };
     })();
-    this.#running.set(id, { job, token, done });
+    const done = running.done;
     try {
       return await done;
     } finally {

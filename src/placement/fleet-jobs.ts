@@ -57,6 +57,16 @@ export interface StepDispatch {
   /** Tells those waiting for the step's end that it ended here (a queued step cancelled). */
   endedHere(stepId: string, status: StepStatus): Promise<void>;
   /**
+   * Where each step's job is in its pool's queue: BullMQ's state (`waiting`, `active`,
+   * `delayed`, `failed`, …), or `unknown` when the queue holds no such job (never queued,
+   * removed, or completed and dropped).
+   */
+  jobStates(steps: readonly StepRecord[]): Promise<Map<string, string>>;
+  /** The steps this process waits on or follows: those whose loss it should notice. */
+  watched(): readonly string[];
+  /** How often a runtime looks for lost steps among {@link watched}, ms. */
+  readonly lostCheckMs: number;
+  /**
    * Resolves with the status the step ended with once it ends (never rejects). Only ends
    * after the call are seen: call it before the step can end, or read its record after.
    */

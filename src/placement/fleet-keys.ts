@@ -1,6 +1,6 @@
 /**
  * @module Where a fleet keeps its state in Redis, by name: each pool's BullMQ queue, the
- * replicas' heartbeats, each step's event stream, the cancel channel. Every key starts with
+ * replicas' heartbeats, each step's event stream, the cancel channel and recorded cancels. Every key starts with
  * the fleet's prefix (the Redis store's, `axon:` by default), so fleets with different
  * prefixes share a Redis without meeting.
  */
@@ -59,5 +59,13 @@ export class FleetKeys {
   /** The channel cancels travel on: the message is a step id. */
   get cancel(): string {
     return `${this.prefix}fleet:cancel`;
+  }
+
+  /**
+   * A step's cancel, recorded before it is announced on {@link cancel}: a replica that takes
+   * the step later, or missed the message, finds it here.
+   */
+  cancelled(stepId: string): string {
+    return `${this.prefix}fleet:cancelled:${stepId}`;
   }
 }

@@ -17,6 +17,9 @@ import { announceEnded, StepStreamRelay } from './fleet-relay.js';
 import type { PoolCandidate } from './pool-choice.js';
 import type { PoolInfo } from './pool-info.js';
 
+/** How long a recorded cancel is kept, ms (a day: longer than any step waits or runs). */
+export const CANCEL_TTL_MS = 86_400_000;
+
 /** Options of a runtime's fleet (`createRuntime({ fleet })`). */
 export interface FleetOptions {
   /** The fleet's Redis: a URL (default `redis://127.0.0.1:6379`) or a connection to share. */
@@ -27,9 +30,20 @@ export interface FleetOptions {
   readonly refreshMs?: number;
   /** Steps a pool's queue may hold waiting before submissions get 429 `QUEUE_FULL`; default 10 000. */
   readonly maxQueued?: number;
+  /**
+   * How often the steps this process waits on or follows are checked for a job that is gone
+   * (failed for stalling, removed): such a step ends `WORKER_LOST`; in ms, default 2 000.
+   */
+  readonly lostCheckMs?: number;
 }
 
-const KNOWN: ReadonlySet<string> = new Set(['redis', 'prefix', 'refreshMs', 'maxQueued']);
+const KNOWN: ReadonlySet<string> = new Set([
+  'redis',
+  'prefix',
+  'refreshMs',
+  'maxQueued',
+  'lostCheckMs',
+]);
 
 /** Counters a pool's workers keep in Redis (`HINCRBY`), by field. */
 export const COUNTER_FIELDS = ['completed', 'stalled'] as const;
@@ -51,7 +65,7 @@ export function checkFleetOptions(options: FleetOptions): void {
       `createRuntime: fleet has no option ${unknown.join(', ')} (it has ${[...KNOWN].join(', ')})`,
     );
   }
-  const { redis, prefix, refreshMs, maxQueued } = options;
+  const { redis, prefix, refreshMs, maxQueued, lostCheckMs } = options;
   if (redis !== undefined && typeof redis !== 'string' && !(redis instanceof Redis)) {
     throw new TypeError('createRuntime: fleet.redis must be a URL or an ioredis connection');
   }
@@ -61,6 +75,7 @@ export function checkFleetOptions(options: FleetOptions): void {
   for (const [name, value] of [
     ['refreshMs', refreshMs],
     ['maxQueued', maxQueued],
+    ['lostCheckMs', lostCheckMs],
   ] as const) {
     if (value !== undefined && !(Number.isInteger(value) && value >= 1)) {
       throw new RangeError(`createRuntime: fleet.${name} must be an integer >= 1, got ${value}`);
@@ -88,6 +103,7 @@ export class FleetLink implements StepDispatch {
   readonly #queuedSinceRead = new Map<string, number>();
   readonly #refreshMs: number;
   readonly #maxQueued: number;
+  readonly lostCheckMs: number;
   readonly #logger: Logger;
   readonly #timer: NodeJS.Timeout;
   #reading: Promise<void> | null = null;
@@ -98,6 +114,7 @@ export class FleetLink implements StepDispatch {
     this.keys = new FleetKeys(options.prefix);
     this.#refreshMs = options.refreshMs ?? 500;
     this.#maxQueued = options.maxQueued ?? 10_000;
+    this.lostCheckMs = options.lostCheckMs ?? 2_000;
     this.#logger = host.logger;
     this.#owned = !(options.redis instanceof Redis);
     this.#client =
@@ -188,6 +205,9 @@ export class FleetLink implements StepDispatch {
   }
 
   async cancel(step: StepRecord): Promise<boolean> {
+    // Recorded first: whichever replica takes the step from now on, or holds it and misses
+    // the message below, finds it (the key outlives any step's run).
+    await this.#client.set(this.keys.cancelled(step.step_id), '1', 'PX', CANCEL_TTL_MS);
     const poolId = step.placement_decision?.pool_id;
     if (step.status === 'queued' && poolId !== undefined) {
       const jobId = stepJobId(step.run_id, step.client_token, step.step_id);
@@ -203,6 +223,23 @@ export class FleetLink implements StepDispatch {
 
   async endedHere(stepId: string, status: StepStatus): Promise<void> {
     await announceEnded(this.#client, this.keys, stepId, status);
+  }
+
+  async jobStates(steps: readonly StepRecord[]): Promise<Map<string, string>> {
+    const states = new Map<string, string>();
+    await Promise.all(
+      steps.map(async (step) => {
+        const poolId = step.placement_decision?.pool_id;
+        if (poolId === undefined) return;
+        const jobId = stepJobId(step.run_id, step.client_token, step.step_id);
+        states.set(step.step_id, await this.#queue(poolId).getJobState(jobId));
+      }),
+    );
+    return states;
+  }
+
+  watched(): readonly string[] {
+    return this.#relay.watched();
   }
 
   ended(stepId: string): Promise<StepStatus | null> {

@@ -110,6 +110,11 @@ export class StepStreamRelay {
     });
   }
 
+  /** The steps someone here waits on ({@link ended}) or follows. */
+  watched(): string[] {
+    return [...new Set([...this.#enders.keys(), ...this.#follows.keys()])];
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

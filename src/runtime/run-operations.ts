@@ -161,11 +161,12 @@ export class RunOperations {
    * Runs here a step a fleet queued for this runtime's pool — what `axon worker` does with
    * each job it takes (`src/fleet/`). Resolves with the status the step ended with; a step
    * that ended already is not run again, and one whose worker died mid-step goes on under
-   * its id (see `steps/take-step.ts`). `NotFoundError` for a step the store does not have.
+   * its id (see `steps/take-step.ts`). `signal` aborting cancels the step (the replica's
+   * cancel). `NotFoundError` for a step the store does not have.
    */
-  takeStep(job: StepJob): Promise<StepStatus | null> {
+  takeStep(job: StepJob, signal?: AbortSignal): Promise<StepStatus | null> {
     this.parts.assertOpen();
-    return takeStep(this.parts.submissions, stepJobSchema.parse(job));
+    return takeStep(this.parts.submissions, stepJobSchema.parse(job), signal);
   }
 
   /**

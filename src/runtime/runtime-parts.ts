@@ -33,6 +33,7 @@ import { choosePool, placementOf, type PoolCandidate } from '../placement/pool-c
 import { maxThreadsOf } from '../placement/worker-pool-options.js';
 import { WorkerPool, type WorkerPoolOptions } from '../placement/worker-pool.js';
 import type { FlowApiDeps } from '../runs/flow-api.js';
+import { LostSteps } from '../runs/lost-steps.js';
 import { createSandbox, type Sandbox } from '../policy/sandbox.js';
 import { PolicyGate } from '../runs/policy-gate.js';
 import { RunCalls } from '../runs/run-calls.js';
@@ -372,6 +373,9 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     resubmit: (runId, body, resume) => submitStep(submissions, runId, body, resume),
   });
 
+  // On a fleet, the steps this process waits on or follows are looked at for a lost job.
+  const lostSteps = fleet ? new LostSteps(runs, fleet) : null;
+
   // Given worker options are checked now; the default pool starts on first use.
   if (options.workers) workers = newWorkerPool();
 
@@ -402,6 +406,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     close: async () => {
       if (closed) return;
       closed = true;
+      await lostSteps?.close();
       await fleet?.close();
       agents.stop();
       breakers.stop();

@@ -157,6 +157,11 @@ export interface SubmissionCaller {
    * embedded, here.
    */
   readonly placement?: StepPlacement | undefined;
+  /**
+   * Cancels the step when it aborts (its reason the step's error), even before the step has
+   * an actor: a fleet replica's cancel of a step it is taking.
+   */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /**
@@ -307,6 +312,7 @@ export async function submitStep(
     run,
     request.budgets,
     traceparent ? (parseTraceparent(traceparent) ?? undefined) : undefined,
+    caller.signal ? { signal: caller.signal } : undefined,
   );
   if (typeof placement === 'object' && !host.dispatch) {
     release();

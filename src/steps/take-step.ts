@@ -25,10 +25,14 @@ const ENDED: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled'])
 
 /**
  * Runs the step of `job` here and resolves with the status it ended with (`waiting` when it
- * was suspended for an approval). A step that has ended already is not run again (a job
+ * was suspended for an approval); `signal` aborting cancels it (its reason the error). A step that has ended already is not run again (a job
  * delivered twice). Rejects with `NotFoundError` when the store has no such step.
  */
-export async function takeStep(host: SubmissionHost, job: StepJob): Promise<StepStatus | null> {
+export async function takeStep(
+  host: SubmissionHost,
+  job: StepJob,
+  signal?: AbortSignal,
+): Promise<StepStatus | null> {
   const step = await host.store.getStep(job.step_id);
   if (!step) throw new NotFoundError('step', job.step_id);
   if (ENDED.has(step.status)) return step.status;
@@ -66,7 +70,7 @@ export async function takeStep(host: SubmissionHost, job: StepJob): Promise<Step
         };
   let submitted;
   try {
-    submitted = await submitStep(host, step.run_id, job.body, resume);
+    submitted = await submitStep(host, step.run_id, job.body, resume, signal ? { signal } : {});
   } catch (err) {
     // Its run takes no more steps (cancelled or ended while the job waited): it never runs.
     if (!(err instanceof ConflictError)) throw err;
