@@ -8,6 +8,7 @@ import type { SinkEscalation, SinkEvent, StreamSink, StreamTap } from '../contex
 import { SchemaViolationError } from '../errors/schema-violation-error.js';
 import { StreamClosedError } from '../errors/stream-closed-error.js';
 import { toAxonError, type ErrorPayload } from '../errors/to-error-payload.js';
+import type { WorkerLostError } from '../errors/worker-lost-error.js';
 import { flushed, type RunStore } from '../store/run-store.js';
 import {
   copyErrorDetails,
@@ -16,6 +17,7 @@ import {
   type Mutable,
   type StepEvent,
 } from '../streams/events.js';
+import type { EmittedWork, LoggedWork } from './logged-work.js';
 import type { HandlerSink } from './run-handler.js';
 import type { StepFeeds } from './step-feeds.js';
 import { InterpretedStepLifecycle, type XStateInspect } from './interpreted-lifecycle.js';
@@ -45,11 +47,11 @@ export interface StepActorOptions {
   /** Where the lifecycle stands (a step picked up from its log); default before `started`. */
   readonly lifecycle?: StepLifecycle;
   /**
-   * How many of the first tokens and events (`tool_suggest`, `fact`, `metrics`,
-   * `narration`) to drop: those a step resumed after an approval emits again, already in
-   * its log. Default 0.
+   * The work events already in the step's log, which its work, run again (after an approval,
+   * or on another fleet replica), must reproduce: checked by content and not logged twice;
+   * the first that differs fails the step `WORKER_LOST` (see `logged-work.ts`). Default none.
    */
-  readonly skip?: number;
+  readonly logged?: LoggedWork;
   /** Told each time the step has appended to its log, to wake its followers. */
   readonly feeds?: StepFeeds | undefined;
   /**
@@ -79,12 +81,13 @@ export class StepActor implements HandlerSink {
   #buffer: StepEvent[] = [];
   #flushing: Promise<void> | null = null;
   #logError: unknown = null;
-  #skip: number;
+  readonly #logged: LoggedWork | null;
+  #diverged: WorkerLostError | null = null;
   #detached = false;
 
   constructor(options: StepActorOptions) {
     this.#opts = options;
-    this.#skip = options.skip ?? 0;
+    this.#logged = options.logged ?? null;
     this.stepId = options.stepId;
     this.path = options.path;
     this.actor = options.inspect
@@ -124,14 +127,47 @@ export class StepActor implements HandlerSink {
     this.#send({ type: 'START', fields }, 'started');
   }
 
+  /**
+   * Set when the work, run again, made something other than what its log holds: the step
+   * fails with it, and nothing more of the work is logged.
+   */
+  get divergence(): WorkerLostError | null {
+    return this.#diverged;
+  }
+
+  /**
+   * Throws the step's divergence when its work, run again, ended without making every event
+   * its log holds (see `logged-work.ts`); nothing otherwise.
+   */
+  checkReproduced(): void {
+    if (this.#diverged) throw this.#diverged;
+    try {
+      this.#logged?.checkEnd();
+    } catch (err) {
+      this.#diverged = err as WorkerLostError;
+      throw err;
+    }
+  }
+
   /** Emits tokens, in order. */
   tokens(texts: readonly string[]): void {
-    if (this.#skip > 0 && texts.length > 0 && this.isOpen) {
-      const dropped = Math.min(this.#skip, texts.length);
-      this.#skip -= dropped;
-      texts = texts.slice(dropped);
+    if (this.#diverged) throw this.#diverged;
+    if (this.#logged?.pending && texts.length > 0 && this.isOpen) {
+      let n = 0;
+      while (n < texts.length && this.#reproduces({ type: 'token', t: texts[n] })) n++;
+      texts = n === 0 ? texts : texts.slice(n);
     }
     if (texts.length > 0) this.#send({ type: 'TOKENS', texts }, 'token');
+  }
+
+  /** Whether `event` is the log's already (see `logged-work.ts`); a divergence is thrown. */
+  #reproduces(event: EmittedWork): boolean {
+    try {
+      return this.#logged?.reproduces(event) ?? false;
+    } catch (err) {
+      this.#diverged = err as WorkerLostError;
+      throw err;
+    }
   }
 
   /** Emits a `tool_suggest`, `fact`, `metrics` or `narration` event, validated first. */
@@ -146,10 +182,8 @@ export class StepActor implements HandlerSink {
         })),
       );
     }
-    if (this.#skip > 0 && this.isOpen) {
-      this.#skip--;
-      return;
-    }
+    if (this.#diverged) throw this.#diverged;
+    if (this.#logged?.pending && this.isOpen && this.#reproduces(parsed.data)) return;
     this.#send({ type: 'EMIT', body: parsed.data }, parsed.data.type);
   }
 

@@ -443,6 +443,8 @@ export class FleetWorker {
       const status = (await this.#client.exists(this.keys.cancelled(data.step_id)))
         ? await this.#endCancelled(data.step_id)
         : await this.runtime.takeStep(data, running.cancel.signal);
+      // Handed back: another replica goes on with it, and says when it ends.
+      if (this.#store.fenced) return { status: null };
       await this.#store.ended(data.step_id, status, {
         key: countersKey(this.keys, this.poolId),
         field: 'completed',

@@ -76,6 +76,11 @@ export class StreamingStore {
     this.#fenced = true;
   }
 
+  /** Whether {@link fence} was called: this worker writes nothing more. */
+  get fenced(): boolean {
+    return this.#fenced;
+  }
+
   /** Says on the step's stream that its record has ended, with its status; counts it in `counter`. */
   ended(
     stepId: string,

@@ -51,15 +51,6 @@ export interface DecidedApproval {
   readonly step: SubmittedStep | null;
 }
 
-/** The events a step's own work emits (what a resumed step emits again). */
-export const WORK_EVENTS: ReadonlySet<string> = new Set([
-  'token',
-  'tool_suggest',
-  'fact',
-  'metrics',
-  'narration',
-]);
-
 /**
  * Decides approval `approvalId` (`body`: `{ by, reason? }`) and acts on it: an approved
  * step goes on, a rejected one fails. `NotFoundError` for an unknown approval,
@@ -123,7 +114,6 @@ export async function settleDecided(
   approval: ApprovalRecord,
 ): Promise<SubmittedStep | null> {
   await stopWaiting(deps.store, step.run_id, step.step_id);
-  const approvals = await deps.store.listApprovals(step.run_id);
   if (approval.status === 'rejected') {
     const refusal = rejection(approval);
     await endStoredStep(deps, step, {
@@ -141,10 +131,8 @@ export async function settleDecided(
     events,
     approval.snapshot as SnapshotFrom<typeof stepMachine>,
   );
-  // Its work emits again what it emitted before; each approval it asked for added one
-  // narration of the step's own, which the work does not emit again.
-  const asked = approvals.filter((a) => a.step_id === step.step_id).length;
-  const emitted = events.filter((e) => WORK_EVENTS.has(e.type)).length;
+  // Its work emits again what it emitted before, checked against the log; the narration
+  // each approval it asked for added, which the work does not emit again, is passed over.
   const body = resubmission(step);
   if (body === null) {
     throw new ConflictError(`step ${step.step_id} (${step.type}) cannot be run again`);
@@ -152,7 +140,7 @@ export async function settleDecided(
   return deps.resubmit(step.run_id, body, {
     record: step,
     lifecycle,
-    skip: Math.max(0, emitted - asked),
+    logged: events,
   });
 }
 

@@ -3,6 +3,7 @@
  * span, deadline, and the end / error / cancel that closes it. Behaviour-agnostic: the
  * placement decides how `execute` runs.
  */
+import { LoggedWork } from '../actors/logged-work.js';
 import type { Span, Tracer } from '@opentelemetry/api';
 import { isoTime } from '../context/clock.js';
 import type { ContextNarrowing, ExecContext } from '../context/exec-context.js';
@@ -89,9 +90,10 @@ export interface StepSubmission {
   /** The budgets the step was submitted with, stored on its record; default none. */
   readonly budgets?: WireBudgets;
   /**
-   * Set when the submission goes on with a step suspended for an approval: the step keeps
-   * its id, record and lifecycle (no second `started`), and the first `skip` events its
-   * work emits again — the ones it emitted before it was suspended — are not emitted twice.
+   * Set when the submission goes on with a step suspended for an approval (or left by a
+   * fleet worker that was lost): the step keeps its id, record and lifecycle (no second
+   * `started`), and the events its work emits again — the ones its log holds — are checked
+   * against the log and not emitted twice (`actors/logged-work.ts`).
    */
   readonly resume?: ResumeFrom;
   /**
@@ -175,7 +177,9 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       logFailure ??= err;
       ctx?.cancel(err);
     },
-    ...(resume && resume.fresh !== true ? { lifecycle: resume.lifecycle, skip: resume.skip } : {}),
+    ...(resume && resume.fresh !== true
+      ? { lifecycle: resume.lifecycle, logged: new LoggedWork(stepId, resume.logged) }
+      : {}),
   });
   try {
     ctx = parentCtx.child(req.name, req.narrowing, {
@@ -319,6 +323,20 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   } else {
     output = settled?.value ?? null;
     status = 'succeeded';
+  }
+  if (status === 'succeeded') {
+    try {
+      step.checkReproduced();
+    } catch (err) {
+      error = toAxonError(err);
+      status = 'failed';
+    }
+  }
+  // Run again, its work made other output than its log holds: that, whatever it did next.
+  const diverged = step.divergence;
+  if (diverged && status !== 'cancelled') {
+    error = diverged;
+    status = 'failed';
   }
   if (logFailure !== null) {
     error = toAxonError(logFailure);

@@ -2,6 +2,7 @@
  * @module What submitting a step to a run gives back, and the submission that makes a
  * submitted step again (after a restart, or to go on after an approval).
  */
+import type { StepEvent } from '../streams/events.js';
 import type { StepRecord, StepStatus } from '../store/records.js';
 import type { StepLifecycle } from '../actors/step-lifecycle.js';
 
@@ -22,14 +23,15 @@ export interface SubmittedStep {
 /**
  * A step whose record exists, to run here under its id (see `StepSubmission.resume` in
  * `step-runner.ts`): one suspended for an approval, or left running by a fleet worker that
- * died, to go on with (`lifecycle` rebuilt from its log, the first `skip` events its work
- * emits again not emitted twice); or one `queued` by another process for this one to start
+ * died, to go on with (`lifecycle` rebuilt from its log; what its work emits again is checked
+ * against `logged`, the log, and not emitted twice); or one `queued` by another process for this one to start
  * (`fresh`: a fleet job), which begins with its own `started`.
  */
 export interface ResumeFrom {
   readonly record: StepRecord;
   readonly lifecycle: StepLifecycle;
-  readonly skip: number;
+  /** The step's log so far, which its work, run again, must reproduce. */
+  readonly logged: readonly StepEvent[];
   /** The record is `queued`: the step starts here (`started`), nothing to go on with. */
   readonly fresh?: boolean;
   /** The W3C trace context it was submitted under elsewhere (a fleet job's): its spans join that trace. */

@@ -16,7 +16,6 @@ import type { StepJob } from '../placement/fleet-jobs.js';
 import type { StepStatus } from '../store/records.js';
 import { flushed } from '../store/run-store.js';
 import { StepLifecycle } from '../actors/step-lifecycle.js';
-import { WORK_EVENTS } from '../runs/approvals.js';
 import { endStoredStep } from '../runs/stored-step-end.js';
 import type { ResumeFrom } from '../runs/submitted-step.js';
 import { submitStep, type SubmissionHost } from './step-submission.js';
@@ -58,14 +57,14 @@ export async function takeStep(
       ? {
           record: step,
           lifecycle: new StepLifecycle(step.step_id),
-          skip: 0,
+          logged: [],
           fresh: true,
           traceparent: job.traceparent,
         }
       : {
           record: step,
           lifecycle: StepLifecycle.fromLog(step.step_id, events),
-          skip: events.filter((e) => WORK_EVENTS.has(e.type)).length,
+          logged: events,
           traceparent: job.traceparent,
         };
   let submitted;

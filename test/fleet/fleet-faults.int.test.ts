@@ -154,3 +154,57 @@ describe('no step left behind', () => {
     });
   });
 });
+
+describe('no spliced output', () => {
+  /** A replica whose engine's every answer is `word` many times over. */
+  const saying = (prefix: string, word: string) =>
+    replica(prefix, 'p', {
+      concurrency: 1,
+      runtime: {
+        engines: [createScriptedEngine({ tokenDelayMs: 10, script: () => `${word} `.repeat(300) })],
+      },
+    });
+
+  it('a step handed to a replica whose engine answers otherwise ends WORKER_LOST: the client never gets two attempts as one answer', async () => {
+    const prefix = fleetPrefix();
+    const first = await saying(prefix, 'alpha');
+    const rt = await api(prefix);
+    const runId = await newRun(rt);
+    const step = await rt.submitStep(runId, llm(300));
+    let seen = 0;
+    for await (const e of rt.followStep(step.step_id))
+      if (e.type === 'token' && ++seen === 3) break;
+    await saying(prefix, 'beta');
+    // The first replica stops at once: it hands the step back, and the other takes it.
+    await first.stop(0);
+    expect(await step.done).toBe('failed');
+    const events = await log(rt, step.step_id);
+    const tokens = events.flatMap((e) => (e.type === 'token' ? [e.t.trim()] : []));
+    expect(new Set(tokens)).toEqual(new Set(['alpha']));
+    expect(events.at(-1)).toMatchObject({
+      type: 'error',
+      code: 'WORKER_LOST',
+      retriable: true,
+      details: { reason: 'diverged' },
+    });
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect((await rt.getStep(step.step_id))?.error).toMatchObject({ code: 'WORKER_LOST' });
+  });
+
+  it('a step handed to a replica that answers the same goes on where its log ends, each token once', async () => {
+    const prefix = fleetPrefix();
+    const first = await saying(prefix, 'same');
+    const rt = await api(prefix);
+    const runId = await newRun(rt);
+    const step = await rt.submitStep(runId, llm(300));
+    let seen = 0;
+    for await (const e of rt.followStep(step.step_id))
+      if (e.type === 'token' && ++seen === 3) break;
+    await saying(prefix, 'same');
+    await first.stop(0);
+    expect(await step.done).toBe('succeeded');
+    const events = await log(rt, step.step_id);
+    expect(events.filter((e) => e.type === 'token')).toHaveLength(300);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+  });
+});
