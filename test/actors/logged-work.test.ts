@@ -14,7 +14,7 @@ const metrics = () => at({ type: 'metrics', tokens_in: 1, tokens_out: 2, cost_us
 function logOf(...work: StepEvent[]): StepEvent[] {
   seq = 0;
   const started = at({ type: 'started', provenance: {} });
-  return [started, ...work.map((e) => ({ ...e, seq: ++seq }) as StepEvent)];
+  return [started, ...work.map((e) => ({ ...e, seq: ++seq }))];
 }
 
 describe('LoggedWork: what a step run again must reproduce', () => {
@@ -24,7 +24,9 @@ describe('LoggedWork: what a step run again must reproduce', () => {
     expect(logged.reproduces({ type: 'token', t: 'b' })).toBe(true);
     expect(logged.pending).toBe(false);
     expect(logged.reproduces({ type: 'token', t: 'c' })).toBe(false);
-    expect(() => logged.checkEnd()).not.toThrow();
+    expect(() => {
+      logged.checkEnd();
+    }).not.toThrow();
   });
 
   it('regression: a run again that makes other text is WORKER_LOST naming the seq, not spliced by count', () => {
@@ -44,7 +46,9 @@ describe('LoggedWork: what a step run again must reproduce', () => {
   it('is WORKER_LOST when the run again ends short of what the log holds', () => {
     const logged = new LoggedWork('step_1', logOf(token('a', 0), token('b', 1), metrics()));
     logged.reproduces({ type: 'token', t: 'a' });
-    expect(() => logged.checkEnd()).toThrow(WorkerLostError);
+    expect(() => {
+      logged.checkEnd();
+    }).toThrow(WorkerLostError);
   });
 
   it('passes over the log’s metrics and narration the run again does not make, and drops ones made anew amid the log', () => {
@@ -59,7 +63,9 @@ describe('LoggedWork: what a step run again must reproduce', () => {
     // The log's metrics and the approval's narration are passed over: this one is new.
     expect(logged.reproduces({ type: 'narration', text: 'deployed' })).toBe(false);
     expect(logged.pending).toBe(false);
-    expect(() => logged.checkEnd()).not.toThrow();
+    expect(() => {
+      logged.checkEnd();
+    }).not.toThrow();
   });
 
   it('compares a tool suggestion by tool and arguments, a fact by type and data', () => {

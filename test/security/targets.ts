@@ -123,6 +123,13 @@ export function useTarget(kind: TargetKind, extra = ''): () => Target {
         ...(who === null ? {} : { authorization: `Bearer ${KEYS[who]}` }),
         ...headers,
       });
+    // A fleet's pool is live once the API has read its worker's first heartbeat.
+    for (let waited = 0; kind === 'fleet'; waited += 50) {
+      const pools = (await call('ops', 'GET', '/v1/pools')).body as unknown[];
+      if (pools.length > 0) break;
+      if (waited > 20_000) throw new Error("the fleet's pool never showed up in GET /v1/pools");
+      await new Promise((r) => setTimeout(r, 50));
+    }
     target = {
       kind,
       url,
@@ -139,16 +146,9 @@ export function useTarget(kind: TargetKind, extra = ''): () => Target {
         });
         expect(flow.status, flow.text).toBe(201);
         const { flow_id } = flow.body as { flow_id: string };
-        // A fleet's pool shows up with its worker's first heartbeat.
-        for (let i = 0; ; i++) {
-          const run = await call(who, 'POST', `/v1/flows/${flow_id}/runs`, body);
-          if (run.status === 503 && i < 100) {
-            await new Promise((r) => setTimeout(r, 100));
-            continue;
-          }
-          expect(run.status, run.text).toBe(201);
-          return run.body as { run_id: string; seed: unknown };
-        }
+        const run = await call(who, 'POST', `/v1/flows/${flow_id}/runs`, body);
+        expect(run.status, run.text).toBe(201);
+        return run.body as { run_id: string; seed: unknown };
       },
       async submit(who, runId, step) {
         const res = await call(who, 'POST', `/v1/runs/${runId}/steps`, step);
