@@ -18,7 +18,7 @@ import { countersKey } from '../placement/fleet-link.js';
 import { removeBeat, writeBeat, type ReplicaBeat } from '../placement/fleet-registry.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import type { RuntimeOptions } from '../runtime/runtime-options.js';
-import { redisStore } from '../store/redis-store.js';
+import { redisStore, type WriteGuard, type WriteTarget } from '../store/redis-store.js';
 import { systemClock } from '../context/clock.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
@@ -90,6 +90,17 @@ export interface StopReport {
   readonly handedBack: number;
 }
 
+/** This replica's turn at a step it took. */
+interface Turn {
+  readonly runId: string;
+  readonly clientToken: string;
+  /** What its fence key holds while the turn is this replica's. */
+  readonly token: string;
+}
+
+/** How long a step's fence is kept, ms (a day: longer than a step runs). */
+const FENCE_TTL_MS = 86_400_000;
+
 /** A job running here. */
 interface Running {
   readonly job: Job<StepJob>;
@@ -121,6 +132,10 @@ export class FleetWorker {
   readonly #worker: Worker<StepJob>;
   readonly #logger: Logger;
   readonly #running = new Map<string, Running>();
+  /** The steps taken here, by id: each with its run, client token and the token of its turn. */
+  readonly #turns = new Map<string, Turn>();
+  /** Steps made under a step taken here (its delegations, tool calls): that step, by id. */
+  readonly #roots = new Map<string, string>();
   readonly #beat: () => ReplicaBeat;
   readonly #ttlMs: number;
   readonly #timer: NodeJS.Timeout;
@@ -159,7 +174,11 @@ export class FleetWorker {
       this.#logger.warn({ err }, 'fleet worker: a Redis connection failed');
     });
     this.#store = new StreamingStore(
-      redisStore({ client: this.#client, prefix: this.keys.prefix }),
+      redisStore({
+        client: this.#client,
+        prefix: this.keys.prefix,
+        fence: (target) => this.#fenceOf(target),
+      }),
       this.#client,
       this.keys,
       streamMaxLen,
@@ -361,6 +380,56 @@ export class FleetWorker {
     }
   }
 
+  /** The step taken here that `id` is, or was made under. */
+  #rootOf(id: string): string | undefined {
+    return this.#turns.has(id) ? id : this.#roots.get(id);
+  }
+
+  /**
+   * The fence of a write (see `RedisStoreOptions.fence`): the key and token of the turn of
+   * the step it is about — by its step, the step it is made under, or its run and client
+   * token when it names no step. None for a write of no step taken here.
+   */
+  #fenceOf(target: WriteTarget): WriteGuard[] {
+    let root: string | undefined;
+    if (target.stepId !== undefined) {
+      const parent = target.parentStepId ? this.#rootOf(target.parentStepId) : undefined;
+      if (parent !== undefined) this.#roots.set(target.stepId, parent);
+      root = this.#rootOf(target.stepId);
+    }
+    if (root === undefined && target.runId !== undefined) {
+      const mine = [...this.#turns].filter(
+        ([, t]) =>
+          t.runId === target.runId &&
+          (target.clientToken === undefined || t.clientToken === target.clientToken),
+      );
+      if (mine.length === 1) root = mine[0]?.[0];
+    }
+    const turn = root === undefined ? undefined : this.#turns.get(root);
+    return root === undefined || !turn ? [] : [{ key: this.keys.fence(root), token: turn.token }];
+  }
+
+  /** Takes the turn at step `stepId`: from now on the writes of any earlier turn are refused. */
+  async #takeTurn(job: Job<StepJob>, data: StepJob): Promise<Turn> {
+    const token = `${this.replicaId}:${job.attemptsStarted}:${randomBytes(4).toString('hex')}`;
+    await this.#client.set(this.keys.fence(data.step_id), token, 'PX', FENCE_TTL_MS);
+    const clientToken = data.body.client_token;
+    const turn: Turn = {
+      runId: data.run_id,
+      clientToken: typeof clientToken === 'string' ? clientToken : '',
+      token,
+    };
+    this.#turns.set(data.step_id, turn);
+    return turn;
+  }
+
+  /** Ends the turn at `stepId`; whether it was still this replica's when it ended. */
+  async #endTurn(stepId: string, turn: Turn): Promise<boolean> {
+    this.#turns.delete(stepId);
+    for (const [child, root] of this.#roots) if (root === stepId) this.#roots.delete(child);
+    return (await this.#client.get(this.keys.fence(stepId))) === turn.token;
+  }
+
   /** Ends a step cancelled before it was taken (if it is still open): it does not run. */
   async #endCancelled(stepId: string): Promise<StepStatus | null> {
     const store = this.#store.store;
@@ -439,12 +508,21 @@ export class FleetWorker {
     // Here before the recorded cancel is read: a cancel sent from now on finds the step.
     this.#running.set(id, running);
     running.done = (async () => {
-      // Cancelled before it came here: it never starts (nor goes on, after a stall).
-      const status = (await this.#client.exists(this.keys.cancelled(data.step_id)))
-        ? await this.#endCancelled(data.step_id)
-        : await this.runtime.takeStep(data, running.cancel.signal);
-      // Handed back: another replica goes on with it, and says when it ends.
-      if (this.#store.fenced) return { status: null };
+      const turn = await this.#takeTurn(job, data);
+      let status: StepStatus | null = null;
+      let ours = true;
+      try {
+        // Cancelled before it came here: it never starts (nor goes on, after a stall).
+        status = (await this.#client.exists(this.keys.cancelled(data.step_id)))
+          ? await this.#endCancelled(data.step_id)
+          : await this.runtime.takeStep(data, running.cancel.signal);
+      } finally {
+        // Taken over by another replica meanwhile (this one was frozen past its lock): that
+        // one says when the step ends; this one's writes were refused.
+        ours = await this.#endTurn(data.step_id, turn);
+      }
+      // Handed back, or taken over: another replica goes on with it, and says when it ends.
+      if (this.#store.fenced || !ours) return { status: null };
       await this.#store.ended(data.step_id, status, {
         key: countersKey(this.keys, this.poolId),
         field: 'completed',

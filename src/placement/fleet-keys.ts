@@ -68,4 +68,12 @@ export class FleetKeys {
   cancelled(stepId: string): string {
     return `${this.prefix}fleet:cancelled:${stepId}`;
   }
+
+  /**
+   * A step's fence: the token of the replica whose turn at it is the current one. Set when a
+   * replica takes the step; every write of a replica for it checks it (one script).
+   */
+  fence(stepId: string): string {
+    return `${this.prefix}fleet:fence:${stepId}`;
+  }
 }

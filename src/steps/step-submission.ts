@@ -572,7 +572,7 @@ async function submitIn(
         const stepId = (await claim).record.step_id;
         const step = await host.store.getStep(stepId);
         if (step && step.status !== 'waiting') {
-          await host.store.addRunUsage(runId, step.budget_usage);
+          await host.store.addRunUsage(runId, step.budget_usage, stepId);
         }
         return step?.status ?? null;
       },

@@ -62,7 +62,7 @@ export function redactingStore(store: RunStore, keys: readonly string[]): RunSto
     // Persisted lifecycles hold the last events a step accepted: redacted like the events.
     createCheckpoint: (c) => store.createCheckpoint({ ...c, snapshots: redact(c.snapshots) }),
     listCheckpoints: (id) => store.listCheckpoints(id),
-    addRunUsage: (id, u) => store.addRunUsage(id, u),
+    addRunUsage: (id, u, stepId) => store.addRunUsage(id, u, stepId),
     putRecording: (r) => store.putRecording(recording(r)),
     getRecording: (id, k) => store.getRecording(id, k),
     listRecordings: (id) => store.listRecordings(id),

@@ -21,6 +21,7 @@ export const Op = {
   append: 11,
   createApproval: 12,
   swapApproval: 13,
+  guard: 14,
 } as const;
 
 /** The code of one operation of {@link BATCH}. */
@@ -28,6 +29,8 @@ export type OpCode = (typeof Op)[keyof typeof Op];
 
 /** What an operation that failed inside the script returns instead of its result. */
 export const OP_ERROR = '!err';
+/** What an operation returns, not run, when a guard before it did not hold. */
+export const OP_FENCED = '!fenced';
 
 // Each body is a Lua function(k, a) and returns a value (never nil: a nil would cut the
 // reply's array short).
@@ -173,6 +176,12 @@ if redis.call('SET', k[2], a[2], 'NX') then
 end
 return 0`,
 
+  // k[1] a fence's key, a[1] the token the writer holds. → 1 when the key holds it, else 0
+  // (and the next operation that is not a guard does not run: see BATCH).
+  [Op.guard]: `
+if redis.call('GET', k[1]) == a[1] then return 1 end
+return 0`,
+
   // k[1] the approval's key. a[1] the JSON it must still hold, a[2] the new JSON.
   // → 1 swapped, 0 it holds something else (decided meanwhile), -1 no such approval.
   [Op.swapApproval]: `
@@ -187,7 +196,9 @@ return 1`,
  * The store's one script. ARGV[1] the number of operations, then for each: its code, its
  * number of keys, its number of arguments, its arguments; KEYS holds every operation's keys
  * in order. → one result per operation, in order; an operation that raised an error
- * returns `{OP_ERROR, message}` and the ones after it still run.
+ * returns `{OP_ERROR, message}` and the ones after it still run. A `guard` that does not
+ * hold stops the next operation that is not a guard: it returns `{OP_FENCED}`, not run —
+ * the check and the write in one script, so no writer whose turn is over slips in between.
  */
 export const BATCH = `
 local ops = {}
@@ -195,6 +206,7 @@ ${Object.entries(BODIES)
   .map(([code, body]) => `ops[${code}] = function(k, a)${body}\nend`)
   .join('\n')}
 local out = {}
+local blocked = false
 local ki, ai = 1, 2
 for o = 1, tonumber(ARGV[1]) do
   local code = tonumber(ARGV[ai])
@@ -205,7 +217,15 @@ for o = 1, tonumber(ARGV[1]) do
   for j = 1, na do a[j] = ARGV[ai + 2 + j] end
   ki = ki + nk
   ai = ai + 3 + na
-  local ok, res = pcall(ops[code], k, a)
-  if ok then out[o] = res else out[o] = {'${OP_ERROR}', tostring(res)} end
+  if code == ${Op.guard} then
+    out[o] = ops[code](k, a)
+    if out[o] == 0 then blocked = true end
+  elseif blocked then
+    out[o] = {'${OP_FENCED}'}
+    blocked = false
+  else
+    local ok, res = pcall(ops[code], k, a)
+    if ok then out[o] = res else out[o] = {'${OP_ERROR}', tostring(res)} end
+  end
 end
 return out`;

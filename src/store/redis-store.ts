@@ -10,9 +10,10 @@ import { createHash } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
+import { WorkerLostError } from '../errors/worker-lost-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
-import { BATCH, Op, OP_ERROR, type OpCode } from './redis-scripts.js';
+import { BATCH, Op, OP_ERROR, OP_FENCED, type OpCode } from './redis-scripts.js';
 import { decided } from './approval-records.js';
 import { recordingKey } from './records.js';
 import type {
@@ -47,6 +48,32 @@ export interface RedisStoreOptions {
    * refused one). Calls fail on their own as well; without this, errors are only theirs.
    */
   readonly onError?: (err: Error) => void;
+  /**
+   * The fences of a writer that may lose its turn (a fleet replica whose step another
+   * replica took over): asked for each write with what the write is about, it names the
+   * keys that must still hold the writer's tokens. The check and the write run in one call
+   * of the store's script; a write whose fence does not hold is refused with
+   * `WorkerLostError` (`details.reason: "fenced"`) and changes nothing. Default none.
+   */
+  readonly fence?: (target: WriteTarget) => readonly WriteGuard[];
+}
+
+/** What a write is about, for {@link RedisStoreOptions.fence}. */
+export interface WriteTarget {
+  /** The step the write is of (its record, its events, a fact or checkpoint it made). */
+  readonly stepId?: string | undefined;
+  /** A step being created: the step it is made under. */
+  readonly parentStepId?: string | null | undefined;
+  /** The run the write is of. */
+  readonly runId?: string | undefined;
+  /** A recording's: the client token of the submitted step whose tree made the call. */
+  readonly clientToken?: string | undefined;
+}
+
+/** A fence: `key` must hold `token` for the write to run. */
+export interface WriteGuard {
+  readonly key: string;
+  readonly token: string;
 }
 
 /** A record as hash fields: each value as JSON. */
@@ -96,8 +123,18 @@ interface PendingWrite {
   readonly code: OpCode;
   readonly keys: readonly string[];
   readonly args: readonly string[];
+  /** Checked in the same call, just before: one that does not hold stops the write. */
+  readonly guards: readonly WriteGuard[];
   resolve(result: unknown): void;
   reject(err: Error): void;
+}
+
+/** The refusal of a write whose fence did not hold. */
+function fencedError(guards: readonly WriteGuard[]): WorkerLostError {
+  return new WorkerLostError(
+    'this writer lost its turn: another took over what it was writing (its fence no longer holds)',
+    { details: { reason: 'fenced', fences: guards.map((g) => g.key) } },
+  );
 }
 
 /** The script's digest, for EVALSHA. */
@@ -125,6 +162,7 @@ export class RedisRunStore implements RunStore {
   readonly prefix: string;
   readonly client: Redis;
   readonly #owned: boolean;
+  readonly #fence: ((target: WriteTarget) => readonly WriteGuard[]) | null;
   /** Writes held for one call of the script: sent at the turn's end, at {@link MAX_BATCH_OPS}, or before a read. */
   #pending: PendingWrite[] = [];
   #pendingArgs = 0;
@@ -132,6 +170,7 @@ export class RedisRunStore implements RunStore {
 
   constructor(options: RedisStoreOptions = {}) {
     this.prefix = options.prefix ?? 'axon:';
+    this.#fence = options.fence ?? null;
     if (options.client) {
       this.client = options.client;
       this.#owned = false;
@@ -155,10 +194,16 @@ export class RedisRunStore implements RunStore {
    * Queues one operation of the script for this turn's call; resolves its result once Redis
    * has run it, rejects with what it raised.
    */
-  #write(code: OpCode, keys: readonly string[], args: readonly string[]): Promise<unknown> {
+  #write(
+    code: OpCode,
+    keys: readonly string[],
+    args: readonly string[],
+    target?: WriteTarget,
+  ): Promise<unknown> {
+    const guards = target && this.#fence ? this.#fence(target) : [];
     return new Promise<unknown>((resolve, reject) => {
-      this.#pending.push({ code, keys, args, resolve, reject });
-      this.#pendingArgs += keys.length + args.length + 3;
+      this.#pending.push({ code, keys, args, guards, resolve, reject });
+      this.#pendingArgs += keys.length + args.length + 3 + guards.length * 5;
       if (this.#pendingArgs >= MAX_BATCH_ARGS || this.#pending.length >= MAX_BATCH_OPS)
         this.#send();
       else
@@ -186,16 +231,25 @@ export class RedisRunStore implements RunStore {
     this.#pendingArgs = 0;
     const keys: string[] = [];
     const argv: string[] = [String(writes.length)];
+    let ops = 0;
     for (const w of writes) {
+      for (const g of w.guards) {
+        keys.push(g.key);
+        argv.push(String(Op.guard), '1', '1', g.token);
+      }
       keys.push(...w.keys);
       argv.push(String(w.code), String(w.keys.length), String(w.args.length), ...w.args);
+      ops += w.guards.length + 1;
     }
+    argv[0] = String(ops);
     this.#call(keys, argv).then(
       (results) => {
-        for (let i = 0; i < writes.length; i++) {
-          const w = writes[i] as PendingWrite;
-          const r = results[i];
-          if (Array.isArray(r) && r[0] === OP_ERROR) w.reject(new Error(String(r[1])));
+        let at = 0;
+        for (const w of writes) {
+          at += w.guards.length;
+          const r = results[at++];
+          if (Array.isArray(r) && r[0] === OP_FENCED) w.reject(fencedError(w.guards));
+          else if (Array.isArray(r) && r[0] === OP_ERROR) w.reject(new Error(String(r[1])));
           else w.resolve(r);
         }
       },
@@ -252,7 +306,7 @@ export class RedisRunStore implements RunStore {
   }
 
   async updateRun(runId: string, patch: RunPatch): Promise<void> {
-    const found = await this.#write(Op.patch, [this.#run(runId)], toFields(patch));
+    const found = await this.#write(Op.patch, [this.#run(runId)], toFields(patch), { runId });
     if (found !== 1) throw new NotFoundError('run', runId);
   }
 
@@ -261,6 +315,7 @@ export class RedisRunStore implements RunStore {
       Op.createStep,
       [this.#run(step.run_id), this.#step(step.step_id), this.#runSteps(step.run_id)],
       [step.step_id, ...toFields(step)],
+      { stepId: step.step_id, parentStepId: step.parent_step_id, runId: step.run_id },
     );
     if (r === -1) throw new NotFoundError('run', step.run_id);
     if (r === 0) throw new ConflictError(`step ${step.step_id} exists`);
@@ -272,7 +327,7 @@ export class RedisRunStore implements RunStore {
   }
 
   async updateStep(stepId: string, patch: StepPatch): Promise<void> {
-    const found = await this.#write(Op.patch, [this.#step(stepId)], toFields(patch));
+    const found = await this.#write(Op.patch, [this.#step(stepId)], toFields(patch), { stepId });
     if (found !== 1) throw new NotFoundError('step', stepId);
   }
 
@@ -305,7 +360,9 @@ export class RedisRunStore implements RunStore {
       }
       args.push(String(i), String(ev.seq), JSON.stringify(ev));
     }
-    const r = (await this.#write(Op.append, keys, args)) as (string | number)[];
+    const r = (await this.#write(Op.append, keys, args, {
+      stepId: (events[0] as StepEvent).step_id,
+    })) as (string | number)[];
     if (r[0] === 'ok') return;
     const stepId = [...index.keys()][Number(r[1]) - 1] ?? '?';
     if (r[0] === 'missing') throw new NotFoundError('step', stepId);
@@ -376,6 +433,7 @@ export class RedisRunStore implements RunStore {
         run.flow_id === null ? runFacts : `${this.#flow(run.flow_id)}:facts`,
       ],
       [fact.fact_id, JSON.stringify(fact), run.flow_id === null ? '0' : '1'],
+      { stepId: fact.emitted_by_step ?? undefined, runId: fact.run_id },
     );
     if (r === -1) throw new NotFoundError('run', fact.run_id);
     if (r === 0) throw new ConflictError(`fact ${fact.fact_id} exists`);
@@ -396,7 +454,7 @@ export class RedisRunStore implements RunStore {
     return selectFacts(facts, query);
   }
 
-  async addRunUsage(runId: string, usage: BudgetUsage): Promise<BudgetUsage> {
+  async addRunUsage(runId: string, usage: BudgetUsage, stepId?: string): Promise<BudgetUsage> {
     const out = (await this.#write(
       Op.addUsage,
       [this.#run(runId)],
@@ -406,6 +464,7 @@ export class RedisRunStore implements RunStore {
         String(usage.cost_usd),
         String(usage.wall_ms),
       ],
+      { runId, stepId },
     )) as string | number;
     if (typeof out !== 'string') throw new NotFoundError('run', runId);
     return JSON.parse(out) as BudgetUsage;
@@ -416,6 +475,7 @@ export class RedisRunStore implements RunStore {
       Op.appendIfRun,
       [this.#run(checkpoint.run_id), `${this.#run(checkpoint.run_id)}:checkpoints`],
       [JSON.stringify(checkpoint)],
+      { stepId: checkpoint.step_id ?? undefined, runId: checkpoint.run_id },
     );
     if (r === -1) throw new NotFoundError('run', checkpoint.run_id);
   }
@@ -431,6 +491,7 @@ export class RedisRunStore implements RunStore {
       Op.putRecording,
       [run, `${run}:recordings`, `${run}:recording-keys`],
       [recordingKey(recording), JSON.stringify(recording)],
+      { runId: recording.run_id, clientToken: recording.client_token },
     );
     if (r === -1) throw new NotFoundError('run', recording.run_id);
   }

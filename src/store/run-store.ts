@@ -81,10 +81,11 @@ export interface RunStore {
   listCheckpoints(runId: string): Promise<CheckpointRecord[]>;
   /**
    * Adds `usage` to a run's `budget_usage`, atomically (concurrent steps of one run, in any
-   * process, each add theirs), and resolves the run's total. `NotFoundError` for an
-   * unknown run.
+   * process, each add theirs), and resolves the run's total. `stepId`: the step whose usage
+   * it is (a fenced store refuses it from a writer whose turn at that step is over).
+   * `NotFoundError` for an unknown run.
    */
-  addRunUsage(runId: string, usage: BudgetUsage): Promise<BudgetUsage>;
+  addRunUsage(runId: string, usage: BudgetUsage, stepId?: string): Promise<BudgetUsage>;
   /**
    * Stores a call's recording (record mode), replacing one with the same key: a step run
    * again after a restart records its calls afresh. `NotFoundError` for an unknown run.

@@ -156,6 +156,57 @@ describe('RedisRunStore', () => {
     await Promise.all([store.close(), admin.quit()]);
   });
 
+  it('a fenced writer whose token its fence no longer holds writes nothing: each write refused WORKER_LOST, in the same call as the check', async () => {
+    const p = prefix();
+    const fenceKey = `${p}fence`;
+    const client = new Redis(redisUrl());
+    await client.set(fenceKey, 'mine');
+    const targets: unknown[] = [];
+    const fenced = redisStore({
+      url: redisUrl(),
+      prefix: p,
+      fence: (target) => {
+        targets.push(target);
+        return target.stepId === undefined ? [] : [{ key: fenceKey, token: 'mine' }];
+      },
+    });
+    const run = makeRun();
+    const step = makeStep(run.run_id);
+    await fenced.createRun(run);
+    await fenced.createStep(step);
+    await fenced.appendEvents([narration(step.step_id, 1)]);
+    expect(targets).toContainEqual({ stepId: step.step_id });
+    // Another writer takes the turn: every write of this one about the step is refused.
+    await client.set(fenceKey, 'theirs');
+    const refusals = await Promise.all(
+      [
+        fenced.appendEvents([narration(step.step_id, 2)]),
+        fenced.updateStep(step.step_id, { status: 'failed' }),
+        fenced.addRunUsage(
+          run.run_id,
+          { tokens_in: 1, tokens_out: 1, cost_usd: 0, wall_ms: 1 },
+          step.step_id,
+        ),
+      ].map((p) =>
+        p.then(
+          () => null,
+          (e: unknown) => e,
+        ),
+      ),
+    );
+    for (const err of refusals) {
+      expect(err).toMatchObject({ code: 'WORKER_LOST', details: { reason: 'fenced' } });
+    }
+    expect((await fenced.readEvents(step.step_id)).map((e) => e.seq)).toEqual([1]);
+    expect((await fenced.getStep(step.step_id))?.status).toBe(step.status);
+    expect((await fenced.getRun(run.run_id))?.budget_usage.tokens_in).toBe(0);
+    // A write of no step is not fenced.
+    await fenced.updateRun(run.run_id, { status: 'completed' });
+    expect((await fenced.getRun(run.run_id))?.status).toBe('completed');
+    await fenced.close();
+    await client.quit();
+  });
+
   it('uses a given client without closing it', async () => {
     const client = new Redis(redisUrl());
     const store = redisStore({ client, prefix: prefix() });
