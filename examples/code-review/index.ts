@@ -74,7 +74,10 @@ export function codeReviewModerator(t: ThreadSoFar): string {
   return (last.output as z.infer<typeof review>).approved ? END : 'coder';
 }
 
-/** The workflow and the engine its roles need; `tokenDelayMs` slows the scripted tokens. */
+/**
+ * The workflow and the engine its roles need; `tokenDelayMs` slows the scripted tokens
+ * (default the scripted engine's: `AXON_SCRIPTED_TOKEN_MS`, else 5 ms).
+ */
 export function codeReview(options: { readonly tokenDelayMs?: number } = {}): {
   readonly workflow: WorkflowDefinition;
   readonly engines: readonly Engine[];
@@ -113,9 +116,10 @@ export function codeReview(options: { readonly tokenDelayMs?: number } = {}): {
   return {
     workflow,
     engines: [
+      // Without a delay given, the scripted engine's own default: AXON_SCRIPTED_TOKEN_MS, else 5.
       createScriptedEngine({
         name: CODE_REVIEW_ENGINE,
-        tokenDelayMs: options.tokenDelayMs ?? 5,
+        ...(options.tokenDelayMs === undefined ? {} : { tokenDelayMs: options.tokenDelayMs }),
         script,
       }),
     ],

@@ -212,11 +212,16 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   let server: AxonServer;
   let workflows: WorkflowEngine | undefined;
   try {
-    // Before taking work: a restarted server picks up what it left running (NERVE-4005).
-    // With a fleet its steps run on the workers, which go on with them themselves.
+    const engine = new WorkflowEngine(runtime, served.workflows);
+    workflows = engine;
+    // Before taking work: a restarted server picks up what it left running (NERVE-4005) —
+    // but the threads, which the workflow engine resumes under their leases below. With a
+    // fleet its steps run on the workers, which go on with them themselves.
     const resumed = config.redis
       ? []
-      : (await runtime.resumeRuns()).filter((r) => r.interrupted.length > 0);
+      : (await runtime.resumeRuns({ except: (run) => engine.drives(run) })).filter(
+          (r) => r.interrupted.length > 0,
+        );
     if (config.redis) {
       try {
         await runtime.refreshPools();
@@ -233,8 +238,7 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
       );
     }
     // After the runs: a thread a stop left running is resumed from its last finished turn.
-    workflows = new WorkflowEngine(runtime, served.workflows);
-    const recovered = await workflows.recover();
+    const recovered = await engine.recover();
     const threads = [
       recovered.resumed.length > 0 ? `resumed ${plural(recovered.resumed.length, 'thread')}` : '',
       recovered.crashed.length > 0

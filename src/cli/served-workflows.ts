@@ -27,7 +27,8 @@ export interface ServedWorkflows {
 
 /**
  * `configured` plus the example `code-review`, which a configured workflow of the same name
- * replaces. `tokenDelayMs` slows the example's scripted tokens (default 5 ms).
+ * replaces. `tokenDelayMs` slows the example's scripted tokens (default
+ * `AXON_SCRIPTED_TOKEN_MS`, else 5 ms, as every scripted engine's).
  */
 export function servedWorkflows(
   configured: readonly WorkflowDefinition[],

@@ -169,8 +169,9 @@ export function openThreadDataDirSource(options: ThreadDataDirSourceOptions): Th
     async trigger(name: string, input: string): Promise<ThreadInfo> {
       await summary(name);
       const { runtime, engine } = await open(true);
-      // As `axon serve` starts: what a stopped process left is picked up first.
-      await runtime.resumeRuns();
+      // As `axon serve` starts: what a stopped process left is picked up first — threads by
+      // the engine, under their leases (a live server on this data dir keeps its own).
+      await runtime.resumeRuns({ except: (run) => engine.drives(run) });
       await engine.recover();
       try {
         return info(await engine.trigger(name, input));

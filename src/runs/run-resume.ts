@@ -12,7 +12,7 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
-import type { CheckpointRecord, StepRecord } from '../store/records.js';
+import type { CheckpointRecord, RunRecord, StepRecord } from '../store/records.js';
 import { flushed } from '../store/run-store.js';
 import type { ActorSystem } from '../actors/actor-system.js';
 import { decidedButWaiting, settleDecided, type DecisionDeps } from './approvals.js';
@@ -90,9 +90,13 @@ export async function resumeRun(deps: ResumeDeps, runId: string): Promise<Resume
 }
 
 /** Resumes every `running` run of the store; a run that cannot be resumed is logged and skipped. */
-export async function resumeRuns(deps: ResumeDeps): Promise<ResumedRun[]> {
+export async function resumeRuns(
+  deps: ResumeDeps,
+  except: (run: RunRecord) => boolean = () => false,
+): Promise<ResumedRun[]> {
   const out: ResumedRun[] = [];
   for (const run of await deps.store.listRuns({ status: ['running', 'waiting'] })) {
+    if (except(run)) continue;
     try {
       out.push(await resumeRun(deps, run.run_id));
     } catch (err) {

@@ -2,22 +2,16 @@
  * @module Leases: a key held by one owner until it lets go or stops renewing it. What tells
  * one process of a fleet that another, still alive, does some work (a workflow engine drives
  * a thread) and, once the holder died, that the work is free to take. Embedded, the leases
- * are this process's (`memoryLeases`); with a fleet, they are in its Redis (`redisLeases`),
- * seen by every process of it.
+ * are the store's when it keeps them (SQLite: every process on the file sees them,
+ * `store/store-leases.ts`), else this process's (`memoryLeases`); with a fleet, they are in
+ * its Redis (`redisLeases`), seen by every process of it.
  */
 import type { Redis } from 'ioredis';
 import type { Clock } from '../context/clock.js';
 
-/** Keys held by owners for a time; see the module. */
-export interface Leases {
-  /**
-   * Takes `key` for `owner` for `ttlMs`: true when it was free, had expired, or was
-   * `owner`'s already (then it is renewed); false while another owner holds it.
-   */
-  acquire(key: string, owner: string, ttlMs: number): Promise<boolean>;
-  /** Lets `key` go if `owner` holds it; nothing otherwise. */
-  release(key: string, owner: string): Promise<void>;
-}
+import type { Leases } from '../store/store-leases.js';
+
+export type { Leases } from '../store/store-leases.js';
 
 /** Leases of this process, on `clock`. */
 export function memoryLeases(clock: Clock): Leases {

@@ -170,11 +170,20 @@ export class RunOperations {
   }
 
   /**
-   * Leases (`runtime/leases.ts`): this process's embedded, the fleet's (in its Redis) with
-   * one — what the workflow engine holds for each thread it drives.
+   * Leases (`runtime/leases.ts`): the fleet's (in its Redis) with one, else the store's
+   * when it keeps them (SQLite), else this process's — what the workflow engine holds for
+   * each thread it drives.
    */
   get leases(): Leases {
     return this.parts.leases;
+  }
+
+  /**
+   * Whether other processes see {@link leases}: a fleet's (Redis), or a store's that keeps
+   * them (SQLite, every process on the file). False: they are this process's alone.
+   */
+  sharesLeases(): boolean {
+    return this.parts.leasesShared;
   }
 
   /** Whether the runtime has a fleet (`createRuntime({ fleet })`): its submitted steps go to pools. */
@@ -273,10 +282,15 @@ export class RunOperations {
     return resumeRun(this.parts.resumeDeps(), runId);
   }
 
-  /** {@link resumeRun} for every `running` run of the store. */
-  resumeRuns(): Promise<ResumedRun[]> {
+  /**
+   * {@link resumeRun} for every `running` run of the store, but those `options.except` keeps
+   * (a workflow engine's threads, which its `recover()` resumes under their leases).
+   */
+  resumeRuns(
+    options: { readonly except?: (run: RunRecord) => boolean } = {},
+  ): Promise<ResumedRun[]> {
     this.parts.assertOpen();
-    return resumeRuns(this.parts.resumeDeps());
+    return resumeRuns(this.parts.resumeDeps(), options.except);
   }
 
   /**

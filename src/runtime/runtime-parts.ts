@@ -78,8 +78,10 @@ export interface RuntimeParts {
   readonly gate: PolicyGate;
   readonly policy: PolicyEngine;
   readonly memory: Memory;
-  /** Leases (`leases.ts`): this process's, or the fleet's in its Redis. */
+  /** Leases (`leases.ts`): the fleet's in its Redis, the store's (SQLite), or this process's. */
   readonly leases: Leases;
+  /** Whether other processes see {@link leases} (a fleet's, or the store's). */
+  readonly leasesShared: boolean;
   /** What the step runner needs. */
   readonly steps: StepRunnerDeps;
   /** What run records and the flow operations need. */
@@ -394,7 +396,10 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     gate,
     policy,
     memory,
-    leases: fleet ? redisLeases(fleet.client, `${fleet.keys.prefix}lease:`) : memoryLeases(clock),
+    leases: fleet
+      ? redisLeases(fleet.client, `${fleet.keys.prefix}lease:`)
+      : (store.leases ?? memoryLeases(clock)),
+    leasesShared: fleet !== null || store.leases !== undefined,
     steps,
     runs,
     host,

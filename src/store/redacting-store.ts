@@ -74,6 +74,7 @@ export function redactingStore(store: RunStore, keys: readonly string[]): RunSto
     releaseClientToken: (id) => store.releaseClientToken(id),
     flush: () => store.flush(),
     close: () => store.close(),
+    ...(store.leases ? { leases: store.leases } : {}),
   };
   return wrapped;
 }

@@ -1,4 +1,5 @@
 /** @module The RunStore interface: runs, steps and each step's append-only event log. */
+import type { Leases } from './store-leases.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import type {
   ApprovalDecision,
@@ -112,6 +113,11 @@ export interface RunStore {
    * `ConflictError` (with `details.status`) for one already decided.
    */
   decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord>;
+  /**
+   * Leases kept in the store, which every process that opens it sees (the SQLite store's);
+   * absent, a runtime keeps its own (or its fleet's, in Redis).
+   */
+  readonly leases?: Leases;
   /**
    * Makes every write so far durable. A store may hold writes back to commit them together
    * (the SQLite store commits one turn of the event loop at a time); the runtime flushes

@@ -219,6 +219,16 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: `UPDATE steps SET record = json_insert(record, '$[#]', NULL)
       WHERE json_array_length(record) = 15;`,
   },
+  {
+    version: 7,
+    name: 'leases',
+    // Leases every process on the file sees (a workflow engine's threads): `store-leases.ts`.
+    sql: `CREATE TABLE leases (
+        key TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        until INTEGER NOT NULL
+      ) WITHOUT ROWID;`,
+  },
 ];
 
 /**

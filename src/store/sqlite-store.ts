@@ -3,6 +3,7 @@
  * file, in WAL mode, with versioned migrations: the durable store of an embedded runtime
  * (API.md makes it the default of `axon serve`, which does not exist yet).
  */
+import { sqliteLeases, type Leases } from './store-leases.js';
 import type Database from 'better-sqlite3';
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
@@ -84,6 +85,8 @@ export class SqliteRunStore implements RunStore {
   readonly #appendOnly: SqliteAppendOnly;
   /** Checkpoints the WAL in a thread of its own (file stores, unless turned off). */
   readonly #checkpointer: WalCheckpointer | null;
+  /** Leases in the file, which every process opening it sees (`store-leases.ts`). */
+  readonly leases: Leases;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     this.path = path;
@@ -115,6 +118,11 @@ export class SqliteRunStore implements RunStore {
       (fn) => this.#write(fn),
       (fn) => this.#read(fn),
       (runId) => this.#stmt.runExists.get(runId) !== undefined,
+    );
+    this.leases = sqliteLeases(
+      db,
+      (fn) => this.#write(fn),
+      () => this.flush(),
     );
     this.#appendOnly = new SqliteAppendOnly(
       db,

@@ -364,6 +364,15 @@ export class WorkflowEngine {
    * thread that was waiting is queued again, oldest first. Threads of workflows not
    * registered here are left alone.
    */
+  /**
+   * Whether `run` is a thread of one of this engine's workflows: its `recover()` resumes it
+   * (under its lease), so `runtime.resumeRuns({ except })` should leave it alone.
+   */
+  drives(run: Pick<RunRecord, 'entry'>): boolean {
+    const name = workflowOf(run);
+    return name !== null && this.#workflows.has(name);
+  }
+
   async recover(): Promise<RecoveredThreads> {
     this.#sweepLater();
     const resumed: string[] = [];
@@ -426,7 +435,7 @@ export class WorkflowEngine {
    * first `recover()`; stopped by `close()`.
    */
   #sweepLater(): void {
-    if (this.#sweep || !this.runtime.hasFleet() || this.#closed) return;
+    if (this.#sweep || !this.runtime.sharesLeases() || this.#closed) return;
     this.#sweep = sweepEvery(this.#leaseMs, () => this.recover(), this.runtime.logger);
   }
 

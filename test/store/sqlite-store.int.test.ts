@@ -608,6 +608,26 @@ describe('SqliteRunStore', () => {
     await thread.close();
   });
 
+  it('keeps leases in the file: two stores on one file (two processes) see each other’s, renewals, expiry and release', async () => {
+    const path = file();
+    const a = sqliteStore(path);
+    const b = sqliteStore(path);
+    expect(await a.leases.acquire('thread:1', 'engine-a', 60_000)).toBe(true);
+    expect(await b.leases.acquire('thread:1', 'engine-b', 60_000)).toBe(false);
+    // The holder renews; another key is anyone's.
+    expect(await a.leases.acquire('thread:1', 'engine-a', 60_000)).toBe(true);
+    expect(await b.leases.acquire('thread:2', 'engine-b', 60_000)).toBe(true);
+    // Released, it is free at once; a release by another owner changes nothing.
+    await b.leases.release('thread:1', 'engine-b');
+    expect(await b.leases.acquire('thread:1', 'engine-b', 60_000)).toBe(false);
+    await a.leases.release('thread:1', 'engine-a');
+    expect(await b.leases.acquire('thread:1', 'engine-b', 1)).toBe(true);
+    // Run out, it is free to take.
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await a.leases.acquire('thread:1', 'engine-a', 60_000)).toBe(true);
+    await Promise.all([a.close(), b.close()]);
+  });
+
   it('creates the folder of a new file', async () => {
     const store = sqliteStore(join(dir, 'nested', 'deeper', 'axon.db'));
     await store.createRun(makeRun());

@@ -1,8 +1,9 @@
 /**
  * A thread outlives its process: a process running a thread is killed (SIGKILL) during turn
- * 2; a new runtime on the same SQLite file finds the thread, marks it crashed and resumes it
- * from its last finished turn (turn 1 is not asked again) — or, when the workflow does not
- * allow it, leaves it crashed.
+ * 2; a new runtime on the same SQLite file finds the thread — left to the dead process until
+ * its lease (kept in the file) runs out, then taken — marks it crashed and resumes it from
+ * its last finished turn (turn 1 is not asked again) — or, when the workflow does not allow
+ * it, leaves it crashed.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,7 +13,18 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { THREAD_FACT } from '../../src/workflows/thread-records.js';
 import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
-import { crashSetup } from '../fixtures/workflow-thread.js';
+import { CRASH_LEASE_MS, crashSetup } from '../fixtures/workflow-thread.js';
+import type { ThreadView } from '../../src/workflows/thread-records.js';
+
+/** Waits (polling the store) until thread `id` has ended: its view. */
+async function ended(engine: WorkflowEngine, id: string): Promise<ThreadView> {
+  for (let i = 0; i < 400; i++) {
+    const t = await engine.thread(id);
+    if (t && !['queued', 'started'].includes(t.status)) return t;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`thread ${id} did not end`);
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-wf-crash-'));
 afterAll(() => {
@@ -51,13 +63,15 @@ describe('a thread after its process was killed', () => {
     const id = await runAndKill(db, 'yes');
     expect(calls(db)).toEqual(['coder 1', 'reviewer 2']);
     const { rt, workflow } = crashSetup(db, true, 0);
-    const engine = new WorkflowEngine(rt, [workflow]);
+    const engine = new WorkflowEngine(rt, [workflow], { leaseMs: CRASH_LEASE_MS });
     try {
       const before = await engine.thread(id);
       expect(before?.status).toBe('started');
+      // The killed process's lease is in the file: the thread is its until the lease runs
+      // out; the engine looks again every lease time and then takes it.
       const recovered = await engine.recover();
-      expect(recovered).toEqual({ resumed: [id], crashed: [], requeued: [], elsewhere: [] });
-      const t = await engine.wait(id);
+      expect(recovered).toEqual({ resumed: [], crashed: [], requeued: [], elsewhere: [id] });
+      const t = await ended(engine, id);
       expect(t.status).toBe('completed');
       expect(t.turns.map((x) => x.role)).toEqual(['coder', 'reviewer', 'coder', 'reviewer']);
       // Turn 1 stood; turn 2 ran again from its start; 3 and 4 ran once.
@@ -76,15 +90,17 @@ describe('a thread after its process was killed', () => {
     const db = join(dir, 'no-resume.db');
     const id = await runAndKill(db, 'no');
     const { rt, workflow } = crashSetup(db, false, 0);
-    const engine = new WorkflowEngine(rt, [workflow]);
+    const engine = new WorkflowEngine(rt, [workflow], { leaseMs: CRASH_LEASE_MS });
     try {
+      // Past the dead process's lease: taken at once, and left crashed.
+      await new Promise((resolve) => setTimeout(resolve, CRASH_LEASE_MS));
       expect(await engine.recover()).toEqual({
         resumed: [],
         crashed: [id],
         requeued: [],
         elsewhere: [],
       });
-      const t = await engine.thread(id);
+      const t = await ended(engine, id);
       expect(t).toMatchObject({ status: 'crashed', end_reason: 'crashed' });
       expect((await rt.getRun(id))?.status).toBe('failed');
     } finally {
