@@ -410,9 +410,20 @@ export class FleetWorker {
   }
 
   /** Takes the turn at step `stepId`: from now on the writes of any earlier turn are refused. */
-  async #takeTurn(job: Job<StepJob>, data: StepJob): Promise<Turn> {
+  /**
+   * Takes the turn at the step of `data`: from now on the writes of any earlier turn are
+   * refused. In the same round trip, reads whether the step's cancel is recorded.
+   */
+  async #takeTurn(
+    job: Job<StepJob>,
+    data: StepJob,
+  ): Promise<{ readonly turn: Turn; readonly cancelled: boolean }> {
     const token = `${this.replicaId}:${job.attemptsStarted}:${randomBytes(4).toString('hex')}`;
-    await this.#client.set(this.keys.fence(data.step_id), token, 'PX', FENCE_TTL_MS);
+    const replies = await this.#client
+      .multi()
+      .set(this.keys.fence(data.step_id), token, 'PX', FENCE_TTL_MS)
+      .exists(this.keys.cancelled(data.step_id))
+      .exec();
     const clientToken = data.body.client_token;
     const turn: Turn = {
       runId: data.run_id,
@@ -420,14 +431,13 @@ export class FleetWorker {
       token,
     };
     this.#turns.set(data.step_id, turn);
-    return turn;
+    return { turn, cancelled: replies?.[1]?.[1] === 1 };
   }
 
-  /** Ends the turn at `stepId`; whether it was still this replica's when it ended. */
-  async #endTurn(stepId: string, turn: Turn): Promise<boolean> {
+  /** Forgets the turn at `stepId` (and the steps made under it). */
+  #endTurn(stepId: string): void {
     this.#turns.delete(stepId);
     for (const [child, root] of this.#roots) if (root === stepId) this.#roots.delete(child);
-    return (await this.#client.get(this.keys.fence(stepId))) === turn.token;
   }
 
   /** Ends a step cancelled before it was taken (if it is still open): it does not run. */
@@ -508,26 +518,27 @@ export class FleetWorker {
     // Here before the recorded cancel is read: a cancel sent from now on finds the step.
     this.#running.set(id, running);
     running.done = (async () => {
-      const turn = await this.#takeTurn(job, data);
-      let status: StepStatus | null = null;
-      let ours = true;
+      const { turn, cancelled } = await this.#takeTurn(job, data);
+      let status: StepStatus | null;
       try {
         // Cancelled before it came here: it never starts (nor goes on, after a stall).
-        status = (await this.#client.exists(this.keys.cancelled(data.step_id)))
+        status = cancelled
           ? await this.#endCancelled(data.step_id)
           : await this.runtime.takeStep(data, running.cancel.signal);
       } finally {
-        // Taken over by another replica meanwhile (this one was frozen past its lock): that
-        // one says when the step ends; this one's writes were refused.
-        ours = await this.#endTurn(data.step_id, turn);
+        this.#endTurn(data.step_id);
       }
-      // Handed back, or taken over: another replica goes on with it, and says when it ends.
-      if (this.#store.fenced || !ours) return { status: null };
-      await this.#store.ended(data.step_id, status, {
-        key: countersKey(this.keys, this.poolId),
-        field: 'completed',
-      });
-      return { status };
+      // Handed back: another replica goes on with it, and says when it ends.
+      if (this.#store.fenced) return { status: null };
+      // Said only while the turn is still this replica's: one taken over meanwhile (frozen
+      // past its lock) was refused every write, and the replica that took it says the end.
+      const said = await this.#store.ended(
+        data.step_id,
+        status,
+        { key: countersKey(this.keys, this.poolId), field: 'completed' },
+        { key: this.keys.fence(data.step_id), token: turn.token },
+      );
+      return { status: said ? status : null };
     })();
     const done = running.done;
     try {

@@ -81,13 +81,17 @@ export class StreamingStore {
     return this.#fenced;
   }
 
-  /** Says on the step's stream that its record has ended, with its status; counts it in `counter`. */
+  /**
+   * Says on the step's stream that its record has ended, with its status; counts it in
+   * `counter` — only while `fence` holds, given one (see `announceEnded`).
+   */
   ended(
     stepId: string,
     status: StepStatus | null,
     counter?: { readonly key: string; readonly field: string },
-  ): Promise<void> {
-    return announceEnded(this.#client, this.#keys, stepId, status, counter);
+    fence?: { readonly key: string; readonly token: string },
+  ): Promise<boolean> {
+    return announceEnded(this.#client, this.#keys, stepId, status, counter, fence);
   }
 
   /** Adds each step's page of `events` to its stream (not awaited: the log has them). */

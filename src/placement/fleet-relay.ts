@@ -18,9 +18,20 @@ export const STREAM_TTL_MS = 86_400_000;
 /** Entries the fleet's `ended` stream keeps (approximately). */
 const ENDED_MAX_LEN = 100_000;
 
+// KEYS[1] the ended stream, KEYS[2] the counters hash ('' for none), KEYS[3] the step's
+// fence ('' for none). ARGV the step id, its status, the max length, the counter's field,
+// the fence's token. → 1 said, 0 not (the fence holds another's token).
+const ANNOUNCE = `
+if KEYS[3] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[5] then return 0 end
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', ARGV[1], ARGV[2])
+if KEYS[2] ~= '' then redis.call('HINCRBY', KEYS[2], ARGV[4], 1) end
+return 1`;
+
 /**
  * Says on the fleet's `ended` stream that a step's record has ended, with its status (and
- * counts it in `counter`, given one), in one round trip.
+ * counts it in `counter`, given one), in one round trip — only while `fence` (the step's
+ * fence and the token of the turn that ended it) still holds, given one. Resolves whether
+ * it was said.
  */
 export async function announceEnded(
   client: Redis,
@@ -28,12 +39,21 @@ export async function announceEnded(
   stepId: string,
   status: StepStatus | null,
   counter?: { readonly key: string; readonly field: string },
-): Promise<void> {
-  const multi = client
-    .multi()
-    .xadd(keys.ended, 'MAXLEN', '~', ENDED_MAX_LEN, '*', stepId, status ?? 'unknown');
-  if (counter) multi.hincrby(counter.key, counter.field, 1);
-  await multi.exec();
+  fence?: { readonly key: string; readonly token: string },
+): Promise<boolean> {
+  const said = await client.eval(
+    ANNOUNCE,
+    3,
+    keys.ended,
+    counter?.key ?? '',
+    fence?.key ?? '',
+    stepId,
+    status ?? 'unknown',
+    ENDED_MAX_LEN,
+    counter?.field ?? '',
+    fence?.token ?? '',
+  );
+  return said === 1;
 }
 
 /** Reads the fleet's streams for this process; see the module. */
