@@ -7,6 +7,7 @@
  * interrupts the blocked read (`CLIENT UNBLOCK`) so that its stream is read at once; waiting
  * for a step's end does not (the `ended` stream is always read).
  */
+import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { StepStatus } from '../store/records.js';
 import type { FleetKeys } from './fleet-keys.js';
@@ -26,6 +27,7 @@ if KEYS[3] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[5] then return 0 end
 redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', ARGV[1], ARGV[2])
 if KEYS[2] ~= '' then redis.call('HINCRBY', KEYS[2], ARGV[4], 1) end
 return 1`;
+const ANNOUNCE_SHA = createHash('sha1').update(ANNOUNCE).digest('hex');
 
 /**
  * Says on the fleet's `ended` stream that a step's record has ended, with its status (and
@@ -41,9 +43,7 @@ export async function announceEnded(
   counter?: { readonly key: string; readonly field: string },
   fence?: { readonly key: string; readonly token: string },
 ): Promise<boolean> {
-  const said = await client.eval(
-    ANNOUNCE,
-    3,
+  const args = [
     keys.ended,
     counter?.key ?? '',
     fence?.key ?? '',
@@ -52,7 +52,12 @@ export async function announceEnded(
     ENDED_MAX_LEN,
     counter?.field ?? '',
     fence?.token ?? '',
-  );
+  ];
+  const said = await client.evalsha(ANNOUNCE_SHA, 3, ...args).catch((err: unknown) => {
+    // NOSCRIPT: nothing ran; the script is sent whole, and cached, with this call.
+    if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+    return client.eval(ANNOUNCE, 3, ...args);
+  });
   return said === 1;
 }
 
