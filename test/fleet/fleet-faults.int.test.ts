@@ -44,6 +44,16 @@ const slowReplica = (prefix: string, pool: string, tokenMs = 20) =>
     runtime: { engines: [createScriptedEngine({ tokenDelayMs: tokenMs })] },
   });
 
+/** A step of 2 000 tokens on a slow replica, running: its first tokens are in the log. */
+async function runningStep() {
+  const prefix = fleetPrefix();
+  await slowReplica(prefix, 'p');
+  const rt = await api(prefix);
+  const step = await rt.submitStep(await newRun(rt), llm(2_000));
+  for await (const e of rt.followStep(step.step_id)) if (e.type === 'token') break;
+  return { prefix, rt, step };
+}
+
 describe('cancels that always land', () => {
   it('a step whose cancel was recorded before its replica took it never starts: a lone CANCELLED, no token', async () => {
     const prefix = fleetPrefix();
@@ -66,13 +76,7 @@ describe('cancels that always land', () => {
   });
 
   it('a running step whose cancel message was lost is cancelled from the record at the next heartbeat; no token after the error', async () => {
-    const prefix = fleetPrefix();
-    await slowReplica(prefix, 'p');
-    const rt = await api(prefix);
-    const runId = await newRun(rt);
-    const step = await rt.submitStep(runId, llm(2_000));
-    // Running: its first tokens are in the log.
-    for await (const e of rt.followStep(step.step_id)) if (e.type === 'token') break;
+    const { prefix, rt, step } = await runningStep();
     // Recorded, never sent.
     await redis.set(new FleetKeys(prefix).cancelled(step.step_id), '1');
     expect(await step.done).toBe('cancelled');
@@ -85,38 +89,43 @@ describe('cancels that always land', () => {
   });
 
   it('a cancel through the API records the cancel, then the step ends cancelled', async () => {
-    const prefix = fleetPrefix();
-    await slowReplica(prefix, 'p');
-    const rt = await api(prefix);
-    const runId = await newRun(rt);
-    const step = await rt.submitStep(runId, llm(2_000));
-    for await (const e of rt.followStep(step.step_id)) if (e.type === 'token') break;
+    const { prefix, rt, step } = await runningStep();
     await rt.cancelStep(step.step_id);
     expect(await redis.exists(new FleetKeys(prefix).cancelled(step.step_id))).toBe(1);
     expect(await step.done).toBe('cancelled');
   });
 });
 
-/** The BullMQ queue of `pool` on the fleet of `prefix`. */
-function poolQueue(prefix: string, pool: string): Queue {
+/**
+ * A fleet with one slow replica of pool `p` taking one step at a time, an API looking for
+ * lost steps every 100 ms, a run with a step of `busyTokens` holding the replica and one
+ * waiting in the queue; `meddle` then does what it does to the waiting one's job.
+ */
+async function waitingStep(busyTokens: number, meddle: (job: Job | undefined) => Promise<void>) {
+  const prefix = fleetPrefix();
+  await slowReplica(prefix, 'p');
+  const rt = await api(prefix, { fleet: { lostCheckMs: 100 } });
+  const runId = await newRun(rt);
+  const busy = await rt.submitStep(runId, llm(busyTokens));
+  const waiting = await rt.submitStep(runId, llm(40));
   const keys = new FleetKeys(prefix);
-  return new Queue(keys.queue(pool), { connection: { url: redisUrl() }, prefix: keys.bullPrefix });
+  const queue = new Queue(keys.queue('p'), {
+    connection: { url: redisUrl() },
+    prefix: keys.bullPrefix,
+  });
+  try {
+    await meddle(await Job.fromId(queue, stepJobId(runId, null, waiting.step_id)));
+  } finally {
+    await queue.close();
+  }
+  return { rt, runId, busy, waiting };
 }
 
 describe('no step left behind', () => {
   it('a step whose job is removed from its queue ends WORKER_LOST (retriable), its followers see it; its run then cancels at once', async () => {
-    const prefix = fleetPrefix();
-    await slowReplica(prefix, 'p');
-    const rt = await api(prefix, { fleet: { lostCheckMs: 100 } });
-    const runId = await newRun(rt);
-    const busy = await rt.submitStep(runId, llm(2_000));
-    const waiting = await rt.submitStep(runId, llm(40));
-    const queue = poolQueue(prefix, 'p');
-    try {
-      expect(await queue.remove(stepJobId(runId, null, waiting.step_id))).toBe(1);
-    } finally {
-      await queue.close();
-    }
+    const { rt, runId, busy, waiting } = await waitingStep(2_000, async (job) => {
+      await job?.remove();
+    });
     // A follower, and the submission's own wait (what frees an HTTP slot), both end.
     const followed = await log(rt, waiting.step_id);
     expect(followed.map((e) => e.type)).toEqual(['error']);
@@ -133,19 +142,9 @@ describe('no step left behind', () => {
   });
 
   it('a step whose job failed (its data unreadable on the replica) ends WORKER_LOST instead of staying queued', async () => {
-    const prefix = fleetPrefix();
-    await slowReplica(prefix, 'p');
-    const rt = await api(prefix, { fleet: { lostCheckMs: 100 } });
-    const runId = await newRun(rt);
-    const busy = await rt.submitStep(runId, llm(20));
-    const waiting = await rt.submitStep(runId, llm(40));
-    const queue = poolQueue(prefix, 'p');
-    try {
-      const job = await Job.fromId(queue, stepJobId(runId, null, waiting.step_id));
+    const { rt, busy, waiting } = await waitingStep(20, async (job) => {
       await job?.updateData({ not: 'a step' });
-    } finally {
-      await queue.close();
-    }
+    });
     expect(await busy.done).toBe('succeeded');
     expect(await waiting.done).toBe('failed');
     expect((await rt.getStep(waiting.step_id))?.error).toMatchObject({
@@ -165,20 +164,29 @@ describe('no spliced output', () => {
       },
     });
 
-  it('a step handed to a replica whose engine answers otherwise ends WORKER_LOST: the client never gets two attempts as one answer', async () => {
+  /**
+   * A step of 300 tokens started on a replica answering `first`, handed over (that replica
+   * stops at once) after 3 tokens to one answering `second`: how it ended, and its log.
+   */
+  async function handedOver(first: string, second: string) {
     const prefix = fleetPrefix();
-    const first = await saying(prefix, 'alpha');
+    const one = await saying(prefix, first);
     const rt = await api(prefix);
-    const runId = await newRun(rt);
-    const step = await rt.submitStep(runId, llm(300));
+    const step = await rt.submitStep(await newRun(rt), llm(300));
     let seen = 0;
     for await (const e of rt.followStep(step.step_id))
       if (e.type === 'token' && ++seen === 3) break;
-    await saying(prefix, 'beta');
-    // The first replica stops at once: it hands the step back, and the other takes it.
-    await first.stop(0);
-    expect(await step.done).toBe('failed');
+    await saying(prefix, second);
+    await one.stop(0);
+    const status = await step.done;
     const events = await log(rt, step.step_id);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    return { rt, step, status, events };
+  }
+
+  it('a step handed to a replica whose engine answers otherwise ends WORKER_LOST: the client never gets two attempts as one answer', async () => {
+    const { rt, step, status, events } = await handedOver('alpha', 'beta');
+    expect(status).toBe('failed');
     const tokens = events.flatMap((e) => (e.type === 'token' ? [e.t.trim()] : []));
     expect(new Set(tokens)).toEqual(new Set(['alpha']));
     expect(events.at(-1)).toMatchObject({
@@ -187,24 +195,12 @@ describe('no spliced output', () => {
       retriable: true,
       details: { reason: 'diverged' },
     });
-    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect((await rt.getStep(step.step_id))?.error).toMatchObject({ code: 'WORKER_LOST' });
   });
 
   it('a step handed to a replica that answers the same goes on where its log ends, each token once', async () => {
-    const prefix = fleetPrefix();
-    const first = await saying(prefix, 'same');
-    const rt = await api(prefix);
-    const runId = await newRun(rt);
-    const step = await rt.submitStep(runId, llm(300));
-    let seen = 0;
-    for await (const e of rt.followStep(step.step_id))
-      if (e.type === 'token' && ++seen === 3) break;
-    await saying(prefix, 'same');
-    await first.stop(0);
-    expect(await step.done).toBe('succeeded');
-    const events = await log(rt, step.step_id);
+    const { status, events } = await handedOver('same', 'same');
+    expect(status).toBe('succeeded');
     expect(events.filter((e) => e.type === 'token')).toHaveLength(300);
-    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
   });
 });

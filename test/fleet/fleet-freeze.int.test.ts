@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StepEvent } from '../../src/streams/events.js';
 import { FAST_REPLICA_FLAGS, useTestFleet, type WorkerProcess } from '../support/fleet.js';
-import { parseSse } from '../support/server.js';
+import { openStream, parseSse, request } from '../support/server.js';
 
 const fleet = useTestFleet('fleet-freeze');
 
@@ -16,13 +16,10 @@ function eventsOf(text: string): StepEvent[] {
   return parseSse(text).frames.map((f) => ({ ...f.data, type: f.event }) as unknown as StepEvent);
 }
 
+/** The JSON body of a request to the API at `url`. */
 async function json(url: string, method = 'GET', body?: unknown): Promise<unknown> {
-  const res = await fetch(url, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return res.json();
+  const { origin, pathname } = new URL(url);
+  return (await request(origin, method, pathname, body)).body;
 }
 
 describe('a replica frozen past its lock, then thawed', () => {
@@ -51,23 +48,15 @@ describe('a replica frozen past its lock, then thawed', () => {
     })) as { step_id: string };
 
     // Follow the stream; freeze the replica running the step once its tokens flow.
-    let frozen: WorkerProcess | null = null;
-    const stream = await fetch(`${api.url}/v1/steps/${step_id}/stream`);
-    const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
-    const decoder = new TextDecoder();
-    let text = '';
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      text += decoder.decode(value, { stream: true });
-      const so = eventsOf(text);
-      if (frozen === null && so.filter((e) => e.type === 'token').length >= 10) {
-        const replica = (so[0] as { provenance: { replica_id: string } }).provenance.replica_id;
-        frozen = [a, b].find((w) => w.replicaId === replica) ?? null;
-        expect(frozen).not.toBeNull();
-        frozen?.child.kill('SIGSTOP');
-      }
-    }
+    const stream = await openStream(`${api.url}/v1/steps/${step_id}/stream`);
+    const flowing = eventsOf(
+      await stream.readUntil((t) => eventsOf(t).filter((e) => e.type === 'token').length >= 10),
+    );
+    const replica = (flowing[0] as { provenance: { replica_id: string } }).provenance.replica_id;
+    const frozen: WorkerProcess | null = [a, b].find((w) => w.replicaId === replica) ?? null;
+    expect(frozen).not.toBeNull();
+    frozen?.child.kill('SIGSTOP');
+    const text = await stream.readToEnd();
     const ended = eventsOf(text);
     expect(ended.at(-1)?.type).toBe('end');
     expect(((await json(`${api.url}/v1/steps/${step_id}`)) as { status: string }).status).toBe(

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawnAxon, type FleetProcess } from '../support/axon-process.js';
+import { request } from '../support/server.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'axon-shared-dir-'));
@@ -40,13 +41,10 @@ function axonOnce(
   });
 }
 
+/** The JSON body of a request to the API at `url`. */
 async function json(url: string, method = 'GET', body?: unknown): Promise<unknown> {
-  const res = await fetch(url, {
-    method,
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return res.json();
+  const { origin, pathname, search } = new URL(url);
+  return (await request(origin, method, pathname + search, body)).body;
 }
 
 /** The statuses a thread's run went through (its `axon.thread` facts). */
