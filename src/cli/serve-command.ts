@@ -106,10 +106,8 @@ function sharedLimiter(redis: NonNullable<ServeConfig['redis']>, logger: Logger)
   client.on('error', (err) => {
     logger.warn({ err }, 'rate limits: a Redis connection failed');
   });
-  const limiter = redisRateLimiter(client, systemClock, `${redis.prefix}rate:`);
   return {
-    hit: (key, limit, windowMs) => limiter.hit(key, limit, windowMs),
-    reserve: (key, limit, windowMs) => limiter.reserve(key, limit, windowMs),
+    ...redisRateLimiter(client, systemClock, `${redis.prefix}rate:`),
     close: () => {
       client.disconnect();
       return Promise.resolve();

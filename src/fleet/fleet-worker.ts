@@ -18,18 +18,15 @@ import { countersKey } from '../placement/fleet-link.js';
 import { removeBeat, writeBeat, type ReplicaBeat } from '../placement/fleet-registry.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import type { RuntimeOptions } from '../runtime/runtime-options.js';
-import { redisStore, type WriteGuard, type WriteTarget } from '../store/redis-store.js';
+import { redisStore } from '../store/redis-store.js';
 import { systemClock } from '../context/clock.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
-import { endStoredStep } from '../runs/stored-step-end.js';
+import { endIfOpen } from '../runs/stored-step-end.js';
+import { StepTurns } from './step-turns.js';
 import { StreamingStore } from './streaming-store.js';
-import { flushed } from '../store/run-store.js';
 import type { StepStatus } from '../store/records.js';
-
-/** The statuses a step's record ends with. */
-const ENDED: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** Options of {@link FleetWorker.start}. */
 export interface FleetWorkerOptions {
@@ -90,17 +87,6 @@ export interface StopReport {
   readonly handedBack: number;
 }
 
-/** This replica's turn at a step it took. */
-interface Turn {
-  readonly runId: string;
-  readonly clientToken: string;
-  /** What its fence key holds while the turn is this replica's. */
-  readonly token: string;
-}
-
-/** How long a step's fence is kept, ms (a day: longer than a step runs). */
-const FENCE_TTL_MS = 86_400_000;
-
 /** A job running here. */
 interface Running {
   readonly job: Job<StepJob>;
@@ -132,10 +118,8 @@ export class FleetWorker {
   readonly #worker: Worker<StepJob>;
   readonly #logger: Logger;
   readonly #running = new Map<string, Running>();
-  /** The steps taken here, by id: each with its run, client token and the token of its turn. */
-  readonly #turns = new Map<string, Turn>();
-  /** Steps made under a step taken here (its delegations, tool calls): that step, by id. */
-  readonly #roots = new Map<string, string>();
+  /** This replica's turns at the steps it takes, and their fences. */
+  readonly #turns: StepTurns;
   readonly #beat: () => ReplicaBeat;
   readonly #ttlMs: number;
   readonly #timer: NodeJS.Timeout;
@@ -173,11 +157,12 @@ export class FleetWorker {
     this.#client.on('error', (err) => {
       this.#logger.warn({ err }, 'fleet worker: a Redis connection failed');
     });
+    this.#turns = new StepTurns(this.#client, this.keys, this.replicaId);
     this.#store = new StreamingStore(
       redisStore({
         client: this.#client,
         prefix: this.keys.prefix,
-        fence: (target) => this.#fenceOf(target),
+        fence: (target) => this.#turns.fenceOf(target),
       }),
       this.#client,
       this.keys,
@@ -357,16 +342,14 @@ export class FleetWorker {
     if (!parsed.success) return;
     const stepId = parsed.data.step_id;
     try {
-      const store = this.#store.store;
-      const step = await store.getStep(stepId);
-      if (!step || ENDED.has(step.status)) return;
       const error = new WorkerResetError(`step ${stepId} could not be run: ${err.message}`, {
         details: { reason: 'job_failed', job_id: job.id ?? null, attempts: job.attemptsMade },
       });
-      await endStoredStep({ store, clock: systemClock }, step, {
+      const { ended } = await endIfOpen({ store: this.#store.store, clock: systemClock }, stepId, {
         status: 'failed',
         error: toErrorPayload(error),
       });
+      if (!ended) return;
       await this.#store.ended(stepId, 'failed');
       this.#logger.error(
         { step_id: stepId, err },
@@ -380,79 +363,19 @@ export class FleetWorker {
     }
   }
 
-  /** The step taken here that `id` is, or was made under. */
-  #rootOf(id: string): string | undefined {
-    return this.#turns.has(id) ? id : this.#roots.get(id);
-  }
-
-  /**
-   * The fence of a write (see `RedisStoreOptions.fence`): the key and token of the turn of
-   * the step it is about — by its step, the step it is made under, or its run and client
-   * token when it names no step. None for a write of no step taken here.
-   */
-  #fenceOf(target: WriteTarget): WriteGuard[] {
-    let root: string | undefined;
-    if (target.stepId !== undefined) {
-      const parent = target.parentStepId ? this.#rootOf(target.parentStepId) : undefined;
-      if (parent !== undefined) this.#roots.set(target.stepId, parent);
-      root = this.#rootOf(target.stepId);
-    }
-    if (root === undefined && target.runId !== undefined) {
-      const mine = [...this.#turns].filter(
-        ([, t]) =>
-          t.runId === target.runId &&
-          (target.clientToken === undefined || t.clientToken === target.clientToken),
-      );
-      if (mine.length === 1) root = mine[0]?.[0];
-    }
-    const turn = root === undefined ? undefined : this.#turns.get(root);
-    return root === undefined || !turn ? [] : [{ key: this.keys.fence(root), token: turn.token }];
-  }
-
-  /** Takes the turn at step `stepId`: from now on the writes of any earlier turn are refused. */
-  /**
-   * Takes the turn at the step of `data`: from now on the writes of any earlier turn are
-   * refused. In the same round trip, reads whether the step's cancel is recorded.
-   */
-  async #takeTurn(
-    job: Job<StepJob>,
-    data: StepJob,
-  ): Promise<{ readonly turn: Turn; readonly cancelled: boolean }> {
-    const token = `${this.replicaId}:${job.attemptsStarted}:${randomBytes(4).toString('hex')}`;
-    const replies = await this.#client
-      .multi()
-      .set(this.keys.fence(data.step_id), token, 'PX', FENCE_TTL_MS)
-      .exists(this.keys.cancelled(data.step_id))
-      .exec();
-    const clientToken = data.body.client_token;
-    const turn: Turn = {
-      runId: data.run_id,
-      clientToken: typeof clientToken === 'string' ? clientToken : '',
-      token,
-    };
-    this.#turns.set(data.step_id, turn);
-    return { turn, cancelled: replies?.[1]?.[1] === 1 };
-  }
-
-  /** Forgets the turn at `stepId` (and the steps made under it). */
-  #endTurn(stepId: string): void {
-    this.#turns.delete(stepId);
-    for (const [child, root] of this.#roots) if (root === stepId) this.#roots.delete(child);
-  }
-
   /** Ends a step cancelled before it was taken (if it is still open): it does not run. */
   async #endCancelled(stepId: string): Promise<StepStatus | null> {
-    const store = this.#store.store;
-    const step = await store.getStep(stepId);
-    if (!step) return null;
-    if (ENDED.has(step.status)) return step.status;
-    this.#logger.info({ step_id: stepId }, 'fleet worker: a step cancelled before it was taken');
-    await endStoredStep({ store, clock: systemClock }, step, {
-      status: 'cancelled',
-      error: toErrorPayload(new CancelledError(`step ${stepId} was cancelled before it started`)),
-    });
-    await flushed(store);
-    return 'cancelled';
+    const { step, ended } = await endIfOpen(
+      { store: this.#store.store, clock: systemClock },
+      stepId,
+      {
+        status: 'cancelled',
+        error: toErrorPayload(new CancelledError(`step ${stepId} was cancelled before it started`)),
+      },
+    );
+    if (ended)
+      this.#logger.info({ step_id: stepId }, 'fleet worker: a step cancelled before it was taken');
+    return ended ? 'cancelled' : (step?.status ?? null);
   }
 
   /** Cancels a step running here (its context's signal aborts, before it has an actor too). */
@@ -518,7 +441,7 @@ export class FleetWorker {
     // Here before the recorded cancel is read: a cancel sent from now on finds the step.
     this.#running.set(id, running);
     running.done = (async () => {
-      const { turn, cancelled } = await this.#takeTurn(job, data);
+      const { turn, cancelled } = await this.#turns.take(data, job.attemptsStarted);
       let status: StepStatus | null;
       try {
         // Cancelled before it came here: it never starts (nor goes on, after a stall).
@@ -526,7 +449,7 @@ export class FleetWorker {
           ? await this.#endCancelled(data.step_id)
           : await this.runtime.takeStep(data, running.cancel.signal);
       } finally {
-        this.#endTurn(data.step_id);
+        this.#turns.end(data.step_id);
       }
       // Handed back: another replica goes on with it, and says when it ends.
       if (this.#store.fenced) return { status: null };
@@ -536,7 +459,7 @@ export class FleetWorker {
         data.step_id,
         status,
         { key: countersKey(this.keys, this.poolId), field: 'completed' },
-        { key: this.keys.fence(data.step_id), token: turn.token },
+        turn.fence,
       );
       return { status: said ? status : null };
     })();

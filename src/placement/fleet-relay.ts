@@ -21,9 +21,13 @@ const ENDED_MAX_LEN = 100_000;
 
 // KEYS[1] the ended stream, KEYS[2] the counters hash ('' for none), KEYS[3] the step's
 // fence ('' for none). ARGV the step id, its status, the max length, the counter's field,
-// the fence's token. → 1 said, 0 not (the fence holds another's token).
+// the fence's token. → 1 said, 0 not (the fence holds another's token). The fence is
+// deleted once said: the step's turns are over (a late writer finds no token to match).
 const ANNOUNCE = `
-if KEYS[3] ~= '' and redis.call('GET', KEYS[3]) ~= ARGV[5] then return 0 end
+if KEYS[3] ~= '' then
+  if redis.call('GET', KEYS[3]) ~= ARGV[5] then return 0 end
+  redis.call('DEL', KEYS[3])
+end
 redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', ARGV[1], ARGV[2])
 if KEYS[2] ~= '' then redis.call('HINCRBY', KEYS[2], ARGV[4], 1) end
 return 1`;
@@ -32,8 +36,8 @@ const ANNOUNCE_SHA = createHash('sha1').update(ANNOUNCE).digest('hex');
 /**
  * Says on the fleet's `ended` stream that a step's record has ended, with its status (and
  * counts it in `counter`, given one), in one round trip — only while `fence` (the step's
- * fence and the token of the turn that ended it) still holds, given one. Resolves whether
- * it was said.
+ * fence and the token of the turn that ended it) still holds, given one, and then deletes
+ * the fence. Resolves whether it was said.
  */
 export async function announceEnded(
   client: Redis,

@@ -142,15 +142,14 @@ export function createFsBroker(policy: FsPolicy, options: FsBrokerOptions = {}):
     }
     // The run's root must be the server's to give, as written and on disk, before it is
     // made: a root outside (an old run's, a link swapped in) touches nothing.
-    if (!(await sandbox.holds(root))) {
-      throw refuse(path, 'fs.sandbox', "the run's root is outside the server's sandbox");
-    }
+    const outside = (): PolicyDeniedError =>
+      refuse(path, 'fs.sandbox', "the run's root is outside the server's sandbox");
+    const held = await sandbox.holds(root);
+    if (held === null) throw outside();
     await mkdir(root, { recursive: true });
     const realRoot = await realpath(root);
-    // Again once it exists: a link put in its place meanwhile must not lead out either.
-    if (!(await sandbox.holds(root))) {
-      throw refuse(path, 'fs.sandbox', "the run's root is outside the server's sandbox");
-    }
+    // Again if it is not where it was found: a link put in its place must not lead out.
+    if (realRoot !== held && (await sandbox.holds(root)) === null) throw outside();
     // As it is on disk: the deepest part that exists, links resolved, must still be inside.
     let probe = op === 'write' ? dirname(abs) : abs;
     for (;;) {

@@ -38,10 +38,11 @@ export interface Sandbox {
    */
   runRoots(roots: readonly string[]): Promise<readonly string[]>;
   /**
-   * Whether `root` (absolute) lies inside the sandbox as written and as it is on disk now;
-   * the broker asks before each operation, so a link swapped in later does not lead out.
+   * `root`'s real path (absolute) when it lies inside the sandbox as written and as it is on
+   * disk now, else `null`; the broker asks before each operation, so a link swapped in later
+   * does not lead out.
    */
-  holds(root: string): Promise<boolean>;
+  holds(root: string): Promise<string | null>;
 }
 
 /** True when `path` is `root` or inside it. */
@@ -105,29 +106,25 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     }
     return resolve(base, r);
   });
-  const guarded = [
-    { what: 'the data dir', path: dataDir },
-    ...(options.guarded ?? []).map((p) => ({ what: p, path: resolve(base, p) })),
-  ];
-  roots.forEach((root, i) => {
+  const guarded = [dataDir, ...(options.guarded ?? []).map((p) => resolve(base, p))];
+  // The roots' real paths, once: they are the operator's, and do not move under a run.
+  const realRoots = roots.map((root, i) => {
     const real = realPathOfSync(root);
     for (const g of guarded) {
-      if (isInside(root, g.path) || isInside(real, realPathOfSync(g.path))) {
-        const what = g.path === dataDir ? `the data dir (${dataDir})` : g.path;
+      if (isInside(root, g) || isInside(real, realPathOfSync(g))) {
+        const what = g === dataDir ? `the data dir (${dataDir})` : g;
         throw new RangeError(
           `fs.roots[${i}] (${root}) holds ${what}: a run could read or change it; name a folder that does not hold it`,
         );
       }
     }
+    return real;
   });
 
-  async function holds(root: string): Promise<boolean> {
-    if (!roots.some((r) => isInside(r, root))) return false;
+  async function holds(root: string): Promise<string | null> {
+    if (!roots.some((r) => isInside(r, root))) return null;
     const real = await realPathOf(root);
-    for (const r of roots) {
-      if (isInside(await realPathOf(r), real)) return true;
-    }
-    return false;
+    return realRoots.some((r) => isInside(r, real)) ? real : null;
   }
 
   return {
@@ -138,7 +135,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
       const out: string[] = [];
       for (const [i, root] of asked.entries()) {
         const abs = isAbsolute(root) ? resolve(root) : resolve(first, root);
-        if (!(await holds(abs))) {
+        if ((await holds(abs)) === null) {
           const linked = roots.some((r) => isInside(r, abs));
           throw new InvalidParamsError(
             linked

@@ -116,11 +116,19 @@ const poolPolicySchema = z
   })
   .strict();
 
+/** How many sandbox roots a run's `fs_policy` may name. */
+export const MAX_FS_ROOTS = 32;
+/** How many allow-list globs a run's `fs_policy` may name. */
+export const MAX_FS_GLOBS = 128;
+/** The longest root or glob, characters. */
+const MAX_PATH_CHARS = 4_096;
+
 /** API.md's `fs_policy`: the FS broker's sandbox roots, allow-list globs and byte quota. */
 const fsPolicySchema = z
   .object({
-    roots: z.array(z.string().min(1)).min(1),
-    allow: z.array(z.string().min(1)).optional(),
+    // Bounded: each root is checked on disk when the run is made, each glob compiled.
+    roots: z.array(z.string().min(1).max(MAX_PATH_CHARS)).min(1).max(MAX_FS_ROOTS),
+    allow: z.array(z.string().min(1).max(MAX_PATH_CHARS)).max(MAX_FS_GLOBS).optional(),
     quota_bytes: z.number().int().nonnegative().optional(),
   })
   .strict();

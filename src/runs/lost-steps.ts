@@ -11,10 +11,9 @@ import { WorkerLostError } from '../errors/worker-lost-error.js';
 import type { Logger } from '../observability/logger.js';
 import type { StepDispatch } from '../placement/fleet-jobs.js';
 import type { StepRecord } from '../store/records.js';
-import { flushed } from '../store/run-store.js';
 import type { FlowApiDeps } from './flow-api.js';
 import { onFleet } from './run-control.js';
-import { endStoredStep } from './stored-step-end.js';
+import { endIfOpen } from './stored-step-end.js';
 
 /**
  * A job of one of these states is its step's loss. `unknown` (no such job) only once seen on
@@ -71,20 +70,19 @@ export class LostSteps {
 
   /** Ends `step` `WORKER_LOST` if its record is still open, and says so to those waiting. */
   async #end(step: StepRecord, state: string): Promise<void> {
-    const now = await this.#deps.store.getStep(step.step_id);
-    if (!now || !onFleet(now)) return;
     const error = new WorkerLostError(
       state === LOST
         ? `step ${step.step_id} was lost: its job failed (its replicas went away holding it)`
         : `step ${step.step_id} was lost: its job is no longer in its pool's queue`,
       { details: { reason: state === LOST ? 'job_failed' : 'job_missing' } },
     );
+    const end = { status: 'failed', error: toErrorPayload(error) } as const;
+    // Read again: it may have ended meanwhile.
+    if (!(await endIfOpen(this.#deps, step.step_id, end, onFleet)).ended) return;
     this.#deps.logger.error(
       { step_id: step.step_id, pool_id: step.placement_decision?.pool_id, state },
-      'fleet: a step nobody runs any more ends WORKER_LOST',
+      'fleet: a step nobody runs any more ended WORKER_LOST',
     );
-    await endStoredStep(this.#deps, now, { status: 'failed', error: toErrorPayload(error) });
-    await flushed(this.#deps.store);
     await this.#dispatch.endedHere(step.step_id, 'failed');
   }
 

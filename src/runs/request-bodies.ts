@@ -19,8 +19,12 @@ export const wireBudgetsSchema = z
  */
 export const wirePlacementSchema = z.union([
   z.literal('auto'),
-  z.object({ pin: z.string().min(1) }).strict(),
-  z.object({ affinity: z.object({ tags: z.array(z.string().min(1)) }).strict() }).strict(),
+  z.object({ pin: z.string().min(1).max(64) }).strict(),
+  z
+    .object({
+      affinity: z.object({ tags: z.array(z.string().min(1).max(256)).max(64) }).strict(),
+    })
+    .strict(),
 ]);
 
 /** `body` parsed with `schema`, or `SchemaViolationError` naming `subject` and each path. */

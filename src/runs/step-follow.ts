@@ -9,6 +9,7 @@
  */
 import type { Clock } from '../context/clock.js';
 import { NotFoundError } from '../errors/not-found-error.js';
+import { STEP_ENDED } from '../store/records.js';
 import { flushed, type RunStore } from '../store/run-store.js';
 import type { StepEvent } from '../streams/events.js';
 import type { StepFeeds } from '../actors/step-feeds.js';
@@ -50,7 +51,6 @@ export const FOLLOW_PAGE = 256;
 /** The events that end a step's log. */
 const LAST: ReadonlySet<string> = new Set(['end', 'error']);
 /** The statuses of a step whose log is complete. */
-const ENDED: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /**
  * The step's events with `seq > afterSeq`, in order, then each new one once it is durable,
@@ -136,7 +136,7 @@ export async function* followStepPages(
       if (events.length === 0) {
         // A step that has ended logged its last event before its record ended; but it may
         // have ended after the read above, its last events logged since: read once more.
-        if (checkEnded && ENDED.has((await deps.store.getStep(stepId))?.status ?? '')) {
+        if (checkEnded && STEP_ENDED.has((await deps.store.getStep(stepId))?.status ?? '')) {
           if ((await deps.store.readEvents(stepId, last, 1)).length === 0) return;
           continue;
         }
@@ -166,7 +166,7 @@ export async function* followStepPages(
  */
 export async function cancelOnDisconnect(deps: FlowApiDeps, stepId: string): Promise<boolean> {
   const step = await deps.store.getStep(stepId);
-  if (!step || ENDED.has(step.status)) return false;
+  if (!step || STEP_ENDED.has(step.status)) return false;
   const run = await deps.store.getRun(step.run_id);
   if (!run?.cancel_on_disconnect) return false;
   // Live here, waiting for an approval, or queued or running on a fleet's pool.

@@ -7,8 +7,8 @@
 import type { SnapshotFrom } from 'xstate';
 import { isoTime, type Clock } from '../context/clock.js';
 import type { ErrorPayload } from '../errors/to-error-payload.js';
-import type { StepRecord } from '../store/records.js';
-import type { RunStore } from '../store/run-store.js';
+import { STEP_ENDED, type StepRecord } from '../store/records.js';
+import { flushed, type RunStore } from '../store/run-store.js';
 import { StepActor } from '../actors/step-actor.js';
 import { StepLifecycle } from '../actors/step-lifecycle.js';
 import type { EscalationFields, stepMachine } from '../actors/step-machine.js';
@@ -53,4 +53,22 @@ export async function endStoredStep(
     error: end.error,
     ended_at: isoTime(deps.clock.now()),
   });
+}
+
+/**
+ * Ends step `stepId` as {@link endStoredStep} does, and commits it, if its record is still
+ * open — `open` says so (default: its status is not an ended one). Resolves the record as it
+ * was read (`null` when there is no such step) and whether it was ended here.
+ */
+export async function endIfOpen(
+  deps: { readonly store: RunStore; readonly clock: Clock },
+  stepId: string,
+  end: StoredStepEnd,
+  open: (step: StepRecord) => boolean = (step) => !STEP_ENDED.has(step.status),
+): Promise<{ readonly step: StepRecord | null; readonly ended: boolean }> {
+  const step = await deps.store.getStep(stepId);
+  if (!step || !open(step)) return { step, ended: false };
+  await endStoredStep(deps, step, end);
+  await flushed(deps.store);
+  return { step, ended: true };
 }

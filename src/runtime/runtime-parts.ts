@@ -46,12 +46,8 @@ import type { EngineCallDeps } from '../steps/engine-call.js';
 import { runFsOp, type FsOpDeps } from '../steps/fs-op.js';
 import { runGateEvalStep } from '../steps/gate-eval.js';
 import { runLlmStep, type LlmStepRunDeps } from '../steps/llm-step.js';
-import {
-  RunLedgers,
-  stepBudgets,
-  submitStep,
-  type SubmissionHost,
-} from '../steps/step-submission.js';
+import { RunLedgers, stepBudgets } from '../steps/run-budgets.js';
+import { submitStep, type SubmissionHost } from '../steps/step-submission.js';
 import { callTool, type ToolCallDeps } from '../steps/tool-call.js';
 import { localPool, type PoolInfo } from '../placement/pool-info.js';
 import { FleetLink } from '../placement/fleet-link.js';

@@ -22,7 +22,7 @@ import { HttpError } from './http-errors.js';
 import { pathHash, pathId } from './path-ids.js';
 import type { ServerMetrics } from './server-metrics.js';
 import { serveSse, sseHeaders, type OpenStreams } from './sse.js';
-import type { StreamSlots } from './stream-slots.js';
+import { takeStreamSlot, type StreamSlots } from './stream-slots.js';
 import { checkpointView, factView, flowView, runView, stepView } from './views.js';
 
 /** What the routes need. */
@@ -86,24 +86,6 @@ function resumeAfter(req: FastifyRequest): number {
     });
   }
   return Number(given.trim());
-}
-
-/**
- * A slot of `deps.slots` for a stream of `caller`, counted in the metrics (open streams,
- * refusals); the function returned frees it. Throws 429 `RATE_LIMITED` when none is free.
- */
-export function takeStreamSlot(
-  deps: { readonly slots: StreamSlots; readonly metrics: ServerMetrics },
-  caller: Caller,
-): () => void {
-  const free = deps.slots.take(caller.userId, (limit) => {
-    deps.metrics.sseRefused.inc({ limit });
-  });
-  deps.metrics.sseClients.inc();
-  return () => {
-    free();
-    deps.metrics.sseClients.dec();
-  };
 }
 
 /** The caller of a request (set by the auth hook). */

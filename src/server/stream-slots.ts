@@ -5,7 +5,9 @@
  * (`streams` or `streams_per_user`) and its `max`; a slot is free again when its stream
  * closes, however it closes.
  */
+import type { Caller } from './auth.js';
 import { HttpError } from './http-errors.js';
+import type { ServerMetrics } from './server-metrics.js';
 
 /** How long a refused client is told to wait before trying again, ms. */
 const RETRY_AFTER_MS = 1_000;
@@ -20,11 +22,6 @@ export class StreamSlots {
   constructor(max: number, perUser: number) {
     this.max = max;
     this.perUser = perUser;
-  }
-
-  /** Streams open now. */
-  get open(): number {
-    return this.#open;
   }
 
   /**
@@ -59,4 +56,22 @@ export class StreamSlots {
       else this.#byUser.delete(userId);
     };
   }
+}
+
+/**
+ * A slot of `deps.slots` for a stream of `caller`, counted in the metrics (open streams,
+ * refusals); the function returned frees it. Throws 429 `RATE_LIMITED` when none is free.
+ */
+export function takeStreamSlot(
+  deps: { readonly slots: StreamSlots; readonly metrics: ServerMetrics },
+  caller: Caller,
+): () => void {
+  const free = deps.slots.take(caller.userId, (limit) => {
+    deps.metrics.sseRefused.inc({ limit });
+  });
+  deps.metrics.sseClients.inc();
+  return () => {
+    free();
+    deps.metrics.sseClients.dec();
+  };
 }

@@ -25,9 +25,9 @@ import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import { mayUse } from './auth.js';
 import { HttpError } from './http-errors.js';
 import { pathId } from './path-ids.js';
-import { callerOf, checkBody, takeStreamSlot } from './routes.js';
+import { callerOf, checkBody } from './routes.js';
 import type { ServerMetrics } from './server-metrics.js';
-import type { StreamSlots } from './stream-slots.js';
+import { takeStreamSlot, type StreamSlots } from './stream-slots.js';
 import type { Logger } from '../observability/logger.js';
 import { sseData, sseHeaders, writeSse, type OpenStreams, type SseSource } from './sse.js';
 

@@ -13,14 +13,12 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import type { StepJob } from '../placement/fleet-jobs.js';
-import type { StepStatus } from '../store/records.js';
+import { STEP_ENDED, type StepStatus } from '../store/records.js';
 import { flushed } from '../store/run-store.js';
 import { StepLifecycle } from '../actors/step-lifecycle.js';
 import { endStoredStep } from '../runs/stored-step-end.js';
 import type { ResumeFrom } from '../runs/submitted-step.js';
 import { submitStep, type SubmissionHost } from './step-submission.js';
-
-const ENDED: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /**
  * Runs the step of `job` here and resolves with the status it ended with (`waiting` when it
@@ -34,7 +32,7 @@ export async function takeStep(
 ): Promise<StepStatus | null> {
   const step = await host.store.getStep(job.step_id);
   if (!step) throw new NotFoundError('step', job.step_id);
-  if (ENDED.has(step.status)) return step.status;
+  if (STEP_ENDED.has(step.status)) return step.status;
   // A queued step has no log yet; one taken again after a stall has part of one.
   const events = step.status === 'queued' ? [] : await host.store.readEvents(step.step_id);
   const last = events.at(-1);

@@ -13,7 +13,7 @@ import {
 import { deepCopy } from './deep-copy.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
 import { decided } from './approval-records.js';
-import { addUsage, recordingKey } from './records.js';
+import { addUsage, recordingKey, STEP_ENDED } from './records.js';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -65,7 +65,6 @@ export interface MemoryStoreOptions {
 export const DEFAULT_MAX_RUNS = 10_000;
 
 const FINISHED: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
-const FINISHED_STEP: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 
 /**
  * A {@link RunStore} in the process heap. Nothing survives the process; use the SQLite or
@@ -335,7 +334,7 @@ export class MemoryRunStore implements RunStore {
     if (!entry) return Promise.reject(new NotFoundError('step', stepId));
     entry.record = patchStepRecord(entry.record, patch);
     // A finished step's log is complete: keep it at its size (a growing array keeps slack).
-    if (FINISHED_STEP.has(entry.record.status)) entry.log = entry.log.slice();
+    if (STEP_ENDED.has(entry.record.status)) entry.log = entry.log.slice();
     return Promise.resolve();
   }
 

@@ -12,6 +12,8 @@ export type RunMode = 'record' | 'replay' | 'strict_replay';
 export type RunStatus = 'running' | 'waiting' | 'cancelling' | 'cancelled' | 'completed' | 'failed';
 /** Step statuses of API.md, and `waiting`: suspended until an approval is decided. */
 export type StepStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
+/** The statuses a step's record ends with: it changes no more. */
+export const STEP_ENDED: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cancelled']);
 /** Step types: API.md's, plus `agent` (a registered agent invoked by name). */
 export type StepType =
   'llm_plan' | 'llm_call' | 'tool_call' | 'fs_op' | 'gate_eval' | 'checkpoint' | 'agent';

@@ -6,14 +6,15 @@
  * a write still resolves only once Redis has made it, and rejects with its own error.
  * All keys start with the store's prefix.
  */
-import { createHash } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import { WorkerLostError } from '../errors/worker-lost-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
-import { BATCH, Op, OP_ERROR, OP_FENCED, type OpCode } from './redis-scripts.js';
+import { RedisBatch, type WriteGuard, type WriteTarget } from './redis-batch.js';
+import { Op, type OpCode } from './redis-scripts.js';
+
+export type { WriteGuard, WriteTarget } from './redis-batch.js';
 import { decided } from './approval-records.js';
 import { recordingKey } from './records.js';
 import type {
@@ -58,24 +59,6 @@ export interface RedisStoreOptions {
   readonly fence?: (target: WriteTarget) => readonly WriteGuard[];
 }
 
-/** What a write is about, for {@link RedisStoreOptions.fence}. */
-export interface WriteTarget {
-  /** The step the write is of (its record, its events, a fact or checkpoint it made). */
-  readonly stepId?: string | undefined;
-  /** A step being created: the step it is made under. */
-  readonly parentStepId?: string | null | undefined;
-  /** The run the write is of. */
-  readonly runId?: string | undefined;
-  /** A recording's: the client token of the submitted step whose tree made the call. */
-  readonly clientToken?: string | undefined;
-}
-
-/** A fence: `key` must hold `token` for the write to run. */
-export interface WriteGuard {
-  readonly key: string;
-  readonly token: string;
-}
-
 /** A record as hash fields: each value as JSON. */
 function toFields(record: object): string[] {
   const out: string[] = [];
@@ -118,39 +101,6 @@ function asStep(fields: Record<string, unknown> | null): StepRecord | null {
   return fields as StepRecord | null;
 }
 
-/** One write waiting for its turn's call of the script. */
-interface PendingWrite {
-  readonly code: OpCode;
-  readonly keys: readonly string[];
-  readonly args: readonly string[];
-  /** Checked in the same call, just before: one that does not hold stops the write. */
-  readonly guards: readonly WriteGuard[];
-  resolve(result: unknown): void;
-  reject(err: Error): void;
-}
-
-/** The refusal of a write whose fence did not hold. */
-function fencedError(guards: readonly WriteGuard[]): WorkerLostError {
-  return new WorkerLostError(
-    'this writer lost its turn: another took over what it was writing (its fence no longer holds)',
-    { details: { reason: 'fenced', fences: guards.map((g) => g.key) } },
-  );
-}
-
-/** The script's digest, for EVALSHA. */
-const BATCH_SHA = createHash('sha1').update(BATCH).digest('hex');
-
-/**
- * A turn's writes go at once when this many are held, without waiting for the turn's end:
- * Redis then works on them while this process goes on with the turn, where one call per
- * turn would have each side wait for the other (measured in `bench:store`: 8 does better
- * than 4, 16 or a whole turn).
- */
-const MAX_BATCH_OPS = 8;
-
-/** … and when they hold this many keys and arguments. */
-const MAX_BATCH_ARGS = 50_000;
-
 /**
  * A {@link RunStore} on Redis, for processes that share runs (a worker fleet). Records and
  * events are stored as JSON: plain data only. Needs Redis 6.2 or later.
@@ -162,15 +112,9 @@ export class RedisRunStore implements RunStore {
   readonly prefix: string;
   readonly client: Redis;
   readonly #owned: boolean;
-  readonly #fence: ((target: WriteTarget) => readonly WriteGuard[]) | null;
-  /** Writes held for one call of the script: sent at the turn's end, at {@link MAX_BATCH_OPS}, or before a read. */
-  #pending: PendingWrite[] = [];
-  #pendingArgs = 0;
-  #scheduled: NodeJS.Immediate | null = null;
-
+  readonly #batch: RedisBatch;
   constructor(options: RedisStoreOptions = {}) {
     this.prefix = options.prefix ?? 'axon:';
-    this.#fence = options.fence ?? null;
     if (options.client) {
       this.client = options.client;
       this.#owned = false;
@@ -188,87 +132,23 @@ export class RedisRunStore implements RunStore {
       this.client.on('error', onError);
       this.#owned = true;
     }
+    this.#batch = new RedisBatch(this.client, options.fence ?? null);
   }
 
-  /**
-   * Queues one operation of the script for this turn's call; resolves its result once Redis
-   * has run it, rejects with what it raised.
-   */
+  /** Queues one operation of the store's script (see `redis-batch.ts`). */
   #write(
     code: OpCode,
     keys: readonly string[],
     args: readonly string[],
     target?: WriteTarget,
   ): Promise<unknown> {
-    const guards = target && this.#fence ? this.#fence(target) : [];
-    return new Promise<unknown>((resolve, reject) => {
-      this.#pending.push({ code, keys, args, guards, resolve, reject });
-      this.#pendingArgs += keys.length + args.length + 3 + guards.length * 5;
-      if (this.#pendingArgs >= MAX_BATCH_ARGS || this.#pending.length >= MAX_BATCH_OPS)
-        this.#send();
-      else
-        this.#scheduled ??= setImmediate(() => {
-          this.#send();
-        });
-    });
+    return this.#batch.write(code, keys, args, target);
   }
 
   /** The connection, for a read: this turn's writes are sent first, so a read sees them. */
   #read(): Redis {
-    if (this.#pending.length > 0) this.#send();
+    this.#batch.send();
     return this.client;
-  }
-
-  /** Sends the writes held so far as one call of the script. */
-  #send(): void {
-    if (this.#scheduled) {
-      clearImmediate(this.#scheduled);
-      this.#scheduled = null;
-    }
-    const writes = this.#pending;
-    if (writes.length === 0) return;
-    this.#pending = [];
-    this.#pendingArgs = 0;
-    const keys: string[] = [];
-    const argv: string[] = [String(writes.length)];
-    let ops = 0;
-    for (const w of writes) {
-      for (const g of w.guards) {
-        keys.push(g.key);
-        argv.push(String(Op.guard), '1', '1', g.token);
-      }
-      keys.push(...w.keys);
-      argv.push(String(w.code), String(w.keys.length), String(w.args.length), ...w.args);
-      ops += w.guards.length + 1;
-    }
-    argv[0] = String(ops);
-    this.#call(keys, argv).then(
-      (results) => {
-        let at = 0;
-        for (const w of writes) {
-          at += w.guards.length;
-          const r = results[at++];
-          if (Array.isArray(r) && r[0] === OP_FENCED) w.reject(fencedError(w.guards));
-          else if (Array.isArray(r) && r[0] === OP_ERROR) w.reject(new Error(String(r[1])));
-          else w.resolve(r);
-        }
-      },
-      (err: unknown) => {
-        const error = err instanceof Error ? err : new Error(String(err));
-        for (const w of writes) w.reject(error);
-      },
-    );
-  }
-
-  /** One call of the script: by its digest, or whole when this Redis does not have it yet. */
-  async #call(keys: readonly string[], argv: readonly string[]): Promise<unknown[]> {
-    try {
-      return (await this.client.evalsha(BATCH_SHA, keys.length, ...keys, ...argv)) as unknown[];
-    } catch (err) {
-      // NOSCRIPT: nothing ran; the script is sent and cached with this call.
-      if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-      return (await this.client.eval(BATCH, keys.length, ...keys, ...argv)) as unknown[];
-    }
   }
 
   #run(id: string): string {
@@ -595,7 +475,7 @@ export class RedisRunStore implements RunStore {
   }
 
   async close(): Promise<void> {
-    this.#send();
+    this.#batch.send();
     if (this.#owned && this.client.status !== 'end')
       await this.client.quit().catch(() => undefined);
   }

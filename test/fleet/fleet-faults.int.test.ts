@@ -181,7 +181,7 @@ describe('no spliced output', () => {
     const status = await step.done;
     const events = await log(rt, step.step_id);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-    return { rt, step, status, events };
+    return { prefix, rt, step, status, events };
   }
 
   it('a step handed to a replica whose engine answers otherwise ends WORKER_LOST: the client never gets two attempts as one answer', async () => {
@@ -199,8 +199,10 @@ describe('no spliced output', () => {
   });
 
   it('a step handed to a replica that answers the same goes on where its log ends, each token once', async () => {
-    const { status, events } = await handedOver('same', 'same');
+    const { prefix, step, status, events } = await handedOver('same', 'same');
     expect(status).toBe('succeeded');
     expect(events.filter((e) => e.type === 'token')).toHaveLength(300);
+    // Its end deleted its fence: no key is left behind per step.
+    expect(await redis.exists(new FleetKeys(prefix).fence(step.step_id))).toBe(0);
   });
 });

@@ -43,9 +43,17 @@ describe.each<TargetKind>(['sqlite', 'fleet'])('the sandbox of %s', (kind) => {
         root.startsWith('link-out') ? /through a symbolic link/ : /outside the server's sandbox/,
       );
     }
+    // Bounded before any is looked at on disk: at most 32 roots, 128 globs.
+    const flow = await t.call('alice', 'POST', '/v1/flows', { name: 'f' });
+    const runs = `/v1/flows/${(flow.body as { flow_id: string }).flow_id}/runs`;
+    for (const fs_policy of [
+      { roots: Array.from({ length: 33 }, (_, i) => `r${i}`) },
+      { roots: ['ok'], allow: Array.from({ length: 129 }, (_, i) => `**/${i}.md`) },
+    ]) {
+      expectApiError(await t.call('alice', 'POST', runs, { fs_policy }), 400, 'INVALID_PARAMS');
+    }
     // Nothing of the refused runs exists: alice lists none of them.
-    const runs = (await t.call('alice', 'GET', '/v1/runs')).body as unknown[];
-    expect(runs).toHaveLength(0);
+    expect((await t.call('alice', 'GET', '/v1/runs')).body).toEqual([]);
   });
 
   it('keeps what a user did before: a relative root inside the sandbox writes, lists and reads its files', async () => {
