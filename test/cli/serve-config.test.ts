@@ -278,6 +278,26 @@ describe('loadServeConfig: refusals name the source, the line and the key', () =
     }
   });
 
+  it('reads the trust keys: stream bounds, allowed hosts and fs.roots (relative to the file); refuses a bound of 0', () => {
+    file(
+      'conf/axon.yaml',
+      'server:\n  max_streams: 10\n  max_streams_per_user: 2\n  allowed_hosts: [api.example.com]\nfs:\n  roots: [./files]\n',
+    );
+    const c = load({ flags: { config: 'conf/axon.yaml' } });
+    expect(c).toMatchObject({
+      maxStreams: 10,
+      maxStreamsPerUser: 2,
+      allowedHosts: ['api.example.com'],
+      fsRoots: [join(dir, 'conf', 'files')],
+    });
+    for (const key of ['max_streams', 'max_streams_per_user']) {
+      file('axon.yaml', `server:\n  ${key}: 0\n`);
+      expect(refused()).toMatch(new RegExp(`^axon\\.yaml line 2: server\\.${key}: `));
+    }
+    file('axon.yaml', 'fs:\n  roots: []\n');
+    expect(refused()).toMatch(/^axon\.yaml line 2: fs\.roots: /);
+  });
+
   it('a key inside a list item: auth.keys[1].key, with its line', () => {
     file(
       'axon.yaml',

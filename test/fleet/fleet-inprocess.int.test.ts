@@ -377,6 +377,9 @@ describe('a fleet in one process', () => {
     expect(() => quietRuntime({ fleet: { refreshMs: 0 } })).toThrow(
       /refreshMs must be an integer >= 1/,
     );
+    expect(() => quietRuntime({ fleet: { lostCheckMs: 1.5 } })).toThrow(
+      /fleet\.lostCheckMs must be an integer >= 1, got 1\.5/,
+    );
     await expect(FleetWorker.start({ pool: 'bad id!' })).rejects.toThrow(
       /fleet worker: pool must be/,
     );
