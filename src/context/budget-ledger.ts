@@ -29,13 +29,13 @@ const DIMENSIONS = [
   ['costUsd', 'maxCostUsd', 'max_cost_usd'],
 ] as const satisfies readonly (readonly [keyof BudgetAmounts, keyof BudgetLimits, BudgetLimit])[];
 
-/** The amounts of nothing at all. */
 /**
  * Slack when comparing a request with what is left: costs are summed in floating point, so
  * three $0.10 calls must still fit a $0.30 budget.
  */
 const TOLERANCE = 1e-9;
 
+/** The amounts of nothing at all. */
 export const ZERO_AMOUNTS: BudgetAmounts = Object.freeze({ tokensIn: 0, tokensOut: 0, costUsd: 0 });
 
 function validateAmounts(where: string, a: BudgetAmounts): void {
@@ -44,6 +44,22 @@ function validateAmounts(where: string, a: BudgetAmounts): void {
     if (!(Number.isFinite(v) && v >= 0))
       throw new RangeError(`${where}: ${dim} must be a finite number >= 0, got ${v}`);
   }
+}
+
+/**
+ * A budget kept outside this process, where every process's reservations meet (a fleet's run
+ * ledger, in Redis): a ledger with one checks each reservation against it too, after its own
+ * chain (see {@link BudgetLedger.claim}).
+ */
+export interface SharedBudget {
+  /** Reserves `amounts`, or rejects with {@link BudgetExceededError} when they do not fit. */
+  reserve(amounts: BudgetAmounts): Promise<void>;
+  /**
+   * Replaces a reservation of `reserved` by the use it became, `actual` (zero: released).
+   * Sent, not awaited: a failure is the implementation's to report, and its worst is a
+   * reservation held until its step ends.
+   */
+  settle(reserved: BudgetAmounts, actual: BudgetAmounts): void;
 }
 
 /**
@@ -58,6 +74,8 @@ export class Reservation {
   constructor(
     readonly ledger: BudgetLedger,
     readonly amounts: BudgetAmounts,
+    /** The shared budget it is held against as well (see {@link BudgetLedger.claim}). */
+    readonly shared: SharedBudget | null = null,
   ) {}
 
   /** True once committed or released. */
@@ -75,6 +93,7 @@ export class Reservation {
     validateAmounts('Reservation.commit', actual);
     this.#settled = true;
     this.ledger.settle(this.amounts, actual);
+    this.shared?.settle(this.amounts, actual);
   }
 
   /** Gives the reserved amounts back, at this ledger and every ancestor. */
@@ -82,6 +101,7 @@ export class Reservation {
     if (this.#settled) return;
     this.#settled = true;
     this.ledger.settle(this.amounts, ZERO_AMOUNTS);
+    this.shared?.settle(this.amounts, ZERO_AMOUNTS);
   }
 }
 
@@ -117,6 +137,8 @@ export class BudgetLedger {
     readonly name: string,
     limits: BudgetLimits = {},
     readonly parent: BudgetLedger | null = null,
+    /** A budget outside this process that {@link BudgetLedger.claim} checks here too. */
+    readonly shared: SharedBudget | null = null,
   ) {
     for (const [, key] of DIMENSIONS) {
       const v = limits[key];
@@ -166,6 +188,29 @@ export class BudgetLedger {
     this.#assertFits(amounts);
     this.#addReserved(amounts);
     return new Reservation(this, amounts);
+  }
+
+  /**
+   * Reserves `amounts` as {@link BudgetLedger.reserve} does, then against the nearest shared
+   * budget of this ledger and its ancestors (the fleet's ledger of a run): a refusal there
+   * gives back what was reserved here. What every engine call reserves through, so that no
+   * set of concurrent calls in any number of processes together passes a limit.
+   */
+  async claim(amounts: BudgetAmounts): Promise<Reservation> {
+    let shared = this.shared;
+    for (let at = this.parent; at && !shared; at = at.parent) shared = at.shared;
+    validateAmounts('BudgetLedger.claim', amounts);
+    this.#assertFits(amounts);
+    this.#addReserved(amounts);
+    if (shared) {
+      try {
+        await shared.reserve(amounts);
+      } catch (err) {
+        this.settle(amounts, ZERO_AMOUNTS);
+        throw err;
+      }
+    }
+    return new Reservation(this, amounts, shared);
   }
 
   #assertFits(amounts: BudgetAmounts): void {

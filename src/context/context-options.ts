@@ -5,7 +5,7 @@
 import type { TraceParent } from './traceparent.js';
 import type { Span } from '@opentelemetry/api';
 import type { Logger } from '../observability/logger.js';
-import type { BudgetLedger, BudgetLimits } from './budget-ledger.js';
+import type { BudgetLedger, BudgetLimits, SharedBudget } from './budget-ledger.js';
 import type { Clock } from './clock.js';
 import type { IdSource } from './id-source.js';
 import type { PermissionsNarrowing } from './permissions.js';
@@ -48,6 +48,11 @@ export interface CreateContextOptions {
    * together spend more than the run has.
    */
   readonly ledgerParent?: BudgetLedger;
+  /**
+   * A budget outside this process that this context's reservations must fit too (a fleet's
+   * ledger of the run, `BudgetLedger.claim`).
+   */
+  readonly sharedBudget?: SharedBudget;
   /** Relative deadline; combined with `budgets.maxWallMs`, the earlier wins. */
   readonly timeoutMs?: number;
   /** An outside signal (e.g. an HTTP request's); aborting it cancels the context. */

@@ -56,7 +56,12 @@ export function createContext(options: CreateContextOptions = {}): ExecContext {
     stepId: null,
     permissions: createPermissions(options.permissions),
     memoryScope: options.memoryScope ?? 'session',
-    ledger: new BudgetLedger(name, options.budgets ?? {}, options.ledgerParent ?? null),
+    ledger: new BudgetLedger(
+      name,
+      options.budgets ?? {},
+      options.ledgerParent ?? null,
+      options.sharedBudget ?? null,
+    ),
     deadline,
     wallDeadline,
     depth: 0,

@@ -74,7 +74,7 @@ export async function* chatTokens(
   }
   const estimateIn = engine.estimateTokensIn(request);
   const maxOut = request.params?.max_tokens ?? engine.defaultMaxTokens;
-  const reservation = ctx.ledger.reserve({
+  const reservation = await ctx.ledger.claim({
     tokensIn: estimateIn,
     tokensOut: maxOut,
     costUsd: costOf(price, estimateIn, maxOut),

@@ -64,7 +64,19 @@ export interface StepDispatch {
   jobStates(steps: readonly StepRecord[]): Promise<Map<string, string>>;
   /** The steps this process waits on or follows: those whose loss it should notice. */
   watched(): readonly string[];
-  /** How often a runtime looks for lost steps among {@link watched}, ms. */
+  /**
+   * Up to `limit` of the fleet's open steps (queued on a pool, not said to have ended) queued
+   * after `after` and before `before` (ms, both excluded), oldest first, each with when it was
+   * queued: those a sweep looks at, watched or not.
+   */
+  openSteps(
+    after: number,
+    before: number,
+    limit: number,
+  ): Promise<{ readonly stepId: string; readonly queuedAt: number }[]>;
+  /** Takes steps found ended (or gone) off the fleet's open steps. */
+  closeSteps(stepIds: readonly string[]): Promise<void>;
+  /** How often a runtime looks for lost steps among {@link watched} and {@link openSteps}, ms. */
   readonly lostCheckMs: number;
   /**
    * Resolves with the status the step ended with once it ends (never rejects). Only ends

@@ -56,6 +56,15 @@ export class FleetKeys {
     return `${this.prefix}fleet:ended`;
   }
 
+  /**
+   * The fleet's open steps: a sorted set of the step ids queued on a pool and not yet said to
+   * have ended, scored by when they were queued (ms) — where a sweep finds steps nobody
+   * watches whose job is gone.
+   */
+  get open(): string {
+    return `${this.prefix}fleet:open`;
+  }
+
   /** The channel cancels travel on: the message is a step id. */
   get cancel(): string {
     return `${this.prefix}fleet:cancel`;

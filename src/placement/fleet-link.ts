@@ -193,6 +193,8 @@ export class FleetLink implements StepDispatch {
 
   async enqueue(job: StepJob, record: StepRecord): Promise<void> {
     this.#queuedSinceRead.set(job.pool_id, (this.#queuedSinceRead.get(job.pool_id) ?? 0) + 1);
+    // Open before it is queued: a step whose job goes missing is always found by a sweep.
+    await this.#client.zadd(this.keys.open, Date.now(), job.step_id);
     await this.#queue(job.pool_id).add('step', job, {
       jobId: stepJobId(job.run_id, record.client_token, job.step_id),
       // A try that failed on the worker (its Redis, its process) goes on from the step's log.
@@ -240,6 +242,27 @@ export class FleetLink implements StepDispatch {
 
   watched(): readonly string[] {
     return this.#relay.watched();
+  }
+
+  async openSteps(after: number, before: number, limit: number) {
+    const flat = await this.#client.zrangebyscore(
+      this.keys.open,
+      `(${after}`,
+      `(${before}`,
+      'WITHSCORES',
+      'LIMIT',
+      0,
+      limit,
+    );
+    const out: { stepId: string; queuedAt: number }[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      out.push({ stepId: flat[i] as string, queuedAt: Number(flat[i + 1]) });
+    }
+    return out;
+  }
+
+  async closeSteps(stepIds: readonly string[]): Promise<void> {
+    if (stepIds.length > 0) await this.#client.zrem(this.keys.open, ...stepIds);
   }
 
   ended(stepId: string): Promise<StepStatus | null> {

@@ -20,14 +20,16 @@ export const STREAM_TTL_MS = 86_400_000;
 const ENDED_MAX_LEN = 100_000;
 
 // KEYS[1] the ended stream, KEYS[2] the counters hash ('' for none), KEYS[3] the step's
-// fence ('' for none). ARGV the step id, its status, the max length, the counter's field,
-// the fence's token. → 1 said, 0 not (the fence holds another's token). The fence is
-// deleted once said: the step's turns are over (a late writer finds no token to match).
+// fence ('' for none), KEYS[4] the fleet's open steps. ARGV the step id, its status, the max
+// length, the counter's field, the fence's token. → 1 said, 0 not (the fence holds another's
+// token). The fence is deleted once said: the step's turns are over (a late writer finds no
+// token to match); the step leaves the open steps.
 const ANNOUNCE = `
 if KEYS[3] ~= '' then
   if redis.call('GET', KEYS[3]) ~= ARGV[5] then return 0 end
   redis.call('DEL', KEYS[3])
 end
+redis.call('ZREM', KEYS[4], ARGV[1])
 redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', ARGV[1], ARGV[2])
 if KEYS[2] ~= '' then redis.call('HINCRBY', KEYS[2], ARGV[4], 1) end
 return 1`;
@@ -37,7 +39,7 @@ const ANNOUNCE_SHA = createHash('sha1').update(ANNOUNCE).digest('hex');
  * Says on the fleet's `ended` stream that a step's record has ended, with its status (and
  * counts it in `counter`, given one), in one round trip — only while `fence` (the step's
  * fence and the token of the turn that ended it) still holds, given one, and then deletes
- * the fence. Resolves whether it was said.
+ * the fence; the step leaves the fleet's open steps. Resolves whether it was said.
  */
 export async function announceEnded(
   client: Redis,
@@ -51,16 +53,17 @@ export async function announceEnded(
     keys.ended,
     counter?.key ?? '',
     fence?.key ?? '',
+    keys.open,
     stepId,
     status ?? 'unknown',
     ENDED_MAX_LEN,
     counter?.field ?? '',
     fence?.token ?? '',
   ];
-  const said = await client.evalsha(ANNOUNCE_SHA, 3, ...args).catch((err: unknown) => {
+  const said = await client.evalsha(ANNOUNCE_SHA, 4, ...args).catch((err: unknown) => {
     // NOSCRIPT: nothing ran; the script is sent whole, and cached, with this call.
     if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
-    return client.eval(ANNOUNCE, 3, ...args);
+    return client.eval(ANNOUNCE, 4, ...args);
   });
   return said === 1;
 }

@@ -3,8 +3,10 @@
  * after it stalled too often: its replicas died holding it) or is gone from its queue
  * (removed), while their record still says `queued` or `running`. Such a step is ended
  * `failed` with `WORKER_LOST` (retriable) by whichever API process notices first — one that
- * waits on it (a run's cancel, an HTTP submission's slot) or follows it (a stream) — so no
- * cancel, completion or follower waits on it for ever.
+ * waits on it (a run's cancel, an HTTP submission's slot) or follows it (a stream), or any
+ * one's sweep of the fleet's open steps (those queued a check ago and not yet ended, watched
+ * or not) — so no cancel, completion or follower waits on it for ever, and no step nobody
+ * looks at stays open.
  */
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import { WorkerLostError } from '../errors/worker-lost-error.js';
@@ -22,12 +24,20 @@ import { endIfOpen } from './stored-step-end.js';
 const LOST = 'failed';
 const MISSING = 'unknown';
 
+/**
+ * The most of the fleet's open steps one look sweeps: each look goes on after the last one
+ * it swept, and starts again from the oldest once it has seen them all.
+ */
+const SWEEP_LIMIT = 500;
+
 /** Looks for lost steps among those a runtime watches, every `dispatch.lostCheckMs`. */
 export class LostSteps {
   readonly #deps: FlowApiDeps & { readonly logger: Logger };
   readonly #dispatch: StepDispatch;
   /** Steps whose job was missing at the last look. */
   #missing = new Set<string>();
+  /** When the last step the last sweep saw was queued (ms): the next goes on after it. */
+  #sweptTo = 0;
   readonly #timer: NodeJS.Timeout;
   #looking: Promise<void> | null = null;
 
@@ -42,17 +52,24 @@ export class LostSteps {
     this.#timer.unref();
   }
 
-  /** Looks once at the watched steps; ends the lost ones (see the module). */
+  /**
+   * Looks once at the watched steps and the fleet's open steps queued before the last check;
+   * ends the lost ones (see the module), and takes those found ended off the open steps.
+   */
   async look(): Promise<void> {
-    const ids = this.#dispatch.watched();
-    if (ids.length === 0) {
-      this.#missing.clear();
-      return;
-    }
     try {
-      const steps = (await Promise.all(ids.map((id) => this.#deps.store.getStep(id)))).filter(
-        (s): s is StepRecord => s !== null && onFleet(s),
+      const page = await this.#dispatch.openSteps(
+        this.#sweptTo,
+        Date.now() - this.#dispatch.lostCheckMs,
+        SWEEP_LIMIT,
       );
+      this.#sweptTo = page.length < SWEEP_LIMIT ? 0 : (page.at(-1)?.queuedAt ?? 0);
+      const swept = page.map((p) => p.stepId);
+      const ids = [...new Set([...this.#dispatch.watched(), ...swept])];
+      const records = await Promise.all(ids.map((id) => this.#deps.store.getStep(id)));
+      const steps = records.filter((s): s is StepRecord => s !== null && onFleet(s));
+      const open = new Set(steps.map((s) => s.step_id));
+      await this.#dispatch.closeSteps(swept.filter((id) => !open.has(id)));
       const states = await this.#dispatch.jobStates(steps);
       const missing = new Set<string>();
       for (const step of steps) {

@@ -139,6 +139,6 @@ async function closeInterrupted(
     step.parent_step_id === null &&
     (used.tokens_in > 0 || used.tokens_out > 0 || used.cost_usd > 0 || used.wall_ms > 0)
   ) {
-    await deps.store.addRunUsage(step.run_id, used);
+    await deps.store.addRunUsage(step.run_id, used, step.step_id);
   }
 }

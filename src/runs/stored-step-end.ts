@@ -56,8 +56,8 @@ export async function endStoredStep(
 }
 
 /**
- * Ends step `stepId` as {@link endStoredStep} does, and commits it, if its record is still
- * open — `open` says so (default: its status is not an ended one). Resolves the record as it
+ * Ends step `stepId` as {@link endStoredStep} does, adds its use to its run's, and commits
+ * both, if its record is still open — `open` says so (default: its status is not an ended one). Resolves the record as it
  * was read (`null` when there is no such step) and whether it was ended here.
  */
 export async function endIfOpen(
@@ -69,6 +69,11 @@ export async function endIfOpen(
   const step = await deps.store.getStep(stepId);
   if (!step || !open(step)) return { step, ended: false };
   await endStoredStep(deps, step, end);
+  // The process that ran it never will add its use (kept current while it ran) to its run's;
+  // the same write takes its reservations off the run's shared ledger (POLICY-3000).
+  if (step.parent_step_id === null) {
+    await deps.store.addRunUsage(step.run_id, step.budget_usage, step.step_id);
+  }
   await flushed(deps.store);
   return { step, ended: true };
 }

@@ -46,7 +46,7 @@ import type { EngineCallDeps } from '../steps/engine-call.js';
 import { runFsOp, type FsOpDeps } from '../steps/fs-op.js';
 import { runGateEvalStep } from '../steps/gate-eval.js';
 import { runLlmStep, type LlmStepRunDeps } from '../steps/llm-step.js';
-import { RunLedgers, stepBudgets } from '../steps/run-budgets.js';
+import { drawsOnBudgets, RunLedgers, StoredRunBudget, stepBudgets } from '../steps/run-budgets.js';
 import { submitStep, type SubmissionHost } from '../steps/step-submission.js';
 import { callTool, type ToolCallDeps } from '../steps/tool-call.js';
 import { localPool, type PoolInfo } from '../placement/pool-info.js';
@@ -338,6 +338,11 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
       ),
     contextFor: (run, step, remoteParent, identity) => {
       const shared = runLedgers.acquire(run);
+      // On a store processes share (a fleet's), the run's ledger there is every process's.
+      const stored =
+        store.budgets && drawsOnBudgets(run)
+          ? new StoredRunBudget(store.budgets, run, logger)
+          : null;
       const ctx = rootContext({
         ...identity,
         runId: run.run_id,
@@ -345,9 +350,14 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
         userId: run.user_id ?? identity?.userId ?? null,
         budgets: stepBudgets(run, step, clock.now()),
         ledgerParent: shared.ledger,
+        ...(stored ? { sharedBudget: stored } : {}),
         ...(remoteParent ? { remoteParent } : {}),
       });
-      return { ctx, release: shared.release };
+      return {
+        ctx,
+        claimed: (stepId) => stored?.bind(stepId),
+        release: shared.release,
+      };
     },
     runAgent: (agent, input, ctx, runId, submission) =>
       runAgent(host, agents.resolve(agent), input, ctx, undefined, runId, null, submission),

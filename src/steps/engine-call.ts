@@ -185,7 +185,7 @@ async function serveChat(
 ): Promise<ChatResult> {
   const out = rec.output as RecordedEngineOutput;
   const use = { tokensIn: out.tokens_in, tokensOut: out.tokens_out, costUsd: out.cost_usd };
-  const reservation = ctx.ledger.reserve(use);
+  const reservation = await ctx.ledger.claim(use);
   try {
     for (const token of out.tokens) if (streaming) await streamToken(ctx, token);
   } catch (err) {

@@ -2,10 +2,20 @@
  * @module A submitted step's budgets (POLICY-3000): what its run has left (its limits less
  * what its steps used, in the store), the step's own limits and wall time, and the ledger a
  * run's steps running in one runtime share, so that together they cannot pass what the run
- * has left.
+ * has left — and, on a store shared by processes (a fleet's), the run's ledger in the store,
+ * which every process's steps reserve on.
  */
+import { randomBytes } from 'node:crypto';
 import type { z } from 'zod';
-import { BudgetLedger, type BudgetLimits } from '../context/budget-ledger.js';
+import {
+  BudgetLedger,
+  type BudgetAmounts,
+  type BudgetLimits,
+  type SharedBudget,
+} from '../context/budget-ledger.js';
+import { InternalError } from '../errors/internal-error.js';
+import type { Logger } from '../observability/logger.js';
+import type { BudgetDraw, BudgetReservations } from '../store/budget-reservations.js';
 import type { Budgets } from '../context/exec-context.js';
 import type { wireBudgetsSchema } from '../runs/request-bodies.js';
 import type { RunRecord } from '../store/records.js';
@@ -76,5 +86,78 @@ export class RunLedgers {
         }
       },
     };
+  }
+}
+
+/** Whether `run` has a budget the shared ledger draws on (tokens or cost). */
+export function drawsOnBudgets(run: Pick<RunRecord, 'budgets'>): boolean {
+  const b = run.budgets;
+  return (
+    b.max_tokens_in !== undefined || b.max_tokens_out !== undefined || b.max_cost_usd !== undefined
+  );
+}
+
+const draw = (a: BudgetAmounts): BudgetDraw => ({
+  tokens_in: a.tokensIn,
+  tokens_out: a.tokensOut,
+  cost_usd: a.costUsd,
+});
+
+/**
+ * One attempt at a submitted step, reserving on its run's ledger in the store (the fleet's,
+ * shared by every process): its token is new for each attempt, so a step another process
+ * takes over starts a new entry and drops the lost one's. It reserves once it knows its
+ * step (`bind`, when the step is claimed); its entry leaves the ledger when the step's use
+ * enters the run's.
+ */
+export class StoredRunBudget implements SharedBudget {
+  readonly #reservations: BudgetReservations;
+  readonly #run: Pick<RunRecord, 'run_id' | 'budgets'>;
+  readonly #logger: Logger;
+  readonly #token = randomBytes(8).toString('hex');
+  #stepId: string | null = null;
+
+  constructor(
+    reservations: BudgetReservations,
+    run: Pick<RunRecord, 'run_id' | 'budgets'>,
+    logger: Logger,
+  ) {
+    this.#reservations = reservations;
+    this.#run = run;
+    this.#logger = logger;
+  }
+
+  /** The submitted step this attempt is at: its reservations are that step's. */
+  bind(stepId: string): void {
+    this.#stepId = stepId;
+  }
+
+  #holder() {
+    if (this.#stepId === null) {
+      throw new InternalError(
+        `a reservation on run ${this.#run.run_id} before its step was claimed`,
+      );
+    }
+    return { runId: this.#run.run_id, stepId: this.#stepId, token: this.#token };
+  }
+
+  async reserve(amounts: BudgetAmounts): Promise<void> {
+    await this.#reservations.reserve(this.#holder(), draw(amounts), this.#run.budgets);
+  }
+
+  settle(reserved: BudgetAmounts, actual: BudgetAmounts): void {
+    const delta = draw({
+      tokensIn: actual.tokensIn - reserved.tokensIn,
+      tokensOut: actual.tokensOut - reserved.tokensOut,
+      costUsd: actual.costUsd - reserved.costUsd,
+    });
+    const holder = this.#holder();
+    this.#reservations.settle(holder, delta).catch((err: unknown) => {
+      // Its worst: the entry keeps the reservation until the step's use replaces it.
+      this.#logger.warn(
+        { err, run_id: holder.runId, step_id: holder.stepId },
+        "a settled reservation could not be written to the run's shared ledger",
+      );
+    });
   }
 }

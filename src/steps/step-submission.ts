@@ -135,6 +135,15 @@ export type RunJoinIdentity = Pick<
 >;
 
 /** What a submission needs from the runtime. */
+/** A submitted step's context, as its host made it (`SubmissionHost.contextFor`). */
+export interface StepContext {
+  readonly ctx: ExecContext;
+  /** Told the step's id once its record is claimed. */
+  readonly claimed: (stepId: string) => void;
+  /** Called once the step has ended (or was refused). */
+  readonly release: () => void;
+}
+
 export interface SubmissionHost {
   readonly store: RunStore;
   readonly clock: Clock;
@@ -153,15 +162,16 @@ export interface SubmissionHost {
     placement: StepDecision,
   ): RunCalls;
   /**
-   * A context inside `run` with the step's own budgets, drawing on the run's shared ledger;
-   * `release` when the step has ended.
+   * A context inside `run` with the step's own budgets, drawing on the run's shared ledger
+   * (and the store's, when processes share it); `claimed` with the step's id once its
+   * record is claimed, `release` when the step has ended.
    */
   contextFor(
     run: RunRecord,
     stepBudgets: z.infer<typeof wireBudgetsSchema> | undefined,
     remoteParent?: TraceParent,
     identity?: RunJoinIdentity,
-  ): { readonly ctx: ExecContext; readonly release: () => void };
+  ): StepContext;
   /** The fleet submitted steps go to (`createRuntime({ fleet })`); `null`: they run here. */
   readonly dispatch: StepDispatch | null;
   /**
@@ -238,12 +248,13 @@ export async function submitStep(
   }
   // The step's spans join the trace it was submitted in (a fleet job's, an HTTP request's).
   const traceparent = resume?.traceparent ?? caller.traceparent;
-  const { ctx, release } = host.contextFor(
+  const held = host.contextFor(
     run,
     request.budgets,
     traceparent ? (parseTraceparent(traceparent) ?? undefined) : undefined,
     caller.signal ? { signal: caller.signal } : undefined,
   );
+  const { ctx, release } = held;
   if (typeof placement === 'object' && !host.dispatch) {
     release();
     throw new PoolUnavailableError(
@@ -267,7 +278,7 @@ export async function submitStep(
         : own === undefined
           ? 'run'
           : host.choosePool(run, { requires: requirementsOf(run.pool_policy) }, own));
-    return await submitIn(host, run, request, ctx, release, resume, decision);
+    return await submitIn(host, run, request, held, resume, decision);
   } catch (err) {
     release();
     throw err;
@@ -431,8 +442,7 @@ async function submitIn(
   host: SubmissionHost,
   run: RunRecord,
   request: z.infer<typeof stepSubmissionSchema>,
-  ctx: ExecContext,
-  release: () => void,
+  { ctx, release, claimed: bindStep }: StepContext,
   resume: ResumeFrom | undefined,
   decision: StepDecision,
 ): Promise<SubmittedStep> {
@@ -452,6 +462,7 @@ async function submitIn(
     // zod leaves out the keys the body left out, so the parsed budgets are plain WireBudgets.
     ...(request.budgets ? { budgets: request.budgets as WireBudgets } : {}),
     onClaimed: (record, created) => {
+      bindStep(record.step_id);
       claimed({ record, created });
     },
     ...(resume ? { resume } : {}),

@@ -75,6 +75,7 @@ export function redactingStore(store: RunStore, keys: readonly string[]): RunSto
     flush: () => store.flush(),
     close: () => store.close(),
     ...(store.leases ? { leases: store.leases } : {}),
+    ...(store.budgets ? { budgets: store.budgets } : {}),
   };
   return wrapped;
 }

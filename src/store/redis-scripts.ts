@@ -22,6 +22,8 @@ export const Op = {
   createApproval: 12,
   swapApproval: 13,
   guard: 14,
+  reserve: 15,
+  settle: 16,
 } as const;
 
 /** The code of one operation of {@link BATCH}. */
@@ -111,9 +113,10 @@ if token ~= cjson.null then
 end
 return 1`,
 
-  // k[1] the run's hash. a: tokens_in, tokens_out, cost_usd, wall_ms to add.
-  // → the new usage as JSON, or 0 without the run. Numbers are summed in Lua and written
-  // back with string.format('%.17g'), which keeps a double's every digit.
+  // k[1] the run's hash, k[2] its budget ledger. a: tokens_in, tokens_out, cost_usd, wall_ms
+  // to add; a[5], when given, the step whose use it is: its ledger entry goes (see
+  // Op.reserve). → the new usage as JSON, or 0 without the run. Numbers are summed in Lua and
+  // written back with string.format('%.17g'), which keeps a double's every digit.
   [Op.addUsage]: `
 local raw = redis.call('HGET', k[1], 'budget_usage')
 if not raw then return 0 end
@@ -124,7 +127,59 @@ local out = '{"tokens_in":' .. sum(u.tokens_in, a[1]) ..
   ',"cost_usd":' .. sum(u.cost_usd, a[3]) ..
   ',"wall_ms":' .. sum(u.wall_ms, a[4]) .. '}'
 redis.call('HSET', k[1], 'budget_usage', out)
+if a[5] then redis.call('HDEL', k[2], 's:' .. a[5]) end
 return out`,
+
+  // A run's budget ledger (k[2]) holds an entry per running step, 's:<step id>' →
+  // '<attempt token> <tokens_in> <tokens_out> <cost_usd>': what that attempt reserved and
+  // used so far. k[1] the run's hash. a: the step id, the attempt's token, the amounts to
+  // reserve (3), the run's limits (3, '' for none). Fits when the run's ended use
+  // (budget_usage), every entry and the amounts stay within each limit; an entry of another
+  // attempt at the same step (one lost) is dropped first. → {'ok'}; {'over', dimension
+  // (1-3), what was left} and nothing reserved; 0 without the run.
+  [Op.reserve]: `
+local raw = redis.call('HGET', k[1], 'budget_usage')
+if not raw then return 0 end
+local u = cjson.decode(raw)
+local used = {tonumber(u.tokens_in) or 0, tonumber(u.tokens_out) or 0, tonumber(u.cost_usd) or 0}
+local mine = 's:' .. a[1]
+local own = {0, 0, 0}
+local flat = redis.call('HGETALL', k[2])
+for i = 1, #flat, 2 do
+  local h, x, y, z = string.match(flat[i + 1], '^(%S+) (%S+) (%S+) (%S+)$')
+  local v = {tonumber(x), tonumber(y), tonumber(z)}
+  if flat[i] ~= mine then
+    for d = 1, 3 do used[d] = used[d] + v[d] end
+  elseif h == a[2] then
+    own = v
+  end
+end
+for d = 1, 3 do
+  local limit = a[5 + d]
+  if limit ~= '' then
+    local left = tonumber(limit) - used[d] - own[d]
+    if tonumber(a[2 + d]) > left + 1e-9 then
+      return {'over', d, string.format('%.17g', math.max(0, left))}
+    end
+  end
+end
+local f = function(d) return string.format('%.17g', own[d] + tonumber(a[2 + d])) end
+redis.call('HSET', k[2], mine, a[2] .. ' ' .. f(1) .. ' ' .. f(2) .. ' ' .. f(3))
+return {'ok'}`,
+
+  // k[1] a run's budget ledger (see Op.reserve). a: the step id, the attempt's token, the
+  // amounts to add (3; negative gives back, never below 0). → 1, or 0 when the entry is gone
+  // or another attempt's.
+  [Op.settle]: `
+local key = 's:' .. a[1]
+local now = redis.call('HGET', k[1], key)
+if not now then return 0 end
+local h, x, y, z = string.match(now, '^(%S+) (%S+) (%S+) (%S+)$')
+if h ~= a[2] then return 0 end
+local v = {tonumber(x), tonumber(y), tonumber(z)}
+local f = function(d) return string.format('%.17g', math.max(0, v[d] + tonumber(a[2 + d]))) end
+redis.call('HSET', k[1], key, h .. ' ' .. f(1) .. ' ' .. f(2) .. ' ' .. f(3))
+return 1`,
 
   // k[1] the hash. a: field, value, …  → 1, or 0 if there is no such record.
   [Op.patch]: `

@@ -12,6 +12,8 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
 import { RedisBatch, type WriteGuard, type WriteTarget } from './redis-batch.js';
+import { ledgerKey, redisBudgets } from './redis-budgets.js';
+import type { BudgetReservations } from './budget-reservations.js';
 import { Op, type OpCode } from './redis-scripts.js';
 
 export type { WriteGuard, WriteTarget } from './redis-batch.js';
@@ -113,6 +115,8 @@ export class RedisRunStore implements RunStore {
   readonly client: Redis;
   readonly #owned: boolean;
   readonly #batch: RedisBatch;
+  /** Reservations against runs' budgets, which every process on this Redis sees. */
+  readonly budgets: BudgetReservations;
   constructor(options: RedisStoreOptions = {}) {
     this.prefix = options.prefix ?? 'axon:';
     if (options.client) {
@@ -133,6 +137,10 @@ export class RedisRunStore implements RunStore {
       this.#owned = true;
     }
     this.#batch = new RedisBatch(this.client, options.fence ?? null);
+    this.budgets = redisBudgets(
+      (code, keys, args, target) => this.#write(code, keys, args, target),
+      (id) => this.#run(id),
+    );
   }
 
   /** Queues one operation of the store's script (see `redis-batch.ts`). */
@@ -337,12 +345,13 @@ export class RedisRunStore implements RunStore {
   async addRunUsage(runId: string, usage: BudgetUsage, stepId?: string): Promise<BudgetUsage> {
     const out = (await this.#write(
       Op.addUsage,
-      [this.#run(runId)],
+      [this.#run(runId), ledgerKey(this.#run(runId))],
       [
         String(usage.tokens_in),
         String(usage.tokens_out),
         String(usage.cost_usd),
         String(usage.wall_ms),
+        ...(stepId === undefined ? [] : [stepId]),
       ],
       { runId, stepId },
     )) as string | number;

@@ -1,4 +1,5 @@
 /** @module The RunStore interface: runs, steps and each step's append-only event log. */
+import type { BudgetReservations } from './budget-reservations.js';
 import type { Leases } from './store-leases.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import type {
@@ -83,7 +84,8 @@ export interface RunStore {
   /**
    * Adds `usage` to a run's `budget_usage`, atomically (concurrent steps of one run, in any
    * process, each add theirs), and resolves the run's total. `stepId`: the step whose usage
-   * it is (a fenced store refuses it from a writer whose turn at that step is over).
+   * it is (a fenced store refuses it from a writer whose turn at that step is over; a store
+   * with shared `budgets` drops that step's reservations in the same write).
    * `NotFoundError` for an unknown run.
    */
   addRunUsage(runId: string, usage: BudgetUsage, stepId?: string): Promise<BudgetUsage>;
@@ -118,6 +120,12 @@ export interface RunStore {
    * absent, a runtime keeps its own (or its fleet's, in Redis).
    */
   readonly leases?: Leases;
+  /**
+   * Reservations against runs' budgets that every process sharing the store sees (the Redis
+   * store's): a fleet's steps reserve there, so that together they pass no run's limits;
+   * absent, the runtime's own ledger is the only one (the store is one process's).
+   */
+  readonly budgets?: BudgetReservations;
   /**
    * Makes every write so far durable. A store may hold writes back to commit them together
    * (the SQLite store commits one turn of the event loop at a time); the runtime flushes

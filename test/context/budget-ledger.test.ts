@@ -6,6 +6,8 @@ import {
   type BudgetAmounts,
   type BudgetLimits,
   type Reservation,
+  type SharedBudget,
+  ZERO_AMOUNTS,
 } from '../../src/context/budget-ledger.js';
 import { SimulatedClock } from '../../src/context/clock.js';
 import { type Budgets } from '../../src/context/exec-context.js';
@@ -659,5 +661,68 @@ describe('BudgetLedger invariant over random trees (POLICY-3000)', () => {
       }),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("BudgetLedger.claim with a shared budget (a fleet's ledger of the run)", () => {
+  /** A shared budget of `limit` tokens out, in memory, recording what it was told. */
+  function sharedOf(limit: number) {
+    let held = 0;
+    const settled: [number, number][] = [];
+    const shared: SharedBudget = {
+      reserve: async (a) => {
+        await Promise.resolve();
+        if (held + a.tokensOut > limit) {
+          throw new BudgetExceededError('max_tokens_out', 'shared', a.tokensOut, limit - held);
+        }
+        held += a.tokensOut;
+      },
+      settle: (reserved, actual) => {
+        held += actual.tokensOut - reserved.tokensOut;
+        settled.push([reserved.tokensOut, actual.tokensOut]);
+      },
+    };
+    return { shared, settled, held: () => held };
+  }
+  const out = (n: number): BudgetAmounts => ({ tokensIn: 0, tokensOut: n, costUsd: 0 });
+
+  it("a child's claim reserves on its ancestor's shared budget too; commit and release settle it", async () => {
+    const s = sharedOf(100);
+    const step = new BudgetLedger('step', {}, new BudgetLedger('run'), s.shared);
+    const child = step.child('tool');
+    const a = await child.claim(out(60));
+    expect(s.held()).toBe(60);
+    a.commit(out(25));
+    const b = await child.claim(out(70));
+    b.release();
+    expect(s.settled).toEqual([
+      [60, 25],
+      [70, 0],
+    ]);
+    expect(s.held()).toBe(25);
+    expect(step.committed.tokensOut).toBe(25);
+  });
+
+  it('a claim the shared budget refuses rejects with its error and holds nothing here', async () => {
+    const s = sharedOf(50);
+    const run = new BudgetLedger('run', { maxTokensOut: 1_000 });
+    const step = new BudgetLedger('step', {}, run, s.shared);
+    await expect(step.claim(out(60))).rejects.toMatchObject({
+      code: 'BUDGET_EXCEEDED',
+      remaining: 50,
+    });
+    expect(run.reserved).toEqual(ZERO_AMOUNTS);
+    expect(step.reserved).toEqual(ZERO_AMOUNTS);
+    // A limit of the chain refuses before the shared budget is asked.
+    const tight = new BudgetLedger('step', { maxTokensOut: 10 }, run, s.shared);
+    await expect(tight.claim(out(20))).rejects.toMatchObject({ ledger: 'step' });
+    expect(s.held()).toBe(0);
+  });
+
+  it('without a shared budget, claim is reserve', async () => {
+    const ledger = new BudgetLedger('solo', { maxTokensOut: 10 });
+    (await ledger.claim(out(10))).commit(out(4));
+    expect(ledger.remaining().tokensOut).toBe(6);
+    await expect(ledger.claim(out(7))).rejects.toBeInstanceOf(BudgetExceededError);
   });
 });

@@ -1,14 +1,14 @@
 /**
- * The fleet under faults (issue 29), in one process over real Redis and BullMQ: cancels that
- * land whatever the timing — recorded before they are sent, read by the replica when it
- * takes a step and while it runs — and steps whose job is gone, which end `WORKER_LOST`
- * instead of staying open for ever.
+ * The fleet under faults (issue 29), in one process over real Redis and BullMQ: budgets that
+ * hold across replicas; cancels that land whatever the timing — recorded before they are
+ * sent, read by the replica when it takes a step and while it runs — and steps whose job is
+ * gone, which end `WORKER_LOST` instead of staying open for ever.
  */
 import { Job, Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
-import { stepJobId } from '../../src/placement/fleet-jobs.js';
+import { stepJobId, type StepJob } from '../../src/placement/fleet-jobs.js';
 import { FleetKeys } from '../../src/placement/fleet-keys.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 import type { StepEvent } from '../../src/streams/events.js';
@@ -53,6 +53,41 @@ async function runningStep() {
   for await (const e of rt.followStep(step.step_id)) if (e.type === 'token') break;
   return { prefix, rt, step };
 }
+
+describe('budgets that hold across replicas', () => {
+  it("eight parallel steps of 40 tokens out on two replicas never stream more than the run's 100 (POLICY-3000); the rest are refused BUDGET_EXCEEDED", async () => {
+    const prefix = fleetPrefix();
+    // Two replicas, each its own pool so that each surely runs four of the steps.
+    for (const pool of ['p', 'q']) {
+      await replica(prefix, pool, {
+        concurrency: 4,
+        runtime: { engines: [createScriptedEngine({ tokenDelayMs: 5 })] },
+      });
+    }
+    const rt = await api(prefix);
+    const { flow } = await rt.createFlow({ name: 'f' });
+    const run = await rt.createRun(flow.flow_id, { seed: 1, budgets: { max_tokens_out: 100 } });
+    const steps = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        rt.submitStep(run.run_id, { ...llm(40), placement: { pin: i % 2 ? 'p' : 'q' } }),
+      ),
+    );
+    const ended = await Promise.all(steps.map((s) => s.done));
+    const logs = await Promise.all(steps.map((s) => log(rt, s.step_id)));
+    const tokens = logs.flat().filter((e) => e.type === 'token').length;
+    expect(tokens).toBeGreaterThanOrEqual(80);
+    expect(tokens).toBeLessThanOrEqual(100);
+    expect(ended.filter((s) => s === 'succeeded').length).toBeGreaterThanOrEqual(2);
+    for (const [i, status] of ended.entries()) {
+      if (status === 'succeeded') continue;
+      expect(logs[i]?.at(-1)).toMatchObject({ type: 'error', code: 'BUDGET_EXCEEDED' });
+    }
+    // The run's use is what streamed.
+    expect((await rt.getRun(run.run_id))?.budget_usage.tokens_out).toBe(tokens);
+    // No reservation is left behind once every step has ended.
+    expect(await redis.hlen(`${prefix}run:${run.run_id}:ledger`)).toBe(0);
+  });
+});
 
 describe('cancels that always land', () => {
   it('a step whose cancel was recorded before its replica took it never starts: a lone CANCELLED, no token', async () => {
@@ -101,7 +136,10 @@ describe('cancels that always land', () => {
  * lost steps every 100 ms, a run with a step of `busyTokens` holding the replica and one
  * waiting in the queue; `meddle` then does what it does to the waiting one's job.
  */
-async function waitingStep(busyTokens: number, meddle: (job: Job | undefined) => Promise<void>) {
+async function waitingStep(
+  busyTokens: number,
+  meddle: (job: Job | undefined, prefix: string) => Promise<void>,
+) {
   const prefix = fleetPrefix();
   await slowReplica(prefix, 'p');
   const rt = await api(prefix, { fleet: { lostCheckMs: 100 } });
@@ -114,7 +152,7 @@ async function waitingStep(busyTokens: number, meddle: (job: Job | undefined) =>
     prefix: keys.bullPrefix,
   });
   try {
-    await meddle(await Job.fromId(queue, stepJobId(runId, null, waiting.step_id)));
+    await meddle(await Job.fromId(queue, stepJobId(runId, null, waiting.step_id)), prefix);
   } finally {
     await queue.close();
   }
@@ -122,8 +160,13 @@ async function waitingStep(busyTokens: number, meddle: (job: Job | undefined) =>
 }
 
 describe('no step left behind', () => {
-  it('a step whose job is removed from its queue ends WORKER_LOST (retriable), its followers see it; its run then cancels at once', async () => {
-    const { rt, runId, busy, waiting } = await waitingStep(2_000, async (job) => {
+  it("a step whose job is removed from its queue ends WORKER_LOST (retriable), its followers see it, its reservation leaves its run's ledger; its run then cancels at once", async () => {
+    let ledger = '';
+    const { rt, runId, busy, waiting } = await waitingStep(2_000, async (job, prefix) => {
+      // As a replica that died holding a reservation for the step would have left it.
+      const data = job?.data as StepJob;
+      ledger = `${prefix}run:${data.run_id}:ledger`;
+      await redis.hset(ledger, `s:${data.step_id}`, 'dead-attempt 0 40 0');
       await job?.remove();
     });
     // A follower, and the submission's own wait (what frees an HTTP slot), both end.
@@ -131,6 +174,7 @@ describe('no step left behind', () => {
     expect(followed.map((e) => e.type)).toEqual(['error']);
     expect(followed[0]).toMatchObject({ code: 'WORKER_LOST', retriable: true });
     expect(await waiting.done).toBe('failed');
+    expect(await redis.hlen(ledger)).toBe(0);
     expect(await rt.getStep(waiting.step_id)).toMatchObject({
       status: 'failed',
       error: { code: 'WORKER_LOST', retriable: true, details: { reason: 'job_missing' } },
@@ -139,6 +183,36 @@ describe('no step left behind', () => {
     await cancelling.done;
     expect(await busy.done).toBe('cancelled');
     expect((await rt.getRun(runId))?.status).toBe('cancelled');
+  });
+
+  it("a step nobody waits on or follows, whose job is gone, is found by another API process's sweep of the open steps and ends WORKER_LOST", async () => {
+    const prefix = fleetPrefix();
+    await slowReplica(prefix, 'p');
+    const submitter = await api(prefix);
+    const runId = await newRun(submitter);
+    await submitter.submitStep(runId, llm(2_000));
+    const waiting = await submitter.submitStep(runId, llm(40));
+    // The process that submitted it is gone: nobody watches the step now.
+    await submitter.close();
+    const keys = new FleetKeys(prefix);
+    expect(await redis.zscore(keys.open, waiting.step_id)).not.toBeNull();
+    const queue = new Queue(keys.queue('p'), {
+      connection: { url: redisUrl() },
+      prefix: keys.bullPrefix,
+    });
+    await (await Job.fromId(queue, stepJobId(runId, null, waiting.step_id)))?.remove();
+    await queue.close();
+    const sweeper = await api(prefix, { fleet: { lostCheckMs: 100 } });
+    let step = await sweeper.getStep(waiting.step_id);
+    for (let i = 0; i < 100 && step?.status === 'queued'; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      step = await sweeper.getStep(waiting.step_id);
+    }
+    expect(step).toMatchObject({
+      status: 'failed',
+      error: { code: 'WORKER_LOST', details: { reason: 'job_missing' } },
+    });
+    expect(await redis.zscore(keys.open, waiting.step_id)).toBeNull();
   });
 
   it('a step whose job failed (its data unreadable on the replica) ends WORKER_LOST instead of staying queued', async () => {

@@ -288,4 +288,74 @@ describe('a fleet of processes: axon serve --redis and three axon workers', () =
       expectWholeLog(events, 2);
     }
   });
+  it("budgets hold across processes (POLICY-3000): eight parallel steps of 40 tokens out, sent to two API processes and run on two pools, stream at most the run's 100", async () => {
+    const second = await apiOf((await fleet.api()).url);
+    const res = await api.call('POST', `/v1/flows/${flowId}/runs`, {
+      seed: 3,
+      budgets: { max_tokens_out: 100 },
+    });
+    const runId = (res.body as { run_id: string }).run_id;
+    const posted = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        (i % 2 ? api : second).call('POST', `/v1/runs/${runId}/steps`, {
+          ...llm(40),
+          placement: { pin: i % 4 < 2 ? 'gpu' : 'cpu' },
+        }),
+      ),
+    );
+    const logs = await Promise.all(
+      posted.map((r) => streamed(api, (r.body as { step_id: string }).step_id)),
+    );
+    const tokens = logs.flat().filter((e) => e.type === 'token').length;
+    expect(tokens).toBeGreaterThanOrEqual(80);
+    expect(tokens).toBeLessThanOrEqual(100);
+    for (const events of logs) {
+      const last = events.at(-1);
+      if (last?.type !== 'end')
+        expect(last).toMatchObject({ type: 'error', code: 'BUDGET_EXCEEDED' });
+    }
+    expect(new Set(logs.map(poolOf))).toEqual(new Set(['gpu', 'cpu']));
+    const run = (await second.call('GET', `/v1/runs/${runId}`)).body as {
+      budget_usage: { tokens_out: number };
+    };
+    expect(run.budget_usage.tokens_out).toBe(tokens);
+  });
+
+  it("a replica killed holding a reservation: the replica that takes its step over reserves afresh, the dead one's is dropped, the run counts the step once", async () => {
+    const env = { AXON_SCRIPTED_TOKEN_MS: '2' };
+    const pair = await Promise.all([
+      fleet.worker('budget', [], FAST, env),
+      fleet.worker('budget', [], FAST, env),
+    ]);
+    for (let i = 0; ; i++) {
+      const pools = (await api.call('GET', '/v1/pools')).body as {
+        pool_id: string;
+        replicas: unknown[];
+      }[];
+      if (pools.find((p) => p.pool_id === 'budget')?.replicas.length === 2) break;
+      if (i > 100) throw new Error('the budget pool never had its two replicas');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const res = await api.call('POST', `/v1/flows/${flowId}/runs`, {
+      seed: 4,
+      budgets: { max_tokens_out: 500 },
+      pool_policy: { placement: { pin: 'budget' } },
+    });
+    const runId = (res.body as { run_id: string }).run_id;
+    // 400 of 500: a second reservation of it fits only once the first is gone.
+    const posted = await api.call('POST', `/v1/runs/${runId}/steps`, llm(400));
+    const stepId = (posted.body as { step_id: string }).step_id;
+    let killed = false;
+    const events = await follow(api, stepId, (so) => {
+      if (killed || so.filter((e) => e.type === 'token').length < 20) return;
+      killed = true;
+      pair.find((w) => w.replicaId === replicaOf(so))?.child.kill('SIGKILL');
+    });
+    expect(killed).toBe(true);
+    expectWholeLog(events, 400);
+    const run = (await api.call('GET', `/v1/runs/${runId}`)).body as {
+      budget_usage: { tokens_out: number };
+    };
+    expect(run.budget_usage.tokens_out).toBe(400);
+  });
 });

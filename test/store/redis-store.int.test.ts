@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { BudgetExceededError } from '../../src/errors/budget-exceeded-error.js';
 import { ConflictError } from '../../src/errors/conflict-error.js';
+import { NotFoundError } from '../../src/errors/not-found-error.js';
 import { redisStore } from '../../src/store/redis-store.js';
 import { makeRun, makeStep, narration } from '../support/records.js';
 import { clearRedisPrefix, redisUrl } from '../support/redis.js';
@@ -187,6 +189,11 @@ describe('RedisRunStore', () => {
           { tokens_in: 1, tokens_out: 1, cost_usd: 0, wall_ms: 1 },
           step.step_id,
         ),
+        fenced.budgets.reserve(
+          { runId: run.run_id, stepId: step.step_id, token: 'mine' },
+          { tokens_in: 0, tokens_out: 1, cost_usd: 0 },
+          run.budgets,
+        ),
       ].map((p) =>
         p.then(
           () => null,
@@ -205,6 +212,87 @@ describe('RedisRunStore', () => {
     expect((await fenced.getRun(run.run_id))?.status).toBe('completed');
     await fenced.close();
     await client.quit();
+  });
+
+  it("a run's shared budget ledger (POLICY-3000): of eight processes reserving 40 of 100 tokens out at once, two fit and six are refused BUDGET_EXCEEDED with what was left", async () => {
+    const p = prefix();
+    const stores = Array.from({ length: 8 }, () => redisStore({ url: redisUrl(), prefix: p }));
+    const run = makeRun({ budgets: { max_tokens_out: 100 } });
+    await stores[0]?.createRun(run);
+    const draw = { tokens_in: 0, tokens_out: 40, cost_usd: 0 };
+    const results = await Promise.allSettled(
+      stores.map((s, i) =>
+        s.budgets.reserve(
+          { runId: run.run_id, stepId: `step_${i}`, token: 't' },
+          draw,
+          run.budgets,
+        ),
+      ),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(2);
+    const refused = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    expect(refused).toHaveLength(6);
+    for (const err of refused) {
+      expect(err).toBeInstanceOf(BudgetExceededError);
+      expect(err).toMatchObject({ limit: 'max_tokens_out', requested: 40, remaining: 20 });
+    }
+    await Promise.all(stores.map((s) => s.close()));
+  });
+
+  it("a settled reservation gives back what it did not use; a step's use entering its run takes its entry off the ledger; limits of cost hold to the cent", async () => {
+    const store = redisStore({ url: redisUrl(), prefix: prefix() });
+    const run = makeRun({ budgets: { max_tokens_out: 100, max_cost_usd: 0.3 } });
+    await store.createRun(run);
+    const a = { runId: run.run_id, stepId: 'step_a', token: 't1' };
+    const b = { runId: run.run_id, stepId: 'step_b', token: 't1' };
+    const draw = (out: number, cost = 0) => ({ tokens_in: 0, tokens_out: out, cost_usd: cost });
+    await store.budgets.reserve(a, draw(60, 0.1), run.budgets);
+    await expect(store.budgets.reserve(b, draw(60), run.budgets)).rejects.toMatchObject({
+      code: 'BUDGET_EXCEEDED',
+      remaining: 40,
+    });
+    // a used 10 of its 60: 90 are left.
+    await store.budgets.settle(a, draw(-50));
+    await store.budgets.reserve(b, draw(90, 0.1), run.budgets);
+    await expect(store.budgets.reserve(b, draw(1), run.budgets)).rejects.toMatchObject({
+      limit: 'max_tokens_out',
+      remaining: 0,
+    });
+    // a ends: its use moves from the ledger into the run's, nothing counted twice.
+    await store.addRunUsage(
+      run.run_id,
+      { tokens_in: 0, tokens_out: 10, cost_usd: 0.1, wall_ms: 5 },
+      'step_a',
+    );
+    await expect(store.budgets.reserve(b, draw(1), run.budgets)).rejects.toMatchObject({
+      remaining: 0,
+    });
+    await store.budgets.settle(b, draw(-90));
+    await store.budgets.reserve(a, draw(90, 0.1), run.budgets);
+    // Three dimes fit $0.30; a fourth cent does not.
+    await expect(store.budgets.reserve(b, draw(0, 0.01), run.budgets)).rejects.toMatchObject({
+      limit: 'max_cost_usd',
+    });
+    await expect(
+      store.budgets.reserve({ ...a, runId: 'run_missing' }, draw(1), run.budgets),
+    ).rejects.toBeInstanceOf(NotFoundError);
+    await store.close();
+  });
+
+  it("a new attempt at a step drops the lost attempt's reservations; the lost one's settles change nothing", async () => {
+    const store = redisStore({ url: redisUrl(), prefix: prefix() });
+    const run = makeRun({ budgets: { max_tokens_out: 100 } });
+    await store.createRun(run);
+    const lost = { runId: run.run_id, stepId: 'step_a', token: 'attempt-1' };
+    const next = { ...lost, token: 'attempt-2' };
+    const draw = (out: number) => ({ tokens_in: 0, tokens_out: out, cost_usd: 0 });
+    await store.budgets.reserve(lost, draw(80), run.budgets);
+    await store.budgets.reserve(next, draw(100), run.budgets);
+    await store.budgets.settle(lost, draw(-80));
+    await expect(store.budgets.reserve(next, draw(1), run.budgets)).rejects.toMatchObject({
+      remaining: 0,
+    });
+    await store.close();
   });
 
   it('uses a given client without closing it', async () => {
