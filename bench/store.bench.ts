@@ -9,6 +9,10 @@
  * (`synchronous = FULL`, the WAL synced at every commit).
  * `ratios.sqlite_vs_memory` = two-step runs/s on SQLite (the default) ÷ in memory (target
  * ≥ 0.5); `ratios.sqlite_power_vs_memory` the same with `'power'`.
+ * Listings (issue 29): the time to list 50 runs — the newest, and the newest of one user in
+ * one status, as `GET /v1/runs` asks — on a store of 1 000 runs and on one of 100 000
+ * (`AXON_BENCH_LIST_RUNS`), SQLite and Redis; `ratios.list_<kind>_100k_vs_1k` near 1 says a
+ * page costs what it holds, not what the store holds.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -157,6 +161,60 @@ for (const kind of kinds) {
   metrics[`read_5k_of_10k_ms_${kind}`] = await readHalf(kind);
 }
 
+const manyRuns = Number(process.env['AXON_BENCH_LIST_RUNS'] ?? '100000');
+
+/**
+ * Median ms to list 50 runs (the newest; the newest of one user in one status) of a store of
+ * `kind` holding `n` runs of 20 users, one in ten running.
+ */
+async function listMs(kind: Kind, n: number): Promise<{ newest: number; mine: number }> {
+  const store = makers[kind]();
+  for (let made = 0; made < n;) {
+    const batch = [];
+    for (let i = 0; i < 1_000 && made < n; i++, made++) {
+      batch.push(
+        store.createRun({
+          ...benchRun(),
+          user_id: `user-${made % 20}`,
+          status: made % 10 === 0 ? 'running' : 'completed',
+        }),
+      );
+    }
+    await Promise.all(batch);
+  }
+  const time = async (list: () => Promise<unknown[]>): Promise<number> => {
+    const times: number[] = [];
+    for (let i = 0; i < 41; i++) {
+      const t = performance.now();
+      const runs = await list();
+      times.push(performance.now() - t);
+      if (runs.length !== 50) throw new Error(`${kind} listed ${runs.length} runs, not 50`);
+    }
+    times.sort((x, y) => x - y);
+    return Number((times[20] ?? 0).toFixed(2));
+  };
+  const newest = await time(() => store.pageRuns({ limit: 50 }));
+  const mine = await time(() =>
+    store.pageRuns({ userId: 'user-0', status: ['running'], limit: 50 }),
+  );
+  await store.close();
+  return { newest, mine };
+}
+
+const listing: Record<string, number> = {};
+for (const kind of ['sqlite', 'redis'] as const) {
+  const few = await listMs(kind, 1_000);
+  const many = await listMs(kind, manyRuns);
+  metrics[`list_50_of_1k_ms_${kind}`] = few.newest;
+  metrics[`list_50_of_${manyRuns}_ms_${kind}`] = many.newest;
+  metrics[`list_50_mine_of_1k_ms_${kind}`] = few.mine;
+  metrics[`list_50_mine_of_${manyRuns}_ms_${kind}`] = many.mine;
+  // The slower of the two queries, on the big store against the small one.
+  listing[`list_${kind}_100k_vs_1k`] = Number(
+    Math.max(many.newest / few.newest, many.mine / few.mine).toFixed(2),
+  );
+}
+
 /** Two-step runs per second one at a time (each waits for its own commit). */
 async function oneAtATime(kind: Kind): Promise<number> {
   const runtime = createRuntime({
@@ -209,5 +267,6 @@ report({
       (sequential.sqlite_power / sequential.memory).toFixed(2),
     ),
     redis_vs_memory: Number((median('runs_redis') / median('runs_memory')).toFixed(2)),
+    ...listing,
   },
 });

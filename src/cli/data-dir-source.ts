@@ -97,9 +97,11 @@ export function openDataDirSource(options: DataDirSourceOptions): RunSource {
   return {
     description,
     async listRuns(query: RunQuery): Promise<RunInfo[]> {
-      const runs = await store.listRuns(query.status ? { status: query.status } : {});
-      // The store lists in creation order; newest first is the end of it, reversed.
-      return runs.slice(-query.limit).reverse().map(runInfoOf);
+      const runs = await store.pageRuns({
+        limit: query.limit,
+        ...(query.status ? { status: query.status } : {}),
+      });
+      return runs.map(runInfoOf);
     },
     async getRun(runId: string): Promise<RunInfo> {
       const run = await store.getRun(runId);

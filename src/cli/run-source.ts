@@ -5,18 +5,13 @@
  * command (`workflow`, `thread`) adds a method here and to both sources.
  */
 
-/** Run statuses (API.md, and `waiting`). */
-export const RUN_STATUSES = [
-  'running',
-  'waiting',
-  'cancelling',
-  'cancelled',
-  'completed',
-  'failed',
-] as const;
+import { RUN_STATUSES, type RunStatus } from '../store/records.js';
+
+/** Run statuses (API.md, and `waiting`): the store's. */
+export { RUN_STATUSES };
 
 /** One of {@link RUN_STATUSES}. */
-export type RunStatusName = (typeof RUN_STATUSES)[number];
+export type RunStatusName = RunStatus;
 
 /** Tokens, dollars and time used, as API.md's `budget_usage`. */
 export interface UsageInfo {

@@ -29,6 +29,7 @@ const READS: ReadonlySet<string> = new Set([
   'getApproval',
   'listApprovals',
   'listRuns',
+  'pageRuns',
   'flush',
   'close',
 ]);

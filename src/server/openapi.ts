@@ -66,6 +66,14 @@ const RUN_LIST_PARAMETERS: Json[] = [
     description: 'How many runs at most, the newest',
     schema: { type: 'integer', minimum: 1, maximum: MAX_RUN_LIMIT, default: DEFAULT_RUN_LIMIT },
   },
+  {
+    name: 'before',
+    in: 'query',
+    required: false,
+    description:
+      'Only runs created before this one (the last run_id of the page before): the next page',
+    schema: { type: 'string' },
+  },
 ];
 
 /** The OpenAPI document; `version` is the package's. */
@@ -138,7 +146,7 @@ export function openApiDocument(version: string): Json {
       },
       '/v1/runs': {
         get: op(
-          "The caller's runs, newest first (?status=a,b, ?limit=1..500, default 50)",
+          "The caller's runs, newest first (?status=a,b, ?limit=1..500, default 50, ?before=run_id)",
           { 200: ok('Run', 'The runs', true) },
           { parameters: RUN_LIST_PARAMETERS },
         ),

@@ -9,6 +9,7 @@ import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { Runtime } from '../runtime/runtime.js';
 import type { RunStatus } from '../store/records.js';
+import { isIdOf } from '../context/id-source.js';
 import { mayUse } from './auth.js';
 import { pathId } from './path-ids.js';
 import { callerOf } from './routes.js';
@@ -21,18 +22,22 @@ export const MAX_RUN_LIMIT = 500;
 
 /** Every status a run can have, as the Run body lists them (`status` takes these). */
 export const RUN_STATUSES: readonly RunStatus[] = RESPONSE_SCHEMAS.Run.shape.status.options;
-const RUN_QUERY_KEYS: ReadonlySet<string> = new Set(['status', 'limit']);
+const RUN_QUERY_KEYS: ReadonlySet<string> = new Set(['status', 'limit', 'before']);
 
-/** What `GET /v1/runs` was asked: the statuses to keep (`null`: all) and how many at most. */
+/**
+ * What `GET /v1/runs` was asked: the statuses to keep (`null`: all), how many at most, and
+ * the run the page goes on after (the last of the page before), if any.
+ */
 export interface RunListQuery {
   readonly status: readonly RunStatus[] | null;
   readonly limit: number;
+  readonly before: string | null;
 }
 
 /**
  * The query of `GET /v1/runs` checked: `status` a comma-separated list of run statuses,
- * `limit` a whole number 1..500 (default 50), nothing else. `InvalidParamsError` (400)
- * naming the parameter otherwise — a repeated one too.
+ * `limit` a whole number 1..500 (default 50), `before` a run id, nothing else.
+ * `InvalidParamsError` (400) naming the parameter otherwise — a repeated one too.
  */
 export function parseRunListQuery(query: unknown): RunListQuery {
   const given = (query ?? {}) as Record<string, unknown>;
@@ -43,7 +48,17 @@ export function parseRunListQuery(query: unknown): RunListQuery {
       });
     }
   }
-  return { status: statusesOf(given['status']), limit: limitOf(given['limit']) };
+  const before = single('before', given['before']);
+  if (before !== undefined && !isIdOf('run', before)) {
+    throw new InvalidParamsError(`before must be a run id; got "${before.slice(0, 64)}"`, {
+      param: 'before',
+    });
+  }
+  return {
+    status: statusesOf(given['status']),
+    limit: limitOf(given['limit']),
+    before: before ?? null,
+  };
 }
 
 function single(name: string, value: unknown): string | undefined {
@@ -84,23 +99,24 @@ function limitOf(value: unknown): number {
 /**
  * Registers `GET /v1/runs` and `GET /v1/runs/{run_id}/steps` on `app`. A caller sees only
  * the runs it may use (its own; every run with `admin`); another user's run is 404, as an
- * unknown one is.
- *
- * Gotcha: the store lists runs by scanning them (on Redis, its keys): meant for people and
- * pages polling every few seconds, not for hot paths.
+ * unknown one is — as `before` too. A page is read from the store's indexes (by user,
+ * status and time): its cost grows with `limit`, not with how many runs the store holds.
  */
 export function registerRunListRoutes(app: FastifyInstance, runtime: Runtime): void {
   app.get('/v1/runs', async (req) => {
-    const { status, limit } = parseRunListQuery(req.query);
+    const { status, limit, before } = parseRunListQuery(req.query);
     const caller = callerOf(req);
-    const runs = await runtime.store.listRuns(status === null ? {} : { status });
-    const out: Record<string, unknown>[] = [];
-    // The store lists in creation order: walk it from the end for the newest first.
-    for (let i = runs.length - 1; i >= 0 && out.length < limit; i--) {
-      const run = runs[i];
-      if (run && mayUse(caller, run.user_id)) out.push(runView(run));
+    if (before !== null) {
+      const after = await runtime.getRun(before);
+      if (!after || !mayUse(caller, after.user_id)) throw new NotFoundError('run', before);
     }
-    return out;
+    const runs = await runtime.store.pageRuns({
+      limit,
+      ...(status === null ? {} : { status }),
+      ...(caller.permissions.has('admin') ? {} : { userId: caller.userId }),
+      ...(before === null ? {} : { before }),
+    });
+    return runs.map(runView);
   });
 
   app.get('/v1/runs/:run_id/steps', async (req: FastifyRequest) => {

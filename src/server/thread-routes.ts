@@ -142,7 +142,7 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
     const threads = await engine.threads({
       ...(q.workflow === undefined ? {} : { workflow: q.workflow }),
       ...(q.status === undefined ? {} : { status: q.status }),
-      owner: (userId) => mayUse(caller, userId),
+      ...(caller.permissions.has('admin') ? {} : { userId: caller.userId }),
       limit: q.limit,
     });
     return threads.map(threadBody);

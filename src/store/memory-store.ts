@@ -29,7 +29,8 @@ import type {
   StepPatch,
   StepRecord,
 } from './records.js';
-import type { RunStore } from './run-store.js';
+import { ofRunPage } from './run-pages.js';
+import type { RunPageQuery, RunStore } from './run-store.js';
 
 interface StepEntry {
   record: StepRecord;
@@ -308,6 +309,23 @@ export class MemoryRunStore implements RunStore {
       if (!query.status || query.status.includes(entry.run.status)) {
         out.push(copyRunRecord(entry.run));
       }
+    }
+    return Promise.resolve(out);
+  }
+
+  /** A page of runs (see `RunStore.pageRuns`); in memory, by walking them newest first. */
+  pageRuns(query: RunPageQuery): Promise<RunRecord[]> {
+    const all = [...this.#runs.values()];
+    let from = all.length - 1;
+    if (query.before !== undefined) {
+      const at = all.findIndex((e) => e.run.run_id === query.before);
+      if (at < 0) return Promise.reject(new NotFoundError('run', query.before));
+      from = at - 1;
+    }
+    const out: RunRecord[] = [];
+    for (let i = from; i >= 0 && out.length < query.limit; i--) {
+      const run = all[i]?.run;
+      if (run && ofRunPage(run, query)) out.push(copyRunRecord(run));
     }
     return Promise.resolve(out);
   }

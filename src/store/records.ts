@@ -9,7 +9,17 @@ export type RunMode = 'record' | 'replay' | 'strict_replay';
  * API.md lists no such status — see docs/policy.md). A waiting run takes steps as a running
  * one does.
  */
-export type RunStatus = 'running' | 'waiting' | 'cancelling' | 'cancelled' | 'completed' | 'failed';
+/** Every run status, in lifecycle order. */
+export const RUN_STATUSES = [
+  'running',
+  'waiting',
+  'cancelling',
+  'cancelled',
+  'completed',
+  'failed',
+] as const;
+/** A run's status: one of {@link RUN_STATUSES}. */
+export type RunStatus = (typeof RUN_STATUSES)[number];
 /** Step statuses of API.md, and `waiting`: suspended until an approval is decided. */
 export type StepStatus = 'queued' | 'running' | 'waiting' | 'succeeded' | 'failed' | 'cancelled';
 /** The statuses a step's record ends with: it changes no more. */

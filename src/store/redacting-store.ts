@@ -71,6 +71,7 @@ export function redactingStore(store: RunStore, keys: readonly string[]): RunSto
     listApprovals: (id) => store.listApprovals(id),
     decideApproval: (id, d) => store.decideApproval(id, d),
     listRuns: (q) => store.listRuns(q),
+    pageRuns: (q) => store.pageRuns(q),
     releaseClientToken: (id) => store.releaseClientToken(id),
     flush: () => store.flush(),
     close: () => store.close(),

@@ -24,6 +24,8 @@ export const Op = {
   guard: 14,
   reserve: 15,
   settle: 16,
+  patchRun: 17,
+  indexRun: 18,
 } as const;
 
 /** The code of one operation of {@link BATCH}. */
@@ -37,10 +39,43 @@ export const OP_FENCED = '!fenced';
 // Each body is a Lua function(k, a) and returns a value (never nil: a nil would cut the
 // reply's array short).
 const BODIES: Record<OpCode, string> = {
-  // k[1] the record's hash. a: field, value, …  → 1, or 0 if it exists.
+  // k[1] the run's hash; k[2] and on, the indexes it goes in (redis-run-index.ts). a[1] its
+  // score there (created_at, ms), a[2] its id, then field, value, …  → 1, or 0 if it exists.
   [Op.createRun]: `
 if redis.call('EXISTS', k[1]) == 1 then return 0 end
-redis.call('HSET', k[1], unpack(a))
+redis.call('HSET', k[1], unpack(a, 3))
+for i = 2, #k do redis.call('ZADD', k[i], a[1], a[2]) end
+return 1`,
+
+  // k[1] a run's hash, k[2] the index of every run. a[1] the indexes' key prefix, a[2] the
+  // run's id, then field, value, … → 1, or 0 if there is no such run. A new status moves the
+  // run between the indexes by status (and by user and status), in the same call.
+  [Op.patchRun]: `
+if redis.call('EXISTS', k[1]) == 0 then return 0 end
+local old = redis.call('HGET', k[1], 'status')
+redis.call('HSET', k[1], unpack(a, 3))
+local new = redis.call('HGET', k[1], 'status')
+local score = redis.call('ZSCORE', k[2], a[2])
+if old ~= new and score then
+  local user = a[1] .. ':u:' .. redis.call('HGET', k[1], 'user_id') .. ':s:'
+  local was, is = cjson.decode(old), cjson.decode(new)
+  redis.call('ZREM', a[1] .. ':s:' .. was, a[2])
+  redis.call('ZREM', user .. was, a[2])
+  redis.call('ZADD', a[1] .. ':s:' .. is, score, a[2])
+  redis.call('ZADD', user .. is, score, a[2])
+end
+return 1`,
+
+  // Puts a run stored before the indexes were kept in them. k[1] the run's hash. a[1] the
+  // indexes' key prefix, a[2] the run's id, a[3] its score. → 1, or 0 without the run.
+  [Op.indexRun]: `
+local h = redis.call('HMGET', k[1], 'status', 'user_id', 'entry')
+if not h[1] then return 0 end
+local status, entry = cjson.decode(h[1]), cjson.decode(h[3])
+local user = a[1] .. ':u:' .. h[2]
+for _, key in ipairs({a[1], a[1] .. ':s:' .. status, user, user .. ':s:' .. status, a[1] .. ':e:' .. entry}) do
+  redis.call('ZADD', key, a[3], a[2])
+end
 return 1`,
 
   // k[1] the run's hash, k[2] the step's hash, k[3] the run's step list.

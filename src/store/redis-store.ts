@@ -13,6 +13,7 @@ import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
 import { RedisBatch, type WriteGuard, type WriteTarget } from './redis-batch.js';
 import { ledgerKey, redisBudgets } from './redis-budgets.js';
+import { RedisRunIndex, runScore } from './redis-run-index.js';
 import type { BudgetReservations } from './budget-reservations.js';
 import { Op, type OpCode } from './redis-scripts.js';
 
@@ -34,7 +35,7 @@ import type {
   StepPatch,
   StepRecord,
 } from './records.js';
-import type { RunStore } from './run-store.js';
+import type { RunPageQuery, RunStore } from './run-store.js';
 
 /** Options of {@link redisStore}. */
 export interface RedisStoreOptions {
@@ -115,6 +116,8 @@ export class RedisRunStore implements RunStore {
   readonly client: Redis;
   readonly #owned: boolean;
   readonly #batch: RedisBatch;
+  /** The indexes runs are listed from. */
+  readonly #runs: RedisRunIndex;
   /** Reservations against runs' budgets, which every process on this Redis sees. */
   readonly budgets: BudgetReservations;
   constructor(options: RedisStoreOptions = {}) {
@@ -137,6 +140,12 @@ export class RedisRunStore implements RunStore {
       this.#owned = true;
     }
     this.#batch = new RedisBatch(this.client, options.fence ?? null);
+    this.#runs = new RedisRunIndex(
+      this.prefix,
+      () => this.#read(),
+      (ids) => this.#fetchRuns(ids),
+      (marker) => this.#indexStoredRuns(marker),
+    );
     this.budgets = redisBudgets(
       (code, keys, args, target) => this.#write(code, keys, args, target),
       (id) => this.#run(id),
@@ -184,7 +193,11 @@ export class RedisRunStore implements RunStore {
   }
 
   async createRun(run: RunRecord): Promise<void> {
-    const created = await this.#write(Op.createRun, [this.#run(run.run_id)], toFields(run));
+    const created = await this.#write(
+      Op.createRun,
+      [this.#run(run.run_id), ...this.#runs.keysOf(run)],
+      [String(runScore(run)), run.run_id, ...toFields(run)],
+    );
     if (created === 0) throw new ConflictError(`run ${run.run_id} exists`);
   }
 
@@ -194,7 +207,12 @@ export class RedisRunStore implements RunStore {
   }
 
   async updateRun(runId: string, patch: RunPatch): Promise<void> {
-    const found = await this.#write(Op.patch, [this.#run(runId)], toFields(patch), { runId });
+    const found = await this.#write(
+      Op.patchRun,
+      [this.#run(runId), this.#runs.base],
+      [this.#runs.base, runId, ...toFields(patch)],
+      { runId },
+    );
     if (found !== 1) throw new NotFoundError('run', runId);
   }
 
@@ -443,23 +461,52 @@ export class RedisRunStore implements RunStore {
     }
   }
 
-  async listRuns(query: { readonly status?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {
-    const runs: RunRecord[] = [];
+  listRuns(query: { readonly status?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {
+    return this.#runs.list(query.status);
+  }
+
+  async pageRuns(query: RunPageQuery): Promise<RunRecord[]> {
+    let before = null;
+    if (query.before !== undefined) {
+      before = keyPart(query.before) ? await this.#runs.entryOf(query.before) : null;
+      if (!before) throw new NotFoundError('run', query.before);
+    }
+    return this.#runs.page(query, before);
+  }
+
+  /** Runs by id, in one round trip. */
+  async #fetchRuns(ids: readonly string[]): Promise<(RunRecord | null)[]> {
+    if (ids.length === 0) return [];
+    const pipeline = this.#read().pipeline();
+    for (const id of ids) pipeline.hgetall(this.#run(id));
+    const replies = (await pipeline.exec()) ?? [];
+    return replies.map(([err, hash]) =>
+      err ? null : asRun(fromFields(hash as Record<string, string>)),
+    );
+  }
+
+  /** Puts every run in the indexes (once per prefix; see `redis-run-index.ts`), then marks them. */
+  async #indexStoredRuns(marker: string): Promise<void> {
+    if ((await this.#read().exists(marker)) === 1) return;
     const prefix = `${this.prefix}run:`;
     let cursor = '0';
     do {
       const [next, keys] = await this.#read().scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
       cursor = next;
       // A run's own hash; its steps, facts and other lists have a further ':'.
-      for (const key of keys) {
-        if (key.slice(prefix.length).includes(':')) continue;
-        const run = asRun(fromFields(await this.#read().hgetall(key)));
-        if (run && (!query.status || query.status.includes(run.status))) runs.push(run);
-      }
+      const runs = keys.filter((key) => !key.slice(prefix.length).includes(':'));
+      const created = await Promise.all(runs.map((key) => this.#read().hget(key, 'created_at')));
+      await Promise.all(
+        runs.map((key, i) => {
+          const at = created[i];
+          if (!at) return Promise.resolve(0);
+          const id = key.slice(prefix.length);
+          const score = String(Date.parse(JSON.parse(at) as string));
+          return this.#write(Op.indexRun, [key], [this.#runs.base, id, score]);
+        }),
+      );
     } while (cursor !== '0');
-    return runs.sort((a, b) =>
-      a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0,
-    );
+    await this.#read().set(marker, '1');
   }
 
   async releaseClientToken(stepId: string): Promise<StepRecord> {

@@ -27,6 +27,20 @@ import type {
  * reject with `NotFoundError`. Writes resolve nothing: reading back costs a store round
  * trip that the runtime's hot path does not need.
  */
+/** What {@link RunStore.pageRuns} is asked. */
+export interface RunPageQuery {
+  /** Only runs with one of these statuses. */
+  readonly status?: readonly RunStatus[];
+  /** Only the runs of this user (`null`: the runs of nobody); absent, every user's. */
+  readonly userId?: string | null;
+  /** Only the runs of this entry (a workflow's threads: `workflow:<name>`). */
+  readonly entry?: string;
+  /** Only runs created before this one (its id: the last of the page before). */
+  readonly before?: string;
+  /** How many at most, ≥ 1. */
+  readonly limit: number;
+}
+
 export interface RunStore {
   createRun(run: RunRecord): Promise<void>;
   getRun(runId: string): Promise<RunRecord | null>;
@@ -38,10 +52,17 @@ export interface RunStore {
   updateStep(stepId: string, patch: StepPatch): Promise<void>;
   /**
    * Runs in creation order, those with one of `status` when given (a runtime restarted on a
-   * durable store looks for the `running` ones). Meant for startup and operators, not hot
-   * paths: on Redis it scans the store's keys.
+   * durable store looks for the `running` ones), read from the store's index of runs by
+   * status: its cost grows with the runs listed, not with every run there is. Without
+   * `status`, every run.
    */
   listRuns(query?: { readonly status?: readonly RunStatus[] }): Promise<RunRecord[]>;
+  /**
+   * One page of runs, newest first, from the store's indexes (by status, by user, by entry):
+   * its cost grows with `limit`, not with how many runs exist. `NotFoundError` when `before`
+   * names no run.
+   */
+  pageRuns(query: RunPageQuery): Promise<RunRecord[]>;
   /**
    * Takes a step's `client_token` off it, so the token may claim a new step (an interrupted
    * step run again after a restart); the step is returned without it. A token already

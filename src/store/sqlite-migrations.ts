@@ -229,6 +229,15 @@ export const MIGRATIONS: readonly Migration[] = [
         until INTEGER NOT NULL
       ) WITHOUT ROWID;`,
   },
+  {
+    version: 8,
+    name: 'runs by status, user and entry',
+    // Listings read a page from an index, not every run (`pageRuns`): a run's user and entry
+    // are fields 5 and 3 of its record array (RUN_LAYOUT), indexed as expressions.
+    sql: `CREATE INDEX runs_by_status ON runs (status, run_ref);
+      CREATE INDEX runs_by_user ON runs (json_extract(record, '$[5]'), status, run_ref);
+      CREATE INDEX runs_by_entry ON runs (json_extract(record, '$[3]'), run_ref);`,
+  },
 ];
 
 /**

@@ -13,7 +13,6 @@ const SQL = {
          kind = excluded.kind, name = excluded.name, inputs = excluded.inputs,
          output = excluded.output, ts = excluded.ts`,
   releaseToken: 'UPDATE steps SET client_token = NULL WHERE step_id = ?',
-  listRuns: 'SELECT * FROM runs ORDER BY run_ref',
   getRecording: 'SELECT * FROM recordings WHERE run_id = ? AND call_key = ?',
   listRecordings: 'SELECT * FROM recordings WHERE run_id = ? ORDER BY rowid',
   getRun: 'SELECT * FROM runs WHERE run_id = ?',

@@ -24,7 +24,8 @@ import type {
   StepPatch,
   StepRecord,
 } from './records.js';
-import type { RunStore } from './run-store.js';
+import type { RunPageQuery, RunStore } from './run-store.js';
+import { SqliteRunPages } from './sqlite-run-pages.js';
 import { SqliteAppendOnly } from './sqlite-append-only.js';
 import { SqliteApprovals } from './sqlite-approvals.js';
 import type { WalCheckpointer } from './sqlite-checkpointer.js';
@@ -78,6 +79,7 @@ export class SqliteRunStore implements RunStore {
    */
   readonly durability: SqliteDurability;
   readonly #stmt: Statements;
+  readonly #runPages: SqliteRunPages;
   #closed = false;
   /** The writes of this turn of the event loop, committed together. */
   readonly #turn: TurnCommit;
@@ -109,6 +111,7 @@ export class SqliteRunStore implements RunStore {
     });
     const db = this.db;
     this.#stmt = prepareStatements(db);
+    this.#runPages = new SqliteRunPages(db);
     this.#pending = new PendingRows(db);
     this.#runPatches = new RowPatches(db, RUN_LAYOUT, this.#stmt.runExists);
     this.#stepPatches = new RowPatches(db, STEP_LAYOUT, this.#stmt.stepExists);
@@ -350,14 +353,11 @@ export class SqliteRunStore implements RunStore {
   }
 
   listRuns(query: { readonly status?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {
-    return this.#read(() => {
-      const rows = this.#stmt.listRuns.all() as RunRow[];
-      const status = query.status;
-      // The status is a column: only the runs asked for have their records parsed.
-      return (status ? rows.filter((r) => status.includes(r.status as RunStatus)) : rows).map(
-        runFromRow,
-      );
-    });
+    return this.#read(() => this.#runPages.list(query.status).map(runFromRow));
+  }
+
+  pageRuns(query: RunPageQuery): Promise<RunRecord[]> {
+    return this.#read(() => this.#runPages.page(query).map(runFromRow));
   }
 
   releaseClientToken(stepId: string): Promise<StepRecord> {

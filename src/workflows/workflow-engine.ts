@@ -27,6 +27,7 @@ import {
   type ThreadStatus,
   type ThreadView,
 } from './thread-records.js';
+import { listThreads, liveThreadRuns, type ThreadQuery } from './thread-listing.js';
 import { runTurn, sharedTurn, sharedTurns, turnOf } from './thread-turns.js';
 import {
   refuseOverflow,
@@ -250,35 +251,12 @@ export class WorkflowEngine {
   }
 
   /**
-   * Threads, newest first: of one workflow, in some statuses, whose run `owner` accepts (its
-   * `user_id`), at most `limit`. Only the threads that pass the workflow and owner filters
-   * are read in full, and reading stops at `limit`.
+   * Threads, newest first: of one workflow (else of every workflow this engine runs), in
+   * some statuses, of one user, at most `limit` — read from the store's indexes of runs
+   * (`thread-listing.ts`).
    */
-  async threads(
-    query: {
-      readonly workflow?: string;
-      readonly status?: readonly ThreadStatus[];
-      readonly limit?: number;
-      readonly owner?: (userId: string | null) => boolean;
-    } = {},
-  ): Promise<ThreadView[]> {
-    const runs = (await this.runtime.store.listRuns()).filter((r) => {
-      const w = workflowOf(r);
-      return (
-        w !== null &&
-        (query.workflow === undefined || w === query.workflow) &&
-        (query.owner === undefined || query.owner(r.user_id))
-      );
-    });
-    runs.reverse();
-    const out: ThreadView[] = [];
-    for (const run of runs) {
-      const t = await this.#view(run);
-      if (query.status && !query.status.includes(t.status)) continue;
-      out.push(t);
-      if (query.limit !== undefined && out.length >= query.limit) break;
-    }
-    return out;
+  threads(query: ThreadQuery = {}): Promise<ThreadView[]> {
+    return listThreads(this.runtime, [...this.#workflows.keys()], query);
   }
 
   async #view(run: RunRecord): Promise<ThreadView> {
@@ -379,7 +357,7 @@ export class WorkflowEngine {
     const crashed: string[] = [];
     const requeued: string[] = [];
     const elsewhere: string[] = [];
-    const runs = await this.runtime.store.listRuns({ status: ['running', 'waiting'] });
+    const runs = await liveThreadRuns(this.runtime, [...this.#workflows.keys()]);
     for (const run of runs) {
       const name = workflowOf(run);
       const s = name === null ? undefined : this.#workflows.get(name);

@@ -130,6 +130,39 @@ describe('GET /v1/runs', () => {
       'UNAUTHORIZED',
     );
   });
+
+  it("`before` goes on after a run of the page before, the caller's own only: another user's or an unknown run is 404, a malformed id 400", async () => {
+    const s = await startWithKeys();
+    const mine = [];
+    for (let i = 0; i < 5; i++) mine.push((await s.newRun({ seed: i }, as('alice'))).run_id);
+    const theirs = (await s.newRun({}, as('bob'))).run_id;
+    const pages: string[][] = [];
+    let query = '?limit=2';
+    for (;;) {
+      const page = await listIds(s, query, as('alice'));
+      pages.push(page);
+      if (page.length < 2) break;
+      query = `?limit=2&before=${page.at(-1) ?? ''}`;
+    }
+    expect(pages).toEqual([[mine[4], mine[3]], [mine[2], mine[1]], [mine[0]]]);
+    expect(await listIds(s, `?before=${mine[2] ?? ''}&status=running`, as('admin'))).toEqual([
+      mine[1],
+      mine[0],
+    ]);
+    expectApiError(
+      await s.api('GET', `/v1/runs?before=${theirs}`, undefined, as('alice')),
+      404,
+      'NOT_FOUND',
+    );
+    expectApiError(
+      await s.api('GET', `/v1/runs?before=run_${'0'.repeat(32)}`, undefined, as('alice')),
+      404,
+      'NOT_FOUND',
+    );
+    const bad = await s.api('GET', '/v1/runs?before=run_x%3Asteps', undefined, as('alice'));
+    expectApiError(bad, 400, 'INVALID_PARAMS');
+    expect(bad.body).toMatchObject({ error: { details: { param: 'before' } } });
+  });
 });
 
 describe('GET /v1/runs/{run_id}/steps', () => {
@@ -219,7 +252,7 @@ describe('/openapi.json', () => {
       paths: Record<string, Record<string, { parameters?: { name: string }[]; responses: object }>>;
     };
     const runs = doc.paths['/v1/runs']?.['get'];
-    expect(runs?.parameters?.map((p) => p.name).sort()).toEqual(['limit', 'status']);
+    expect(runs?.parameters?.map((p) => p.name).sort()).toEqual(['before', 'limit', 'status']);
     expect(JSON.stringify(runs?.responses)).toContain('#/components/schemas/Run');
     const steps = doc.paths['/v1/runs/{run_id}/steps']?.['get'];
     expect(steps?.parameters?.map((p) => p.name)).toEqual(['run_id']);

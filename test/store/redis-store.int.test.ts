@@ -295,6 +295,27 @@ describe('RedisRunStore', () => {
     await store.close();
   });
 
+  it('runs stored before the indexes were kept are put in them by the first listing, once', async () => {
+    const p = prefix();
+    const old = redisStore({ url: redisUrl(), prefix: p });
+    const runs = [makeRun({ user_id: 'ann' }), makeRun({ user_id: 'ann', status: 'completed' })];
+    for (const r of runs) await old.createRun(r);
+    await old.close();
+    // As a store of an axon that kept no indexes left them: no index keys at all.
+    const admin = new Redis(redisUrl());
+    const indexes = await admin.keys(`${p}runs:i*`);
+    expect(indexes.length).toBeGreaterThan(0);
+    await admin.del(...indexes);
+    const store = redisStore({ url: redisUrl(), prefix: p });
+    const page = await store.pageRuns({ userId: 'ann', status: ['completed'], limit: 10 });
+    expect(page).toEqual([runs[1]]);
+    expect(await admin.exists(`${p}runs:i:v1`)).toBe(1);
+    expect((await store.listRuns()).map((r) => r.run_id).sort()).toEqual(
+      runs.map((r) => r.run_id).sort(),
+    );
+    await Promise.all([store.close(), admin.quit()]);
+  });
+
   it('uses a given client without closing it', async () => {
     const client = new Redis(redisUrl());
     const store = redisStore({ client, prefix: prefix() });

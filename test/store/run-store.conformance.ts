@@ -17,7 +17,7 @@ import {
   type StepRecord,
 } from '../../src/store/records.js';
 import type { StepEvent } from '../../src/streams/events.js';
-import type { RunStore } from '../../src/store/run-store.js';
+import type { RunPageQuery, RunStore } from '../../src/store/run-store.js';
 import {
   makeCheckpoint,
   makeFact,
@@ -576,6 +576,74 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
           mine.has(r.run_id),
         );
         expect(ids(live)).toEqual([running.run_id, cancelling.run_id]);
+      });
+
+      it('pages runs newest first from its indexes: by status, user and entry, `before` going on where a page ended, each run once', async () => {
+        const at = (s: number) => `2025-01-01T00:00:0${s}.000Z`;
+        const spec: [string | null, RunRecord['status'], string, number][] = [
+          ['alice', 'running', 'planner', 1],
+          ['bob', 'running', 'planner', 1],
+          ['alice', 'completed', 'workflow:review', 2],
+          [null, 'running', 'planner', 2],
+          ['alice', 'running', 'workflow:review', 2],
+          ['bob', 'failed', 'workflow:review', 3],
+          ['alice', 'waiting', 'planner', 4],
+        ];
+        const runs = spec.map(([user_id, status, entry, t]) =>
+          makeRun({ user_id, status, entry, created_at: at(t) }),
+        );
+        for (const r of runs) await store.createRun(r);
+        // One moves on after its creation: the indexes follow its status.
+        await store.updateRun(runs[1]?.run_id ?? '', { status: 'completed' });
+        const idsOf = (list: RunRecord[]) => list.map((r) => r.run_id);
+        const pick = (...i: number[]) => i.map((k) => runs[k]?.run_id);
+        const newestFirst = (list: RunRecord[]) => {
+          const times = list.map((r) => r.created_at);
+          expect(times).toEqual([...times].sort().reverse());
+        };
+
+        // Every run, two at a time: each once, newest first.
+        const seen: RunRecord[] = [];
+        let before: string | undefined;
+        for (;;) {
+          const page = await store.pageRuns({ limit: 2, ...(before ? { before } : {}) });
+          seen.push(...page);
+          if (page.length < 2) break;
+          before = page.at(-1)?.run_id;
+        }
+        expect(new Set(idsOf(seen))).toEqual(new Set(pick(0, 1, 2, 3, 4, 5, 6)));
+        expect(seen).toHaveLength(7);
+        newestFirst(seen);
+        expect(seen[0]).toEqual(runs[6]);
+
+        const page = (q: Omit<RunPageQuery, 'limit'>, limit = 50) =>
+          store.pageRuns({ ...q, limit }).then((l) => new Set(idsOf(l)));
+        expect(await page({ userId: 'alice' })).toEqual(new Set(pick(0, 2, 4, 6)));
+        expect(await page({ userId: 'alice', status: ['running'] })).toEqual(new Set(pick(0, 4)));
+        expect(await page({ userId: null })).toEqual(new Set(pick(3)));
+        expect(await page({ status: ['running'] })).toEqual(new Set(pick(0, 3, 4)));
+        expect(await page({ status: ['completed', 'failed'] })).toEqual(new Set(pick(1, 2, 5)));
+        expect(await page({ entry: 'workflow:review' })).toEqual(new Set(pick(2, 4, 5)));
+        expect(await page({ entry: 'workflow:review', userId: 'alice' })).toEqual(
+          new Set(pick(2, 4)),
+        );
+        expect(await page({ entry: 'workflow:review', status: ['running', 'failed'] })).toEqual(
+          new Set(pick(4, 5)),
+        );
+        const [newest] = await store.pageRuns({ userId: 'alice', limit: 1 });
+        expect(newest).toEqual(runs[6]);
+        // Going on after the newest of alice's runs: her older ones.
+        const older = await store.pageRuns({
+          userId: 'alice',
+          before: runs[6]?.run_id ?? '',
+          limit: 50,
+        });
+        expect(new Set(idsOf(older))).toEqual(new Set(pick(0, 2, 4)));
+        newestFirst(older);
+        expect(idsOf(await store.listRuns({ status: ['completed'] }))).toEqual(pick(1, 2));
+        await expect(store.pageRuns({ before: 'run_0000', limit: 5 })).rejects.toBeInstanceOf(
+          NotFoundError,
+        );
       });
 
       it('releases a client token: the step keeps everything else, and the token claims a new step', async () => {

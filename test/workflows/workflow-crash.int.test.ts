@@ -17,10 +17,18 @@ import { CRASH_LEASE_MS, crashSetup } from '../fixtures/workflow-thread.js';
 import type { ThreadView } from '../../src/workflows/thread-records.js';
 
 /** Waits (polling the store) until thread `id` has ended: its view. */
-async function ended(engine: WorkflowEngine, id: string): Promise<ThreadView> {
+/**
+ * The thread once its status is none of `passing` (by default the live ones; a thread that
+ * resumes passes through `crashed` too).
+ */
+async function ended(
+  engine: WorkflowEngine,
+  id: string,
+  passing: readonly string[] = ['queued', 'started'],
+): Promise<ThreadView> {
   for (let i = 0; i < 400; i++) {
     const t = await engine.thread(id);
-    if (t && !['queued', 'started'].includes(t.status)) return t;
+    if (t && !passing.includes(t.status)) return t;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`thread ${id} did not end`);
@@ -71,7 +79,7 @@ describe('a thread after its process was killed', () => {
       // out; the engine looks again every lease time and then takes it.
       const recovered = await engine.recover();
       expect(recovered).toEqual({ resumed: [], crashed: [], requeued: [], elsewhere: [id] });
-      const t = await ended(engine, id);
+      const t = await ended(engine, id, ['queued', 'started', 'crashed']);
       expect(t.status).toBe('completed');
       expect(t.turns.map((x) => x.role)).toEqual(['coder', 'reviewer', 'coder', 'reviewer']);
       // Turn 1 stood; turn 2 ran again from its start; 3 and 4 ran once.

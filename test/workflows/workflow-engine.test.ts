@@ -307,6 +307,28 @@ describe('killing, overflow and streaming', () => {
     expect((await engine.threads()).map((t) => t.input).sort()).toEqual(['a', 'b', 'c']);
   });
 
+  it('lists threads from the index newest first: by status (live ones among ended), by user, a page at a time', async () => {
+    const { engine } = setup(
+      { maxRounds: 1, concurrency: { max: 8, overflow: 'queue', maxQueue: 8 } },
+      {},
+      5,
+    );
+    const done = [];
+    for (const input of ['a', 'b', 'c']) {
+      const t = await engine.trigger('review', input, { userId: input === 'b' ? 'bob' : 'ann' });
+      done.push(await engine.wait(t.thread_id));
+    }
+    expect(done.map((t) => t.status)).toEqual(['completed', 'completed', 'completed']);
+    const inputs = (list: { input: string }[]) => list.map((t) => t.input);
+    expect(inputs(await engine.threads())).toEqual(['c', 'b', 'a']);
+    expect(inputs(await engine.threads({ limit: 2 }))).toEqual(['c', 'b']);
+    expect(inputs(await engine.threads({ userId: 'ann' }))).toEqual(['c', 'a']);
+    expect(inputs(await engine.threads({ userId: 'ann', limit: 1 }))).toEqual(['c']);
+    expect(await engine.threads({ status: ['queued', 'started'] })).toEqual([]);
+    expect(inputs(await engine.threads({ status: ['completed'], userId: 'bob' }))).toEqual(['b']);
+    expect(await engine.threads({ workflow: 'review', status: ['failed', 'killed'] })).toEqual([]);
+  });
+
   it('triggers that arrive together cannot all take the one free slot (queue and drop)', async () => {
     const { engine } = setup(
       { maxRounds: 1, concurrency: { max: 1, overflow: 'queue', maxQueue: 2 } },
