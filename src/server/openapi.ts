@@ -257,7 +257,7 @@ export function openApiDocument(version: string): Json {
       },
       '/v1/threads': {
         get: op(
-          "The caller's threads, newest first (?workflow=, ?status=a,b, ?limit=1..500, default 50)",
+          "The caller's threads, newest first (?workflow=, ?status=a,b, ?limit=1..500, default 50, ?before=thread_id)",
           { 200: ok('Thread', 'The threads', true) },
           {
             parameters: [
@@ -268,6 +268,13 @@ export function openApiDocument(version: string): Json {
                 in: 'query',
                 required: false,
                 schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+              },
+              {
+                name: 'before',
+                in: 'query',
+                required: false,
+                description: 'Only threads created before this one (the last of the page before)',
+                schema: { type: 'string' },
               },
             ],
           },

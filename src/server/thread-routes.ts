@@ -22,6 +22,7 @@ import {
 } from '../workflows/thread-stream.js';
 import { threadTriggerSchema } from '../workflows/workflow-definition.js';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
+import { isIdOf } from '../context/id-source.js';
 import { mayUse } from './auth.js';
 import { HttpError } from './http-errors.js';
 import { pathId } from './path-ids.js';
@@ -56,6 +57,10 @@ const listQuerySchema = z.strictObject({
     .pipe(z.array(z.enum(THREAD_STATUSES as [ThreadStatus, ...ThreadStatus[]])))
     .optional(),
   limit: z.coerce.number().int().min(1).max(500).default(50),
+  before: z
+    .string()
+    .refine((id) => isIdOf('run', id), 'a thread id')
+    .optional(),
 });
 const streamQuerySchema = z.strictObject({ last_event_id: z.string().optional() });
 
@@ -139,7 +144,10 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
   app.get('/v1/threads', async (req) => {
     const q = checkBody(listQuerySchema, 'threads query', req.query);
     const caller = callerOf(req);
+    // The page goes on after a thread the caller may read, as reading it would.
+    if (q.before !== undefined) await ownThread(req, q.before);
     const threads = await engine.threads({
+      ...(q.before === undefined ? {} : { before: q.before }),
       ...(q.workflow === undefined ? {} : { workflow: q.workflow }),
       ...(q.status === undefined ? {} : { status: q.status }),
       ...(caller.permissions.has('admin') ? {} : { userId: caller.userId }),

@@ -23,6 +23,8 @@ export interface ThreadQuery {
   readonly limit?: number;
   /** Only threads of this user (`null`: of nobody); absent, every user's. */
   readonly userId?: string | null;
+  /** Only threads created before this one (its id: the last of the page before). */
+  readonly before?: string;
 }
 
 /** Pages are read this many runs at a time when no `limit` bounds them. */
@@ -66,7 +68,7 @@ export async function listThreads(
   const found = await Promise.all(
     names.map(async (name) => {
       const out: ThreadView[] = [];
-      let before: string | undefined;
+      let before = query.before;
       for (;;) {
         const size = Math.min(PAGE, limit - out.length);
         const runs = await runtime.store.pageRuns({

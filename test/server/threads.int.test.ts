@@ -147,6 +147,14 @@ describe('workflows and threads over HTTP', () => {
     const second = await json(await post(`${url}/v1/workflows/review/threads`, { input: 'again' }));
     const newest = await json<ThreadView[]>(await fetch(`${url}/v1/threads?limit=1`));
     expect(newest.map((x) => x.thread_id)).toEqual([second.thread_id]);
+    // The next page goes on after the last of the one before.
+    const next = await json<ThreadView[]>(
+      await fetch(`${url}/v1/threads?limit=1&before=${second.thread_id}`),
+    );
+    expect(next.map((x) => x.thread_id)).toEqual([t.thread_id]);
+    expect(
+      await json<ThreadView[]>(await fetch(`${url}/v1/threads?before=${t.thread_id}`)),
+    ).toEqual([]);
   });
 
   it('kills a running thread; queues one past max and refuses one past max_queue (429)', async () => {
@@ -184,6 +192,8 @@ describe('workflows and threads over HTTP', () => {
     expect((await post(`${url}/v1/threads/run_nope/kill`)).status).toBe(404);
     expect((await fetch(`${url}/v1/threads?status=sleeping`)).status).toBe(400);
     expect((await fetch(`${url}/v1/threads?limit=0`)).status).toBe(400);
+    expect((await fetch(`${url}/v1/threads?before=run_${'0'.repeat(32)}`)).status).toBe(404);
+    expect((await fetch(`${url}/v1/threads?before=nope%3Asteps`)).status).toBe(400);
     const t = await json(await post(`${url}/v1/workflows/review/threads`, { input: 'x' }));
     const badId = await fetch(`${url}/v1/threads/${t.thread_id}/stream`, {
       headers: { 'last-event-id': 'seven' },
