@@ -10,6 +10,8 @@
  */
 import type { Redis } from 'ioredis';
 import type { RunRecord, RunStatus } from './records.js';
+import { asRun, fromFields } from './redis-fields.js';
+import { Op, type OpCode } from './redis-scripts.js';
 import { ofRunPage } from './run-pages.js';
 import type { RunPageQuery } from './run-store.js';
 
@@ -30,21 +32,25 @@ export const runScore = (run: Pick<RunRecord, 'created_at'>): number => Date.par
 export class RedisRunIndex {
   /** The prefix of every index key. */
   readonly base: string;
+  /** The prefix of every run's hash. */
+  readonly #runs: string;
   readonly #read: () => Redis;
-  readonly #fetch: (ids: readonly string[]) => Promise<(RunRecord | null)[]>;
-  readonly #backfill: () => Promise<void>;
+  readonly #write: (code: OpCode, keys: string[], args: string[]) => Promise<unknown>;
   #ready: Promise<void> | null = null;
 
+  /**
+   * The indexes of the store of key prefix `prefix`: `read` its connection for a read (its
+   * writes sent first), `write` one operation of its script.
+   */
   constructor(
     prefix: string,
     read: () => Redis,
-    fetch: (ids: readonly string[]) => Promise<(RunRecord | null)[]>,
-    backfill: (marker: string) => Promise<void>,
+    write: (code: OpCode, keys: string[], args: string[]) => Promise<unknown>,
   ) {
     this.base = `${prefix}runs:i`;
+    this.#runs = `${prefix}run:`;
     this.#read = read;
-    this.#fetch = fetch;
-    this.#backfill = () => backfill(`${this.base}:v1`);
+    this.#write = write;
   }
 
   /** The sets a new run goes in. */
@@ -61,7 +67,7 @@ export class RedisRunIndex {
 
   /** Once per store: the runs stored before the indexes, put in them (see the module). */
   ready(): Promise<void> {
-    this.#ready ??= this.#backfill().catch((err: unknown) => {
+    this.#ready ??= this.#indexStoredRuns(`${this.base}:v1`).catch((err: unknown) => {
       this.#ready = null;
       throw err;
     });
@@ -104,6 +110,38 @@ export class RedisRunIndex {
     await this.ready();
     const score = await this.#read().zscore(this.base, id);
     return score === null ? null : { id, score: Number(score) };
+  }
+
+  /** Runs by id, in one round trip; `null` for one that is gone. */
+  async #fetch(ids: readonly string[]): Promise<(RunRecord | null)[]> {
+    if (ids.length === 0) return [];
+    const pipeline = this.#read().pipeline();
+    for (const id of ids) pipeline.hgetall(`${this.#runs}${id}`);
+    return ((await pipeline.exec()) ?? []).map(([err, hash]) =>
+      err ? null : asRun(fromFields(hash as Record<string, string>)),
+    );
+  }
+
+  /** Puts every run stored so far in the indexes, once per prefix: then `marker` says so. */
+  async #indexStoredRuns(marker: string): Promise<void> {
+    if ((await this.#read().exists(marker)) === 1) return;
+    let cursor = '0';
+    do {
+      const [next, keys] = await this.#read().scan(cursor, 'MATCH', `${this.#runs}*`, 'COUNT', 500);
+      cursor = next;
+      // A run's own hash; its steps, facts and other lists have a further ':'.
+      const runs = keys.filter((key) => !key.slice(this.#runs.length).includes(':'));
+      const created = await Promise.all(runs.map((key) => this.#read().hget(key, 'created_at')));
+      await Promise.all(
+        runs.map((key, i) => {
+          const at = created[i];
+          if (!at) return Promise.resolve(0);
+          const score = String(Date.parse(JSON.parse(at) as string));
+          return this.#write(Op.indexRun, [key], [this.base, key.slice(this.#runs.length), score]);
+        }),
+      );
+    } while (cursor !== '0');
+    await this.#read().set(marker, '1');
   }
 
   /** The sets that hold every run `query` keeps (and no more than need be). */

@@ -13,6 +13,7 @@ import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
 import { RedisBatch, type WriteGuard, type WriteTarget } from './redis-batch.js';
 import { ledgerKey, redisBudgets } from './redis-budgets.js';
+import { asRun, asStep, fromFields, keyPart, toFields } from './redis-fields.js';
 import { RedisRunIndex, runScore } from './redis-run-index.js';
 import type { BudgetReservations } from './budget-reservations.js';
 import { Op, type OpCode } from './redis-scripts.js';
@@ -62,48 +63,6 @@ export interface RedisStoreOptions {
   readonly fence?: (target: WriteTarget) => readonly WriteGuard[];
 }
 
-/** A record as hash fields: each value as JSON. */
-function toFields(record: object): string[] {
-  const out: string[] = [];
-  for (const [key, value] of Object.entries(record)) {
-    if (value !== undefined) out.push(key, JSON.stringify(value));
-  }
-  return out;
-}
-
-/**
- * Whether `id` can be one part of a key: no `:` (which would reach another record's key —
- * `run:<id>:steps` read as a run), no `{`/`}` (a cluster hash tag), at most 256 characters.
- * The getters answer `null` for any other, as for an id that does not exist.
- */
-function keyPart(id: string): boolean {
-  return id.length > 0 && id.length <= 256 && !/[:{}]/.test(id);
-}
-
-/** A record from its hash fields; `null` for an empty hash (no such key). */
-function fromFields(hash: Record<string, string>): Record<string, unknown> | null {
-  const keys = Object.keys(hash);
-  if (keys.length === 0) return null;
-  const out: Record<string, unknown> = {};
-  for (const key of keys) out[key] = JSON.parse(hash[key] ?? 'null');
-  return out;
-}
-
-/** A stored run as its record (the hash holds exactly the record's fields). */
-function asRun(fields: Record<string, unknown> | null): RunRecord | null {
-  return fields as RunRecord | null;
-}
-
-/**
- * A stored step as its record (a step stored before steps kept their budgets, or their
- * placement decision, has none).
- */
-function asStep(fields: Record<string, unknown> | null): StepRecord | null {
-  if (fields && fields['budgets'] === undefined) fields['budgets'] = {};
-  if (fields && fields['placement_decision'] === undefined) fields['placement_decision'] = null;
-  return fields as StepRecord | null;
-}
-
 /**
  * A {@link RunStore} on Redis, for processes that share runs (a worker fleet). Records and
  * events are stored as JSON: plain data only. Needs Redis 6.2 or later.
@@ -143,8 +102,7 @@ export class RedisRunStore implements RunStore {
     this.#runs = new RedisRunIndex(
       this.prefix,
       () => this.#read(),
-      (ids) => this.#fetchRuns(ids),
-      (marker) => this.#indexStoredRuns(marker),
+      (code, keys, args) => this.#write(code, keys, args),
     );
     this.budgets = redisBudgets(
       (code, keys, args, target) => this.#write(code, keys, args, target),
@@ -472,41 +430,6 @@ export class RedisRunStore implements RunStore {
       if (!before) throw new NotFoundError('run', query.before);
     }
     return this.#runs.page(query, before);
-  }
-
-  /** Runs by id, in one round trip. */
-  async #fetchRuns(ids: readonly string[]): Promise<(RunRecord | null)[]> {
-    if (ids.length === 0) return [];
-    const pipeline = this.#read().pipeline();
-    for (const id of ids) pipeline.hgetall(this.#run(id));
-    const replies = (await pipeline.exec()) ?? [];
-    return replies.map(([err, hash]) =>
-      err ? null : asRun(fromFields(hash as Record<string, string>)),
-    );
-  }
-
-  /** Puts every run in the indexes (once per prefix; see `redis-run-index.ts`), then marks them. */
-  async #indexStoredRuns(marker: string): Promise<void> {
-    if ((await this.#read().exists(marker)) === 1) return;
-    const prefix = `${this.prefix}run:`;
-    let cursor = '0';
-    do {
-      const [next, keys] = await this.#read().scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      cursor = next;
-      // A run's own hash; its steps, facts and other lists have a further ':'.
-      const runs = keys.filter((key) => !key.slice(prefix.length).includes(':'));
-      const created = await Promise.all(runs.map((key) => this.#read().hget(key, 'created_at')));
-      await Promise.all(
-        runs.map((key, i) => {
-          const at = created[i];
-          if (!at) return Promise.resolve(0);
-          const id = key.slice(prefix.length);
-          const score = String(Date.parse(JSON.parse(at) as string));
-          return this.#write(Op.indexRun, [key], [this.#runs.base, id, score]);
-        }),
-      );
-    } while (cursor !== '0');
-    await this.#read().set(marker, '1');
   }
 
   async releaseClientToken(stepId: string): Promise<StepRecord> {

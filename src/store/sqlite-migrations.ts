@@ -232,11 +232,15 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 8,
     name: 'runs by status, user and entry',
-    // Listings read a page from an index, not every run (`pageRuns`): a run's user and entry
-    // are fields 5 and 3 of its record array (RUN_LAYOUT), indexed as expressions.
-    sql: `CREATE INDEX runs_by_status ON runs (status, run_ref);
-      CREATE INDEX runs_by_user ON runs (json_extract(record, '$[5]'), status, run_ref);
-      CREATE INDEX runs_by_entry ON runs (json_extract(record, '$[3]'), run_ref);`,
+    // Listings read a page from an index, not every run (`pageRuns`, `sqlite-run-pages.ts`).
+    // A run's user and entry, fixed at its creation, become columns of their own (its
+    // record keeps them too): an update of the record then leaves these indexes alone.
+    sql: `ALTER TABLE runs ADD COLUMN user_id TEXT;
+      ALTER TABLE runs ADD COLUMN entry TEXT;
+      UPDATE runs SET user_id = json_extract(record, '$[5]'), entry = json_extract(record, '$[3]');
+      CREATE INDEX runs_by_status ON runs (status, run_ref);
+      CREATE INDEX runs_by_user ON runs (user_id, status, run_ref);
+      CREATE INDEX runs_by_entry ON runs (entry, run_ref);`,
   },
 ];
 

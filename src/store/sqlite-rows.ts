@@ -61,7 +61,15 @@ export interface ChunkRow {
 }
 
 /** The columns of a run's row, in the order its insert binds them. */
-const RUN_COLUMNS = ['run_ref', 'run_id', 'flow_id', 'status', 'record'] as const;
+const RUN_COLUMNS = [
+  'run_ref',
+  'run_id',
+  'flow_id',
+  'status',
+  'user_id',
+  'entry',
+  'record',
+] as const;
 /** The columns of a step's row, in the order its insert binds them. */
 const STEP_COLUMNS = ['step_ref', 'step_id', 'run_ref', 'client_token', 'record'] as const;
 /** The columns of a chunk of a step's log, in the order its insert binds them. */
@@ -252,7 +260,8 @@ export function runRow(r: RunRecord, ref: number): RowParts {
   ]);
   return {
     id: r.run_id,
-    columns: [ref, r.run_id, r.flow_id, r.status],
+    // The user and entry are columns too (as well as in the record): listings' indexes.
+    columns: [ref, r.run_id, r.flow_id, r.status, r.user_id, r.entry],
     fixed: fixed.slice(1, -1),
     changing: changingTexts(r, RUN_LAYOUT),
   };

@@ -61,7 +61,7 @@ export class SqliteRunPages {
     const params: Record<string, unknown> = { limit: query.limit };
     let shape = '';
     if (query.userId !== undefined) {
-      where.push(`json_extract(record, '$[5]') IS @user`);
+      where.push('user_id IS @user');
       params['user'] = query.userId;
       shape += 'u';
     }
@@ -71,7 +71,7 @@ export class SqliteRunPages {
       shape += 's';
     }
     if (query.entry !== undefined) {
-      where.push(`json_extract(record, '$[3]') = @entry`);
+      where.push('entry = @entry');
       params['entry'] = query.entry;
       shape += 'e';
     }

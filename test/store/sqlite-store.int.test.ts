@@ -203,6 +203,12 @@ describe('SqliteRunStore', () => {
     const store = sqliteStore(path);
     expect(store.schemaVersion).toBe(MIGRATIONS.length);
     expect(await store.getRun(run.run_id)).toEqual(run);
+    // Its user and entry were filled in by migration 8: the listings' indexes find it.
+    expect(await store.pageRuns({ userId: run.user_id, status: ['completed'], limit: 5 })).toEqual([
+      run,
+    ]);
+    expect(await store.pageRuns({ entry: run.entry, limit: 5 })).toEqual([run]);
+    expect(await store.pageRuns({ userId: 'someone-else', limit: 5 })).toEqual([]);
     expect(await store.listSteps(run.run_id)).toEqual([root, child]);
     expect(await store.readEvents(root.step_id)).toEqual(events);
     expect(await store.readEvents(root.step_id, 2)).toEqual(events.slice(2));

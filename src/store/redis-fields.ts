@@ -1,0 +1,47 @@
+/**
+ * @module How the Redis store keeps a record: a hash of its fields, each value as JSON; and
+ * which ids may be part of a key.
+ */
+import type { RunRecord, StepRecord } from './records.js';
+
+/** A record as hash fields: each value as JSON. */
+export function toFields(record: object): string[] {
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(record)) {
+    if (value !== undefined) out.push(key, JSON.stringify(value));
+  }
+  return out;
+}
+
+/**
+ * Whether `id` can be one part of a key: no `:` (which would reach another record's key —
+ * `run:<id>:steps` read as a run), no `{`/`}` (a cluster hash tag), at most 256 characters.
+ * The getters answer `null` for any other, as for an id that does not exist.
+ */
+export function keyPart(id: string): boolean {
+  return id.length > 0 && id.length <= 256 && !/[:{}]/.test(id);
+}
+
+/** A record from its hash fields; `null` for an empty hash (no such key). */
+export function fromFields(hash: Record<string, string>): Record<string, unknown> | null {
+  const keys = Object.keys(hash);
+  if (keys.length === 0) return null;
+  const out: Record<string, unknown> = {};
+  for (const key of keys) out[key] = JSON.parse(hash[key] ?? 'null');
+  return out;
+}
+
+/** A stored run as its record (the hash holds exactly the record's fields). */
+export function asRun(fields: Record<string, unknown> | null): RunRecord | null {
+  return fields as RunRecord | null;
+}
+
+/**
+ * A stored step as its record (a step stored before steps kept their budgets, or their
+ * placement decision, has none).
+ */
+export function asStep(fields: Record<string, unknown> | null): StepRecord | null {
+  if (fields && fields['budgets'] === undefined) fields['budgets'] = {};
+  if (fields && fields['placement_decision'] === undefined) fields['placement_decision'] = null;
+  return fields as StepRecord | null;
+}
