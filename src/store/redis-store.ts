@@ -165,12 +165,17 @@ export class RedisRunStore implements RunStore {
   }
 
   async updateRun(runId: string, patch: RunPatch): Promise<void> {
-    const found = await this.#write(
-      Op.patchRun,
-      [this.#run(runId), this.#runs.base],
-      [this.#runs.base, runId, ...toFields(patch)],
-      { runId },
-    );
+    const run = this.#run(runId);
+    // Only a new status moves a run between the indexes; any other patch is a plain one.
+    const found =
+      patch.status === undefined
+        ? await this.#write(Op.patch, [run], toFields(patch), { runId })
+        : await this.#write(
+            Op.patchRun,
+            [run, this.#runs.base],
+            [this.#runs.base, runId, ...toFields(patch)],
+            { runId },
+          );
     if (found !== 1) throw new NotFoundError('run', runId);
   }
 

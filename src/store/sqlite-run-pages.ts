@@ -57,29 +57,20 @@ export class SqliteRunPages {
   }
 
   #read(query: RunPageQuery, status: RunStatus | null, before: number | null): RefRow[] {
-    const where: string[] = [];
+    // Each condition the query has: its SQL, its parameter's name and value.
+    const conditions = (
+      [
+        ['user_id IS @user', 'user', query.userId],
+        ['status = @status', 'status', status ?? undefined],
+        ['entry = @entry', 'entry', query.entry],
+        ['run_ref < @before', 'before', before ?? undefined],
+      ] as const
+    ).filter(([, , value]) => value !== undefined);
     const params: Record<string, unknown> = { limit: query.limit };
-    let shape = '';
-    if (query.userId !== undefined) {
-      where.push('user_id IS @user');
-      params['user'] = query.userId;
-      shape += 'u';
-    }
-    if (status !== null) {
-      where.push('status = @status');
-      params['status'] = status;
-      shape += 's';
-    }
-    if (query.entry !== undefined) {
-      where.push('entry = @entry');
-      params['entry'] = query.entry;
-      shape += 'e';
-    }
-    if (before !== null) {
-      where.push('run_ref < @before');
-      params['before'] = before;
-      shape += 'b';
-    }
+    for (const [, name, value] of conditions) params[name] = value;
+    const where = conditions.map(([sql]) => sql);
+    // One statement per shape of query: the names of the conditions it has.
+    const shape = conditions.map(([, name]) => name).join(',');
     const sql = `SELECT * FROM runs ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY run_ref DESC LIMIT @limit`;
     return this.#statement(`page:${shape}`, sql).all(params) as RefRow[];

@@ -1,8 +1,8 @@
 /**
  * Redis restarted under a running fleet: a Redis of this test's own (append-only file, so
  * what it held survives the restart) stops mid-step and starts again on the same port. The
- * replica and the API reconnect by themselves; the step ends with a whole log and the run
- * completes.
+ * replica and the API reconnect by themselves; the step ends with a whole log, its budget
+ * reservation settled, and the run completes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -76,7 +76,9 @@ describe('Redis restarted during a run', () => {
     try {
       await rt.refreshPools();
       const { flow } = await rt.createFlow({ name: 'f' });
-      const run = await rt.createRun(flow.flow_id, { seed: 4 });
+      // With a budget: the step reserves on the run's ledger in Redis before the restart and
+      // settles after it.
+      const run = await rt.createRun(flow.flow_id, { seed: 4, budgets: { max_tokens_out: 1_000 } });
       const tokens = 200;
       const step = await rt.submitStep(run.run_id, {
         type: 'llm_call',
@@ -104,6 +106,7 @@ describe('Redis restarted during a run', () => {
       ]);
       expect(events.at(-1)?.type).toBe('end');
       expect((await rt.completeRun(run.run_id)).status).toBe('completed');
+      expect((await rt.getRun(run.run_id))?.budget_usage.tokens_out).toBe(tokens);
     } finally {
       await rt.close();
       await worker.stop(0);
