@@ -102,6 +102,21 @@ const replicaOf = (events: readonly StepEvent[]): string =>
 const textOf = (events: readonly StepEvent[]): string =>
   events.flatMap((e) => (e.type === 'token' ? [e.t] : [])).join('');
 
+/**
+ * A run's `budget_usage.tokens_out`, once it is `expected` or 5 s have passed: a step's use
+ * enters its run's just after its log ends (the replica that ran it adds it).
+ */
+async function tokensOutOnceAdded(api: Api, runId: string, expected: number): Promise<number> {
+  const read = async () =>
+    ((await api.call('GET', `/v1/runs/${runId}`)).body as { budget_usage: { tokens_out: number } })
+      .budget_usage.tokens_out;
+  for (let i = 0; i < 100; i++) {
+    if ((await read()) === expected) break;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return read();
+}
+
 async function waitForReplicas(api: Api, n: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
     const pools = (await api.call('GET', '/v1/pools')).body as { replicas: unknown[] }[];
@@ -315,10 +330,7 @@ describe('a fleet of processes: axon serve --redis and three axon workers', () =
         expect(last).toMatchObject({ type: 'error', code: 'BUDGET_EXCEEDED' });
     }
     expect(new Set(logs.map(poolOf))).toEqual(new Set(['gpu', 'cpu']));
-    const run = (await second.call('GET', `/v1/runs/${runId}`)).body as {
-      budget_usage: { tokens_out: number };
-    };
-    expect(run.budget_usage.tokens_out).toBe(tokens);
+    expect(await tokensOutOnceAdded(second, runId, tokens)).toBe(tokens);
   });
 
   it("a replica killed holding a reservation: the replica that takes its step over reserves afresh, the dead one's is dropped, the run counts the step once", async () => {
@@ -353,9 +365,6 @@ describe('a fleet of processes: axon serve --redis and three axon workers', () =
     });
     expect(killed).toBe(true);
     expectWholeLog(events, 400);
-    const run = (await api.call('GET', `/v1/runs/${runId}`)).body as {
-      budget_usage: { tokens_out: number };
-    };
-    expect(run.budget_usage.tokens_out).toBe(400);
+    expect(await tokensOutOnceAdded(api, runId, 400)).toBe(400);
   });
 });
