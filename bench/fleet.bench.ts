@@ -14,6 +14,11 @@
  * `metrics.submit_to_start_p50_ms` / `_p99_ms`: one step at a time on an idle pool, from the
  * submission's call to its `started` event's time (target p50 ≤ 2 ms; the raw peer's from
  * `add` to its processor's start alongside); steps/s with 1, 2 and 4 worker processes.
+ * `metrics.redis_calls_per_step` (target ≤ 4): the commands the clients send to Redis per
+ * no-op step, API and worker together, counted with MONITOR (a transaction once, a script's
+ * own commands not at all) over ten operations after the timed rounds;
+ * `metrics.redis_commands_per_step`: every command Redis runs for it, scripts' included
+ * (INFO commandstats); the raw BullMQ job's two figures beside them.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -201,6 +206,57 @@ async function bullmqStarts(n: number): Promise<number[]> {
   return out;
 }
 
+/**
+ * Redis calls per operation of `op` (each one `inFlight` steps or jobs): the commands every
+ * client sends (Redis's MONITOR, where a command a script runs is marked `lua` and left out;
+ * a MULTI … EXEC transaction counts once), and every command Redis runs, scripts' included
+ * (INFO commandstats before and after).
+ */
+async function redisCalls(
+  op: () => Promise<void>,
+  ops: number,
+): Promise<{ calls: number; commands: number }> {
+  const admin = new Redis(url);
+  const monitor = await admin.monitor();
+  let calls = 0;
+  const inMulti = new Set<string>();
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (source === 'lua') return;
+    const command = (args[0] ?? '').toLowerCase();
+    if (inMulti.has(source)) {
+      if (command === 'exec' || command === 'discard') inMulti.delete(source);
+      return;
+    }
+    if (command === 'multi') inMulti.add(source);
+    if (command !== 'info') calls++;
+  });
+  const commandstats = async (): Promise<number> => {
+    let total = 0;
+    for (const m of (await connection.info('commandstats')).matchAll(
+      /^cmdstat_(\w+)[^:]*:calls=(\d+)/gm,
+    )) {
+      if (m[1] !== 'info' && m[1] !== 'monitor') total += Number(m[2]);
+    }
+    return total;
+  };
+  const before = await commandstats();
+  for (let i = 0; i < ops; i++) await op();
+  const after = await commandstats();
+  // What the clients sent last reaches the monitor a moment later.
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  monitor.disconnect();
+  admin.disconnect();
+  const n = ops * inFlight;
+  return {
+    calls: Number((calls / n).toFixed(2)),
+    commands: Number(((after - before) / n).toFixed(2)),
+  };
+}
+const countedAxon = axonCase('p1');
+await countedAxon.setup();
+const axonCalls = await redisCalls(countedAxon.run, 10);
+const bullmqCalls = await redisCalls(bullmqCase.run, 10);
+
 await axonStarts(50);
 await bullmqStarts(50);
 const axonStart = percentiles(await axonStarts(300));
@@ -241,6 +297,10 @@ report({
     submit_to_start_p99_ms: axonStart.p99,
     bullmq_submit_to_start_p50_ms: rawStart.p50,
     bullmq_submit_to_start_p99_ms: rawStart.p99,
+    redis_calls_per_step: axonCalls.calls,
+    redis_commands_per_step: axonCalls.commands,
+    bullmq_redis_calls_per_job: bullmqCalls.calls,
+    bullmq_redis_commands_per_job: bullmqCalls.commands,
   },
   ratios: { vs_bullmq: Number((one / raw).toFixed(3)) },
 });

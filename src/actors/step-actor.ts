@@ -84,6 +84,8 @@ export class StepActor implements HandlerSink {
   readonly #logged: LoggedWork | null;
   #diverged: WorkerLostError | null = null;
   #detached = false;
+  /** Set by {@link holdLog}: accepted events wait for the step's end write. */
+  #held = false;
 
   constructor(options: StepActorOptions) {
     this.#opts = options;
@@ -241,6 +243,46 @@ export class StepActor implements HandlerSink {
   }
 
   /**
+   * Holds the events accepted from now on instead of appending them: the step's end takes
+   * them ({@link takeHeld}) and writes them with its record's end, in one write
+   * (`RunStore.endStep`), then publishes them ({@link publish}).
+   */
+  holdLog(): void {
+    this.#held = true;
+  }
+
+  /**
+   * Once every event accepted before {@link holdLog} is logged, the events held since,
+   * taken; rejects (holding none) if the log refused an append.
+   */
+  async takeHeld(): Promise<StepEvent[]> {
+    try {
+      await this.drain();
+    } catch (err) {
+      // Nothing after a refused append is logged: the held events go too.
+      this.#buffer = [];
+      throw err;
+    }
+    const held = this.#buffer;
+    this.#buffer = [];
+    return held;
+  }
+
+  /**
+   * Publishes `events`, which the caller has written to the log (the held ones): to the
+   * step's followers, then, once the store has made them durable, to its subscriber.
+   */
+  async publish(events: readonly StepEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    try {
+      await this.#publish(events);
+    } catch (err) {
+      this.#logError ??= err;
+      this.#opts.onLogFailure?.(err);
+    }
+  }
+
+  /**
    * Refuses every event from now on (each emit throws {@link StreamClosedError}), without
    * ending the step: how a step suspended for an approval stops the work it leaves behind.
    */
@@ -263,7 +305,8 @@ export class StepActor implements HandlerSink {
     // Let the current synchronous burst of events join one append.
     await Promise.resolve();
     try {
-      while (this.#buffer.length > 0) {
+      // Held events wait for the step's end write (see `holdLog`).
+      while (this.#buffer.length > 0 && !this.#held) {
         // Once the log has refused an append, nothing more is written or published: an
         // event nobody could find in the log must not be seen either.
         if (this.#logError !== null) {
@@ -274,36 +317,34 @@ export class StepActor implements HandlerSink {
         this.#buffer = [];
         try {
           await this.#opts.store.appendEvents(batch);
+          await this.#publish(batch);
         } catch (err) {
           this.#logError ??= err;
           this.#opts.onLogFailure?.(err);
           return;
         }
-        this.#opts.feeds?.appended(this.stepId);
-        const tap = this.#opts.tap;
-        if (tap) {
-          // Shown to a subscriber only once durable: the log holds whatever anyone has seen.
-          try {
-            await flushed(this.#opts.store);
-          } catch (err) {
-            this.#logError ??= err;
-            this.#opts.onLogFailure?.(err);
-            return;
-          }
-          for (const ev of batch) {
-            let wait: void | Promise<void> = undefined;
-            try {
-              wait = tap.onEvent(this.path, ev);
-            } catch {
-              // A subscriber's failure never reaches the producer (it is isolated by the tap).
-            }
-            // A full consumer holds the stream (STREAM-2003): wait for room.
-            if (wait) await wait.catch(() => undefined);
-          }
-        }
       }
     } finally {
       this.#flushing = null;
+    }
+  }
+
+  /** Tells the step's followers of `batch`, logged; then, once durable, its subscriber. */
+  async #publish(batch: readonly StepEvent[]): Promise<void> {
+    this.#opts.feeds?.appended(this.stepId);
+    const tap = this.#opts.tap;
+    if (!tap) return;
+    // Shown to a subscriber only once durable: the log holds whatever anyone has seen.
+    await flushed(this.#opts.store);
+    for (const ev of batch) {
+      let wait: void | Promise<void> = undefined;
+      try {
+        wait = tap.onEvent(this.path, ev);
+      } catch {
+        // A subscriber's failure never reaches the producer (it is isolated by the tap).
+      }
+      // A full consumer holds the stream (STREAM-2003): wait for room.
+      if (wait) await wait.catch(() => undefined);
     }
   }
 }

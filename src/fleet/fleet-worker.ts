@@ -15,6 +15,7 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { checkPoolId, FleetKeys } from '../placement/fleet-keys.js';
 import { stepJobSchema, type StepJob } from '../placement/fleet-jobs.js';
 import { countersKey } from '../placement/fleet-link.js';
+import { endedNotice, EVENTS_FIELD, STREAM_TTL_MS } from '../placement/fleet-relay.js';
 import { removeBeat, writeBeat, type ReplicaBeat } from '../placement/fleet-registry.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import type { RuntimeOptions } from '../runtime/runtime-options.js';
@@ -157,17 +158,31 @@ export class FleetWorker {
     this.#client.on('error', (err) => {
       this.#logger.warn({ err }, 'fleet worker: a Redis connection failed');
     });
-    this.#turns = new StepTurns(this.#client, this.keys, this.replicaId);
-    this.#store = new StreamingStore(
-      redisStore({
-        client: this.#client,
-        prefix: this.keys.prefix,
-        fence: (target) => this.#turns.fenceOf(target),
-      }),
-      this.#client,
-      this.keys,
-      streamMaxLen,
-    );
+    const completed = { key: countersKey(this.keys, this.poolId), field: 'completed' };
+    const store = redisStore({
+      client: this.#client,
+      prefix: this.keys.prefix,
+      fence: (target) => this.#turns.fenceOf(target),
+      streams: {
+        key: (stepId) => this.keys.events(stepId),
+        maxLen: streamMaxLen,
+        ttlMs: STREAM_TTL_MS,
+        field: EVENTS_FIELD,
+      },
+      // The end of a step taken here is said in the same call as it is written.
+      endNotice: (stepId, status) => {
+        const turn = this.#turns.of(stepId);
+        if (!turn) return null;
+        return {
+          ...endedNotice(this.keys, stepId, status, completed, turn.fence),
+          said: (yes) => {
+            if (yes) turn.said = true;
+          },
+        };
+      },
+    });
+    this.#turns = new StepTurns(store, this.keys, this.replicaId);
+    this.#store = new StreamingStore(store, this.#client, this.keys);
     this.runtime = createRuntime({
       ...options.runtime,
       logger: this.#logger,
@@ -453,6 +468,8 @@ export class FleetWorker {
       }
       // Handed back: another replica goes on with it, and says when it ends.
       if (this.#store.fenced) return { status: null };
+      // Said already, with its end's write.
+      if (turn.said) return { status };
       // Said only while the turn is still this replica's: one taken over meanwhile (frozen
       // past its lock) was refused every write, and the replica that took it says the end.
       const said = await this.#store.ended(

@@ -6,10 +6,9 @@
  * replica has taken the step over (this one frozen past its lock), this one writes nothing.
  */
 import { randomBytes } from 'node:crypto';
-import type { Redis } from 'ioredis';
 import type { FleetKeys } from '../placement/fleet-keys.js';
 import type { StepJob } from '../placement/fleet-jobs.js';
-import type { WriteGuard, WriteTarget } from '../store/redis-store.js';
+import type { RedisRunStore, WriteGuard, WriteTarget } from '../store/redis-store.js';
 
 /** How long a step's fence is kept, ms (a day: longer than a step runs; its end deletes it). */
 const FENCE_TTL_MS = 86_400_000;
@@ -22,11 +21,13 @@ export interface Turn {
   readonly token: string;
   /** The step's fence and this turn's token, as a guard. */
   readonly fence: WriteGuard;
+  /** Set once the step's end was said on the fleet's `ended` stream by this turn. */
+  said: boolean;
 }
 
 /** The turns of one replica; see the module. */
 export class StepTurns {
-  readonly #client: Redis;
+  readonly #store: RedisRunStore;
   readonly #keys: FleetKeys;
   readonly #replicaId: string;
   /** The steps taken here, by id. */
@@ -34,8 +35,8 @@ export class StepTurns {
   /** Steps made under a step taken here (its delegations, tool calls): that step, by id. */
   readonly #roots = new Map<string, string>();
 
-  constructor(client: Redis, keys: FleetKeys, replicaId: string) {
-    this.#client = client;
+  constructor(store: RedisRunStore, keys: FleetKeys, replicaId: string) {
+    this.#store = store;
     this.#keys = keys;
     this.#replicaId = replicaId;
   }
@@ -50,20 +51,28 @@ export class StepTurns {
   ): Promise<{ readonly turn: Turn; readonly cancelled: boolean }> {
     const token = `${this.#replicaId}:${attempt}:${randomBytes(4).toString('hex')}`;
     const key = this.#keys.fence(job.step_id);
-    const replies = await this.#client
-      .multi()
-      .set(key, token, 'PX', FENCE_TTL_MS)
-      .exists(this.#keys.cancelled(job.step_id))
-      .exec();
     const clientToken = job.body.client_token;
     const turn: Turn = {
       runId: job.run_id,
       clientToken: typeof clientToken === 'string' ? clientToken : '',
       token,
       fence: { key, token },
+      said: false,
     };
+    // Queued before any write of the turn (they go in the same call, after it, or later).
+    const cancelled = this.#store.takeTurn(
+      key,
+      token,
+      FENCE_TTL_MS,
+      this.#keys.cancelled(job.step_id),
+    );
     this.#turns.set(job.step_id, turn);
-    return { turn, cancelled: replies?.[1]?.[1] === 1 };
+    return { turn, cancelled: await cancelled };
+  }
+
+  /** The turn at `stepId`, a step taken here (not one made under it). */
+  of(stepId: string): Turn | undefined {
+    return this.#turns.get(stepId);
   }
 
   /** Forgets the turn at `stepId` (and the steps made under it). */

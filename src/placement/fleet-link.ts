@@ -193,8 +193,8 @@ export class FleetLink implements StepDispatch {
 
   async enqueue(job: StepJob, record: StepRecord): Promise<void> {
     this.#queuedSinceRead.set(job.pool_id, (this.#queuedSinceRead.get(job.pool_id) ?? 0) + 1);
-    // Open before it is queued: a step whose job goes missing is always found by a sweep.
-    await this.#client.zadd(this.keys.open, Date.now(), job.step_id);
+    // Open before it is queued (the Redis store's claim of a queued step opens it, in
+    // `keys.open`): a step whose job goes missing is always found by a sweep.
     await this.#queue(job.pool_id).add('step', job, {
       jobId: stepJobId(job.run_id, record.client_token, job.step_id),
       // A try that failed on the worker (its Redis, its process) goes on from the step's log.

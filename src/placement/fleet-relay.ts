@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { StepStatus } from '../store/records.js';
+import { ENDED } from '../store/redis-scripts.js';
 import type { FleetKeys } from './fleet-keys.js';
 
 /** Field of a step stream's entry holding a page of events (JSON). */
@@ -19,21 +20,32 @@ export const STREAM_TTL_MS = 86_400_000;
 /** Entries the fleet's `ended` stream keeps (approximately). */
 const ENDED_MAX_LEN = 100_000;
 
-// KEYS[1] the ended stream, KEYS[2] the counters hash ('' for none), KEYS[3] the step's
-// fence ('' for none), KEYS[4] the fleet's open steps. ARGV the step id, its status, the max
-// length, the counter's field, the fence's token. → 1 said, 0 not (the fence holds another's
-// token). The fence is deleted once said: the step's turns are over (a late writer finds no
-// token to match); the step leaves the open steps.
-const ANNOUNCE = `
-if KEYS[3] ~= '' then
-  if redis.call('GET', KEYS[3]) ~= ARGV[5] then return 0 end
-  redis.call('DEL', KEYS[3])
-end
-redis.call('ZREM', KEYS[4], ARGV[1])
-redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[3], '*', ARGV[1], ARGV[2])
-if KEYS[2] ~= '' then redis.call('HINCRBY', KEYS[2], ARGV[4], 1) end
-return 1`;
+/** The script that says a step's end by itself: `Op.ended` of the store's script. */
+const ANNOUNCE = `local k, a = KEYS, ARGV\n${ENDED}`;
 const ANNOUNCE_SHA = createHash('sha1').update(ANNOUNCE).digest('hex');
+
+/**
+ * The keys and arguments of `Op.ended` (see `ENDED`): the notice of a step's end with its
+ * status, counted in `counter` given one, said only while `fence` holds given one.
+ */
+export function endedNotice(
+  keys: FleetKeys,
+  stepId: string,
+  status: StepStatus | null,
+  counter?: { readonly key: string; readonly field: string },
+  fence?: { readonly key: string; readonly token: string },
+): { readonly keys: string[]; readonly args: string[] } {
+  return {
+    keys: [keys.ended, counter?.key ?? '', fence?.key ?? '', keys.open],
+    args: [
+      stepId,
+      status ?? 'unknown',
+      String(ENDED_MAX_LEN),
+      counter?.field ?? '',
+      fence?.token ?? '',
+    ],
+  };
+}
 
 /**
  * Says on the fleet's `ended` stream that a step's record has ended, with its status (and
@@ -49,17 +61,8 @@ export async function announceEnded(
   counter?: { readonly key: string; readonly field: string },
   fence?: { readonly key: string; readonly token: string },
 ): Promise<boolean> {
-  const args = [
-    keys.ended,
-    counter?.key ?? '',
-    fence?.key ?? '',
-    keys.open,
-    stepId,
-    status ?? 'unknown',
-    ENDED_MAX_LEN,
-    counter?.field ?? '',
-    fence?.token ?? '',
-  ];
+  const notice = endedNotice(keys, stepId, status, counter, fence);
+  const args = [...notice.keys, ...notice.args];
   const said = await client.evalsha(ANNOUNCE_SHA, 4, ...args).catch((err: unknown) => {
     // NOSCRIPT: nothing ran; the script is sent whole, and cached, with this call.
     if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;

@@ -26,8 +26,13 @@ import type {
   StepType,
   WireBudgets,
 } from '../store/records.js';
-import type { RunStore } from '../store/run-store.js';
-import { startProvenance, stepProvenance, type BudgetUsage } from '../streams/events.js';
+import type { RunStore, StepEnd } from '../store/run-store.js';
+import {
+  startProvenance,
+  stepProvenance,
+  type BudgetUsage,
+  type StepEvent,
+} from '../streams/events.js';
 import { armStepDeadline } from '../supervisors/step-deadline.js';
 import type { ActorSystem } from '../actors/actor-system.js';
 import { runCallsOf } from './run-calls.js';
@@ -101,6 +106,12 @@ export interface StepSubmission {
    * already had the token in this run, which is then neither run nor changed.
    */
   readonly onClaimed: (record: StepRecord, created: boolean) => void;
+  /**
+   * Told once the step's end is stored (before its run resolves), with the status it ended
+   * in — `waiting` when suspended for an approval — or `null` when its end could not be
+   * stored.
+   */
+  readonly onEnded?: (status: StepStatus | null) => void;
 }
 
 /**
@@ -346,6 +357,8 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   const usage = usageOf(stepCtx, endedAt);
   const provenance = stepProvenance(usage, stepCtx.lastCall, deps.poolId, replicaId, seed);
   const payload = error ? toErrorPayload(error) : null;
+  // Its last events go to the store with its record's end, in one write.
+  step.holdLog();
   try {
     if (status === 'succeeded') step.end({ output, budget_usage: usage, provenance });
     else if (status === 'cancelled') step.cancel(payload ?? toErrorPayload(new CancelledError()));
@@ -356,26 +369,53 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   // Children never outlive their step: cancel whatever the handler left running.
   stepCtx.cancelChildren(() => new CancelledError(`step ${stepId} (${req.name}) ended`));
   stepCtx.dispose();
+  let last: StepEvent[] = [];
   try {
-    await step.drain();
+    last = await step.takeHeld();
   } catch (err) {
     if (status === 'succeeded') {
       status = 'failed';
       error = toAxonError(err);
     }
   }
-  try {
-    await deps.store.updateStep(stepId, {
+  const end: StepEnd = {
+    stepId,
+    runId: req.runId,
+    events: last,
+    patch: {
       status,
       output,
       error: error ? toErrorPayload(error) : null,
       budget_usage: usage,
       provenance,
       ended_at: isoTime(endedAt),
-    });
+    },
+    // A submitted step's use (its children's with it) is its run's.
+    ...(req.submission ? { runUsage: usage } : {}),
+  };
+  let stored = true;
+  try {
+    await deps.store.endStep(end);
+    await step.publish(last);
   } catch (err) {
-    deps.logger.error({ err, step_id: stepId }, 'step end could not be stored');
+    // Its last events refused (its log went on without them): its record ends all the same.
+    stored = false;
+    if (status === 'succeeded') {
+      status = 'failed';
+      error = toAxonError(err);
+    }
+    try {
+      await deps.store.endStep({
+        ...end,
+        events: [],
+        patch: { ...end.patch, status, output: null, error: toErrorPayload(error ?? err) },
+      });
+      stored = true;
+    } catch (again) {
+      deps.logger.error({ err: again, step_id: stepId }, 'step end could not be stored');
+    }
   }
+  req.submission?.onEnded?.(stored ? status : null);
   system.unregister(stepId);
   endOperationSpan(span, {
     error: error ? toErrorPayload(error) : undefined,
@@ -435,12 +475,15 @@ async function suspend(
   // A worker's part has ended once its thread let go of the step (cancelled, or terminated
   // after the grace period): a resumed step then never meets it on the pool.
   if (req.placement === 'worker' && work) await work.catch(() => undefined);
+  let stored = true;
   try {
     await step.drain();
     await deps.store.updateStep(stepId, { status: 'waiting' });
   } catch (err) {
+    stored = false;
     deps.logger.error({ err, step_id: stepId }, 'a suspended step could not be stored');
   }
+  req.submission?.onEnded?.(stored ? 'waiting' : null);
   deps.system.unregister(stepId);
   endOperationSpan(span, {});
   deps.logger.info(

@@ -457,8 +457,13 @@ async function submitIn(
   const claim = new Promise<{ record: StepRecord; created: boolean }>((resolve) => {
     claimed = resolve;
   });
+  // Its status once its end is stored (its use added to its run in the same write).
+  let endedAs: StepStatus | null = null;
   const submission: StepSubmission = {
     clientToken: request.client_token ?? null,
+    onEnded: (status) => {
+      endedAs = status;
+    },
     // zod leaves out the keys the body left out, so the parsed budgets are plain WireBudgets.
     ...(request.budgets ? { budgets: request.budgets as WireBudgets } : {}),
     onClaimed: (record, created) => {
@@ -507,16 +512,7 @@ async function submitIn(
   }
   const done: Promise<StepStatus | null> = work
     .then(
-      async () => {
-        // The run's usage grows by the step's (its own and its children's), in the store;
-        // a step suspended for an approval adds its usage when it ends.
-        const stepId = (await claim).record.step_id;
-        const step = await host.store.getStep(stepId);
-        if (step && step.status !== 'waiting') {
-          await host.store.addRunUsage(runId, step.budget_usage, stepId);
-        }
-        return step?.status ?? null;
-      },
+      () => endedAs,
       (err: unknown) => {
         if (!(err instanceof AlreadyClaimed)) {
           host.logger.error({ err, run_id: runId }, 'a submitted step failed before it began');
@@ -524,10 +520,6 @@ async function submitIn(
         return null;
       },
     )
-    .catch((err: unknown) => {
-      host.logger.error({ err, run_id: runId }, "a step's usage could not be added to its run");
-      return null;
-    })
     .finally(release);
   // Whichever comes first: the claim, or a refusal before any step began.
   const settled = await Promise.race([claim, work.then(() => null)]);

@@ -30,7 +30,7 @@ import type {
   StepRecord,
 } from './records.js';
 import { ofRunPage } from './run-pages.js';
-import type { RunPageQuery, RunStore } from './run-store.js';
+import type { RunPageQuery, RunStore, StepEnd } from './run-store.js';
 
 interface StepEntry {
   record: StepRecord;
@@ -362,6 +362,31 @@ export class MemoryRunStore implements RunStore {
   }
 
   appendEvents(events: readonly StepEvent[]): Promise<void> {
+    const refused = this.#append(events);
+    return refused ? Promise.reject(refused) : Promise.resolve();
+  }
+
+  endStep(end: StepEnd): Promise<void> {
+    const entry = this.#steps.get(end.stepId);
+    if (!entry) return Promise.reject(new NotFoundError('step', end.stepId));
+    const run = end.runUsage === undefined ? undefined : this.#runs.get(end.runId);
+    if (end.runUsage !== undefined && !run) {
+      return Promise.reject(new NotFoundError('run', end.runId));
+    }
+    const refused = this.#append(end.events);
+    if (refused) return Promise.reject(refused);
+    entry.record = patchStepRecord(entry.record, end.patch);
+    if (STEP_ENDED.has(entry.record.status)) entry.log = entry.log.slice();
+    if (run && end.runUsage !== undefined) {
+      run.run = patchRunRecord(run.run, {
+        budget_usage: addUsage(run.run.budget_usage, end.runUsage),
+      });
+    }
+    return Promise.resolve();
+  }
+
+  /** Appends `events` when all of them continue their logs; else writes none and returns why. */
+  #append(events: readonly StepEvent[]): Error | null {
     // Check the whole batch before writing any of it, so a refused batch leaves no trace.
     // Batches usually hold one step's events: the map of others is made only when needed.
     let others: Map<string, number> | null = null;
@@ -372,17 +397,15 @@ export class MemoryRunStore implements RunStore {
       if (ev.step_id !== stepId) {
         if (stepId !== null) (others ??= new Map()).set(stepId, last);
         step = this.#steps.get(ev.step_id);
-        if (!step) return Promise.reject(new NotFoundError('step', ev.step_id));
+        if (!step) return new NotFoundError('step', ev.step_id);
         stepId = ev.step_id;
         last = others?.get(stepId) ?? step.log.length;
       }
       if (ev.seq !== last + 1) {
         const expected = last + 1;
-        return Promise.reject(
-          new ConflictError(`step ${ev.step_id}: expected seq ${expected}, got ${ev.seq}`, {
-            details: { step_id: ev.step_id, expected, got: ev.seq },
-          }),
-        );
+        return new ConflictError(`step ${ev.step_id}: expected seq ${expected}, got ${ev.seq}`, {
+          details: { step_id: ev.step_id, expected, got: ev.seq },
+        });
       }
       last = ev.seq;
     }
@@ -391,7 +414,7 @@ export class MemoryRunStore implements RunStore {
       const log = (others === null ? step : this.#steps.get(ev.step_id))?.log;
       log?.push(copyStepEvent(ev, KEPT));
     }
-    return Promise.resolve();
+    return null;
   }
 
   readEvents(stepId: string, afterSeq = 0, limit = Infinity): Promise<StepEvent[]> {

@@ -52,6 +52,8 @@ export function redactingStore(store: RunStore, keys: readonly string[]): RunSto
     updateStep: (id, p) => store.updateStep(id, patch(p)),
     listSteps: (id) => store.listSteps(id),
     appendEvents: (events) => store.appendEvents(events.map(event)),
+    endStep: (end) =>
+      store.endStep({ ...end, events: end.events.map(event), patch: patch(end.patch) }),
     readEvents: (id, after, limit) => store.readEvents(id, after, limit),
     claimStep: (s) => store.claimStep(step(s)),
     putFlow: (f) => store.putFlow(f),

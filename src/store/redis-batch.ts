@@ -28,13 +28,19 @@ export interface WriteGuard {
   readonly token: string;
 }
 
-/** One write waiting for its turn's call of the script. */
-interface PendingWrite {
+/** One operation of the script: its code, keys and arguments. */
+export interface ScriptOp {
   readonly code: OpCode;
   readonly keys: readonly string[];
   readonly args: readonly string[];
+}
+
+/** One write waiting for its turn's call of the script. */
+interface PendingWrite extends ScriptOp {
   /** Checked in the same call, just before: one that does not hold stops the write. */
   readonly guards: readonly WriteGuard[];
+  /** Runs right after it in the same call, only if it succeeded (`Op.then`). */
+  readonly next: PendingWrite | null;
   resolve(result: unknown): void;
   reject(err: Error): void;
 }
@@ -85,16 +91,35 @@ export class RedisBatch {
     args: readonly string[],
     target?: WriteTarget,
   ): Promise<unknown> {
+    return this.chain({ code, keys, args }, target)[0];
+  }
+
+  /**
+   * Queues `op` and, given `next`, `next` right after it in the same call, run only if `op`
+   * succeeded (else it resolves {@link OP_FENCED}'s reply, not run); both carry the fences of
+   * `target`. Resolves each one's result.
+   */
+  chain(op: ScriptOp, target?: WriteTarget, next?: ScriptOp): [Promise<unknown>, Promise<unknown>] {
     const guards = target && this.#fence ? this.#fence(target) : [];
-    return new Promise<unknown>((resolve, reject) => {
-      this.#pending.push({ code, keys, args, guards, resolve, reject });
-      this.#pendingArgs += keys.length + args.length + 3 + guards.length * 5;
-      if (this.#pendingArgs >= MAX_BATCH_ARGS || this.#pending.length >= MAX_BATCH_OPS) this.send();
-      else
-        this.#scheduled ??= setImmediate(() => {
-          this.send();
-        });
-    });
+    const pending = (o: ScriptOp, after: PendingWrite | null): [PendingWrite, Promise<unknown>] => {
+      let write!: PendingWrite;
+      const promise = new Promise<unknown>((resolve, reject) => {
+        write = { ...o, guards, next: after, resolve, reject };
+      });
+      return [write, promise];
+    };
+    const [second, secondDone] = next ? pending(next, null) : [null, Promise.resolve(null)];
+    const [first, firstDone] = pending(op, second);
+    this.#pending.push(first);
+    for (let w: PendingWrite | null = first; w; w = w.next) {
+      this.#pendingArgs += w.keys.length + w.args.length + 3 + guards.length * 5;
+    }
+    if (this.#pendingArgs >= MAX_BATCH_ARGS || this.#pending.length >= MAX_BATCH_OPS) this.send();
+    else
+      this.#scheduled ??= setImmediate(() => {
+        this.send();
+      });
+    return [firstDone, secondDone];
   }
 
   /** Sends the writes held so far as one call of the script (before a read, so it sees them). */
@@ -108,9 +133,9 @@ export class RedisBatch {
     this.#pending = [];
     this.#pendingArgs = 0;
     const keys: string[] = [];
-    const argv: string[] = [String(writes.length)];
+    const argv: string[] = ['0'];
     let ops = 0;
-    for (const w of writes) {
+    const add = (w: PendingWrite): void => {
       for (const g of w.guards) {
         keys.push(g.key);
         argv.push(String(Op.guard), '1', '1', g.token);
@@ -118,22 +143,40 @@ export class RedisBatch {
       keys.push(...w.keys);
       argv.push(String(w.code), String(w.keys.length), String(w.args.length), ...w.args);
       ops += w.guards.length + 1;
+    };
+    for (const w of writes) {
+      add(w);
+      if (w.next) {
+        argv.push(String(Op.then), '0', '0');
+        ops++;
+        add(w.next);
+      }
     }
     argv[0] = String(ops);
     this.#call(keys, argv).then(
       (results) => {
         let at = 0;
-        for (const w of writes) {
+        const settle = (w: PendingWrite): void => {
           at += w.guards.length;
           const r = results[at++];
           if (Array.isArray(r) && r[0] === OP_FENCED) w.reject(fencedError(w.guards));
           else if (Array.isArray(r) && r[0] === OP_ERROR) w.reject(new Error(String(r[1])));
           else w.resolve(r);
+        };
+        for (const w of writes) {
+          settle(w);
+          if (w.next) {
+            at++;
+            settle(w.next);
+          }
         }
       },
       (err: unknown) => {
         const error = err instanceof Error ? err : new Error(String(err));
-        for (const w of writes) w.reject(error);
+        for (const w of writes) {
+          w.reject(error);
+          w.next?.reject(error);
+        }
       },
     );
   }

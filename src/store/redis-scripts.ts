@@ -26,6 +26,13 @@ export const Op = {
   settle: 16,
   patchRun: 17,
   indexRun: 18,
+  endStep: 19,
+  then: 20,
+  stream: 21,
+  ended: 22,
+  read: 23,
+  list: 24,
+  take: 25,
 } as const;
 
 /** The code of one operation of {@link BATCH}. */
@@ -35,6 +42,17 @@ export type OpCode = (typeof Op)[keyof typeof Op];
 export const OP_ERROR = '!err';
 /** What an operation returns, not run, when a guard before it did not hold. */
 export const OP_FENCED = '!fenced';
+
+/** The body of {@link Op.ended}, which a script of its own runs as well (`fleet-relay.ts`). */
+export const ENDED = `
+if k[3] ~= '' then
+  if redis.call('GET', k[3]) ~= a[5] then return 0 end
+  redis.call('DEL', k[3])
+end
+redis.call('ZREM', k[4], a[1])
+redis.call('XADD', k[1], 'MAXLEN', '~', a[3], '*', a[1], a[2])
+if k[2] ~= '' then redis.call('HINCRBY', k[2], a[4], 1) end
+return 1`;
 
 // Each body is a Lua function(k, a) and returns a value (never nil: a nil would cut the
 // reply's array short).
@@ -88,16 +106,19 @@ redis.call('RPUSH', k[3], a[1])
 return 1`,
 
   // k[1] the run's hash, k[2] the step's hash, k[3] the run's step list, k[4] the
-  // step-by-token key. a[1] the step id, then field, value, …
+  // step-by-token key ('' for a step without a token), k[5] (a queued step's) the fleet's
+  // open steps. a[1] the step id, a[2]
+  // its score there (ms), then field, value, …
   // → {'created'}, {'found', id}, {'exists'} (the step id is taken), {'no-run'}.
   [Op.claimStep]: `
 if redis.call('EXISTS', k[1]) == 0 then return {'no-run'} end
-local found = redis.call('GET', k[4])
+local found = k[4] ~= '' and redis.call('GET', k[4])
 if found then return {'found', found} end
 if redis.call('EXISTS', k[2]) == 1 then return {'exists'} end
-redis.call('HSET', k[2], unpack(a, 2))
+redis.call('HSET', k[2], unpack(a, 3))
 redis.call('RPUSH', k[3], a[1])
-redis.call('SET', k[4], a[1])
+if k[4] ~= '' then redis.call('SET', k[4], a[1]) end
+if k[5] then redis.call('ZADD', k[5], a[2], a[1]) end
 return {'created'}`,
 
   // k[1] the flow-by-hash key, k[2] the flow's hash. a[1] the flow id, then fields.
@@ -255,6 +276,59 @@ for e = 0, n - 1 do
 end
 return {'ok'}`,
 
+  // A step's end in one operation. k[1] the step's hash, k[2] its log, k[3] its run's hash,
+  // k[4] the run's budget ledger. a[1] n, the events, then each one's seq and JSON (as
+  // Op.append); then the patch's field count and its fields, values; then, to add to the
+  // run, tokens_in, tokens_out, cost_usd, wall_ms and the step id (as Op.addUsage), or
+  // nothing. Checked before anything is written. → {'ok'}, Op.append's refusal, {'missing',
+  // 1} without the step, {'no-run'}.
+  [Op.endStep]: `
+local n = tonumber(a[1])
+local at = 2 + n * 2
+local np = tonumber(a[at])
+local usage = at + np + 1
+if redis.call('EXISTS', k[1]) == 0 then return {'missing', 1} end
+if a[usage] and redis.call('EXISTS', k[3]) == 0 then return {'no-run'} end
+if n > 0 then
+  local ea = {}
+  for e = 0, n - 1 do
+    ea[e * 3 + 1], ea[e * 3 + 2], ea[e * 3 + 3] = '1', a[2 + e * 2], a[3 + e * 2]
+  end
+  local r = ops[${Op.append}]({k[1], k[2]}, ea)
+  if r[1] ~= 'ok' then return r end
+end
+if np > 0 then redis.call('HSET', k[1], unpack(a, at + 1, at + np)) end
+if a[usage] then
+  ops[${Op.addUsage}]({k[3], k[4]}, {a[usage], a[usage + 1], a[usage + 2], a[usage + 3], a[usage + 4]})
+end
+return {'ok'}`,
+
+  // k[1] a stream. a[1] its approximate max length, a[2] how long it lives past this entry
+  // (ms), a[3] the entry's field, a[4] its value. → 1.
+  [Op.stream]: `
+redis.call('XADD', k[1], 'MAXLEN', '~', a[1], '*', a[3], a[4])
+redis.call('PEXPIRE', k[1], a[2])
+return 1`,
+
+  // A fleet step's end, said: k[1] the fleet's ended stream, k[2] the pool's counters ('' for
+  // none), k[3] the step's fence ('' for none), k[4] the fleet's open steps. a: the step id,
+  // its status, the stream's max length, the counter's field, the fence's token. → 1 said, 0
+  // not (the fence holds another's token). The fence goes once said: the step's turns are
+  // over; the step leaves the open steps.
+  [Op.ended]: ENDED,
+
+  // k[1] a hash. → its fields and values, flat (empty without it).
+  [Op.read]: `return redis.call('HGETALL', k[1])`,
+
+  // k[1] a list. → its items.
+  [Op.list]: `return redis.call('LRANGE', k[1], 0, -1)`,
+
+  // A turn taken: k[1] the fence it sets, k[2] a mark. a[1] the turn's token, a[2] how long
+  // the fence lives (ms). → 1 when the mark exists, else 0.
+  [Op.take]: `
+redis.call('SET', k[1], a[1], 'PX', a[2])
+return redis.call('EXISTS', k[2])`,
+
   // k[1] the run's hash, k[2] the approval's key, k[3] the run's approval ids.
   // a[1] the approval id, a[2] its JSON. → 1 stored, 0 already there (unchanged), -1
   // without the run.
@@ -274,6 +348,10 @@ return 0`,
 
   // k[1] the approval's key. a[1] the JSON it must still hold, a[2] the new JSON.
   // → 1 swapped, 0 it holds something else (decided meanwhile), -1 no such approval.
+  // Stops the next operation unless the one before it succeeded (returned 1 or {'ok'}): see
+  // BATCH. No keys, no arguments.
+  [Op.then]: `return 1`,
+
   [Op.swapApproval]: `
 local now = redis.call('GET', k[1])
 if not now then return -1 end
@@ -289,6 +367,7 @@ return 1`,
  * returns `{OP_ERROR, message}` and the ones after it still run. A `guard` that does not
  * hold stops the next operation that is not a guard: it returns `{OP_FENCED}`, not run —
  * the check and the write in one script, so no writer whose turn is over slips in between.
+ * A `then` stops the next operation the same way unless the one before it succeeded.
  */
 export const BATCH = `
 local ops = {}
@@ -310,6 +389,10 @@ for o = 1, tonumber(ARGV[1]) do
   if code == ${Op.guard} then
     out[o] = ops[code](k, a)
     if out[o] == 0 then blocked = true end
+  elseif code == ${Op.then} then
+    local prev = out[o - 1]
+    out[o] = 1
+    if not (prev == 1 or (type(prev) == 'table' and prev[1] == 'ok')) then blocked = true end
   elseif blocked then
     out[o] = {'${OP_FENCED}'}
     blocked = false

@@ -35,8 +35,9 @@ import type {
   RunStatus,
   StepPatch,
   StepRecord,
+  StepStatus,
 } from './records.js';
-import type { RunPageQuery, RunStore } from './run-store.js';
+import type { RunPageQuery, RunStore, StepEnd } from './run-store.js';
 
 /** Options of {@link redisStore}. */
 export interface RedisStoreOptions {
@@ -61,6 +62,34 @@ export interface RedisStoreOptions {
    * `WorkerLostError` (`details.reason: "fenced"`) and changes nothing. Default none.
    */
   readonly fence?: (target: WriteTarget) => readonly WriteGuard[];
+  /**
+   * A fleet worker's: each append of a step's events also adds them, as one entry, to the
+   * step's Redis Stream (`key`), in the same call — how API processes learn of them at once.
+   */
+  readonly streams?: {
+    readonly key: (stepId: string) => string;
+    /** Entries a stream keeps (approximately). */
+    readonly maxLen: number;
+    /** How long a stream outlives its last entry, in ms. */
+    readonly ttlMs: number;
+    /** The entry's field (its value is the page of events, JSON). */
+    readonly field: string;
+  };
+  /**
+   * A fleet worker's: the notice of a step's end, written in the same call as its end
+   * (`endStep`) and only if that was written — an operation of the store's script
+   * (`Op.ended`), asked for with the step and its status; `null` for a step whose end needs
+   * none. Told whether it was said through `said`.
+   */
+  readonly endNotice?: (stepId: string, status: StepStatus) => EndNotice | null;
+}
+
+/** See {@link RedisStoreOptions.endNotice}. */
+export interface EndNotice {
+  readonly keys: readonly string[];
+  readonly args: readonly string[];
+  /** Told once the call is made: whether the notice was said. */
+  said(yes: boolean): void;
 }
 
 /**
@@ -79,8 +108,12 @@ export class RedisRunStore implements RunStore {
   readonly #runs: RedisRunIndex;
   /** Reservations against runs' budgets, which every process on this Redis sees. */
   readonly budgets: BudgetReservations;
+  readonly #streams: RedisStoreOptions['streams'] | null;
+  readonly #endNotice: RedisStoreOptions['endNotice'] | null;
   constructor(options: RedisStoreOptions = {}) {
     this.prefix = options.prefix ?? 'axon:';
+    this.#streams = options.streams ?? null;
+    this.#endNotice = options.endNotice ?? null;
     if (options.client) {
       this.client = options.client;
       this.#owned = false;
@@ -161,7 +194,18 @@ export class RedisRunStore implements RunStore {
 
   async getRun(runId: string): Promise<RunRecord | null> {
     if (!keyPart(runId)) return null;
-    return asRun(fromFields(await this.#read().hgetall(this.#run(runId))));
+    return asRun(fromFields(await this.#hash(this.#run(runId))));
+  }
+
+  /**
+   * A hash, read in this turn's call of the script with its writes (after those queued
+   * before it): reads and writes of a turn share one round trip.
+   */
+  async #hash(key: string): Promise<Record<string, string>> {
+    const flat = (await this.#batch.write(Op.read, [key], [])) as string[];
+    const out: Record<string, string> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) out[flat[i] as string] = flat[i + 1] as string;
+    return out;
   }
 
   async updateRun(runId: string, patch: RunPatch): Promise<void> {
@@ -192,7 +236,7 @@ export class RedisRunStore implements RunStore {
 
   async getStep(stepId: string): Promise<StepRecord | null> {
     if (!keyPart(stepId)) return null;
-    return asStep(fromFields(await this.#read().hgetall(this.#step(stepId))));
+    return asStep(fromFields(await this.#hash(this.#step(stepId))));
   }
 
   async updateStep(stepId: string, patch: StepPatch): Promise<void> {
@@ -229,34 +273,102 @@ export class RedisRunStore implements RunStore {
       }
       args.push(String(i), String(ev.seq), JSON.stringify(ev));
     }
-    const r = (await this.#write(Op.append, keys, args, {
-      stepId: (events[0] as StepEvent).step_id,
-    })) as (string | number)[];
-    if (r[0] === 'ok') return;
-    const stepId = [...index.keys()][Number(r[1]) - 1] ?? '?';
-    if (r[0] === 'missing') throw new NotFoundError('step', stepId);
-    const expected = Number(r[2]);
-    const got = Number(r[3]);
-    throw new ConflictError(`step ${stepId}: expected seq ${expected}, got ${got}`, {
-      details: { step_id: stepId, expected, got },
-    });
+    const target = { stepId: (events[0] as StepEvent).step_id };
+    const written = this.#write(Op.append, keys, args, target);
+    this.#announce(events, target);
+    appended((await written) as (string | number)[], [...index.keys()]);
+  }
+
+  /**
+   * Adds each step's page of `events` to its stream (`RedisStoreOptions.streams`), in the same
+   * call as their append; not awaited (a lost entry only delays a follower until its next
+   * read of the log).
+   */
+  #announce(events: readonly StepEvent[], target: WriteTarget): void {
+    const streams = this.#streams;
+    if (!streams || events.length === 0) return;
+    const pages = new Map<string, StepEvent[]>();
+    for (const event of events) {
+      let page = pages.get(event.step_id);
+      if (!page) pages.set(event.step_id, (page = []));
+      page.push(event);
+    }
+    for (const [stepId, page] of pages) {
+      this.#write(
+        Op.stream,
+        [streams.key(stepId)],
+        [String(streams.maxLen), String(streams.ttlMs), streams.field, JSON.stringify(page)],
+        target,
+      ).catch(() => undefined);
+    }
+  }
+
+  async endStep(end: StepEnd): Promise<void> {
+    const { stepId, runId } = end;
+    const args = [String(end.events.length)];
+    for (const ev of end.events) {
+      if (ev.step_id !== stepId) throw new TypeError(`endStep: an event of step ${ev.step_id}`);
+      args.push(String(ev.seq), JSON.stringify(ev));
+    }
+    const patch = toFields(end.patch);
+    args.push(String(patch.length), ...patch);
+    const usage = end.runUsage;
+    if (usage) {
+      args.push(
+        String(usage.tokens_in),
+        String(usage.tokens_out),
+        String(usage.cost_usd),
+        String(usage.wall_ms),
+        stepId,
+      );
+    }
+    const run = this.#run(runId);
+    const target = { stepId, runId };
+    const status = end.patch.status;
+    const notice = status === undefined ? null : (this.#endNotice?.(stepId, status) ?? null);
+    const [written, said] = this.#batch.chain(
+      {
+        code: Op.endStep,
+        keys: [this.#step(stepId), this.#log(stepId), run, ledgerKey(run)],
+        args,
+      },
+      target,
+      notice ? { code: Op.ended, keys: notice.keys, args: notice.args } : undefined,
+    );
+    this.#announce(end.events, target);
+    if (notice) {
+      said.then(
+        (r) => {
+          notice.said(r === 1);
+        },
+        () => {
+          notice.said(false);
+        },
+      );
+    }
+    const r = (await written) as (string | number)[];
+    if (r[0] === 'no-run') throw new NotFoundError('run', runId);
+    appended(r, [stepId]);
   }
 
   async claimStep(step: StepRecord): Promise<{ step: StepRecord; created: boolean }> {
-    if (step.client_token === null) {
+    if (step.client_token === null && step.status !== 'queued') {
       await this.createStep(step);
       return { step, created: true };
     }
-    const r = (await this.#write(
-      Op.claimStep,
-      [
-        this.#run(step.run_id),
-        this.#step(step.step_id),
-        this.#runSteps(step.run_id),
-        `${this.#run(step.run_id)}:token:${step.client_token}`,
-      ],
-      [step.step_id, ...toFields(step)],
-    )) as string[];
+    const keys = [
+      this.#run(step.run_id),
+      this.#step(step.step_id),
+      this.#runSteps(step.run_id),
+      step.client_token === null ? '' : `${this.#run(step.run_id)}:token:${step.client_token}`,
+    ];
+    // A queued step is a fleet's: it is open for the fleet's sweep from its claim on.
+    if (step.status === 'queued') keys.push(`${this.prefix}fleet:open`);
+    const r = (await this.#write(Op.claimStep, keys, [
+      step.step_id,
+      String(Date.now()),
+      ...toFields(step),
+    ])) as string[];
     if (r[0] === 'no-run') throw new NotFoundError('run', step.run_id);
     if (r[0] === 'exists') throw new ConflictError(`step ${step.step_id} exists`);
     if (r[0] === 'created') return { step, created: true };
@@ -315,7 +427,8 @@ export class RedisRunStore implements RunStore {
       query.runId !== undefined
         ? `${this.#run(query.runId)}:facts`
         : `${this.#flow(query.flowId ?? '')}:facts`;
-    let facts = (await this.#read().lrange(key, 0, -1)).map((s) => JSON.parse(s) as FactRecord);
+    const items = (await this.#batch.write(Op.list, [key], [])) as string[];
+    let facts = items.map((s) => JSON.parse(s) as FactRecord);
     if (query.runId !== undefined && query.flowId !== undefined) {
       const run = await this.getRun(query.runId);
       if (run?.flow_id !== query.flowId) facts = [];
@@ -338,6 +451,15 @@ export class RedisRunStore implements RunStore {
     )) as string | number;
     if (typeof out !== 'string') throw new NotFoundError('run', runId);
     return JSON.parse(out) as BudgetUsage;
+  }
+
+  /**
+   * Sets `fence` to `token` for `ttlMs` — a fleet replica's turn at a step, checked by the
+   * writes its `fence` option guards — and resolves whether `mark` exists (the step's
+   * recorded cancel), in this turn's call of the script.
+   */
+  async takeTurn(fence: string, token: string, ttlMs: number, mark: string): Promise<boolean> {
+    return (await this.#batch.write(Op.take, [fence, mark], [token, String(ttlMs)])) === 1;
   }
 
   async createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
@@ -463,6 +585,22 @@ export class RedisRunStore implements RunStore {
     if (this.#owned && this.client.status !== 'end')
       await this.client.quit().catch(() => undefined);
   }
+}
+
+/**
+ * What an append's reply means (see `Op.append`): nothing when it was made; else
+ * `NotFoundError` for a missing step, `ConflictError` for a seq that does not continue its
+ * log. `stepIds` are the steps of the append, in the order of its keys.
+ */
+function appended(r: readonly (string | number)[], stepIds: readonly string[]): void {
+  if (r[0] === 'ok') return;
+  const stepId = stepIds[Number(r[1]) - 1] ?? '?';
+  if (r[0] === 'missing') throw new NotFoundError('step', stepId);
+  const expected = Number(r[2]);
+  const got = Number(r[3]);
+  throw new ConflictError(`step ${stepId}: expected seq ${expected}, got ${got}`, {
+    details: { step_id: stepId, expected, got },
+  });
 }
 
 /** A {@link RedisRunStore}. */

@@ -41,6 +41,28 @@ export interface RunPageQuery {
   readonly limit: number;
 }
 
+/**
+ * A step's end, which {@link RunStore.endStep} writes as one operation: one SQLite
+ * transaction, one call of the Redis store's script.
+ */
+export interface StepEnd {
+  readonly stepId: string;
+  readonly runId: string;
+  /**
+   * The last events of its log not appended yet — its `end` or `error` among them — in order;
+   * may be empty.
+   */
+  readonly events: readonly StepEvent[];
+  /** Its record's end: status, output or error, usage, provenance, `ended_at`. */
+  readonly patch: StepPatch;
+  /**
+   * Added to its run's `budget_usage` — a submitted step's use, its children's included — as
+   * {@link RunStore.addRunUsage} with the step's id does (its reservations dropped); absent,
+   * the run is not touched.
+   */
+  readonly runUsage?: BudgetUsage;
+}
+
 export interface RunStore {
   createRun(run: RunRecord): Promise<void>;
   getRun(runId: string): Promise<RunRecord | null>;
@@ -76,6 +98,13 @@ export interface RunStore {
    * (1, 2, 3, …) or the whole batch is refused with `ConflictError`.
    */
   appendEvents(events: readonly StepEvent[]): Promise<void>;
+  /**
+   * Ends a step in one write: appends `events` (as {@link appendEvents}: `ConflictError` for
+   * a `seq` that does not continue its log), applies `patch`, and adds `runUsage` to the run.
+   * All of it or nothing: a refused append writes nothing. `NotFoundError` for an unknown
+   * step (or run). Nothing is read back.
+   */
+  endStep(end: StepEnd): Promise<void>;
   /**
    * Events of a step with `seq > afterSeq` (default 0: all), in order; at most `limit` of
    * them (default all), the first ones — a reader pages through a long log this way.

@@ -24,7 +24,7 @@ import type {
   StepPatch,
   StepRecord,
 } from './records.js';
-import type { RunPageQuery, RunStore } from './run-store.js';
+import type { RunPageQuery, RunStore, StepEnd } from './run-store.js';
 import { SqliteRunPages } from './sqlite-run-pages.js';
 import { SqliteAppendOnly } from './sqlite-append-only.js';
 import { SqliteApprovals } from './sqlite-approvals.js';
@@ -55,6 +55,9 @@ import {
 export { migrate } from './sqlite-migrations.js';
 export type { SqliteDurability, SqliteStoreOptions } from './sqlite-statements.js';
 import type { SqliteDurability, SqliteStoreOptions } from './sqlite-statements.js';
+
+/** Statuses of a step whose log is still written to: any other ends the log's cached end. */
+const OPEN: ReadonlySet<string> = new Set(['running', 'queued']);
 
 /** The default database file of an embedded SQLite store. */
 export const DEFAULT_SQLITE_PATH = './.axon/axon.db';
@@ -381,7 +384,7 @@ export class SqliteRunStore implements RunStore {
         throw new NotFoundError('step', stepId);
       }
       // A finished step's log is complete: no more appends to remember its end for.
-      if (patch.status !== undefined && patch.status !== 'running' && patch.status !== 'queued') {
+      if (patch.status !== undefined && !OPEN.has(patch.status)) {
         this.#logEnds.delete(stepId);
       }
     });
@@ -394,6 +397,24 @@ export class SqliteRunStore implements RunStore {
   appendEvents(events: readonly StepEvent[]): Promise<void> {
     return this.#writeHeld(() => {
       this.#appendHeld(events);
+    });
+  }
+
+  endStep(end: StepEnd): Promise<void> {
+    // In the turn's transaction (one commit for the turn); the append is checked before
+    // anything of the end is held, so a refused one writes nothing.
+    return this.#write(() => {
+      if (end.runUsage !== undefined && this.#stmt.runRef.get(end.runId) === undefined) {
+        throw new NotFoundError('run', end.runId);
+      }
+      this.#appendHeld(end.events);
+      if (!this.#stepPatches.apply(end.stepId, end.patch)) {
+        throw new NotFoundError('step', end.stepId);
+      }
+      if (end.patch.status !== undefined && !OPEN.has(end.patch.status)) {
+        this.#logEnds.delete(end.stepId);
+      }
+      if (end.runUsage !== undefined) this.#addUsage(end.runId, end.runUsage);
     });
   }
 

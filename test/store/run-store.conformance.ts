@@ -863,6 +863,115 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
       });
     });
 
+    describe("a step's end, one write", () => {
+      const used = { tokens_in: 3, tokens_out: 4, cost_usd: 0.25, wall_ms: 9 };
+      /** The step's end event at `seq`. */
+      const endEvent = (stepId: string, seq: number): StepEvent => ({
+        type: 'end',
+        step_id: stepId,
+        seq,
+        ts: 1_700_000_000_100,
+        output: { ok: true },
+        budget_usage: used,
+        provenance: {
+          seed: 7,
+          prompt_hash: null,
+          params_hash: null,
+          engine: 'scripted',
+          model_hash: null,
+          pool_id: 'local',
+          replica_id: null,
+          tokens_in: 3,
+          tokens_out: 4,
+          cost_usd: 0.25,
+          decode_time_ms: null,
+          price_table: null,
+        },
+      });
+
+      it('appends its last events, ends its record and adds its use to the run', async () => {
+        const { run, steps } = await runWithSteps(1);
+        const id = steps[0]?.step_id ?? '';
+        await store.appendEvents([narration(id, 1)]);
+        await store.addRunUsage(run.run_id, { ...used, tokens_in: 100 });
+        await store.endStep({
+          stepId: id,
+          runId: run.run_id,
+          events: [narration(id, 2), endEvent(id, 3)],
+          patch: { status: 'succeeded', output: { ok: true }, budget_usage: used, ended_at: 'x' },
+          runUsage: used,
+        });
+        expect((await store.readEvents(id)).map((e) => e.seq)).toEqual([1, 2, 3]);
+        expect((await store.readEvents(id))[2]).toEqual(endEvent(id, 3));
+        const step = await store.getStep(id);
+        expect(step).toMatchObject({ status: 'succeeded', output: { ok: true }, ended_at: 'x' });
+        expect(step?.budget_usage).toEqual(used);
+        expect((await store.getRun(run.run_id))?.budget_usage).toEqual({
+          tokens_in: 103,
+          tokens_out: 8,
+          cost_usd: 0.5,
+          wall_ms: 18,
+        });
+      });
+
+      it('without events or use, only ends the record; the run is untouched', async () => {
+        const { run, steps } = await runWithSteps(1);
+        const id = steps[0]?.step_id ?? '';
+        await store.endStep({
+          stepId: id,
+          runId: run.run_id,
+          events: [],
+          patch: { status: 'failed' },
+        });
+        expect((await store.getStep(id))?.status).toBe('failed');
+        expect(await store.readEvents(id)).toEqual([]);
+        expect((await store.getRun(run.run_id))?.budget_usage).toEqual(zeroUsage());
+      });
+
+      it('writes nothing when its events do not continue the log', async () => {
+        const { run, steps } = await runWithSteps(1);
+        const id = steps[0]?.step_id ?? '';
+        await store.appendEvents([narration(id, 1)]);
+        const end = store.endStep({
+          stepId: id,
+          runId: run.run_id,
+          events: [endEvent(id, 3)],
+          patch: { status: 'succeeded' },
+          runUsage: used,
+        });
+        await expect(end).rejects.toBeInstanceOf(ConflictError);
+        await expect(end).rejects.toMatchObject({ details: { step_id: id, expected: 2, got: 3 } });
+        expect((await store.getStep(id))?.status).toBe('running');
+        expect(await store.readEvents(id)).toEqual([narration(id, 1)]);
+        expect((await store.getRun(run.run_id))?.budget_usage).toEqual(zeroUsage());
+      });
+
+      it('refuses an unknown step or run, writing nothing', async () => {
+        const { run, steps } = await runWithSteps(1);
+        const id = steps[0]?.step_id ?? '';
+        const unknown = uid('step');
+        await expect(
+          store.endStep({
+            stepId: unknown,
+            runId: run.run_id,
+            events: [],
+            patch: { status: 'failed' },
+          }),
+        ).rejects.toBeInstanceOf(NotFoundError);
+        await expect(
+          store.endStep({
+            stepId: id,
+            runId: uid('run'),
+            events: [endEvent(id, 1)],
+            patch: { status: 'succeeded' },
+            runUsage: used,
+          }),
+        ).rejects.toBeInstanceOf(NotFoundError);
+        expect((await store.getStep(id))?.status).toBe('running');
+        expect(await store.readEvents(id)).toEqual([]);
+      });
+    });
+
     describe('run usage (POLICY-3000)', () => {
       it('adds usage to a run atomically, also when steps add theirs at once', async () => {
         const run = makeRun();

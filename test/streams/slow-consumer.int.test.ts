@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 import { MemoryRunStore } from '../../src/store/memory-store.js';
+import type { StepEnd } from '../../src/store/run-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { quietRuntime } from '../support/runtime.js';
 
@@ -14,6 +15,11 @@ class CountingStore extends MemoryRunStore {
   override appendEvents(events: readonly StepEvent[]): Promise<void> {
     for (const e of events) if (e.type === 'token') this.tokens++;
     return Promise.resolve();
+  }
+  /** A step's end: its record, not its last events (its log is not kept). */
+  override endStep(end: StepEnd): Promise<void> {
+    for (const e of end.events) if (e.type === 'token') this.tokens++;
+    return super.endStep({ ...end, events: [] });
   }
 }
 
