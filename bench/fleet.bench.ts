@@ -38,7 +38,8 @@ const rounds = Number(process.env['AXON_BENCH_ROUNDS'] ?? '6');
 const roundMs = Number(process.env['AXON_BENCH_ROUND_MS'] ?? '2000');
 const concurrency = Number(process.env['AXON_BENCH_CONCURRENCY'] ?? '16');
 const inFlight = Number(process.env['AXON_BENCH_IN_FLIGHT'] ?? '64');
-const prefix = `axon-bench-fleet:${randomUUID()}:`;
+// Unique, and as short as a deployment's (`axon:`) give or take: key bytes are a step's cost.
+const prefix = `axb:${randomUUID().slice(0, 8)}:`;
 const dir = mkdtempSync(join(tmpdir(), 'axon-bench-fleet-'));
 const config = join(dir, 'axon.yaml');
 writeFileSync(config, `redis:\n  url: ${url}\n  prefix: "${prefix}"\n`);

@@ -456,13 +456,17 @@ export class FleetWorker {
     // Here before the recorded cancel is read: a cancel sent from now on finds the step.
     this.#running.set(id, running);
     running.done = (async () => {
-      const { turn, cancelled } = await this.#turns.take(data, job.attemptsStarted);
+      // The turn, and the step's and its run's records, in one call.
+      const taking = this.#turns.take(data, job.attemptsStarted);
+      const store = this.#store.store;
+      const reading = Promise.all([store.getStep(data.step_id), store.getRun(data.run_id)]);
+      const [{ turn, cancelled }, [step, run]] = await Promise.all([taking, reading]);
       let status: StepStatus | null;
       try {
         // Cancelled before it came here: it never starts (nor goes on, after a stall).
         status = cancelled
           ? await this.#endCancelled(data.step_id)
-          : await this.runtime.takeStep(data, running.cancel.signal);
+          : await this.runtime.takeStep(data, running.cancel.signal, { step, run });
       } finally {
         this.#turns.end(data.step_id);
       }

@@ -13,8 +13,11 @@ import type { StepStatus } from '../store/records.js';
 import { ENDED } from '../store/redis-scripts.js';
 import type { FleetKeys } from './fleet-keys.js';
 
-/** Field of a step stream's entry holding a page of events (JSON). */
-export const EVENTS_FIELD = 'events';
+/**
+ * Field of a step stream's entry: the `seq` of the last event of the append it stands for.
+ * An entry only wakes followers, who read the store's log: it carries no events.
+ */
+export const EVENTS_FIELD = 'seq';
 /** How long a step's stream outlives its last entry, in ms (a day). */
 export const STREAM_TTL_MS = 86_400_000;
 /** Entries the fleet's `ended` stream keeps (approximately). */

@@ -3,7 +3,7 @@
  * submitted step again (after a restart, or to go on after an approval).
  */
 import type { StepEvent } from '../streams/events.js';
-import type { StepRecord, StepStatus } from '../store/records.js';
+import type { RunRecord, StepRecord, StepStatus } from '../store/records.js';
 import type { StepLifecycle } from '../actors/step-lifecycle.js';
 
 /** What a submission returns at once. */
@@ -36,6 +36,8 @@ export interface ResumeFrom {
   readonly fresh?: boolean;
   /** The W3C trace context it was submitted under elsewhere (a fleet job's): its spans join that trace. */
   readonly traceparent?: string | null;
+  /** Its run's record, read just now with the step's (a fleet worker's turn); absent, it is read. */
+  readonly run?: RunRecord;
 }
 
 /** The submission that makes `step` again, if it was submitted to its run (a root step with a client token). */

@@ -8,7 +8,7 @@
  */
 import { stepJobSchema, type StepJob } from '../placement/fleet-jobs.js';
 import type { QueueFigures } from '../placement/fleet-registry.js';
-import { takeStep } from '../steps/take-step.js';
+import { takeStep, type StepAndRun } from '../steps/take-step.js';
 import type { StepEvent } from '../streams/events.js';
 import type {
   ApprovalRecord,
@@ -162,11 +162,13 @@ export class RunOperations {
    * each job it takes (`src/fleet/`). Resolves with the status the step ended with; a step
    * that ended already is not run again, and one whose worker died mid-step goes on under
    * its id (see `steps/take-step.ts`). `signal` aborting cancels the step (the replica's
-   * cancel). `NotFoundError` for a step the store does not have.
+   * cancel). `NotFoundError` for a step the store does not have. `read`: the step's record
+   * and its run's, as the caller read them just now (a fleet worker reads them in the call
+   * that takes its turn); absent, they are read here.
    */
-  takeStep(job: StepJob, signal?: AbortSignal): Promise<StepStatus | null> {
+  takeStep(job: StepJob, signal?: AbortSignal, read?: StepAndRun): Promise<StepStatus | null> {
     this.parts.assertOpen();
-    return takeStep(this.parts.submissions, stepJobSchema.parse(job), signal);
+    return takeStep(this.parts.submissions, stepJobSchema.parse(job), signal, read);
   }
 
   /**

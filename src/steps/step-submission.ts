@@ -239,7 +239,7 @@ export async function submitStep(
       'submitStep: the body places the step and so does the caller (placement); give one',
     );
   }
-  const run = await host.store.getRun(runId);
+  const run = resume?.run?.run_id === runId ? resume.run : await host.store.getRun(runId);
   if (!run) throw new NotFoundError('run', runId);
   if (run.status !== 'running' && run.status !== 'waiting') {
     throw new ConflictError(`run ${runId} is ${run.status}: it takes no more steps`, {

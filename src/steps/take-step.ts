@@ -13,12 +13,18 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import type { StepJob } from '../placement/fleet-jobs.js';
-import { STEP_ENDED, type StepStatus } from '../store/records.js';
+import { STEP_ENDED, type RunRecord, type StepRecord, type StepStatus } from '../store/records.js';
 import { flushed } from '../store/run-store.js';
 import { StepLifecycle } from '../actors/step-lifecycle.js';
 import { endStoredStep } from '../runs/stored-step-end.js';
 import type { ResumeFrom } from '../runs/submitted-step.js';
 import { submitStep, type SubmissionHost } from './step-submission.js';
+
+/** A step's record and its run's, read together (`null` for one the store does not have). */
+export interface StepAndRun {
+  readonly step: StepRecord | null;
+  readonly run: RunRecord | null;
+}
 
 /**
  * Runs the step of `job` here and resolves with the status it ended with (`waiting` when it
@@ -29,8 +35,9 @@ export async function takeStep(
   host: SubmissionHost,
   job: StepJob,
   signal?: AbortSignal,
+  read?: StepAndRun,
 ): Promise<StepStatus | null> {
-  const step = await host.store.getStep(job.step_id);
+  const step = read ? read.step : await host.store.getStep(job.step_id);
   if (!step) throw new NotFoundError('step', job.step_id);
   if (STEP_ENDED.has(step.status)) return step.status;
   // A queued step has no log yet; one taken again after a stall has part of one.
@@ -58,12 +65,14 @@ export async function takeStep(
           logged: [],
           fresh: true,
           traceparent: job.traceparent,
+          ...(read?.run ? { run: read.run } : {}),
         }
       : {
           record: step,
           lifecycle: StepLifecycle.fromLog(step.step_id, events),
           logged: events,
           traceparent: job.traceparent,
+          ...(read?.run ? { run: read.run } : {}),
         };
   let submitted;
   try {

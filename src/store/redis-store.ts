@@ -72,7 +72,7 @@ export interface RedisStoreOptions {
     readonly maxLen: number;
     /** How long a stream outlives its last entry, in ms. */
     readonly ttlMs: number;
-    /** The entry's field (its value is the page of events, JSON). */
+    /** The entry's field (its value is the `seq` of the append's last event of the step). */
     readonly field: string;
   };
   /**
@@ -280,24 +280,21 @@ export class RedisRunStore implements RunStore {
   }
 
   /**
-   * Adds each step's page of `events` to its stream (`RedisStoreOptions.streams`), in the same
-   * call as their append; not awaited (a lost entry only delays a follower until its next
-   * read of the log).
+   * Adds an entry to the stream of each step of `events` (`RedisStoreOptions.streams`), in
+   * the same call as their append; not awaited (a lost entry only delays a follower until its
+   * next read of the log).
    */
   #announce(events: readonly StepEvent[], target: WriteTarget): void {
     const streams = this.#streams;
     if (!streams || events.length === 0) return;
-    const pages = new Map<string, StepEvent[]>();
-    for (const event of events) {
-      let page = pages.get(event.step_id);
-      if (!page) pages.set(event.step_id, (page = []));
-      page.push(event);
-    }
-    for (const [stepId, page] of pages) {
+    // Each step's last seq in this append: an entry only wakes (followers read the log).
+    const last = new Map<string, number>();
+    for (const event of events) last.set(event.step_id, event.seq);
+    for (const [stepId, seq] of last) {
       this.#write(
         Op.stream,
         [streams.key(stepId)],
-        [String(streams.maxLen), String(streams.ttlMs), streams.field, JSON.stringify(page)],
+        [String(streams.maxLen), String(streams.ttlMs), streams.field, String(seq)],
         target,
       ).catch(() => undefined);
     }

@@ -403,18 +403,26 @@ export class SqliteRunStore implements RunStore {
   endStep(end: StepEnd): Promise<void> {
     // In the turn's transaction (one commit for the turn); the append is checked before
     // anything of the end is held, so a refused one writes nothing.
-    return this.#write(() => {
-      if (end.runUsage !== undefined && this.#stmt.runRef.get(end.runId) === undefined) {
-        throw new NotFoundError('run', end.runId);
-      }
+    const body = (): void => {
       this.#appendHeld(end.events);
-      if (!this.#stepPatches.apply(end.stepId, end.patch)) {
+      // A step made in this turn is still held: its row goes in ended, with no update.
+      if (
+        !this.#pending.patchStep(end.stepId, end.patch) &&
+        !this.#stepPatches.apply(end.stepId, end.patch)
+      ) {
         throw new NotFoundError('step', end.stepId);
       }
       if (end.patch.status !== undefined && !OPEN.has(end.patch.status)) {
         this.#logEnds.delete(end.stepId);
       }
-      if (end.runUsage !== undefined) this.#addUsage(end.runId, end.runUsage);
+    };
+    const usage = end.runUsage;
+    if (usage === undefined) return this.#writeHeld(body);
+    // The run's use is read and added under the write lock: the held rows are written first.
+    return this.#write(() => {
+      if (this.#stmt.runRef.get(end.runId) === undefined) throw new NotFoundError('run', end.runId);
+      body();
+      this.#addUsage(end.runId, usage);
     });
   }
 
