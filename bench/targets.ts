@@ -222,6 +222,15 @@ export const TARGETS: readonly Target[] = [
     what: 'threads of a two-role workflow of no-op roles for 10 rounds: ≥ 10× the same loop in LangGraph.js (threads/s)',
     source: 'DESIGN.md',
   },
+  {
+    bench: 'workflow',
+    kind: 'ratios',
+    name: 'vs_langgraph_sqlite',
+    comparison: '>=',
+    threshold: 3,
+    what: 'threads of the same workflow on the SQLite store: ≥ 3× the same loop in LangGraph.js with its SQLite checkpointer',
+    source: 'issue 30',
+  },
 ];
 
 /**

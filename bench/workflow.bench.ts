@@ -5,12 +5,25 @@
  * loop in LangGraph.js (two nodes, a conditional edge back until 10 rounds, its in-memory
  * state), threads per second, `AXON_BENCH_IN_FLIGHT` threads at once on both sides (default
  * 16), interleaved rounds in one process. Target: `ratios.vs_langgraph` ≥ 10.
+ *
+ * The durable pair beside it: the same threads on the SQLite store (a temp file, the default
+ * durability `process`; and `power` beside it) against the same graph with LangGraph.js's
+ * SQLite checkpointer (`@langchain/langgraph-checkpoint-sqlite`, a temp file, WAL, its own
+ * default `synchronous`), a thread id per invoke. Target: `ratios.vs_langgraph_sqlite` ≥ 3;
+ * `ratios.vs_langgraph_sqlite_power` beside it.
  */
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Annotation, END as LG_END, START, StateGraph } from '@langchain/langgraph';
+import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import type { Role } from '../src/adapters/create-role.js';
 import { createLogger } from '../src/observability/logger.js';
 import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { memoryStore } from '../src/store/memory-store.js';
+import type { RunStore } from '../src/store/run-store.js';
+import { sqliteStore } from '../src/store/sqlite-store.js';
 import { defineWorkflow } from '../src/workflows/workflow-definition.js';
 import { WorkflowEngine } from '../src/workflows/workflow-engine.js';
 import { interleave, report } from './harness.js';
@@ -39,16 +52,17 @@ const State = Annotation.Root({
   rounds: Annotation<number>({ reducer: (_prev, next) => next, default: () => 0 }),
   last: Annotation<string>({ reducer: (_prev, next) => next, default: () => '' }),
 });
-const graph = new StateGraph(State)
+const builder = new StateGraph(State)
   .addNode('a', (s) => ({ rounds: s.rounds + 1, last: 'a' }))
   .addNode('b', (s) => ({ rounds: s.rounds + 1, last: 'b' }))
   .addEdge(START, 'a')
   .addConditionalEdges('a', (s) => (s.rounds >= ROUNDS ? LG_END : 'b'))
-  .addConditionalEdges('b', (s) => (s.rounds >= ROUNDS ? LG_END : 'a'))
-  .compile();
-
-let runtime: Runtime | null = null;
-let engine: WorkflowEngine | null = null;
+  .addConditionalEdges('b', (s) => (s.rounds >= ROUNDS ? LG_END : 'a'));
+const graph = builder.compile();
+const dir = mkdtempSync(join(tmpdir(), 'axon-bench-workflow-'));
+let files = 0;
+const checkpointer = SqliteSaver.fromConnString(join(dir, 'langgraph.db'));
+const durableGraph = builder.compile({ checkpointer });
 
 /** Fails unless a thread takes ten turns and ends `max_rounds`, and the graph ten rounds. */
 async function check(): Promise<void> {
@@ -66,37 +80,41 @@ async function check(): Promise<void> {
   if (out.rounds !== ROUNDS) throw new Error('bench:workflow: the graph did not take 10 rounds');
 }
 
+/** Threads of the workflow on a fresh runtime over `store()`, `inFlight` at once. */
+function axonCase(name: string, store: () => RunStore) {
+  let runtime: Runtime | null = null;
+  let engine: WorkflowEngine | null = null;
+  return {
+    name,
+    setup: () => {
+      runtime = createRuntime({ store: store(), logger: createLogger({ level: 'silent' }) });
+      engine = new WorkflowEngine(runtime, [workflow]);
+    },
+    teardown: async () => {
+      await engine?.close();
+      await runtime?.close();
+      engine = null;
+      runtime = null;
+    },
+    run: async () => {
+      const e = engine;
+      if (!e) return;
+      const ends = await Promise.all(
+        Array.from({ length: inFlight }, async () =>
+          e.wait((await e.trigger('pingpong', 'go')).thread_id),
+        ),
+      );
+      if (ends.some((t) => t.status !== 'completed')) {
+        throw new Error(`bench:workflow: a thread of ${name} did not complete`);
+      }
+    },
+  };
+}
+
 await check();
 const stats = await interleave(
   [
-    {
-      name: 'axon',
-      setup: () => {
-        runtime = createRuntime({
-          store: memoryStore(),
-          logger: createLogger({ level: 'silent' }),
-        });
-        engine = new WorkflowEngine(runtime, [workflow]);
-      },
-      teardown: async () => {
-        await engine?.close();
-        await runtime?.close();
-        engine = null;
-        runtime = null;
-      },
-      run: async () => {
-        const e = engine;
-        if (!e) return;
-        const ends = await Promise.all(
-          Array.from({ length: inFlight }, async () =>
-            e.wait((await e.trigger('pingpong', 'go')).thread_id),
-          ),
-        );
-        if (ends.some((t) => t.status !== 'completed')) {
-          throw new Error('bench:workflow: a thread did not complete');
-        }
-      },
-    },
+    axonCase('axon', () => memoryStore()),
     {
       name: 'langgraph',
       run: async () => {
@@ -106,11 +124,34 @@ const stats = await interleave(
         if (outs.some((o) => o.rounds !== ROUNDS)) throw new Error('langgraph run failed');
       },
     },
+    axonCase('axon_sqlite', () => sqliteStore(join(dir, `axon-${++files}.db`))),
+    axonCase('axon_sqlite_power', () =>
+      sqliteStore(join(dir, `axon-${++files}.db`), { durability: 'power' }),
+    ),
+    {
+      name: 'langgraph_sqlite',
+      run: async () => {
+        const outs = await Promise.all(
+          Array.from({ length: inFlight }, () =>
+            durableGraph.invoke(
+              {},
+              { recursionLimit: ROUNDS + 5, configurable: { thread_id: randomUUID() } },
+            ),
+          ),
+        );
+        if (outs.some((o) => o.rounds !== ROUNDS)) throw new Error('langgraph_sqlite run failed');
+      },
+    },
   ],
   { rounds, roundMs },
 );
-const axon = (stats.find((s) => s.name === 'axon')?.median ?? 0) * inFlight;
-const lg = (stats.find((s) => s.name === 'langgraph')?.median ?? 0) * inFlight;
+rmSync(dir, { recursive: true, force: true });
+const perS = (name: string): number => (stats.find((s) => s.name === name)?.median ?? 0) * inFlight;
+const axon = perS('axon');
+const lg = perS('langgraph');
+const axonSqlite = perS('axon_sqlite');
+const axonSqlitePower = perS('axon_sqlite_power');
+const lgSqlite = perS('langgraph_sqlite');
 report({
   bench: 'workflow',
   metrics: {
@@ -118,6 +159,13 @@ report({
     rounds_per_thread: ROUNDS,
     axon_threads_per_s: Math.round(axon),
     langgraph_threads_per_s: Math.round(lg),
+    axon_sqlite_threads_per_s: Math.round(axonSqlite),
+    axon_sqlite_power_threads_per_s: Math.round(axonSqlitePower),
+    langgraph_sqlite_threads_per_s: Math.round(lgSqlite),
   },
-  ratios: { vs_langgraph: Number((axon / lg).toFixed(2)) },
+  ratios: {
+    vs_langgraph: Number((axon / lg).toFixed(2)),
+    vs_langgraph_sqlite: Number((axonSqlite / lgSqlite).toFixed(2)),
+    vs_langgraph_sqlite_power: Number((axonSqlitePower / lgSqlite).toFixed(2)),
+  },
 });

@@ -80,11 +80,22 @@ monitor.on('monitor', (_time: string, args: string[], source: string) => {
       ? `${cmd}:${args.length > 3 ? (args[2] === '0' ? '' : args[3]?.slice(-24)) : ''}`
       : cmd;
   calls.set(name, (calls.get(name) ?? 0) + 1);
-  bytes.set(name.slice(0, 20), (bytes.get(name.slice(0, 20)) ?? 0) + args.reduce((n, x) => n + x.length, 0));
+  bytes.set(
+    name.slice(0, 20),
+    (bytes.get(name.slice(0, 20)) ?? 0) + args.reduce((n, x) => n + x.length, 0),
+  );
   top++;
 });
-const cpu = async (): Promise<number> => { const t = await admin.info('cpu'); return Number(/used_cpu_user:([\d.]+)/.exec(t)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(t)?.[1]); };
-const procCpu = (pid: number): number => { const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' '); return (Number(f[11]) + Number(f[12])) / 100; };
+const cpu = async (): Promise<number> => {
+  const t = await admin.info('cpu');
+  return (
+    Number(/used_cpu_user:([\d.]+)/.exec(t)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(t)?.[1])
+  );
+};
+const procCpu = (pid: number): number => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(f[11]) + Number(f[12])) / 100;
+};
 const w0 = procCpu(child.pid!);
 const a0 = process.cpuUsage();
 const cpu0 = await cpu();
@@ -99,7 +110,16 @@ for (let i = 0; i < n / 64; i++) {
 const after = await stats();
 const wall = (performance.now() - t0) / 1000;
 const a1 = process.cpuUsage(a0);
-console.log('steps/s', (n / wall).toFixed(0), 'redis cpu share', ((await cpu()) - cpu0) / wall, 'api', (a1.user + a1.system) / 1e6 / wall, 'worker', (procCpu(child.pid!) - w0) / wall);
+console.log(
+  'steps/s',
+  (n / wall).toFixed(0),
+  'redis cpu share',
+  ((await cpu()) - cpu0) / wall,
+  'api',
+  (a1.user + a1.system) / 1e6 / wall,
+  'worker',
+  (procCpu(child.pid!) - w0) / wall,
+);
 const rows: [string, number][] = [];
 let total = 0;
 for (const [k, v] of after) {

@@ -7,9 +7,9 @@
  * within the same few microseconds, usually in the same turn of the event loop. Held back,
  * an insert and its updates become one insert of the final row, a turn's rows of each table
  * one multi-row insert, and a turn's events of one step one chunk of its log (see
- * `sqlite-rows.ts`). Nothing changes for a reader: this process reads its own writes (every
- * read writes the held rows first), and other processes see only commits, which always
- * include them.
+ * `sqlite-rows.ts`). Nothing changes for a reader: this process reads its own writes (a
+ * read of a run or a step by id reads its held row; every other read writes the held rows
+ * first), and other processes see only commits, which always include them.
  *
  * The checks a statement would make (a taken id, an unknown run, a `seq` out of order) are
  * made by the store when the write is called, under the transaction's write lock, so a held
@@ -20,12 +20,16 @@ import type Database from 'better-sqlite3';
 import {
   CHUNK_COLUMNS,
   fieldJson,
+  heldRunRow,
+  heldStepRow,
   recordText,
   RUN_LAYOUT,
   splitPatch,
   STEP_LAYOUT,
   type RowLayout,
   type RowParts,
+  type RunRow,
+  type StepRow,
 } from './sqlite-rows.js';
 
 /** One parameter of an insert. */
@@ -92,6 +96,11 @@ class HeldRecords {
 
   add(row: RowParts): void {
     this.#rows.set(row.id, row);
+  }
+
+  /** A held row; undefined when it is not held. */
+  get(id: string): RowParts | undefined {
+    return this.#rows.get(id);
   }
 
   /**
@@ -241,6 +250,18 @@ export class PendingRows {
   /** The rowid of a held step; undefined when the step is not held. */
   stepRef(stepId: string): number | undefined {
     return this.#steps.ref(stepId);
+  }
+
+  /** A held run's row as the table would give it; null when the run is not held. */
+  heldRun(runId: string): RunRow | null {
+    const row = this.#runs.get(runId);
+    return row ? heldRunRow(row) : null;
+  }
+
+  /** A held step's row as the table would give it; null when the step is not held. */
+  heldStep(stepId: string): StepRow | null {
+    const row = this.#steps.get(stepId);
+    return row ? heldStepRow(row) : null;
   }
 
   /** Holds a new run's row (`runRow` in `sqlite-rows.ts`). */

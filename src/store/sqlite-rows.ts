@@ -221,6 +221,8 @@ export function fieldJson(field: string, value: unknown): string {
  */
 export interface RowParts {
   readonly id: string;
+  /** A step's: its run's id (its row refers to the run by rowid). */
+  readonly runId?: string;
   readonly columns: (string | number | null)[];
   readonly fixed: string;
   readonly changing: string[];
@@ -282,9 +284,32 @@ export function stepRow(s: StepRecord, ref: number, runRef: number): RowParts {
   ]);
   return {
     id: s.step_id,
+    runId: s.run_id,
     columns: [ref, s.step_id, runRef, s.client_token],
     fixed: fixed.slice(1, -1),
     changing: changingTexts(s, STEP_LAYOUT),
+  };
+}
+
+/** A held run's row as a read of the table would give it. */
+export function heldRunRow(row: RowParts): RunRow {
+  // RUN_COLUMNS: run_ref, run_id, flow_id, status, …
+  return {
+    run_id: row.columns[1] as string,
+    flow_id: row.columns[2] as string | null,
+    status: row.columns[3] as string,
+    record: recordText(row),
+  };
+}
+
+/** A held step's row as a read of the table would give it. */
+export function heldStepRow(row: RowParts): StepRow {
+  // STEP_COLUMNS: step_ref, step_id, run_ref, client_token.
+  return {
+    step_id: row.id,
+    run_id: row.runId ?? '',
+    client_token: row.columns[3] as string | null,
+    record: recordText(row),
   };
 }
 

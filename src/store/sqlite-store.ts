@@ -258,8 +258,11 @@ export class SqliteRunStore implements RunStore {
   }
 
   getRun(runId: string): Promise<RunRecord | null> {
-    return this.#read(() => {
-      const row = this.#stmt.getRun.get(runId) as RunRow | undefined;
+    // A held run is read as held (writing it now would make its next patch an update); one
+    // not held is in the table, whatever else is held.
+    return settle(() => {
+      const row =
+        this.#pending.heldRun(runId) ?? (this.#stmt.getRun.get(runId) as RunRow | undefined);
       return row ? runFromRow(row) : null;
     });
   }
@@ -372,8 +375,11 @@ export class SqliteRunStore implements RunStore {
   }
 
   getStep(stepId: string): Promise<StepRecord | null> {
-    return this.#read(() => {
-      const row = this.#stmt.getStep.get(stepId) as StepRow | undefined;
+    // As getRun: a held step as held, else from the table (its run's row, joined, is written
+    // before its own: a step in the table has its run there).
+    return settle(() => {
+      const row =
+        this.#pending.heldStep(stepId) ?? (this.#stmt.getStep.get(stepId) as StepRow | undefined);
       return row ? stepFromRow(row) : null;
     });
   }
