@@ -1,10 +1,18 @@
 /**
- * @module A probe: the Redis commands one no-op fleet step costs, by command (INFO
- * commandstats before and after), with one `axon worker` of the pool. `tsx bench/probes/fleet-calls.ts`.
+ * @module A probe of where a fleet step's Redis traffic goes: one `axon worker` (concurrency
+ * 16) and this process as the API on the Redis store, `N` no-op `gate_eval` steps (default
+ * 640) submitted 64 at a time. Prints, per step: the commands the clients send by command
+ * (MONITOR; a script's own commands left out, a MULTI … EXEC once), the bytes of their
+ * arguments, every command Redis runs (INFO commandstats, scripts' included), and steps/s
+ * with the CPU share of Redis, this process and the worker.
+ *
+ * `NOMON=1` leaves MONITOR off (it slows Redis: take figures of speed with it off);
+ * `WORKER_ARGS` goes to the worker's `node` (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
+ * Run: `npx tsx bench/probes/fleet-calls.ts`.
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -12,15 +20,17 @@ import { createLogger } from '../../src/observability/logger.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
 import { redisStore } from '../../src/store/redis-store.js';
 
-const url = 'redis://127.0.0.1:6379';
+const url = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
+const n = Number(process.env['N'] ?? '640');
 const prefix = `axp:${randomUUID().slice(0, 8)}:`;
 const dir = mkdtempSync(join(tmpdir(), 'axon-probe-'));
 const config = join(dir, 'axon.yaml');
 writeFileSync(config, `redis:\n  url: ${url}\n  prefix: "${prefix}"\n`);
+const workerArgs = (process.env['WORKER_ARGS'] ?? '').split(' ').filter((a) => a !== '');
 const child = spawn(
   'node',
   [
-    ...(process.env['WORKER_ARGS'] ?? '').split(' ').filter((a) => a !== ''),
+    ...workerArgs,
     '--import',
     'tsx',
     'src/cli/main.ts',
@@ -34,13 +44,15 @@ const child = spawn(
   ],
   { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, AXON_LOG_LEVEL: 'warn' } },
 );
+const workerPid = child.pid ?? 0;
 await new Promise<void>((resolve) => {
   let out = '';
-  child.stdout.on('data', (c: Buffer) => {
-    out += c.toString();
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
     if (/taking steps/.test(out)) resolve();
   });
 });
+
 const runtime = createRuntime({
   store: redisStore({ url, prefix }),
   fleet: { redis: url, prefix, refreshMs: 200 },
@@ -51,95 +63,91 @@ const { flow } = await runtime.createFlow({ name: 'probe' });
 const run = await runtime.createRun(flow.flow_id, { pool_policy: { placement: { pin: 'p' } } });
 const gate = { type: 'gate_eval', input: { fact_type: 'none', min_count: 0 } };
 const admin = new Redis(url);
-async function stats(): Promise<Map<string, number>> {
-  const text = await admin.info('commandstats');
-  const m = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const r = /^cmdstat_([^:]+):calls=(\d+)/.exec(line);
-    if (r) m.set(r[1] as string, Number(r[2]));
+
+/** Every command Redis has run, by name (INFO commandstats). */
+async function commandstats(): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const m of (await admin.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    out.set(m[1] ?? '', Number(m[2]));
   }
-  return m;
+  return out;
 }
-const n = Number(process.env['N'] ?? '640');
-for (let i = 0; i < 64; i++) await (await runtime.submitStep(run.run_id, gate)).done;
-const monitor = process.env['NOMON'] ? admin.duplicate() : await admin.duplicate().monitor();
+
+/** Redis's CPU seconds so far. */
+async function redisCpu(): Promise<number> {
+  const info = await admin.info('cpu');
+  const field = (name: string): number =>
+    Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+  return field('used_cpu_user') + field('used_cpu_sys');
+}
+
+/** A process's CPU seconds so far (`/proc`). */
+function processCpu(pid: number): number {
+  const fields = (readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1] ?? '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** `count` steps, 64 at a time. */
+async function steps(count: number): Promise<void> {
+  for (let i = 0; i < count / 64; i++) {
+    const submitted = await Promise.all(
+      Array.from({ length: 64 }, () => runtime.submitStep(run.run_id, gate)),
+    );
+    await Promise.all(submitted.map((s) => s.done));
+  }
+}
+
+await steps(64);
 const calls = new Map<string, number>();
 const bytes = new Map<string, number>();
+let sent = 0;
+const monitor = process.env['NOMON'] ? null : await admin.duplicate().monitor();
 const inMulti = new Set<string>();
-let top = 0;
-monitor.on('monitor', (_time: string, args: string[], source: string) => {
+monitor?.on('monitor', (_time: string, args: string[], source: string) => {
   if (source === 'lua') return;
-  const cmd = (args[0] ?? '').toLowerCase();
+  const command = (args[0] ?? '').toLowerCase();
   if (inMulti.has(source)) {
-    if (cmd === 'exec' || cmd === 'discard') inMulti.delete(source);
+    if (command === 'exec' || command === 'discard') inMulti.delete(source);
     return;
   }
-  if (cmd === 'multi') inMulti.add(source);
-  const name =
-    cmd === 'evalsha' || cmd === 'eval'
-      ? `${cmd}:${args.length > 3 ? (args[2] === '0' ? '' : args[3]?.slice(-24)) : ''}`
-      : cmd;
-  calls.set(name, (calls.get(name) ?? 0) + 1);
-  bytes.set(
-    name.slice(0, 20),
-    (bytes.get(name.slice(0, 20)) ?? 0) + args.reduce((n, x) => n + x.length, 0),
-  );
-  top++;
+  if (command === 'multi') inMulti.add(source);
+  if (command === 'info') return;
+  calls.set(command, (calls.get(command) ?? 0) + 1);
+  bytes.set(command, (bytes.get(command) ?? 0) + args.reduce((sum, a) => sum + a.length, 0));
+  sent++;
 });
-const cpu = async (): Promise<number> => {
-  const t = await admin.info('cpu');
-  return (
-    Number(/used_cpu_user:([\d.]+)/.exec(t)?.[1]) + Number(/used_cpu_sys:([\d.]+)/.exec(t)?.[1])
-  );
-};
-const procCpu = (pid: number): number => {
-  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(f[11]) + Number(f[12])) / 100;
-};
-const w0 = procCpu(child.pid!);
-const a0 = process.cpuUsage();
-const cpu0 = await cpu();
+const workerCpu0 = processCpu(workerPid);
+const apiCpu0 = process.cpuUsage();
+const redisCpu0 = await redisCpu();
+const before = await commandstats();
 const t0 = performance.now();
-const before = await stats();
-for (let i = 0; i < n / 64; i++) {
-  const steps = await Promise.all(
-    Array.from({ length: 64 }, () => runtime.submitStep(run.run_id, gate)),
-  );
-  await Promise.all(steps.map((s) => s.done));
-}
-const after = await stats();
+await steps(n);
 const wall = (performance.now() - t0) / 1000;
-const a1 = process.cpuUsage(a0);
+const after = await commandstats();
+const apiCpu = process.cpuUsage(apiCpu0);
+const share = (seconds: number): string => (seconds / wall).toFixed(2);
 console.log(
-  'steps/s',
-  (n / wall).toFixed(0),
-  'redis cpu share',
-  ((await cpu()) - cpu0) / wall,
-  'api',
-  (a1.user + a1.system) / 1e6 / wall,
-  'worker',
-  (procCpu(child.pid!) - w0) / wall,
+  `steps/s ${(n / wall).toFixed(0)}; CPU share: redis ${share((await redisCpu()) - redisCpu0)}, api ${share((apiCpu.user + apiCpu.system) / 1e6)}, worker ${share(processCpu(workerPid) - workerCpu0)}`,
 );
-const rows: [string, number][] = [];
-let total = 0;
-for (const [k, v] of after) {
-  const d = v - (before.get(k) ?? 0);
-  if (d > 0 && k !== 'info') {
-    rows.push([k, d / n]);
-    total += d;
+let ran = 0;
+for (const [name, count] of after) {
+  if (name !== 'info') ran += count - (before.get(name) ?? 0);
+}
+console.log(`commands Redis ran per step (scripts' included): ${(ran / n).toFixed(2)}`);
+if (monitor) {
+  // What the clients sent last reaches the monitor a moment later.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  monitor.disconnect();
+  console.log(`commands sent per step: ${(sent / n).toFixed(2)}`);
+  for (const [name, count] of [...calls].sort((a, b) => b[1] - a[1])) {
+    const perStep = (count / n).toFixed(2);
+    const argBytes = ((bytes.get(name) ?? 0) / n).toFixed(0);
+    console.log(`  ${name.padEnd(16)} ${perStep.padStart(6)} a step, ${argBytes} bytes`);
   }
 }
-rows.sort((a, b) => b[1] - a[1]);
-for (const [k, v] of rows) console.log(k.padEnd(20), v.toFixed(2));
-console.log('total per step', (total / n).toFixed(2));
-await new Promise((r) => setTimeout(r, 500));
-monitor.disconnect();
-const crow = [...calls].sort((a, b) => b[1] - a[1]);
-for (const [k, v] of crow) console.log('call', k.padEnd(50), (v / n).toFixed(2));
-console.log('calls per step', (top / n).toFixed(2));
-for (const [k, v] of bytes) console.log('bytes per step', k, (v / n).toFixed(0));
 await runtime.close();
 const exited = new Promise((resolve) => child.on('exit', resolve));
 child.kill('SIGTERM');
 await exited;
 admin.disconnect();
+rmSync(dir, { recursive: true, force: true });

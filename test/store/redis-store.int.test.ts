@@ -217,6 +217,107 @@ describe('RedisRunStore', () => {
     await client.quit();
   });
 
+  it("streams: each append and a step's end add an entry with the step's last seq to its stream, in the same call", async () => {
+    const p = prefix();
+    const client = new Redis(redisUrl());
+    const store = redisStore({
+      url: redisUrl(),
+      prefix: p,
+      streams: { key: (id) => `${p}stream:${id}`, maxLen: 100, ttlMs: 60_000, field: 'seq' },
+    });
+    const run = makeRun();
+    const step = makeStep(run.run_id);
+    await store.createRun(run);
+    await store.createStep(step);
+    await store.appendEvents([narration(step.step_id, 1), narration(step.step_id, 2)]);
+    await store.endStep({
+      stepId: step.step_id,
+      runId: run.run_id,
+      events: [narration(step.step_id, 3)],
+      patch: { status: 'succeeded' },
+    });
+    const entries = await client.xrange(`${p}stream:${step.step_id}`, '-', '+');
+    expect(entries.map(([, fields]) => fields)).toEqual([
+      ['seq', '2'],
+      ['seq', '3'],
+    ]);
+    const ttl = await client.pttl(`${p}stream:${step.step_id}`);
+    expect(ttl).toBeGreaterThan(50_000);
+    expect(ttl).toBeLessThanOrEqual(60_000);
+    await store.close();
+    await client.quit();
+  });
+
+  it("endNotice: a step's end is said in the same call only once it is written; a refused end says nothing", async () => {
+    const p = prefix();
+    const client = new Redis(redisUrl());
+    const said: [string, boolean][] = [];
+    const store = redisStore({
+      url: redisUrl(),
+      prefix: p,
+      endNotice: (stepId, status) => ({
+        keys: [`${p}ended`, `${p}counts`, '', `${p}open`],
+        args: [stepId, status, '1000', 'completed', ''],
+        said: (yes) => said.push([stepId, yes]),
+      }),
+    });
+    const run = makeRun();
+    const ok = makeStep(run.run_id);
+    const refused = makeStep(run.run_id);
+    await store.createRun(run);
+    await store.createStep(ok);
+    await store.createStep(refused);
+    await client.zadd(`${p}open`, 1, ok.step_id, 2, refused.step_id);
+    await store.endStep({
+      stepId: ok.step_id,
+      runId: run.run_id,
+      events: [],
+      patch: { status: 'succeeded' },
+    });
+    // Its events do not continue the log: nothing is written, nothing said.
+    await expect(
+      store.endStep({
+        stepId: refused.step_id,
+        runId: run.run_id,
+        events: [narration(refused.step_id, 5)],
+        patch: { status: 'failed' },
+      }),
+    ).rejects.toBeInstanceOf(ConflictError);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(said).toEqual([
+      [ok.step_id, true],
+      [refused.step_id, false],
+    ]);
+    const ended = await client.xrange(`${p}ended`, '-', '+');
+    expect(ended.map(([, fields]) => fields)).toEqual([[ok.step_id, 'succeeded']]);
+    expect(await client.hget(`${p}counts`, 'completed')).toBe('1');
+    expect(await client.zrange(`${p}open`, 0, -1)).toEqual([refused.step_id]);
+    await store.close();
+    await client.quit();
+  });
+
+  it('takeTurn sets a fence in the call of the writes after it, which it then guards; it tells whether the mark exists', async () => {
+    const p = prefix();
+    const client = new Redis(redisUrl());
+    const fence = { key: `${p}fence`, token: 'second' };
+    const store = redisStore({ url: redisUrl(), prefix: p, fence: () => [fence] });
+    const run = makeRun();
+    const step = makeStep(run.run_id);
+    await store.createRun(run);
+    await client.set(`${p}mark`, '1');
+    // The take and the guarded write in one turn: the write sees the fence just set.
+    const taken = store.takeTurn(fence.key, 'second', 10_000, `${p}mark`);
+    const created = store.createStep(step);
+    expect(await taken).toBe(true);
+    await created;
+    expect(await client.get(fence.key)).toBe('second');
+    expect(await client.pttl(fence.key)).toBeGreaterThan(9_000);
+    expect(await store.takeTurn(`${p}other`, 'x', 10_000, `${p}no-mark`)).toBe(false);
+    expect((await store.getStep(step.step_id))?.step_id).toBe(step.step_id);
+    await store.close();
+    await client.quit();
+  });
+
   it("a run's shared budget ledger (POLICY-3000): of eight processes reserving 40 of 100 tokens out at once, two fit and six are refused BUDGET_EXCEEDED with what was left", async () => {
     const p = prefix();
     const stores = Array.from({ length: 8 }, () => redisStore({ url: redisUrl(), prefix: p }));
