@@ -32,6 +32,7 @@ import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { redisStore } from '../src/store/redis-store.js';
 import type { StepEvent } from '../src/streams/events.js';
 import { interleave, report } from './harness.js';
+import { commandsRun, watchSent } from './redis-counts.js';
 
 const url = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const rounds = Number(process.env['AXON_BENCH_ROUNDS'] ?? '6');
@@ -208,48 +209,21 @@ async function bullmqStarts(n: number): Promise<number[]> {
 }
 
 /**
- * Redis calls per operation of `op` (each one `inFlight` steps or jobs): the commands every
- * client sends (Redis's MONITOR, where a command a script runs is marked `lua` and left out;
- * a MULTI … EXEC transaction counts once), and every command Redis runs, scripts' included
- * (INFO commandstats before and after).
+ * Redis calls per operation of `op` (each one `inFlight` steps or jobs): the commands the
+ * clients send and every command Redis runs (see `redis-counts.ts`).
  */
 async function redisCalls(
   op: () => Promise<void>,
   ops: number,
 ): Promise<{ calls: number; commands: number }> {
-  const admin = new Redis(url);
-  const monitor = await admin.monitor();
-  let calls = 0;
-  const inMulti = new Set<string>();
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (source === 'lua') return;
-    const command = (args[0] ?? '').toLowerCase();
-    if (inMulti.has(source)) {
-      if (command === 'exec' || command === 'discard') inMulti.delete(source);
-      return;
-    }
-    if (command === 'multi') inMulti.add(source);
-    if (command !== 'info') calls++;
-  });
-  const commandstats = async (): Promise<number> => {
-    let total = 0;
-    for (const m of (await connection.info('commandstats')).matchAll(
-      /^cmdstat_(\w+)[^:]*:calls=(\d+)/gm,
-    )) {
-      if (m[1] !== 'info' && m[1] !== 'monitor') total += Number(m[2]);
-    }
-    return total;
-  };
-  const before = await commandstats();
+  const sent = await watchSent(url);
+  const before = await commandsRun(connection);
   for (let i = 0; i < ops; i++) await op();
-  const after = await commandstats();
-  // What the clients sent last reaches the monitor a moment later.
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  monitor.disconnect();
-  admin.disconnect();
+  const after = await commandsRun(connection);
+  const { total } = await sent.stop();
   const n = ops * inFlight;
   return {
-    calls: Number((calls / n).toFixed(2)),
+    calls: Number((total / n).toFixed(2)),
     commands: Number(((after - before) / n).toFixed(2)),
   };
 }

@@ -19,6 +19,7 @@ import { Redis } from 'ioredis';
 import { createLogger } from '../../src/observability/logger.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
 import { redisStore } from '../../src/store/redis-store.js';
+import { commandsRun, watchSent } from '../redis-counts.js';
 
 const url = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const n = Number(process.env['N'] ?? '640');
@@ -64,15 +65,6 @@ const run = await runtime.createRun(flow.flow_id, { pool_policy: { placement: { 
 const gate = { type: 'gate_eval', input: { fact_type: 'none', min_count: 0 } };
 const admin = new Redis(url);
 
-/** Every command Redis has run, by name (INFO commandstats). */
-async function commandstats(): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  for (const m of (await admin.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
-    out.set(m[1] ?? '', Number(m[2]));
-  }
-  return out;
-}
-
 /** Redis's CPU seconds so far. */
 async function redisCpu(): Promise<number> {
   const info = await admin.info('cpu');
@@ -98,51 +90,31 @@ async function steps(count: number): Promise<void> {
 }
 
 await steps(64);
-const calls = new Map<string, number>();
-const bytes = new Map<string, number>();
-let sent = 0;
-const monitor = process.env['NOMON'] ? null : await admin.duplicate().monitor();
-const inMulti = new Set<string>();
-monitor?.on('monitor', (_time: string, args: string[], source: string) => {
-  if (source === 'lua') return;
-  const command = (args[0] ?? '').toLowerCase();
-  if (inMulti.has(source)) {
-    if (command === 'exec' || command === 'discard') inMulti.delete(source);
-    return;
-  }
-  if (command === 'multi') inMulti.add(source);
-  if (command === 'info') return;
-  calls.set(command, (calls.get(command) ?? 0) + 1);
-  bytes.set(command, (bytes.get(command) ?? 0) + args.reduce((sum, a) => sum + a.length, 0));
-  sent++;
-});
+const sent = process.env['NOMON'] ? null : await watchSent(url);
 const workerCpu0 = processCpu(workerPid);
 const apiCpu0 = process.cpuUsage();
 const redisCpu0 = await redisCpu();
-const before = await commandstats();
+const before = await commandsRun(admin);
 const t0 = performance.now();
 await steps(n);
 const wall = (performance.now() - t0) / 1000;
-const after = await commandstats();
+const after = await commandsRun(admin);
 const apiCpu = process.cpuUsage(apiCpu0);
 const share = (seconds: number): string => (seconds / wall).toFixed(2);
 console.log(
   `steps/s ${(n / wall).toFixed(0)}; CPU share: redis ${share((await redisCpu()) - redisCpu0)}, api ${share((apiCpu.user + apiCpu.system) / 1e6)}, worker ${share(processCpu(workerPid) - workerCpu0)}`,
 );
-let ran = 0;
-for (const [name, count] of after) {
-  if (name !== 'info') ran += count - (before.get(name) ?? 0);
-}
-console.log(`commands Redis ran per step (scripts' included): ${(ran / n).toFixed(2)}`);
-if (monitor) {
-  // What the clients sent last reaches the monitor a moment later.
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  monitor.disconnect();
-  console.log(`commands sent per step: ${(sent / n).toFixed(2)}`);
-  for (const [name, count] of [...calls].sort((a, b) => b[1] - a[1])) {
+console.log(
+  `commands Redis ran per step (scripts' included): ${((after - before) / n).toFixed(2)}`,
+);
+if (sent) {
+  const { total, byCommand } = await sent.stop();
+  console.log(`commands sent per step: ${(total / n).toFixed(2)}`);
+  for (const [name, { count, chars }] of [...byCommand].sort((a, b) => b[1].count - a[1].count)) {
     const perStep = (count / n).toFixed(2);
-    const argBytes = ((bytes.get(name) ?? 0) / n).toFixed(0);
-    console.log(`  ${name.padEnd(16)} ${perStep.padStart(6)} a step, ${argBytes} bytes`);
+    console.log(
+      `  ${name.padEnd(16)} ${perStep.padStart(6)} a step, ${(chars / n).toFixed(0)} bytes`,
+    );
   }
 }
 await runtime.close();

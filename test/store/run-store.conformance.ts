@@ -16,7 +16,7 @@ import {
   type RunRecord,
   type StepRecord,
 } from '../../src/store/records.js';
-import type { StepEvent } from '../../src/streams/events.js';
+import type { Provenance, StepEvent } from '../../src/streams/events.js';
 import type { RunPageQuery, RunStore } from '../../src/store/run-store.js';
 import {
   makeCheckpoint,
@@ -27,6 +27,24 @@ import {
   narration,
   uid,
 } from '../support/records.js';
+
+/** The provenance of a step of the scripted engine (seed 7, pool `local`) that used `use`. */
+function scriptedProvenance(
+  use: Pick<Provenance, 'tokens_in' | 'tokens_out' | 'cost_usd'>,
+): Provenance {
+  return {
+    seed: 7,
+    prompt_hash: null,
+    params_hash: null,
+    engine: 'scripted',
+    model_hash: null,
+    pool_id: 'local',
+    replica_id: null,
+    ...use,
+    decode_time_ms: null,
+    price_table: null,
+  };
+}
 
 /** Registers the RunStore conformance suite for the implementation `create` makes. */
 export function describeRunStore(name: string, create: () => Promise<RunStore> | RunStore): void {
@@ -223,20 +241,7 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
             seq: 1,
             ts: 1,
             pool_id: 'local',
-            provenance: {
-              seed: 7,
-              prompt_hash: null,
-              params_hash: null,
-              engine: 'scripted',
-              model_hash: null,
-              pool_id: 'local',
-              replica_id: null,
-              tokens_in: 0,
-              tokens_out: 0,
-              cost_usd: 0,
-              decode_time_ms: null,
-              price_table: null,
-            },
+            provenance: scriptedProvenance({ tokens_in: 0, tokens_out: 0, cost_usd: 0 }),
           },
           { type: 'token', step_id: id, seq: 2, ts: 2, t: 'Hel', i: 0 },
           { type: 'tool_suggest', step_id: id, seq: 3, ts: 3, tool: 'add', args: { a: 1, b: [2] } },
@@ -873,20 +878,7 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
         ts: 1_700_000_000_100,
         output: { ok: true },
         budget_usage: used,
-        provenance: {
-          seed: 7,
-          prompt_hash: null,
-          params_hash: null,
-          engine: 'scripted',
-          model_hash: null,
-          pool_id: 'local',
-          replica_id: null,
-          tokens_in: 3,
-          tokens_out: 4,
-          cost_usd: 0.25,
-          decode_time_ms: null,
-          price_table: null,
-        },
+        provenance: scriptedProvenance({ tokens_in: 3, tokens_out: 4, cost_usd: 0.25 }),
       });
 
       it('appends its last events, ends its record and adds its use to the run', async () => {

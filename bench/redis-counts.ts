@@ -1,0 +1,57 @@
+/**
+ * @module Counting what Redis is asked, for `bench:fleet` and `bench/probes/fleet-calls.ts`:
+ * the commands its clients send (MONITOR: a command a script runs is marked `lua` and left
+ * out, a MULTI … EXEC transaction counts once, `INFO` not at all) and every command it runs,
+ * scripts' included (INFO commandstats).
+ */
+import { Redis } from 'ioredis';
+
+/** What {@link watchSent} saw between its start and `stop()`. */
+export interface SentCommands {
+  /** Commands sent, all clients together. */
+  readonly total: number;
+  /** By command (lower case): how many, and the characters of their arguments. */
+  readonly byCommand: ReadonlyMap<string, { readonly count: number; readonly chars: number }>;
+}
+
+/** Starts counting the commands Redis's clients send; `stop()` ends it and says what it saw. */
+export async function watchSent(url: string): Promise<{ stop(): Promise<SentCommands> }> {
+  const client = new Redis(url);
+  const monitor = await client.monitor();
+  const byCommand = new Map<string, { count: number; chars: number }>();
+  let total = 0;
+  const inMulti = new Set<string>();
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (source === 'lua') return;
+    const command = (args[0] ?? '').toLowerCase();
+    if (inMulti.has(source)) {
+      if (command === 'exec' || command === 'discard') inMulti.delete(source);
+      return;
+    }
+    if (command === 'multi') inMulti.add(source);
+    if (command === 'info') return;
+    const seen = byCommand.get(command) ?? { count: 0, chars: 0 };
+    seen.count++;
+    seen.chars += args.reduce((sum, a) => sum + a.length, 0);
+    byCommand.set(command, seen);
+    total++;
+  });
+  return {
+    stop: async () => {
+      // What the clients sent last reaches the monitor a moment later.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      monitor.disconnect();
+      client.disconnect();
+      return { total, byCommand };
+    },
+  };
+}
+
+/** Every command Redis has run so far, scripts' included, but `INFO` and `MONITOR`. */
+export async function commandsRun(client: Redis): Promise<number> {
+  let total = 0;
+  for (const m of (await client.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    if (m[1] !== 'info' && m[1] !== 'monitor') total += Number(m[2]);
+  }
+  return total;
+}
