@@ -103,6 +103,12 @@ class HeldRecords {
     return this.#rows.get(id);
   }
 
+  /** The first held row `test` holds for (a scan: a turn holds tens of rows). */
+  find(test: (row: RowParts) => boolean): RowParts | undefined {
+    for (const row of this.#rows.values()) if (test(row)) return row;
+    return undefined;
+  }
+
   /**
    * Sets the patched fields of a held row as an update would (all of them or, for a field
    * an update cannot set, none); false when the row is not held.
@@ -261,6 +267,12 @@ export class PendingRows {
   /** A held step's row as the table would give it; null when the step is not held. */
   heldStep(stepId: string): StepRow | null {
     const row = this.#steps.get(stepId);
+    return row ? heldStepRow(row) : null;
+  }
+
+  /** The held step of run `runId` with client token `token`, as the table would give it; null when none is held. */
+  heldByToken(runId: string, token: string): StepRow | null {
+    const row = this.#steps.find((r) => r.runId === runId && r.columns[3] === token);
     return row ? heldStepRow(row) : null;
   }
 

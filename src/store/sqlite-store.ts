@@ -138,8 +138,9 @@ export class SqliteRunStore implements RunStore {
     );
     this.#claim = db.transaction((step: StepRecord) => {
       if (step.client_token !== null) {
-        const row = this.#stmt.stepByToken.get(step.run_id, step.client_token) as
-          StepRow | undefined;
+        const row =
+          this.#pending.heldByToken(step.run_id, step.client_token) ??
+          (this.#stmt.stepByToken.get(step.run_id, step.client_token) as StepRow | undefined);
         if (row) return { step: stepFromRow(row), created: false };
       }
       this.#insertStep(step);
@@ -281,7 +282,9 @@ export class SqliteRunStore implements RunStore {
   }
 
   claimStep(step: StepRecord): Promise<{ step: StepRecord; created: boolean }> {
-    return this.#write(() => this.#claim(step));
+    // The token is looked for among the held steps and in the table: the held rows stay held
+    // (written now, the step's end would be an insert and an update).
+    return this.#writeHeld(() => this.#claim(step));
   }
 
   putFlow(flow: FlowRecord): Promise<{ flow: FlowRecord; created: boolean }> {
@@ -311,13 +314,25 @@ export class SqliteRunStore implements RunStore {
   }
 
   addRunUsage(runId: string, usage: BudgetUsage): Promise<BudgetUsage> {
-    return this.#write(() => {
-      // Read and write under the write lock, so concurrent adders (other processes
-      // included) each add theirs.
-      const total = this.#addUsage(runId, usage);
-      if (!total) throw new NotFoundError('run', runId);
+    // Read and written under the write lock, so concurrent adders (other processes
+    // included) each add theirs.
+    return this.#writeHeld(() => this.#runUsage(runId, usage));
+  }
+
+  /**
+   * Adds `usage` to a run's: a held run's row as held (no write of the held rows), else the
+   * table's. `NotFoundError` for an unknown run.
+   */
+  #runUsage(runId: string, usage: BudgetUsage): BudgetUsage {
+    const held = this.#pending.heldRun(runId);
+    if (held) {
+      const total = addUsage(runFromRow(held).budget_usage, usage);
+      this.#pending.patchRun(runId, { budget_usage: total });
       return total;
-    });
+    }
+    const total = this.#addUsage(runId, usage);
+    if (!total) throw new NotFoundError('run', runId);
+    return total;
   }
 
   createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
@@ -409,7 +424,16 @@ export class SqliteRunStore implements RunStore {
   endStep(end: StepEnd): Promise<void> {
     // In the turn's transaction (one commit for the turn); the append is checked before
     // anything of the end is held, so a refused one writes nothing.
-    const body = (): void => {
+    const usage = end.runUsage;
+    return this.#writeHeld(() => {
+      // Checked before anything is held: an unknown run writes nothing.
+      if (
+        usage !== undefined &&
+        this.#pending.runRef(end.runId) === undefined &&
+        this.#stmt.runRef.get(end.runId) === undefined
+      ) {
+        throw new NotFoundError('run', end.runId);
+      }
       this.#appendHeld(end.events);
       // A step made in this turn is still held: its row goes in ended, with no update.
       if (
@@ -421,14 +445,7 @@ export class SqliteRunStore implements RunStore {
       if (end.patch.status !== undefined && !OPEN.has(end.patch.status)) {
         this.#logEnds.delete(end.stepId);
       }
-    };
-    const usage = end.runUsage;
-    if (usage === undefined) return this.#writeHeld(body);
-    // The run's use is read and added under the write lock: the held rows are written first.
-    return this.#write(() => {
-      if (this.#stmt.runRef.get(end.runId) === undefined) throw new NotFoundError('run', end.runId);
-      body();
-      this.#addUsage(end.runId, usage);
+      if (usage !== undefined) this.#runUsage(end.runId, usage);
     });
   }
 
