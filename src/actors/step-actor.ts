@@ -253,16 +253,22 @@ export class StepActor implements HandlerSink {
 
   /**
    * Once every event accepted before {@link holdLog} is logged, the events held since,
-   * taken; rejects (holding none) if the log refused an append.
+   * taken (at once when no append is in flight); rejects (holding none) if the log refused
+   * an append.
    */
-  async takeHeld(): Promise<StepEvent[]> {
-    try {
-      await this.drain();
-    } catch (err) {
-      // Nothing after a refused append is logged: the held events go too.
-      this.#buffer = [];
-      throw err;
-    }
+  takeHeld(): Promise<StepEvent[]> | StepEvent[] {
+    if (this.#flushing === null && this.#logError === null) return this.#takeBuffer();
+    return this.drain().then(
+      () => this.#takeBuffer(),
+      (err: unknown) => {
+        // Nothing after a refused append is logged: the held events go too.
+        this.#buffer = [];
+        throw err;
+      },
+    );
+  }
+
+  #takeBuffer(): StepEvent[] {
     const held = this.#buffer;
     this.#buffer = [];
     return held;
@@ -270,16 +276,20 @@ export class StepActor implements HandlerSink {
 
   /**
    * Publishes `events`, which the caller has written to the log (the held ones): to the
-   * step's followers, then, once the store has made them durable, to its subscriber.
+   * step's followers, then, once the store has made them durable, to its subscriber; `null`
+   * when there is nothing to wait for.
    */
-  async publish(events: readonly StepEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    try {
-      await this.#publish(events);
-    } catch (err) {
+  publish(events: readonly StepEvent[]): Promise<void> | null {
+    if (events.length === 0) return null;
+    // Without a subscriber, nothing to wait for.
+    if (!this.#opts.tap) {
+      this.#opts.feeds?.appended(this.stepId);
+      return null;
+    }
+    return this.#publish(events).catch((err: unknown) => {
       this.#logError ??= err;
       this.#opts.onLogFailure?.(err);
-    }
+    });
   }
 
   /**
@@ -298,7 +308,8 @@ export class StepActor implements HandlerSink {
     const accepted = this.actor.getSnapshot().context.accepted;
     const ts = this.#opts.clock.now();
     for (const body of accepted) this.#buffer.push(stamp(body, this.stepId, ts));
-    this.#flushing ??= this.#flush();
+    // Held events wait for the step's end write (see `holdLog`).
+    if (!this.#held) this.#flushing ??= this.#flush();
   }
 
   async #flush(): Promise<void> {

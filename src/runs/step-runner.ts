@@ -371,7 +371,8 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   stepCtx.dispose();
   let last: StepEvent[] = [];
   try {
-    last = await step.takeHeld();
+    const held = step.takeHeld();
+    last = Array.isArray(held) ? held : await held;
   } catch (err) {
     if (status === 'succeeded') {
       status = 'failed';
@@ -396,7 +397,8 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   let stored = true;
   try {
     await deps.store.endStep(end);
-    await step.publish(last);
+    const published = step.publish(last);
+    if (published) await published;
   } catch (err) {
     // Its last events refused (its log went on without them): its record ends all the same.
     stored = false;
