@@ -19,6 +19,7 @@ import { noopPolicy, type PolicyEngine } from '../policy/policy-engine.js';
 import { memoryRateLimiter, redisRateLimiter } from '../policy/rate-limiter.js';
 import { memoryStore } from '../store/memory-store.js';
 import { redactingStore } from '../store/redacting-store.js';
+import { RedisRunStore } from '../store/redis-store.js';
 import type { RunStore } from '../store/run-store.js';
 import { BreakerTable } from '../supervisors/breaker-table.js';
 import { DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
@@ -159,6 +160,15 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
   const poolId = options.poolId ?? 'local';
   const replicaId = options.replicaId ?? null;
   const poolTags = checkPoolTags(options.poolTags);
+  // The fleet's replicas read the store under the fleet's prefix, and the store's claim of a
+  // queued step opens it under its own (`<prefix>fleet:open`): they must be one.
+  const storePrefix = options.store instanceof RedisRunStore ? options.store.prefix : null;
+  const fleetPrefix = options.fleet?.prefix ?? 'axon:';
+  if (options.fleet && storePrefix !== null && storePrefix !== fleetPrefix) {
+    throw new TypeError(
+      `createRuntime: the Redis store's prefix (${JSON.stringify(storePrefix)}) and the fleet's (${JSON.stringify(fleetPrefix)}) must be the same: the fleet's workers read runs under the fleet's prefix`,
+    );
+  }
   // With a fleet, submitted steps go to its pools; their streams wake followers here.
   const fleet = options.fleet
     ? new FleetLink(options.fleet, {

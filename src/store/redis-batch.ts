@@ -91,35 +91,44 @@ export class RedisBatch {
     args: readonly string[],
     target?: WriteTarget,
   ): Promise<unknown> {
-    return this.chain({ code, keys, args }, target)[0];
+    const guards = this.#guardsOf(target);
+    return new Promise<unknown>((resolve, reject) => {
+      this.#queue({ code, keys, args, guards, next: null, resolve, reject });
+    });
   }
 
   /**
-   * Queues `op` and, given `next`, `next` right after it in the same call, run only if `op`
-   * succeeded (else it resolves {@link OP_FENCED}'s reply, not run); both carry the fences of
-   * `target`. Resolves each one's result.
+   * Queues `op` and `next` right after it in the same call, `next` run only if `op`
+   * succeeded (else it rejects as fenced, not run); both carry the fences of `target`.
+   * Resolves each one's result.
    */
-  chain(op: ScriptOp, target?: WriteTarget, next?: ScriptOp): [Promise<unknown>, Promise<unknown>] {
-    const guards = target && this.#fence ? this.#fence(target) : [];
-    const pending = (o: ScriptOp, after: PendingWrite | null): [PendingWrite, Promise<unknown>] => {
-      let write!: PendingWrite;
-      const promise = new Promise<unknown>((resolve, reject) => {
-        write = { ...o, guards, next: after, resolve, reject };
-      });
-      return [write, promise];
-    };
-    const [second, secondDone] = next ? pending(next, null) : [null, Promise.resolve(null)];
-    const [first, firstDone] = pending(op, second);
-    this.#pending.push(first);
-    for (let w: PendingWrite | null = first; w; w = w.next) {
-      this.#pendingArgs += w.keys.length + w.args.length + 3 + guards.length * 5;
+  chain(op: ScriptOp, next: ScriptOp, target?: WriteTarget): [Promise<unknown>, Promise<unknown>] {
+    const guards = this.#guardsOf(target);
+    let second!: PendingWrite;
+    const secondDone = new Promise<unknown>((resolve, reject) => {
+      second = { ...next, guards, next: null, resolve, reject };
+    });
+    const firstDone = new Promise<unknown>((resolve, reject) => {
+      this.#queue({ ...op, guards, next: second, resolve, reject });
+    });
+    return [firstDone, secondDone];
+  }
+
+  #guardsOf(target: WriteTarget | undefined): readonly WriteGuard[] {
+    return target && this.#fence ? this.#fence(target) : [];
+  }
+
+  /** Holds `write` (and the one chained to it) for this turn's call, or sends now when full. */
+  #queue(write: PendingWrite): void {
+    this.#pending.push(write);
+    for (let w: PendingWrite | null = write; w; w = w.next) {
+      this.#pendingArgs += w.keys.length + w.args.length + 3 + w.guards.length * 5;
     }
     if (this.#pendingArgs >= MAX_BATCH_ARGS || this.#pending.length >= MAX_BATCH_OPS) this.send();
     else
       this.#scheduled ??= setImmediate(() => {
         this.send();
       });
-    return [firstDone, secondDone];
   }
 
   /** Sends the writes held so far as one call of the script (before a read, so it sees them). */

@@ -1,7 +1,9 @@
 /**
- * @module How the Redis store keeps a record: a hash of its fields, each value as JSON; and
- * which ids may be part of a key.
+ * @module How the Redis store keeps a record: a hash of its fields, each value as JSON;
+ * which ids may be part of a key; and what the script's refusal of an append means.
  */
+import { ConflictError } from '../errors/conflict-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
 import type { RunRecord, StepRecord } from './records.js';
 
 /** A record as hash fields: each value as JSON. */
@@ -44,4 +46,20 @@ export function asStep(fields: Record<string, unknown> | null): StepRecord | nul
   if (fields && fields['budgets'] === undefined) fields['budgets'] = {};
   if (fields && fields['placement_decision'] === undefined) fields['placement_decision'] = null;
   return fields as StepRecord | null;
+}
+
+/**
+ * What an append's reply means (see `Op.append`): nothing when it was made; else
+ * `NotFoundError` for a missing step, `ConflictError` for a seq that does not continue its
+ * log. `stepIds` are the steps of the append, in the order of its keys.
+ */
+export function throwIfRefused(r: readonly (string | number)[], stepIds: readonly string[]): void {
+  if (r[0] === 'ok') return;
+  const stepId = stepIds[Number(r[1]) - 1] ?? '?';
+  if (r[0] === 'missing') throw new NotFoundError('step', stepId);
+  const expected = Number(r[2]);
+  const got = Number(r[3]);
+  throw new ConflictError(`step ${stepId}: expected seq ${expected}, got ${got}`, {
+    details: { step_id: stepId, expected, got },
+  });
 }

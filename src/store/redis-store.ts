@@ -11,16 +11,17 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
-import { RedisBatch, type WriteGuard, type WriteTarget } from './redis-batch.js';
+import { RedisBatch, type WriteTarget } from './redis-batch.js';
 import { ledgerKey, redisBudgets } from './redis-budgets.js';
-import { asRun, asStep, fromFields, keyPart, toFields } from './redis-fields.js';
+import { asRun, asStep, fromFields, keyPart, throwIfRefused, toFields } from './redis-fields.js';
 import { RedisRunIndex, runScore } from './redis-run-index.js';
+import { RedisRunRecords } from './redis-run-records.js';
+import type { RedisStoreOptions } from './redis-store-options.js';
 import type { BudgetReservations } from './budget-reservations.js';
 import { Op, type OpCode } from './redis-scripts.js';
 
 export type { WriteGuard, WriteTarget } from './redis-batch.js';
-import { decided } from './approval-records.js';
-import { recordingKey } from './records.js';
+export type { EndNotice, RedisStoreOptions } from './redis-store-options.js';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -35,62 +36,8 @@ import type {
   RunStatus,
   StepPatch,
   StepRecord,
-  StepStatus,
 } from './records.js';
 import type { RunPageQuery, RunStore, StepEnd } from './run-store.js';
-
-/** Options of {@link redisStore}. */
-export interface RedisStoreOptions {
-  /** An existing connection to use (the store does not close it); else one is made. */
-  readonly client?: Redis;
-  /** Where to connect when no client is given; default `redis://127.0.0.1:6379`. */
-  readonly url?: string;
-  /** More ioredis options for the connection the store makes. */
-  readonly redis?: RedisOptions;
-  /** Prefix of every key; default `axon:`. Stores with different prefixes do not meet. */
-  readonly prefix?: string;
-  /**
-   * Told of connection errors of the connection the store makes (a lost connection, a
-   * refused one). Calls fail on their own as well; without this, errors are only theirs.
-   */
-  readonly onError?: (err: Error) => void;
-  /**
-   * The fences of a writer that may lose its turn (a fleet replica whose step another
-   * replica took over): asked for each write with what the write is about, it names the
-   * keys that must still hold the writer's tokens. The check and the write run in one call
-   * of the store's script; a write whose fence does not hold is refused with
-   * `WorkerLostError` (`details.reason: "fenced"`) and changes nothing. Default none.
-   */
-  readonly fence?: (target: WriteTarget) => readonly WriteGuard[];
-  /**
-   * A fleet worker's: each append of a step's events also adds them, as one entry, to the
-   * step's Redis Stream (`key`), in the same call — how API processes learn of them at once.
-   */
-  readonly streams?: {
-    readonly key: (stepId: string) => string;
-    /** Entries a stream keeps (approximately). */
-    readonly maxLen: number;
-    /** How long a stream outlives its last entry, in ms. */
-    readonly ttlMs: number;
-    /** The entry's field (its value is the `seq` of the append's last event of the step). */
-    readonly field: string;
-  };
-  /**
-   * A fleet worker's: the notice of a step's end, written in the same call as its end
-   * (`endStep`) and only if that was written — an operation of the store's script
-   * (`Op.ended`), asked for with the step and its status; `null` for a step whose end needs
-   * none. Told whether it was said through `said`.
-   */
-  readonly endNotice?: (stepId: string, status: StepStatus) => EndNotice | null;
-}
-
-/** See {@link RedisStoreOptions.endNotice}. */
-export interface EndNotice {
-  readonly keys: readonly string[];
-  readonly args: readonly string[];
-  /** Told once the call is made: whether the notice was said. */
-  said(yes: boolean): void;
-}
 
 /**
  * A {@link RunStore} on Redis, for processes that share runs (a worker fleet). Records and
@@ -108,6 +55,8 @@ export class RedisRunStore implements RunStore {
   readonly #runs: RedisRunIndex;
   /** Reservations against runs' budgets, which every process on this Redis sees. */
   readonly budgets: BudgetReservations;
+  /** A run's checkpoints, recordings and approvals. */
+  readonly #records: RedisRunRecords;
   readonly #streams: RedisStoreOptions['streams'] | null;
   readonly #endNotice: RedisStoreOptions['endNotice'] | null;
   constructor(options: RedisStoreOptions = {}) {
@@ -136,6 +85,11 @@ export class RedisRunStore implements RunStore {
       this.prefix,
       () => this.#read(),
       (code, keys, args) => this.#write(code, keys, args),
+    );
+    this.#records = new RedisRunRecords(
+      this.prefix,
+      () => this.#read(),
+      (code, keys, args, target) => this.#write(code, keys, args, target),
     );
     this.budgets = redisBudgets(
       (code, keys, args, target) => this.#write(code, keys, args, target),
@@ -177,10 +131,6 @@ export class RedisRunStore implements RunStore {
 
   #log(id: string): string {
     return `${this.prefix}log:${id}`;
-  }
-
-  #approval(id: string): string {
-    return `${this.prefix}approval:${id}`;
   }
 
   async createRun(run: RunRecord): Promise<void> {
@@ -276,7 +226,7 @@ export class RedisRunStore implements RunStore {
     const target = { stepId: (events[0] as StepEvent).step_id };
     const written = this.#write(Op.append, keys, args, target);
     this.#announce(events, target);
-    appended((await written) as (string | number)[], [...index.keys()]);
+    throwIfRefused((await written) as (string | number)[], [...index.keys()]);
   }
 
   /**
@@ -323,17 +273,19 @@ export class RedisRunStore implements RunStore {
     const target = { stepId, runId };
     const status = end.patch.status;
     const notice = status === undefined ? null : (this.#endNotice?.(stepId, status) ?? null);
-    const [written, said] = this.#batch.chain(
-      {
-        code: Op.endStep,
-        keys: [this.#step(stepId), this.#log(stepId), run, ledgerKey(run)],
-        args,
-      },
-      target,
-      notice ? { code: Op.ended, keys: notice.keys, args: notice.args } : undefined,
-    );
-    this.#announce(end.events, target);
+    const op = {
+      code: Op.endStep,
+      keys: [this.#step(stepId), this.#log(stepId), run, ledgerKey(run)],
+      args,
+    };
+    let written: Promise<unknown>;
     if (notice) {
+      const [ended, said] = this.#batch.chain(
+        op,
+        { code: Op.ended, keys: notice.keys, args: notice.args },
+        target,
+      );
+      written = ended;
       said.then(
         (r) => {
           notice.said(r === 1);
@@ -342,10 +294,13 @@ export class RedisRunStore implements RunStore {
           notice.said(false);
         },
       );
+    } else {
+      written = this.#batch.write(op.code, op.keys, op.args, target);
     }
+    this.#announce(end.events, target);
     const r = (await written) as (string | number)[];
     if (r[0] === 'no-run') throw new NotFoundError('run', runId);
-    appended(r, [stepId]);
+    throwIfRefused(r, [stepId]);
   }
 
   async claimStep(step: StepRecord): Promise<{ step: StepRecord; created: boolean }> {
@@ -459,88 +414,42 @@ export class RedisRunStore implements RunStore {
     return (await this.#batch.write(Op.take, [fence, mark], [token, String(ttlMs)])) === 1;
   }
 
-  async createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
-    const r = await this.#write(
-      Op.appendIfRun,
-      [this.#run(checkpoint.run_id), `${this.#run(checkpoint.run_id)}:checkpoints`],
-      [JSON.stringify(checkpoint)],
-      { stepId: checkpoint.step_id ?? undefined, runId: checkpoint.run_id },
-    );
-    if (r === -1) throw new NotFoundError('run', checkpoint.run_id);
+  createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
+    return this.#records.createCheckpoint(checkpoint);
   }
 
-  async listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
-    const items = await this.#read().lrange(`${this.#run(runId)}:checkpoints`, 0, -1);
-    return items.map((s) => JSON.parse(s) as CheckpointRecord);
+  listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
+    return this.#records.listCheckpoints(runId);
   }
 
-  async putRecording(recording: CallRecording): Promise<void> {
-    const run = this.#run(recording.run_id);
-    const r = await this.#write(
-      Op.putRecording,
-      [run, `${run}:recordings`, `${run}:recording-keys`],
-      [recordingKey(recording), JSON.stringify(recording)],
-      { runId: recording.run_id, clientToken: recording.client_token },
-    );
-    if (r === -1) throw new NotFoundError('run', recording.run_id);
+  putRecording(recording: CallRecording): Promise<void> {
+    return this.#records.putRecording(recording);
   }
 
-  async getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null> {
-    const raw = await this.#read().hget(`${this.#run(runId)}:recordings`, recordingKey(key));
-    return raw === null ? null : (JSON.parse(raw) as CallRecording);
+  getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null> {
+    return this.#records.getRecording(runId, key);
   }
 
-  async listRecordings(runId: string): Promise<CallRecording[]> {
-    const run = this.#run(runId);
-    const keys = await this.#read().lrange(`${run}:recording-keys`, 0, -1);
-    if (keys.length === 0) return [];
-    const values = await this.#read().hmget(`${run}:recordings`, ...keys);
-    return values.flatMap((v) => (v === null ? [] : [JSON.parse(v) as CallRecording]));
+  listRecordings(runId: string): Promise<CallRecording[]> {
+    return this.#records.listRecordings(runId);
   }
 
-  async createApproval(
+  createApproval(
     approval: ApprovalRecord,
   ): Promise<{ readonly approval: ApprovalRecord; readonly created: boolean }> {
-    const run = this.#run(approval.run_id);
-    const body = JSON.stringify(approval);
-    const key = this.#approval(approval.approval_id);
-    const r = await this.#write(
-      Op.createApproval,
-      [run, key, `${run}:approvals`],
-      [approval.approval_id, body],
-    );
-    if (r === -1) throw new NotFoundError('run', approval.run_id);
-    if (r === 1) return { approval: JSON.parse(body) as ApprovalRecord, created: true };
-    const found = await this.getApproval(approval.approval_id);
-    if (!found) throw new NotFoundError('approval', approval.approval_id);
-    return { approval: found, created: false };
+    return this.#records.createApproval(approval);
   }
 
-  async getApproval(approvalId: string): Promise<ApprovalRecord | null> {
-    if (!keyPart(approvalId)) return null;
-    const raw = await this.#read().get(this.#approval(approvalId));
-    return raw === null ? null : (JSON.parse(raw) as ApprovalRecord);
+  getApproval(approvalId: string): Promise<ApprovalRecord | null> {
+    return this.#records.getApproval(approvalId);
   }
 
-  async listApprovals(runId: string): Promise<ApprovalRecord[]> {
-    const ids = await this.#read().lrange(`${this.#run(runId)}:approvals`, 0, -1);
-    if (ids.length === 0) return [];
-    const values = await this.#read().mget(...ids.map((id) => this.#approval(id)));
-    return values.flatMap((v) => (v === null ? [] : [JSON.parse(v) as ApprovalRecord]));
+  listApprovals(runId: string): Promise<ApprovalRecord[]> {
+    return this.#records.listApprovals(runId);
   }
 
-  /** Compare-and-swap on the stored JSON: a decision made meanwhile elsewhere wins, and this one then conflicts. */
-  async decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
-    const key = this.#approval(approvalId);
-    for (;;) {
-      const raw = await this.#read().get(key);
-      if (raw === null) throw new NotFoundError('approval', approvalId);
-      const next = decided(JSON.parse(raw) as ApprovalRecord, decision);
-      const body = JSON.stringify(next);
-      const r = await this.#write(Op.swapApproval, [key], [raw, body]);
-      if (r === 1) return JSON.parse(body) as ApprovalRecord;
-      if (r === -1) throw new NotFoundError('approval', approvalId);
-    }
+  decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
+    return this.#records.decideApproval(approvalId, decision);
   }
 
   listRuns(query: { readonly status?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {
@@ -582,22 +491,6 @@ export class RedisRunStore implements RunStore {
     if (this.#owned && this.client.status !== 'end')
       await this.client.quit().catch(() => undefined);
   }
-}
-
-/**
- * What an append's reply means (see `Op.append`): nothing when it was made; else
- * `NotFoundError` for a missing step, `ConflictError` for a seq that does not continue its
- * log. `stepIds` are the steps of the append, in the order of its keys.
- */
-function appended(r: readonly (string | number)[], stepIds: readonly string[]): void {
-  if (r[0] === 'ok') return;
-  const stepId = stepIds[Number(r[1]) - 1] ?? '?';
-  if (r[0] === 'missing') throw new NotFoundError('step', stepId);
-  const expected = Number(r[2]);
-  const got = Number(r[3]);
-  throw new ConflictError(`step ${stepId}: expected seq ${expected}, got ${got}`, {
-    details: { step_id: stepId, expected, got },
-  });
 }
 
 /** A {@link RedisRunStore}. */

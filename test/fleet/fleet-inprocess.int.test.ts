@@ -10,6 +10,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { redisStore } from '../../src/store/redis-store.js';
 import { describe, expect, it } from 'vitest';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { FleetWorker, type FleetWorkerOptions } from '../../src/fleet/fleet-worker.js';
@@ -326,6 +327,11 @@ describe('a fleet in one process', () => {
       traceparent: `00-${traceId}-${parentSpan}-01`,
     });
     expect(await step.done).toBe('succeeded');
+    // The step's end is said in the call that writes it; the replica ends its span just
+    // after, when that call has answered.
+    await until(() =>
+      exporter.getFinishedSpans().some((s) => s.parentSpanContext?.spanId === parentSpan),
+    ).catch(() => undefined);
     await provider.forceFlush();
     const spans = exporter.getFinishedSpans();
     expect(spans.length).toBeGreaterThan(0);
@@ -380,6 +386,12 @@ describe('a fleet in one process', () => {
     expect(() => quietRuntime({ fleet: { lostCheckMs: 1.5 } })).toThrow(
       /fleet\.lostCheckMs must be an integer >= 1, got 1\.5/,
     );
+    // The store's prefix and the fleet's differ: the workers would not see its runs.
+    const store = redisStore({ url: redisUrl(), prefix: 'axon-other:' });
+    expect(() => quietRuntime({ store, fleet: { redis: redisUrl() } })).toThrow(
+      /the Redis store's prefix \("axon-other:"\) and the fleet's \("axon:"\) must be the same/,
+    );
+    await store.close();
     await expect(FleetWorker.start({ pool: 'bad id!' })).rejects.toThrow(
       /fleet worker: pool must be/,
     );
