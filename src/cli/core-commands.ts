@@ -131,6 +131,10 @@ export function registerServeCommand(program: Command, ctx: CommandContext): voi
       '--redis <url>',
       "Keep runs in Redis and send submitted steps to the fleet's pools (start `axon worker`s on the same Redis); default: SQLite, steps run here",
     )
+    .option(
+      '--redis-cluster <host:port,...>',
+      'As --redis, on a Redis Cluster: its nodes (every key under the hash tag of the prefix, default {axon}:)',
+    )
     .addHelpText('after', SERVE_AFTER);
   serve.action(
     commandAction(ctx, serve, () => {
@@ -143,6 +147,7 @@ export function registerServeCommand(program: Command, ctx: CommandContext): voi
             dataDir: o['dataDir'],
             config: o['config'],
             redis: o['redis'],
+            redisCluster: o['redisCluster'],
           },
           version: ctx.version,
           // Without a signal (a library caller) it serves until the process ends.
@@ -165,6 +170,10 @@ export function registerWorkerCommand(program: Command, ctx: CommandContext): vo
     .option(
       '--redis <url>',
       "The fleet's Redis (default AXON_REDIS_URL, the config's redis.url, else redis://127.0.0.1:6379)",
+    )
+    .option(
+      '--redis-cluster <host:port,...>',
+      "The fleet's Redis Cluster instead, by its nodes (default AXON_REDIS_CLUSTER, the config's redis.cluster)",
     )
     .option(
       '--config <file>',
@@ -197,6 +206,7 @@ export function registerWorkerCommand(program: Command, ctx: CommandContext): vo
             tags: o['tags'],
             concurrency: o['concurrency'],
             redis: o['redis'],
+            redisCluster: o['redisCluster'],
             config: o['config'],
             vramMb: o['vramMb'],
             features: o['features'],

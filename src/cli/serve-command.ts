@@ -11,7 +11,6 @@ import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { createMemory } from '../memory/memory-config.js';
 import type { Memory } from '../memory/memory-types.js';
 import { createLogger, type Logger } from '../observability/logger.js';
-import { Redis } from 'ioredis';
 import { systemClock } from '../context/clock.js';
 import { configuredPolicy } from '../policy/configured-policy.js';
 import { redisRateLimiter, type RateLimiter } from '../policy/rate-limiter.js';
@@ -22,11 +21,15 @@ import { createServer, type AxonServer } from '../server/create-server.js';
 import { sqliteStore } from '../store/sqlite-store.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../examples/index.js';
 import { WorkflowEngine } from '../workflows/workflow-engine.js';
+import { connectRedis, parseClusterNodes } from '../store/redis-connection.js';
 import { aborted, type CliIo } from './cli-io.js';
 import { describeProblem, ServeConfigError } from './config-problems.js';
 import {
+  fleetTarget,
   guardedPaths,
   loadServeConfig,
+  shownRedis,
+  storeTarget,
   STORE_FILE,
   type ServeConfig,
   type ServeEnv,
@@ -102,7 +105,12 @@ export function configuredRuntimeOptions(
  * per minute are counted too), on a connection of its own that closing it closes.
  */
 function sharedLimiter(redis: NonNullable<ServeConfig['redis']>, logger: Logger): RateLimiter {
-  const client = new Redis(redis.url, { maxRetriesPerRequest: 2, lazyConnect: true });
+  const client = connectRedis(
+    redis.url !== null
+      ? { url: redis.url }
+      : { cluster: parseClusterNodes(redis.cluster, 'redis.cluster') },
+    { maxRetriesPerRequest: 2, lazyConnect: true },
+  );
   client.on('error', (err) => {
     logger.warn({ err }, 'rate limits: a Redis connection failed');
   });
@@ -127,14 +135,14 @@ export async function serveRuntime(
 ): Promise<Runtime> {
   const parts = configuredRuntimeOptions(config, logger);
   const store = config.redis
-    ? redisStore({ url: config.redis.url, prefix: config.redis.prefix })
+    ? redisStore({ ...storeTarget(config.redis), prefix: config.redis.prefix })
     : sqliteStore(join(config.dataDir, STORE_FILE));
   try {
     return createRuntime({
       ...parts.options,
       engines: [...(parts.options.engines ?? []), ...extraEngines],
       store,
-      ...(config.redis ? { fleet: { redis: config.redis.url, prefix: config.redis.prefix } } : {}),
+      ...(config.redis ? { fleet: fleetTarget(config.redis) } : {}),
     });
   } catch (err) {
     await Promise.allSettled([store.close(), parts.close()]);
@@ -225,7 +233,7 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
         await runtime.refreshPools();
       } catch (err) {
         await runtime.close();
-        return fail(1, `cannot reach Redis at ${config.redis.url}: ${(err as Error).message}`);
+        return fail(1, `cannot reach ${shownRedis(config.redis)}: ${(err as Error).message}`);
       }
     }
     if (resumed.length > 0) {
@@ -281,7 +289,7 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
 
   const from = config.configFile ? `config ${shownPath(config.configFile, cwd)}` : 'no config file';
   const data = config.redis
-    ? `store and fleet on ${config.redis.url}`
+    ? `store and fleet on ${shownRedis(config.redis)}`
     : `data in ${shownPath(config.dataDir, cwd)}`;
   const auth = config.keys.length > 0 ? " -H 'Authorization: Bearer <key>'" : '';
   const names = served.workflows.map((w) => w.name).join(', ');

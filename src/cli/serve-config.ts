@@ -17,7 +17,9 @@ import {
   type PriceTable,
 } from '../engines/price-table.js';
 import { memoryConfigSchema, type MemoryConfigInput } from '../memory/memory-config.js';
+import type { FleetOptions } from '../placement/fleet-link.js';
 import { createSandbox } from '../policy/sandbox.js';
+import { CLUSTER_PREFIX, hashTagOf } from '../store/redis-connection.js';
 import {
   loadPolicyYaml,
   PolicyConfigError,
@@ -50,6 +52,8 @@ export const STORE_FILE = 'axon.db';
 export const MEMORY_FILE = 'memory.db';
 
 const wholePositive = z.number().int().positive();
+/** A cluster's nodes as the environment and `--redis-cluster` give them. */
+const CLUSTER_NODES = /^(\[[^\]\s]+\]|[^:[\]\s,]+):\d{1,5}(,(\[[^\]\s]+\]|[^:[\]\s,]+):\d{1,5})*$/;
 /** The fields the environment and the flags may also set, by their key in the file. */
 const FIELDS = {
   'server.host': z.string().min(1),
@@ -59,6 +63,9 @@ const FIELDS = {
   'engines.openai.url': z.string().regex(/^https?:\/\/\S+$/, 'must be an http(s) URL'),
   'engines.openai.model': z.string().min(1),
   'redis.url': z.string().regex(/^rediss?:\/\/\S+$/, 'must be a redis:// or rediss:// URL'),
+  'redis.cluster': z
+    .string()
+    .regex(CLUSTER_NODES, 'must be host:port[,host:port...], the nodes of a Redis Cluster'),
 } as const;
 type Field = keyof typeof FIELDS;
 
@@ -86,11 +93,20 @@ export const serveConfigSchema = z.strictObject({
    * inside (default `<data_dir>/sandbox`). None may hold the data dir or this file.
    */
   fs: z.strictObject({ roots: z.array(z.string().min(1)).min(1) }).optional(),
-  /** The fleet's Redis: the store and the pools' queues (`axon serve --redis`, `axon worker`). */
+  /**
+   * The fleet's Redis: the store and the pools' queues (`axon serve --redis`, `axon worker`) —
+   * one server (`url`) or a Redis Cluster (`cluster`, its nodes), not both.
+   */
   redis: z
     .strictObject({
-      url: FIELDS['redis.url'],
+      url: FIELDS['redis.url'].optional(),
+      cluster: z
+        .union([FIELDS['redis.cluster'], z.array(z.string().regex(CLUSTER_NODES)).min(1)])
+        .optional(),
       prefix: z.string().min(1).optional(),
+    })
+    .refine((r) => (r.url === undefined) !== (r.cluster === undefined), {
+      message: "give url or cluster (a Redis Cluster's nodes), one of them",
     })
     .optional(),
   auth: z.strictObject({ keys: z.array(apiKeySchema) }).optional(),
@@ -123,6 +139,33 @@ export const serveConfigSchema = z.strictObject({
 /** The file's contents, checked. */
 export type ServeConfigFile = z.output<typeof serveConfigSchema>;
 
+/**
+ * Where the fleet's Redis is: one server (`url`) or a cluster's nodes (`cluster`, `host:port`),
+ * and the prefix of its keys (default `axon:`, `{axon}:` on a cluster).
+ */
+export type RedisConfig =
+  | { readonly url: string; readonly cluster: null; readonly prefix: string }
+  | { readonly url: null; readonly cluster: readonly string[]; readonly prefix: string };
+
+/** Where to connect, as the Redis store's options take it. */
+export function storeTarget(
+  redis: RedisConfig,
+): { readonly url: string } | { readonly cluster: readonly string[] } {
+  return redis.url !== null ? { url: redis.url } : { cluster: redis.cluster };
+}
+
+/** The fleet's options (`createRuntime({ fleet })`) of a Redis config. */
+export function fleetTarget(redis: RedisConfig): FleetOptions {
+  return redis.url !== null
+    ? { redis: redis.url, prefix: redis.prefix }
+    : { cluster: redis.cluster, prefix: redis.prefix };
+}
+
+/** How a Redis config is shown in messages: its URL or its cluster's nodes. */
+export function shownRedis(redis: RedisConfig): string {
+  return redis.url ?? `the Redis Cluster at ${redis.cluster.join(',')}`;
+}
+
 /** The flags of `axon serve`, as given. */
 export interface ServeFlags {
   readonly host?: string | undefined;
@@ -130,6 +173,8 @@ export interface ServeFlags {
   readonly dataDir?: string | undefined;
   readonly config?: string | undefined;
   readonly redis?: string | undefined;
+  /** `--redis-cluster host:port,...`: the fleet's Redis Cluster. */
+  readonly redisCluster?: string | undefined;
 }
 
 /** The environment variables read (`process.env`, or a test's). */
@@ -164,7 +209,7 @@ export interface ServeConfig {
   /** Empty: no keys, every caller `anonymous`, loopback only. */
   readonly keys: readonly ApiKey[];
   /** The fleet's Redis (the store and the pools' queues), or `null`: SQLite, steps run here. */
-  readonly redis: { readonly url: string; readonly prefix: string } | null;
+  readonly redis: RedisConfig | null;
   readonly openai: OpenAIEngineConfig | null;
   readonly policy: PolicyConfig | null;
   /** The `memory` section with its paths made absolute, or `null` for the runtime's default. */
@@ -214,6 +259,52 @@ function checkOverrides(
     else problems.push(...zodProblems(parsed.error, o.source, null));
   }
   return values;
+}
+
+/**
+ * The fleet's Redis: the first of the flags, the environment and the file that names one (a
+ * URL or a cluster) decides; one source naming both is a problem.
+ */
+function redisOf(
+  file: ServeConfigFile['redis'],
+  fromFlags: ReadonlyMap<Field, string | number>,
+  fromEnv: ReadonlyMap<Field, string | number>,
+  fileLine: (key: string) => number | null,
+  shown: string,
+  problems: ServeConfigProblem[],
+): RedisConfig | null {
+  const fileCluster = file?.cluster;
+  const sources: [string, string | undefined, string | undefined][] = [
+    ['the flags', fromFlags.get('redis.url') as string, fromFlags.get('redis.cluster') as string],
+    ['the environment', fromEnv.get('redis.url') as string, fromEnv.get('redis.cluster') as string],
+    [shown, file?.url, Array.isArray(fileCluster) ? fileCluster.join(',') : fileCluster],
+  ];
+  for (const [source, url, cluster] of sources) {
+    if (url === undefined && cluster === undefined) continue;
+    if (url !== undefined && cluster !== undefined) {
+      problems.push({
+        source,
+        line: null,
+        key: 'redis',
+        message: 'names both a Redis URL and a Redis Cluster: give one',
+      });
+      return null;
+    }
+    if (url !== undefined) return { url, cluster: null, prefix: file?.prefix ?? 'axon:' };
+    const nodes = (cluster as string).split(',');
+    const prefix = file?.prefix ?? CLUSTER_PREFIX;
+    if (hashTagOf(prefix) === null) {
+      problems.push({
+        source: shown,
+        line: fileLine('redis.prefix'),
+        key: 'redis.prefix',
+        message: `${JSON.stringify(prefix)} has no hash tag: on a Redis Cluster the prefix must hold one, like ${JSON.stringify(CLUSTER_PREFIX)}`,
+      });
+      return null;
+    }
+    return { url: null, cluster: nodes, prefix };
+  }
+  return null;
 }
 
 /** Options of {@link loadServeConfig}. */
@@ -284,6 +375,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
       ['engines.openai.url', 'AXON_ENGINE_URL', given('AXON_ENGINE_URL')],
       ['engines.openai.model', 'AXON_ENGINE_MODEL', given('AXON_ENGINE_MODEL')],
       ['redis.url', 'AXON_REDIS_URL', given('AXON_REDIS_URL')],
+      ['redis.cluster', 'AXON_REDIS_CLUSTER', given('AXON_REDIS_CLUSTER')],
     ]),
     problems,
   );
@@ -293,6 +385,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
       ['server.port', '--port', flags.port],
       ['data_dir', '--data-dir', flags.dataDir],
       ['redis.url', '--redis', flags.redis],
+      ['redis.cluster', '--redis-cluster', flags.redisCluster],
     ]),
     problems,
   );
@@ -302,7 +395,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
   const host = pick<string>('server.host', file.server?.host) ?? SERVE_DEFAULTS.host;
   const port = pick<number>('server.port', file.server?.port) ?? SERVE_DEFAULTS.port;
   const keepAliveMs = pick<number>('server.keep_alive_ms', file.server?.keep_alive_ms);
-  const redisUrl = pick<string>('redis.url', file.redis?.url);
+  const redis = redisOf(file.redis, fromFlags, fromEnv, fileLine, shown, problems);
   const dirOverride = (fromFlags.get('data_dir') ?? fromEnv.get('data_dir')) as string | undefined;
   const dataDir =
     dirOverride !== undefined
@@ -353,7 +446,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     ...(s?.max_streams_per_user === undefined ? {} : { maxStreamsPerUser: s.max_streams_per_user }),
     ...(s?.allowed_hosts === undefined ? {} : { allowedHosts: s.allowed_hosts }),
     keys,
-    redis: redisUrl === undefined ? null : { url: redisUrl, prefix: file.redis?.prefix ?? 'axon:' },
+    redis,
     openai,
     policy,
     memory,

@@ -20,6 +20,8 @@ export interface WorkerFlags {
   readonly tags?: string | undefined;
   readonly concurrency?: string | undefined;
   readonly redis?: string | undefined;
+  /** `--redis-cluster host:port,...`. */
+  readonly redisCluster?: string | undefined;
   readonly config?: string | undefined;
   readonly vramMb?: string | undefined;
   readonly features?: string | undefined;
@@ -103,7 +105,7 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
   let closeParts: () => Promise<void>;
   try {
     const config = loadServeConfig({
-      flags: { config: flags.config, redis: flags.redis },
+      flags: { config: flags.config, redis: flags.redis, redisCluster: flags.redisCluster },
       ...(options.env ? { env: options.env } : {}),
       ...(options.cwd ? { cwd: options.cwd } : {}),
     });
@@ -130,7 +132,9 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
       tags: list(flags.tags),
       // What the host reports, then what the flags declare over it.
       capabilities: { ...(await detectGpus()), ...declared },
-      redis: config.redis?.url ?? 'redis://127.0.0.1:6379',
+      ...(config.redis?.cluster
+        ? { cluster: config.redis.cluster }
+        : { redis: config.redis?.url ?? 'redis://127.0.0.1:6379' }),
       prefix: config.redis?.prefix ?? 'axon:',
       runtime: {
         ...parts.options,
@@ -158,7 +162,7 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
     return fail(1, `cannot start: ${(err as Error).message}`);
   }
   io.stdout.write(
-    `axon worker: replica ${worker.replicaId} of pool ${worker.poolId} [${(workerOptions.tags ?? []).join(', ')}] on ${workerOptions.redis ?? ''}, taking steps\n`,
+    `axon worker: replica ${worker.replicaId} of pool ${worker.poolId} [${(workerOptions.tags ?? []).join(', ')}] on ${workerOptions.cluster ? `the Redis Cluster at ${[workerOptions.cluster].flat().join(',')}` : (workerOptions.redis ?? '')}, taking steps\n`,
   );
   await aborted(options.signal);
   io.stdout.write(`axon worker: stopping (finishing steps for up to ${graceMs} ms)\n`);

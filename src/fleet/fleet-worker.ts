@@ -10,7 +10,6 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import { Redis } from 'ioredis';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { checkPoolId, FleetKeys } from '../placement/fleet-keys.js';
 import { stepJobSchema, type StepJob } from '../placement/fleet-jobs.js';
@@ -19,6 +18,14 @@ import { endedNotice, EVENTS_FIELD, STREAM_TTL_MS } from '../placement/fleet-rel
 import { removeBeat, writeBeat, type ReplicaBeat } from '../placement/fleet-registry.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import type { RuntimeOptions } from '../runtime/runtime-options.js';
+import {
+  checkClusterPrefix,
+  CLUSTER_PREFIX,
+  connectRedis,
+  duplicateClient,
+  parseClusterNodes,
+  type RedisClient,
+} from '../store/redis-connection.js';
 import { redisStore } from '../store/redis-store.js';
 import { systemClock } from '../context/clock.js';
 import { CancelledError } from '../errors/cancelled-error.js';
@@ -41,7 +48,12 @@ export interface FleetWorkerOptions {
   readonly concurrency?: number;
   /** The fleet's Redis: a URL (default `redis://127.0.0.1:6379`). */
   readonly redis?: string;
-  /** Prefix of every key; default `axon:`. */
+  /**
+   * The fleet's Redis Cluster instead, by its nodes (`host:port`, at least one): every key
+   * then goes under the prefix's hash tag.
+   */
+  readonly cluster?: string | readonly string[];
+  /** Prefix of every key; default `axon:`, or `{axon}:` on a cluster (where it must hold a hash tag). */
   readonly prefix?: string;
   /** This replica's id; default `<host>-<pid>-<random>`. */
   readonly replicaId?: string;
@@ -69,6 +81,7 @@ const KNOWN: ReadonlySet<string> = new Set([
   'capabilities',
   'concurrency',
   'redis',
+  'cluster',
   'prefix',
   'replicaId',
   'runtime',
@@ -111,10 +124,12 @@ export class FleetWorker {
   readonly poolId: string;
   readonly replicaId: string;
   readonly keys: FleetKeys;
-  readonly #client: Redis;
-  readonly #sub: Redis;
+  readonly #client: RedisClient;
+  readonly #sub: RedisClient;
   /** The queue's own connection (BullMQ does not close a connection it is given). */
-  readonly #queueConnection: Redis;
+  readonly #queueConnection: RedisClient;
+  /** Where its Redis is, for messages. */
+  readonly #where: string;
   readonly #store: StreamingStore;
   readonly #worker: Worker<StepJob>;
   readonly #logger: Logger;
@@ -150,11 +165,22 @@ export class FleetWorker {
     const streamMaxLen = positiveInt('streamMaxLen', options.streamMaxLen, 1000);
     this.replicaId =
       options.replicaId ?? `${hostname()}-${process.pid}-${randomBytes(3).toString('hex')}`;
-    this.keys = new FleetKeys(options.prefix);
+    const cluster =
+      options.cluster === undefined
+        ? null
+        : parseClusterNodes(options.cluster, 'fleet worker: cluster');
+    if (cluster && options.redis !== undefined) {
+      throw new TypeError('fleet worker: give redis or cluster, not both');
+    }
+    const prefix = options.prefix ?? (cluster ? CLUSTER_PREFIX : undefined);
+    if (cluster && prefix !== undefined) checkClusterPrefix(prefix, 'fleet worker: prefix');
+    this.keys = new FleetKeys(prefix);
     this.#logger = options.logger ?? options.runtime?.logger ?? createLogger();
-    this.#client = new Redis(options.redis ?? 'redis://127.0.0.1:6379', {
-      maxRetriesPerRequest: null,
-    });
+    const url = options.redis ?? 'redis://127.0.0.1:6379';
+    this.#where = cluster
+      ? `the Redis Cluster at ${cluster.map((n) => `${n.host}:${n.port}`).join(',')}`
+      : `Redis at ${url}`;
+    this.#client = connectRedis(cluster ? { cluster } : { url }, { maxRetriesPerRequest: null });
     this.#client.on('error', (err) => {
       this.#logger.warn({ err }, 'fleet worker: a Redis connection failed');
     });
@@ -209,7 +235,7 @@ export class FleetWorker {
       pid: process.pid,
       ts: Date.now(),
     });
-    this.#queueConnection = this.#client.duplicate({ maxRetriesPerRequest: null });
+    this.#queueConnection = duplicateClient(this.#client, { maxRetriesPerRequest: null });
     this.#queueConnection.on('error', () => undefined);
     this.#worker = new Worker<StepJob>(
       this.keys.queue(this.poolId),
@@ -240,7 +266,7 @@ export class FleetWorker {
       );
       void this.#client.hincrby(countersKey(this.keys, this.poolId), 'stalled', 1).catch(() => 0);
     });
-    this.#sub = this.#client.duplicate({ maxRetriesPerRequest: null });
+    this.#sub = duplicateClient(this.#client, { maxRetriesPerRequest: null });
     this.#sub.on('error', () => undefined);
     this.#sub.on('message', (_channel: string, stepId: string) => {
       for (const r of this.#running.values()) {
@@ -261,7 +287,7 @@ export class FleetWorker {
   static async start(options: FleetWorkerOptions): Promise<FleetWorker> {
     const worker = new FleetWorker(options);
     try {
-      await worker.#reachable(options.redis ?? 'redis://127.0.0.1:6379');
+      await worker.#reachable();
       await worker.#sub.subscribe(worker.keys.cancel);
       await worker.#heartbeat(true);
       void worker.#worker.run().catch((err: unknown) => {
@@ -334,15 +360,15 @@ export class FleetWorker {
     await Promise.allSettled([this.#worker.close(true), this.runtime.close()]);
   }
 
-  /** Resolves once Redis answers; rejects naming `url` when it does not within 5 s. */
-  async #reachable(url: string): Promise<void> {
+  /** Resolves once Redis answers; rejects naming where it is when it does not within 5 s. */
+  async #reachable(): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
         this.#client.ping(),
         new Promise((_, reject) => {
           timer = setTimeout(() => {
-            reject(new Error(`Redis at ${url} does not answer`));
+            reject(new Error(`${this.#where} does not answer`));
           }, 5000);
         }),
       ]);

@@ -6,7 +6,7 @@
  * from then on every write is refused, so a step it gave up writes nothing more to a log
  * another worker now goes on with.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis-connection.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
 import type { FleetKeys } from '../placement/fleet-keys.js';
 import { announceEnded } from '../placement/fleet-relay.js';
@@ -36,12 +36,12 @@ const READS: ReadonlySet<string> = new Set([
 /** The worker's store and its stream side; see the module. */
 export class StreamingStore {
   readonly store: RunStore;
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   readonly #keys: FleetKeys;
   #fenced = false;
 
   /** `inner` adds every append to its step's stream (`RedisStoreOptions.streams`). */
-  constructor(inner: RunStore, client: Redis, keys: FleetKeys) {
+  constructor(inner: RunStore, client: RedisClient, keys: FleetKeys) {
     this.#client = client;
     this.#keys = keys;
     const fence = (name: string): Promise<never> =>

@@ -6,10 +6,19 @@
  * chooses (PLACE-5001), where an `axon worker` takes it (`src/fleet/`).
  */
 import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
 import { QueueFullError } from '../errors/queue-full-error.js';
 import type { Logger } from '../observability/logger.js';
 import type { StepRecord, StepStatus } from '../store/records.js';
+import {
+  checkClusterPrefix,
+  CLUSTER_PREFIX,
+  connectRedis,
+  duplicateClient,
+  isCluster,
+  isRedisClient,
+  parseClusterNodes,
+  type RedisClient,
+} from '../store/redis-connection.js';
 import { FleetKeys } from './fleet-keys.js';
 import { stepJobId, type StepDispatch, type StepJob } from './fleet-jobs.js';
 import { PoolTable, readBeats, type QueueFigures } from './fleet-registry.js';
@@ -22,9 +31,20 @@ export const CANCEL_TTL_MS = 86_400_000;
 
 /** Options of a runtime's fleet (`createRuntime({ fleet })`). */
 export interface FleetOptions {
-  /** The fleet's Redis: a URL (default `redis://127.0.0.1:6379`) or a connection to share. */
-  readonly redis?: string | Redis;
-  /** Prefix of every key; default `axon:` (the Redis store's). */
+  /**
+   * The fleet's Redis: a URL (default `redis://127.0.0.1:6379`) or a connection to share (to
+   * a server or a cluster).
+   */
+  readonly redis?: string | RedisClient;
+  /**
+   * The fleet's Redis Cluster instead, by its nodes (`host:port`, at least one): every key
+   * then goes under the prefix's hash tag.
+   */
+  readonly cluster?: string | readonly string[];
+  /**
+   * Prefix of every key; default `axon:` (the Redis store's), or `{axon}:` on a cluster, where
+   * it must hold a hash tag.
+   */
   readonly prefix?: string;
   /** How often the pools' table is read from Redis, in ms; default 500. */
   readonly refreshMs?: number;
@@ -39,6 +59,7 @@ export interface FleetOptions {
 
 const KNOWN: ReadonlySet<string> = new Set([
   'redis',
+  'cluster',
   'prefix',
   'refreshMs',
   'maxQueued',
@@ -65,13 +86,21 @@ export function checkFleetOptions(options: FleetOptions): void {
       `createRuntime: fleet has no option ${unknown.join(', ')} (it has ${[...KNOWN].join(', ')})`,
     );
   }
-  const { redis, prefix, refreshMs, maxQueued, lostCheckMs } = options;
-  if (redis !== undefined && typeof redis !== 'string' && !(redis instanceof Redis)) {
+  const { redis, cluster, prefix, refreshMs, maxQueued, lostCheckMs } = options;
+  if (redis !== undefined && typeof redis !== 'string' && !isRedisClient(redis)) {
     throw new TypeError('createRuntime: fleet.redis must be a URL or an ioredis connection');
   }
   if (prefix !== undefined && (typeof prefix !== 'string' || prefix.length === 0)) {
     throw new TypeError('createRuntime: fleet.prefix must be a non-empty string');
   }
+  if (cluster !== undefined) {
+    if (redis !== undefined) {
+      throw new TypeError('createRuntime: fleet takes redis or cluster, not both');
+    }
+    parseClusterNodes(cluster, 'createRuntime: fleet.cluster');
+  }
+  const onCluster = cluster !== undefined || (isRedisClient(redis) && isCluster(redis));
+  if (onCluster && prefix !== undefined) checkClusterPrefix(prefix, 'createRuntime: fleet.prefix');
   for (const [name, value] of [
     ['refreshMs', refreshMs],
     ['maxQueued', maxQueued],
@@ -81,6 +110,13 @@ export function checkFleetOptions(options: FleetOptions): void {
       throw new RangeError(`createRuntime: fleet.${name} must be an integer >= 1, got ${value}`);
     }
   }
+}
+
+/** The prefix of a fleet's keys: as given, else `axon:`, or `{axon}:` on a cluster. */
+export function fleetPrefix(options: FleetOptions): string {
+  const { redis, cluster } = options;
+  const onCluster = cluster !== undefined || (isRedisClient(redis) && isCluster(redis));
+  return options.prefix ?? (onCluster ? CLUSTER_PREFIX : 'axon:');
 }
 
 /** What the link needs from its runtime. */
@@ -94,9 +130,9 @@ export interface FleetLinkHost {
 export class FleetLink implements StepDispatch {
   readonly keys: FleetKeys;
   readonly table = new PoolTable();
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   readonly #owned: boolean;
-  readonly #reader: Redis;
+  readonly #reader: RedisClient;
   readonly #relay: StepStreamRelay;
   readonly #queues = new Map<string, Queue>();
   /** Jobs this process queued on each pool since the table was last read. */
@@ -111,22 +147,28 @@ export class FleetLink implements StepDispatch {
 
   constructor(options: FleetOptions, host: FleetLinkHost) {
     checkFleetOptions(options);
-    this.keys = new FleetKeys(options.prefix);
+    const given = options.redis;
+    const cluster =
+      options.cluster === undefined
+        ? null
+        : parseClusterNodes(options.cluster, 'createRuntime: fleet.cluster');
+    this.keys = new FleetKeys(fleetPrefix(options));
     this.#refreshMs = options.refreshMs ?? 500;
     this.#maxQueued = options.maxQueued ?? 10_000;
     this.lostCheckMs = options.lostCheckMs ?? 2_000;
     this.#logger = host.logger;
-    this.#owned = !(options.redis instanceof Redis);
-    this.#client =
-      options.redis instanceof Redis
-        ? options.redis
-        : new Redis(options.redis ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 2 });
+    this.#owned = !isRedisClient(given);
+    this.#client = isRedisClient(given)
+      ? given
+      : connectRedis(cluster ? { cluster } : { url: given ?? 'redis://127.0.0.1:6379' }, {
+          maxRetriesPerRequest: 2,
+        });
     // Calls fail on their own; a lost connection is logged once per error, not thrown.
     const logged = (err: unknown): void => {
       if (!this.#closed) this.#logger.warn({ err }, 'fleet: a Redis call failed');
     };
     if (this.#owned) this.#client.on('error', logged);
-    this.#reader = this.#client.duplicate({ maxRetriesPerRequest: null });
+    this.#reader = duplicateClient(this.#client, { maxRetriesPerRequest: null });
     this.#reader.on('error', () => undefined);
     this.#relay = new StepStreamRelay(
       this.#reader,
@@ -145,7 +187,7 @@ export class FleetLink implements StepDispatch {
   }
 
   /** The connection the link's calls go through. */
-  get client(): Redis {
+  get client(): RedisClient {
     return this.#client;
   }
 

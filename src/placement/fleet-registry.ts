@@ -6,7 +6,7 @@
  * many: placement, `GET /v1/pools`, `/metrics`), and place steps from it.
  */
 import { createStore } from '@xstate/store';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis-connection.js';
 import { z } from 'zod';
 import type { FleetKeys } from './fleet-keys.js';
 import type { PoolCandidate } from './pool-choice.js';
@@ -37,7 +37,7 @@ export type ReplicaBeat = z.infer<typeof replicaBeatSchema>;
 
 /** Writes a replica's heartbeat, to expire after `ttlMs` unless written again. */
 export async function writeBeat(
-  client: Redis,
+  client: RedisClient,
   keys: FleetKeys,
   beat: ReplicaBeat,
   ttlMs: number,
@@ -48,7 +48,7 @@ export async function writeBeat(
 
 /** Takes a replica out of the registry at once (a replica that stops cleanly). */
 export async function removeBeat(
-  client: Redis,
+  client: RedisClient,
   keys: FleetKeys,
   poolId: string,
   replicaId: string,
@@ -61,7 +61,7 @@ export async function removeBeat(
  * The live replicas' heartbeats. A key whose TTL ran out is gone: it is dropped from the set
  * too. A heartbeat that does not parse (another version's) is skipped.
  */
-export async function readBeats(client: Redis, keys: FleetKeys): Promise<ReplicaBeat[]> {
+export async function readBeats(client: RedisClient, keys: FleetKeys): Promise<ReplicaBeat[]> {
   const members = await client.smembers(keys.replicas);
   if (members.length === 0) return [];
   const values = await client.mget(...members);

@@ -8,7 +8,7 @@
  * for a step's end does not (the `ended` stream is always read).
  */
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis-connection.js';
 import type { StepStatus } from '../store/records.js';
 import { ENDED } from '../store/redis-scripts.js';
 import type { FleetKeys } from './fleet-keys.js';
@@ -57,7 +57,7 @@ export function endedNotice(
  * the fence; the step leaves the fleet's open steps. Resolves whether it was said.
  */
 export async function announceEnded(
-  client: Redis,
+  client: RedisClient,
   keys: FleetKeys,
   stepId: string,
   status: StepStatus | null,
@@ -76,8 +76,8 @@ export async function announceEnded(
 
 /** Reads the fleet's streams for this process; see the module. */
 export class StepStreamRelay {
-  readonly #reader: Redis;
-  readonly #control: Redis;
+  readonly #reader: RedisClient;
+  readonly #control: RedisClient;
   readonly #keys: FleetKeys;
   readonly #appended: (stepId: string) => void;
   readonly #onError: (err: unknown) => void;
@@ -97,8 +97,8 @@ export class StepStreamRelay {
    * of a followed step calls `appended(stepId)`.
    */
   constructor(
-    reader: Redis,
-    control: Redis,
+    reader: RedisClient,
+    control: RedisClient,
     keys: FleetKeys,
     appended: (stepId: string) => void,
     onError: (err: unknown) => void,

@@ -3,7 +3,7 @@
  * processes through Redis (one Lua script per hit over a sorted set, so concurrent hits from
  * many processes never pass the limit together).
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis-connection.js';
 import type { Clock } from '../context/clock.js';
 
 /** What one hit got. */
@@ -120,7 +120,11 @@ return at - now`;
  * come from `clock` in each process, so their clocks should agree (they do on one machine,
  * and to within NTP's error across a fleet).
  */
-export function redisRateLimiter(client: Redis, clock: Clock, prefix = 'axon:rate:'): RateLimiter {
+export function redisRateLimiter(
+  client: RedisClient,
+  clock: Clock,
+  prefix = 'axon:rate:',
+): RateLimiter {
   let n = 0;
   const id = `${process.pid}-${Math.random().toString(36).slice(2)}`;
   return {

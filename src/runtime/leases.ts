@@ -6,7 +6,7 @@
  * `store/store-leases.ts`), else this process's (`memoryLeases`); with a fleet, they are in
  * its Redis (`redisLeases`), seen by every process of it.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../store/redis-connection.js';
 import type { Clock } from '../context/clock.js';
 
 import type { Leases } from '../store/store-leases.js';
@@ -46,7 +46,7 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 0`;
 
 /** Leases in Redis under `prefix`: every process on the same Redis and prefix sees them. */
-export function redisLeases(client: Redis, prefix = 'axon:lease:'): Leases {
+export function redisLeases(client: RedisClient, prefix = 'axon:lease:'): Leases {
   return {
     async acquire(key, owner, ttlMs) {
       return (await client.eval(ACQUIRE, 1, `${prefix}${key}`, owner, Math.ceil(ttlMs))) === 1;

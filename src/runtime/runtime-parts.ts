@@ -51,7 +51,7 @@ import { drawsOnBudgets, RunLedgers, StoredRunBudget, stepBudgets } from '../ste
 import { submitStep, type SubmissionHost } from '../steps/step-submission.js';
 import { callTool, type ToolCallDeps } from '../steps/tool-call.js';
 import { localPool, type PoolInfo } from '../placement/pool-info.js';
-import { FleetLink } from '../placement/fleet-link.js';
+import { checkFleetOptions, FleetLink, fleetPrefix } from '../placement/fleet-link.js';
 import { memoryLeases, redisLeases, type Leases } from './leases.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import { RuntimeTools } from './runtime-tools.js';
@@ -163,10 +163,11 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
   // The fleet's replicas read the store under the fleet's prefix, and the store's claim of a
   // queued step opens it under its own (`<prefix>fleet:open`): they must be one.
   const storePrefix = options.store instanceof RedisRunStore ? options.store.prefix : null;
-  const fleetPrefix = options.fleet?.prefix ?? 'axon:';
-  if (options.fleet && storePrefix !== null && storePrefix !== fleetPrefix) {
+  if (options.fleet) checkFleetOptions(options.fleet);
+  const prefix = options.fleet ? fleetPrefix(options.fleet) : null;
+  if (prefix !== null && storePrefix !== null && storePrefix !== prefix) {
     throw new TypeError(
-      `createRuntime: the Redis store's prefix (${JSON.stringify(storePrefix)}) and the fleet's (${JSON.stringify(fleetPrefix)}) must be the same: the fleet's workers read runs under the fleet's prefix`,
+      `createRuntime: the Redis store's prefix (${JSON.stringify(storePrefix)}) and the fleet's (${JSON.stringify(prefix)}) must be the same: the fleet's workers read runs under the fleet's prefix`,
     );
   }
   // With a fleet, submitted steps go to its pools; their streams wake followers here.

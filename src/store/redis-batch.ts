@@ -6,7 +6,7 @@
  * its fences: guards checked in the same call, just before it.
  */
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { WorkerLostError } from '../errors/worker-lost-error.js';
 import { BATCH, Op, OP_ERROR, OP_FENCED, type OpCode } from './redis-scripts.js';
 
@@ -69,14 +69,14 @@ const MAX_BATCH_ARGS = 50_000;
 
 /** The writes of a Redis store, batched by turn; see the module. */
 export class RedisBatch {
-  readonly #client: Redis;
+  readonly #client: RedisClient;
   readonly #fence: ((target: WriteTarget) => readonly WriteGuard[]) | null;
   /** Writes held for one call of the script: sent at the turn's end, at {@link MAX_BATCH_OPS}, or before a read. */
   #pending: PendingWrite[] = [];
   #pendingArgs = 0;
   #scheduled: NodeJS.Immediate | null = null;
 
-  constructor(client: Redis, fence: ((target: WriteTarget) => readonly WriteGuard[]) | null) {
+  constructor(client: RedisClient, fence: ((target: WriteTarget) => readonly WriteGuard[]) | null) {
     this.#client = client;
     this.#fence = fence;
   }

@@ -8,7 +8,7 @@
  * with the page, not with how many runs there are. Runs stored before the indexes were kept
  * are put in them once, by the first listing of a store that finds the indexes unmarked.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { RunRecord, RunStatus } from './records.js';
 import { asRun, fromFields } from './redis-fields.js';
 import { Op, type OpCode } from './redis-scripts.js';
@@ -34,7 +34,7 @@ export class RedisRunIndex {
   readonly base: string;
   /** The prefix of every run's hash. */
   readonly #runs: string;
-  readonly #read: () => Redis;
+  readonly #read: () => RedisClient;
   readonly #write: (code: OpCode, keys: string[], args: string[]) => Promise<unknown>;
   #ready: Promise<void> | null = null;
 
@@ -44,7 +44,7 @@ export class RedisRunIndex {
    */
   constructor(
     prefix: string,
-    read: () => Redis,
+    read: () => RedisClient,
     write: (code: OpCode, keys: string[], args: string[]) => Promise<unknown>,
   ) {
     this.base = `${prefix}runs:i`;

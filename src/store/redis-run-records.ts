@@ -4,7 +4,7 @@
  * approvals (a key each, and the run's list of their ids). Writes are operations of the
  * store's script (`redis-scripts.ts`), through the store's batch.
  */
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { decided } from './approval-records.js';
 import type { WriteTarget } from './redis-batch.js';
@@ -22,7 +22,7 @@ import type {
 /** A run's checkpoints, recordings and approvals on Redis; see the module. */
 export class RedisRunRecords {
   readonly #prefix: string;
-  readonly #read: () => Redis;
+  readonly #read: () => RedisClient;
   readonly #write: (
     code: OpCode,
     keys: readonly string[],
@@ -33,7 +33,7 @@ export class RedisRunRecords {
   /** `read` gives the connection for a read (the turn's writes sent first); `write` queues an operation. */
   constructor(
     prefix: string,
-    read: () => Redis,
+    read: () => RedisClient,
     write: (
       code: OpCode,
       keys: readonly string[],

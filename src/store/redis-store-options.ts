@@ -1,17 +1,29 @@
 /** @module The options of the Redis store (`redis-store.ts`). */
-import type { Redis, RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
+import type { RedisClient } from './redis-connection.js';
 import type { WriteGuard, WriteTarget } from './redis-batch.js';
 import type { StepStatus } from './records.js';
 
 /** Options of the Redis store (`redisStore`). */
 export interface RedisStoreOptions {
-  /** An existing connection to use (the store does not close it); else one is made. */
-  readonly client?: Redis;
+  /**
+   * An existing connection to use, to a server or a cluster (the store does not close it);
+   * else one is made.
+   */
+  readonly client?: RedisClient;
   /** Where to connect when no client is given; default `redis://127.0.0.1:6379`. */
   readonly url?: string;
-  /** More ioredis options for the connection the store makes. */
+  /**
+   * A Redis Cluster to connect to instead, by its nodes (`host:port`, at least one; the
+   * client learns the rest): every key then goes under the prefix's hash tag.
+   */
+  readonly cluster?: string | readonly string[];
+  /** More ioredis options for the connection the store makes (on a cluster, each node's). */
   readonly redis?: RedisOptions;
-  /** Prefix of every key; default `axon:`. Stores with different prefixes do not meet. */
+  /**
+   * Prefix of every key; default `axon:`, or `{axon}:` on a cluster, where it must hold a hash
+   * tag (`TypeError` if not). Stores with different prefixes do not meet.
+   */
   readonly prefix?: string;
   /**
    * Told of connection errors of the connection the store makes (a lost connection, a

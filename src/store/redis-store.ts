@@ -6,12 +6,20 @@
  * a write still resolves only once Redis has made it, and rejects with its own error.
  * All keys start with the store's prefix.
  */
-import { Redis, type RedisOptions } from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
 import { RedisBatch, type WriteTarget } from './redis-batch.js';
+import {
+  checkClusterPrefix,
+  CLUSTER_PREFIX,
+  connectRedis,
+  isCluster,
+  parseClusterNodes,
+  type RedisClient,
+} from './redis-connection.js';
 import { ledgerKey, redisBudgets } from './redis-budgets.js';
 import { asRun, asStep, fromFields, keyPart, throwIfRefused, toFields } from './redis-fields.js';
 import { RedisRunIndex, runScore } from './redis-run-index.js';
@@ -48,7 +56,7 @@ import type { RunPageQuery, RunStore, StepEnd } from './run-store.js';
  */
 export class RedisRunStore implements RunStore {
   readonly prefix: string;
-  readonly client: Redis;
+  readonly client: RedisClient;
   readonly #owned: boolean;
   readonly #batch: RedisBatch;
   /** The indexes runs are listed from. */
@@ -60,7 +68,17 @@ export class RedisRunStore implements RunStore {
   readonly #streams: RedisStoreOptions['streams'] | null;
   readonly #endNotice: RedisStoreOptions['endNotice'] | null;
   constructor(options: RedisStoreOptions = {}) {
-    this.prefix = options.prefix ?? 'axon:';
+    const cluster =
+      options.cluster === undefined
+        ? null
+        : parseClusterNodes(options.cluster, 'redisStore: cluster');
+    if (cluster && (options.url !== undefined || options.client !== undefined)) {
+      throw new TypeError('redisStore: give cluster, url or client, not more than one');
+    }
+    const onCluster =
+      cluster !== null || (options.client !== undefined && isCluster(options.client));
+    this.prefix = options.prefix ?? (onCluster ? CLUSTER_PREFIX : 'axon:');
+    if (onCluster) checkClusterPrefix(this.prefix, 'redisStore: prefix');
     this.#streams = options.streams ?? null;
     this.#endNotice = options.endNotice ?? null;
     if (options.client) {
@@ -74,7 +92,10 @@ export class RedisRunStore implements RunStore {
         lazyConnect: false,
         ...options.redis,
       };
-      this.client = new Redis(options.url ?? 'redis://127.0.0.1:6379', redisOptions);
+      this.client = connectRedis(
+        cluster ? { cluster } : { url: options.url ?? 'redis://127.0.0.1:6379' },
+        redisOptions,
+      );
       // Without a listener ioredis prints every connection error to the console.
       const onError = options.onError ?? (() => undefined);
       this.client.on('error', onError);
@@ -108,7 +129,7 @@ export class RedisRunStore implements RunStore {
   }
 
   /** The connection, for a read: this turn's writes are sent first, so a read sees them. */
-  #read(): Redis {
+  #read(): RedisClient {
     this.#batch.send();
     return this.client;
   }

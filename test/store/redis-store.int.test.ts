@@ -80,7 +80,7 @@ describe('RedisRunStore', () => {
     const calls: string[] = [];
     const monitor = await new Redis(redisUrl()).monitor();
     await new Promise((resolve) => setTimeout(resolve, 50));
-    const port = String(store.client.stream.localPort);
+    const port = String((store.client as Redis).stream.localPort);
     monitor.on('monitor', (_time: string, args: string[], source: string) => {
       if (source.endsWith(`:${port}`)) calls.push(String(args[0]).toLowerCase());
     });

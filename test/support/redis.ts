@@ -2,7 +2,7 @@
  * @module Test helper: the Redis the tests use (`REDIS_URL`, set for the test workers by
  * test/support/redis-setup.ts) and removing every key a test wrote under its prefix.
  */
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 
 /** Where the tests look for Redis when `REDIS_URL` is not set. */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -29,5 +29,50 @@ export async function clearRedisPrefix(prefix: string): Promise<void> {
     } while (cursor !== '0');
   } finally {
     await redis.quit();
+  }
+}
+
+/**
+ * The nodes of the Redis Cluster the tests use (`host:port,...`): `REDIS_CLUSTER`, set for
+ * the test workers by test/support/redis-cluster-setup.ts.
+ * @throws Error when it is not set (a test file outside the integration project).
+ */
+export function redisCluster(env: NodeJS.ProcessEnv = process.env): string {
+  const nodes = env['REDIS_CLUSTER']?.trim();
+  if (!nodes)
+    throw new Error('REDIS_CLUSTER is not set: the cluster tests run in the integration project');
+  return nodes;
+}
+
+/** A connection to the tests' cluster ({@link redisCluster}). */
+export function connectTestCluster(): Cluster {
+  const nodes = redisCluster()
+    .split(',')
+    .map((n) => ({
+      host: n.slice(0, n.lastIndexOf(':')),
+      port: Number(n.slice(n.lastIndexOf(':') + 1)),
+    }));
+  const cluster = new Cluster(nodes);
+  cluster.on('error', () => undefined);
+  return cluster;
+}
+
+/** Deletes every key of the tests' cluster that starts with `prefix`, on every master. */
+export async function clearClusterPrefix(prefix: string): Promise<void> {
+  const cluster = connectTestCluster();
+  try {
+    // The slots table is read on connect: wait for it before asking for the masters.
+    await cluster.ping();
+    for (const node of cluster.nodes('master')) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        // One key at a time: keys of different slots cannot go in one DEL.
+        for (const key of keys) await node.del(key);
+        cursor = next;
+      } while (cursor !== '0');
+    }
+  } finally {
+    cluster.disconnect();
   }
 }
