@@ -39,7 +39,8 @@ export function endedNotice(
   fence?: { readonly key: string; readonly token: string },
 ): { readonly keys: string[]; readonly args: string[] } {
   return {
-    keys: [keys.ended, counter?.key ?? '', fence?.key ?? '', keys.open],
+    // An absent counter or fence is named by the first key (same slot on a cluster).
+    keys: [keys.ended, counter?.key ?? keys.ended, fence?.key ?? keys.ended, keys.open],
     args: [
       stepId,
       status ?? 'unknown',

@@ -45,13 +45,13 @@ export const OP_FENCED = '!fenced';
 
 /** The body of {@link Op.ended}, which a script of its own runs as well (`fleet-relay.ts`). */
 export const ENDED = `
-if k[3] ~= '' then
+if k[3] ~= k[1] then
   if redis.call('GET', k[3]) ~= a[5] then return 0 end
   redis.call('DEL', k[3])
 end
 redis.call('ZREM', k[4], a[1])
 redis.call('XADD', k[1], 'MAXLEN', '~', a[3], '*', a[1], a[2])
-if k[2] ~= '' then redis.call('HINCRBY', k[2], a[4], 1) end
+if k[2] ~= k[1] then redis.call('HINCRBY', k[2], a[4], 1) end
 return 1`;
 
 // Each body is a Lua function(k, a) and returns a value (never nil: a nil would cut the
@@ -106,18 +106,19 @@ redis.call('RPUSH', k[3], a[1])
 return 1`,
 
   // k[1] the run's hash, k[2] the step's hash, k[3] the run's step list, k[4] the
-  // step-by-token key ('' for a step without a token), k[5] (a queued step's) the fleet's
+  // step-by-token key (k[1] again for a step without a token: an absent key is named by the
+  // operation's first, which is in its slot on a cluster), k[5] (a queued step's) the fleet's
   // open steps. a[1] the step id, a[2]
   // its score there (ms), then field, value, …
   // → {'created'}, {'found', id}, {'exists'} (the step id is taken), {'no-run'}.
   [Op.claimStep]: `
 if redis.call('EXISTS', k[1]) == 0 then return {'no-run'} end
-local found = k[4] ~= '' and redis.call('GET', k[4])
+local found = k[4] ~= k[1] and redis.call('GET', k[4])
 if found then return {'found', found} end
 if redis.call('EXISTS', k[2]) == 1 then return {'exists'} end
 redis.call('HSET', k[2], unpack(a, 3))
 redis.call('RPUSH', k[3], a[1])
-if k[4] ~= '' then redis.call('SET', k[4], a[1]) end
+if k[4] ~= k[1] then redis.call('SET', k[4], a[1]) end
 if k[5] then redis.call('ZADD', k[5], a[2], a[1]) end
 return {'created'}`,
 
@@ -310,8 +311,8 @@ redis.call('XADD', k[1], 'MAXLEN', '~', a[1], '*', a[3], a[4])
 redis.call('PEXPIRE', k[1], a[2])
 return 1`,
 
-  // A fleet step's end, said: k[1] the fleet's ended stream, k[2] the pool's counters ('' for
-  // none), k[3] the step's fence ('' for none), k[4] the fleet's open steps. a: the step id,
+  // A fleet step's end, said: k[1] the fleet's ended stream, k[2] the pool's counters (k[1]
+  // for none), k[3] the step's fence (k[1] for none), k[4] the fleet's open steps. a: the step id,
   // its status, the stream's max length, the counter's field, the fence's token. → 1 said, 0
   // not (the fence holds another's token). The fence goes once said: the step's turns are
   // over; the step leaves the open steps.

@@ -329,11 +329,13 @@ export class RedisRunStore implements RunStore {
       await this.createStep(step);
       return { step, created: true };
     }
+    const run = this.#run(step.run_id);
+    // A step without a token names no token key: the run's hash stands in (Op.claimStep).
     const keys = [
-      this.#run(step.run_id),
+      run,
       this.#step(step.step_id),
       this.#runSteps(step.run_id),
-      step.client_token === null ? '' : `${this.#run(step.run_id)}:token:${step.client_token}`,
+      step.client_token === null ? run : `${run}:token:${step.client_token}`,
     ];
     // A queued step is a fleet's: it is open for the fleet's sweep from its claim on.
     if (step.status === 'queued') keys.push(`${this.prefix}fleet:open`);

@@ -82,7 +82,7 @@ describe('axon --help, --version, list', () => {
 
   it.each([
     ['run', ['--message', '--seed', '--token-ms', '--json', '--no-trace', '--router']],
-    ['serve', ['--host', '--port', '--data-dir', '--config', '--redis']],
+    ['serve', ['--host', '--port', '--data-dir', '--config', '--redis', '--redis-cluster']],
     [
       'worker',
       [
@@ -90,6 +90,7 @@ describe('axon --help, --version, list', () => {
         '--tags',
         '--concurrency',
         '--redis',
+        '--redis-cluster',
         '--config',
         '--vram-mb',
         '--features',

@@ -400,6 +400,53 @@ describe('loadServeConfig: refusals name the source, the line and the key', () =
   });
 });
 
+describe("loadServeConfig: the fleet's Redis, a server or a cluster", () => {
+  it('reads redis.cluster from the file, as a list or one string, with the prefix {axon}: by default', () => {
+    file('axon.yaml', 'redis:\n  cluster: [10.0.0.1:7001, "10.0.0.2:7002"]\n');
+    expect(load().redis).toEqual({
+      url: null,
+      cluster: ['10.0.0.1:7001', '10.0.0.2:7002'],
+      prefix: '{axon}:',
+    });
+    file('axon.yaml', 'redis:\n  cluster: "h1:1,h2:2"\n  prefix: "{fleet-a}:"\n');
+    expect(load().redis).toEqual({ url: null, cluster: ['h1:1', 'h2:2'], prefix: '{fleet-a}:' });
+  });
+
+  it('the first of the flags, the environment and the file that names a Redis decides, a URL or a cluster', () => {
+    file('axon.yaml', 'redis:\n  url: redis://file:6379\n  prefix: "{p}:"\n');
+    expect(load().redis).toEqual({ url: 'redis://file:6379', cluster: null, prefix: '{p}:' });
+    expect(load({ env: { AXON_REDIS_CLUSTER: 'env:7001' } }).redis).toEqual({
+      url: null,
+      cluster: ['env:7001'],
+      prefix: '{p}:',
+    });
+    expect(
+      load({ env: { AXON_REDIS_CLUSTER: 'env:7001' }, flags: { redis: 'redis://flag:1' } }).redis,
+    ).toEqual({ url: 'redis://flag:1', cluster: null, prefix: '{p}:' });
+    expect(
+      load({ env: { AXON_REDIS_URL: 'redis://env:1' }, flags: { redisCluster: 'a:1,[::1]:2' } })
+        .redis,
+    ).toEqual({ url: null, cluster: ['a:1', '[::1]:2'], prefix: '{p}:' });
+  });
+
+  it.each([
+    [{ redisCluster: 'nohost' }, /^--redis-cluster: must be host:port/],
+    [{ redisCluster: 'a:1,,b:2' }, /^--redis-cluster: must be host:port/],
+    [{ redis: 'redis://x:1', redisCluster: 'a:1' }, /names both a Redis URL and a Redis Cluster/],
+  ])('refuses the flags %j', (flags, expected) => {
+    expect(refused({ flags })).toMatch(expected);
+  });
+
+  it('refuses a file naming both or neither, and a cluster prefix without a hash tag, with its line', () => {
+    file('axon.yaml', 'redis:\n  url: redis://x:1\n  cluster: a:1\n');
+    expect(refused()).toMatch(/give url or cluster/);
+    file('axon.yaml', 'redis:\n  prefix: "p:"\n');
+    expect(refused()).toMatch(/give url or cluster/);
+    file('axon.yaml', 'redis:\n  cluster: a:1\n  prefix: "plain:"\n');
+    expect(refused()).toMatch(/^axon.yaml line 3: redis.prefix: "plain:" has no hash tag/);
+  });
+});
+
 describe('loadServeConfig: workflows', () => {
   it('reads the workflows: key into workflow definitions', () => {
     file(

@@ -35,6 +35,11 @@ describe('axon worker: refusals', () => {
     [{ pool: 'p', graceMs: 'soon' }, '--grace-ms must be an integer >= 1, got "soon"'],
     [{ pool: 'p', vramMb: '-1' }, '--vram-mb must be an integer >= 1, got "-1"'],
     [{ pool: 'p', redis: 'http://x' }, '--redis: must be a redis:// or rediss:// URL'],
+    [{ pool: 'p', redisCluster: 'nohost' }, '--redis-cluster: must be host:port'],
+    [
+      { pool: 'p', redis: 'redis://x:1', redisCluster: 'a:1' },
+      'names both a Redis URL and a Redis Cluster',
+    ],
     [{ pool: 'no spaces' }, 'fleet worker: pool must be 1 to 64 letters'],
     [
       { pool: 'p', heartbeatMs: '500', ttlMs: '400' },
@@ -51,6 +56,14 @@ describe('axon worker: refusals', () => {
     expect(code).toBe(1);
     expect(stderr).toMatch(
       /^axon worker: cannot start: Redis at redis:\/\/127\.0\.0\.1:1 does not answer\n$/,
+    );
+  }, 15_000);
+
+  it('says when the Redis Cluster does not answer, exit 1', async () => {
+    const { code, stderr } = await worker({ pool: 'p', redisCluster: '127.0.0.1:1' });
+    expect(code).toBe(1);
+    expect(stderr).toMatch(
+      /^axon worker: cannot start: the Redis Cluster at 127\.0\.0\.1:1 does not answer\n$/,
     );
   }, 15_000);
 });

@@ -4,7 +4,8 @@
  * PLACE-5001) each run exactly once on a pool their run allows, with a complete log; a
  * replica killed with SIGKILL mid-step leaves its step to another replica after BullMQ's
  * stall check, and the client's SSE stream goes on with every `seq` once (STREAM-2001); a
- * replica asked to stop hands its step back.
+ * replica asked to stop hands its step back. All of it on one Redis and again on a Redis
+ * Cluster of three masters.
  */
 import { describe, expect, it } from 'vitest';
 import type { StepEvent } from '../../src/streams/events.js';
@@ -16,7 +17,6 @@ function eventsOf(text: string): StepEvent[] {
   return parseSse(text).frames.map((f) => ({ ...f.data, type: f.event }) as unknown as StepEvent);
 }
 
-const fleet = useTestFleet('fleet-procs');
 const FAST = FAST_REPLICA_FLAGS;
 
 interface Api {
@@ -126,7 +126,12 @@ async function waitForReplicas(api: Api, n: number): Promise<void> {
   throw new Error(`the fleet never had ${n} replicas`);
 }
 
-describe('a fleet of processes: axon serve --redis and three axon workers', () => {
+// The same fleet on one Redis and on a Redis Cluster of three masters (redis.cluster).
+describe.each([
+  ['one Redis', false],
+  ['a Redis Cluster', true],
+] as const)('a fleet of processes on %s: axon serve and three axon workers', (_, cluster) => {
+  const fleet = useTestFleet(cluster ? 'fleet-procs-cluster' : 'fleet-procs', '', { cluster });
   let api: Api;
   let gpu1: WorkerProcess;
   let gpu2: WorkerProcess;

@@ -68,6 +68,39 @@ describe('RedisRunStore on a Redis Cluster', () => {
     await clearClusterPrefix(own);
   });
 
+  it("claims a queued step with and without a client token, and says a fleet step's end without a fence (no key outside the store's slot)", async () => {
+    const p = prefix();
+    const said: boolean[] = [];
+    const store = redisStore({
+      cluster: redisCluster(),
+      prefix: p,
+      // The fleet's notice as a worker gives it, with no fence and no counter.
+      endNotice: () => ({
+        keys: [`${p}fleet:ended`, `${p}fleet:ended`, `${p}fleet:ended`, `${p}fleet:open`],
+        args: ['', 'succeeded', '100', '', ''],
+        said: (yes) => said.push(yes),
+      }),
+    });
+    const run = makeRun();
+    await store.createRun(run);
+    const bare = makeStep(run.run_id, { status: 'queued' });
+    const tokened = makeStep(run.run_id, { status: 'queued', client_token: 'tok-1' });
+    expect((await store.claimStep(bare)).created).toBe(true);
+    expect((await store.claimStep(tokened)).created).toBe(true);
+    expect((await store.claimStep({ ...tokened, step_id: 'step_again' })).step.step_id).toBe(
+      tokened.step_id,
+    );
+    await store.endStep({
+      stepId: bare.step_id,
+      runId: run.run_id,
+      events: [],
+      patch: { status: 'succeeded', ended_at: new Date().toISOString() },
+    });
+    expect(said).toEqual([true]);
+    expect((await store.getStep(bare.step_id))?.status).toBe('succeeded');
+    await store.close();
+  });
+
   it('defaults to the prefix {axon}: and refuses a prefix without a hash tag, a bad node, or a url beside the cluster', async () => {
     const store = redisStore({ cluster: redisCluster() });
     expect(store.prefix).toBe('{axon}:');

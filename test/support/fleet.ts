@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
 import { spawnAxon, type FleetProcess } from './axon-process.js';
-import { clearRedisPrefix, redisUrl } from './redis.js';
+import { clearClusterPrefix, clearRedisPrefix, redisCluster, redisUrl } from './redis.js';
 
 export type { FleetProcess } from './axon-process.js';
 
@@ -45,18 +45,27 @@ export interface TestFleet {
 
 /**
  * A fleet for this test file under its own prefix; see the module. `config` is YAML added
- * to the config file every process of it reads (after its `redis:` section).
+ * to the config file every process of it reads (after its `redis:` section). With `cluster`
+ * the fleet runs on the tests' Redis Cluster (`redis.cluster`, a hash-tagged prefix).
  */
-export function useTestFleet(name: string, config = ''): TestFleet {
-  const prefix = `axon-test:${name}:${process.pid}:`;
+export function useTestFleet(
+  name: string,
+  config = '',
+  options: { readonly cluster?: boolean } = {},
+): TestFleet {
+  const cluster = options.cluster === true;
+  const prefix = cluster
+    ? `{axon-test:${name}:${process.pid}}:`
+    : `axon-test:${name}:${process.pid}:`;
   const dir = mkdtempSync(join(tmpdir(), `axon-${name}-`));
   const file = join(dir, 'axon.yaml');
-  writeFileSync(file, `redis:\n  url: ${redisUrl()}\n  prefix: "${prefix}"\n${config}`);
+  const where = cluster ? `cluster: "${redisCluster()}"` : `url: ${redisUrl()}`;
+  writeFileSync(file, `redis:\n  ${where}\n  prefix: "${prefix}"\n${config}`);
   const spawned: FleetProcess[] = [];
   afterAll(async () => {
     for (const p of spawned) if (p.child.exitCode === null) p.child.kill('SIGKILL');
     await Promise.all(spawned.map((p) => p.exited));
-    await clearRedisPrefix(prefix);
+    await (cluster ? clearClusterPrefix(prefix) : clearRedisPrefix(prefix));
     rmSync(dir, { recursive: true, force: true });
   });
   return {
