@@ -1,6 +1,7 @@
 /**
  * @module Test helper: fleets in the test's own process — API runtimes with `fleet: { redis }`
- * and replicas (`FleetWorker`) on the tests' Redis, each fleet under a prefix of its own.
+ * (or `fleet: { cluster }`) and replicas (`FleetWorker`) on the tests' Redis or Redis Cluster,
+ * each fleet under a prefix of its own (hash-tagged on the cluster).
  * Replicas and runtimes are stopped after each test (after the test file's own `afterEach`
  * hooks, which run first), and the prefixes' keys removed when the file's tests end.
  */
@@ -9,8 +10,16 @@ import { FleetWorker, type FleetWorkerOptions } from '../../src/fleet/fleet-work
 import { createLogger } from '../../src/observability/logger.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 import type { RuntimeOptions } from '../../src/runtime/runtime-options.js';
+import type { RedisClient } from '../../src/store/redis-connection.js';
 import { redisStore } from '../../src/store/redis-store.js';
-import { clearRedisPrefix, redisUrl } from './redis.js';
+import { Redis } from 'ioredis';
+import {
+  clearClusterPrefix,
+  clearRedisPrefix,
+  connectTestCluster,
+  redisCluster,
+  redisUrl,
+} from './redis.js';
 import { quietRuntime } from './runtime.js';
 
 /** The in-process fleets of a test file. */
@@ -28,10 +37,23 @@ export interface InProcessFleets {
    * `options.fleet` adds to its fleet options.
    */
   readonly api: (prefix: string, options?: RuntimeOptions) => Promise<Runtime>;
+  /** A connection to the fleets' Redis (or cluster), for a test to look and meddle; closed after the file. */
+  readonly redis: RedisClient;
+}
+
+/** Where a test file's fleets run: the tests' Redis, or their Redis Cluster. */
+export interface FleetBackend {
+  readonly cluster: boolean;
 }
 
 /** In-process fleets for this test file, named `name` in their keys; see the module. */
-export function useInProcessFleets(name: string): InProcessFleets {
+export function useInProcessFleets(
+  name: string,
+  backend: FleetBackend = { cluster: false },
+): InProcessFleets {
+  const { cluster } = backend;
+  const where = cluster ? { cluster: redisCluster() } : { url: redisUrl() };
+  const redis: RedisClient = cluster ? connectTestCluster() : new Redis(redisUrl());
   const quiet = createLogger({ level: 'silent' });
   const prefixes: string[] = [];
   const workers: FleetWorker[] = [];
@@ -42,18 +64,22 @@ export function useInProcessFleets(name: string): InProcessFleets {
     await Promise.all(runtimes.splice(0).map((r) => r.close()));
   });
   afterAll(async () => {
-    for (const p of prefixes) await clearRedisPrefix(p);
+    redis.disconnect();
+    for (const p of prefixes) await (cluster ? clearClusterPrefix(p) : clearRedisPrefix(p));
   });
   return {
+    redis,
     prefix: () => {
-      const p = `axon-test:${name}:${process.pid}:${n++}:`;
+      const p = cluster
+        ? `{axon-test:${name}:${process.pid}:${n++}}:`
+        : `axon-test:${name}:${process.pid}:${n++}:`;
       prefixes.push(p);
       return p;
     },
     replica: async (prefix, pool, options = {}) => {
       const w = await FleetWorker.start({
         pool,
-        redis: redisUrl(),
+        ...(cluster ? { cluster: redisCluster() } : { redis: redisUrl() }),
         prefix,
         heartbeatMs: 200,
         ttlMs: 1000,
@@ -66,8 +92,13 @@ export function useInProcessFleets(name: string): InProcessFleets {
     api: async (prefix, options = {}) => {
       const { fleet, ...rest } = options;
       const rt = quietRuntime({
-        store: redisStore({ url: redisUrl(), prefix }),
-        fleet: { redis: redisUrl(), prefix, refreshMs: 100, ...fleet },
+        store: redisStore({ ...where, prefix }),
+        fleet: {
+          ...(cluster ? { cluster: redisCluster() } : { redis: redisUrl() }),
+          prefix,
+          refreshMs: 100,
+          ...fleet,
+        },
         ...rest,
       });
       runtimes.push(rt);
