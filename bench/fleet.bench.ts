@@ -19,6 +19,12 @@
  * own commands not at all) over ten operations after the timed rounds;
  * `metrics.redis_commands_per_step`: every command Redis runs for it, scripts' included
  * (INFO commandstats); the raw BullMQ job's two figures beside them.
+ *
+ * On a Redis Cluster of three masters as well (`REDIS_CLUSTER`, `host:port,...`; else a
+ * throwaway one the bench starts): an API runtime and one worker process under a hash-tagged
+ * prefix, timed in the same interleaved rounds. `ratios.cluster_vs_single` = its steps/s ÷
+ * the one-worker steps/s on one Redis; `metrics.redis_calls_per_step_cluster` (target ≤ 4)
+ * and `metrics.redis_commands_per_step_cluster` counted on every master.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -26,7 +32,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, QueueEvents } from 'bullmq';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { createLogger } from '../src/observability/logger.js';
 import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { redisStore } from '../src/store/redis-store.js';
@@ -44,6 +50,16 @@ const prefix = `axb:${randomUUID().slice(0, 8)}:`;
 const dir = mkdtempSync(join(tmpdir(), 'axon-bench-fleet-'));
 const config = join(dir, 'axon.yaml');
 writeFileSync(config, `redis:\n  url: ${url}\n  prefix: "${prefix}"\n`);
+// The cluster's: REDIS_CLUSTER when it serves every slot, else a throwaway one.
+const clusterSetup = (await import('../test/support/redis-cluster-setup.js')).default;
+const stopCluster = await clusterSetup();
+const clusterNodes = process.env['REDIS_CLUSTER'] ?? '';
+const clusterPrefix = `{axb:${randomUUID().slice(0, 8)}}:`;
+const clusterConfig = join(dir, 'axon-cluster.yaml');
+writeFileSync(
+  clusterConfig,
+  `redis:\n  cluster: "${clusterNodes}"\n  prefix: "${clusterPrefix}"\n`,
+);
 const children: ChildProcess[] = [];
 
 /** Spawns a child and resolves once its stdout matches `ready`. */
@@ -70,8 +86,8 @@ function start(args: readonly string[], ready: RegExp): Promise<ChildProcess> {
   });
 }
 
-/** `n` replicas of `pool`. */
-async function pool(name: string, n: number): Promise<void> {
+/** `n` replicas of `pool`, on one Redis or (`on` the cluster's config) the cluster. */
+async function pool(name: string, n: number, on = config): Promise<void> {
   await Promise.all(
     Array.from({ length: n }, () =>
       start(
@@ -83,7 +99,7 @@ async function pool(name: string, n: number): Promise<void> {
           '--concurrency',
           String(concurrency),
           '--config',
-          config,
+          on,
         ],
         /taking steps/,
       ),
@@ -95,6 +111,7 @@ await Promise.all([
   pool('p1', 1),
   pool('p2', 2),
   pool('p4', 4),
+  pool('p1', 1, clusterConfig),
   start(
     ['bench/fleet-bullmq-worker.ts', url, `${prefix}raw`, 'noop', String(concurrency)],
     /ready/,
@@ -107,28 +124,37 @@ const runtime: Runtime = createRuntime({
   logger: createLogger({ level: 'silent' }),
 });
 await runtime.refreshPools();
-const { flow } = await runtime.createFlow({ name: 'bench-fleet' });
+const onCluster: Runtime = createRuntime({
+  store: redisStore({ cluster: clusterNodes, prefix: clusterPrefix }),
+  fleet: { cluster: clusterNodes, prefix: clusterPrefix, refreshMs: 200 },
+  logger: createLogger({ level: 'silent' }),
+});
+await onCluster.refreshPools();
+const flowOf = new Map<Runtime, string>();
+for (const rt of [runtime, onCluster]) {
+  flowOf.set(rt, (await rt.createFlow({ name: 'bench-fleet' })).flow.flow_id);
+}
 const gate = { type: 'gate_eval', input: { fact_type: 'none', min_count: 0 } };
 
 /** A run pinned to `poolId`, a new one each round. */
-async function pinnedRun(poolId: string): Promise<string> {
-  const run = await runtime.createRun(flow.flow_id, {
+async function pinnedRun(poolId: string, rt = runtime): Promise<string> {
+  const run = await rt.createRun(flowOf.get(rt) ?? '', {
     pool_policy: { placement: { pin: poolId } },
   });
   return run.run_id;
 }
 
 /** A case submitting `inFlight` steps to `poolId` at once and waiting for their ends. */
-function axonCase(poolId: string) {
+function axonCase(poolId: string, rt = runtime, name = `axon_${poolId}`) {
   let runId = '';
   return {
-    name: `axon_${poolId}`,
+    name,
     setup: async () => {
-      runId = await pinnedRun(poolId);
+      runId = await pinnedRun(poolId, rt);
     },
     run: async () => {
       const steps = await Promise.all(
-        Array.from({ length: inFlight }, () => runtime.submitStep(runId, gate)),
+        Array.from({ length: inFlight }, () => rt.submitStep(runId, gate)),
       );
       for (const status of await Promise.all(steps.map((s) => s.done))) {
         if (status !== 'succeeded') throw new Error(`a step ended ${String(status)}`);
@@ -169,11 +195,15 @@ const bullmqCase = {
   },
 };
 
-const stats = await interleave([axonCase('p1'), bullmqCase, axonCase('p2'), axonCase('p4')], {
-  rounds,
-  roundMs,
-  warmupOps: 5,
-});
+const clusterCase = axonCase('p1', onCluster, 'axon_cluster_p1');
+const stats = await interleave(
+  [axonCase('p1'), bullmqCase, axonCase('p2'), axonCase('p4'), clusterCase],
+  {
+    rounds,
+    roundMs,
+    warmupOps: 5,
+  },
+);
 const perS = (name: string): number =>
   Math.round((stats.find((s) => s.name === name)?.median ?? 0) * inFlight);
 
@@ -215,12 +245,17 @@ async function bullmqStarts(n: number): Promise<number[]> {
 async function redisCalls(
   op: () => Promise<void>,
   ops: number,
+  servers: readonly { readonly url: string; readonly client: Redis }[] = [
+    { url, client: connection },
+  ],
 ): Promise<{ calls: number; commands: number }> {
-  const sent = await watchSent(url);
-  const before = await commandsRun(connection);
+  const sent = await Promise.all(servers.map((s) => watchSent(s.url)));
+  const run = async (): Promise<number> =>
+    (await Promise.all(servers.map((s) => commandsRun(s.client)))).reduce((a, b) => a + b, 0);
+  const before = await run();
   for (let i = 0; i < ops; i++) await op();
-  const after = await commandsRun(connection);
-  const { total } = await sent.stop();
+  const after = await run();
+  const total = (await Promise.all(sent.map((s) => s.stop()))).reduce((a, s) => a + s.total, 0);
   const n = ops * inFlight;
   return {
     calls: Number((total / n).toFixed(2)),
@@ -231,6 +266,20 @@ const countedAxon = axonCase('p1');
 await countedAxon.setup();
 const axonCalls = await redisCalls(countedAxon.run, 10);
 const bullmqCalls = await redisCalls(bullmqCase.run, 10);
+// On the cluster: every master counted (the fleet's keys share one slot, so one master works).
+const cluster = new Cluster(
+  clusterNodes.split(',').map((n) => ({
+    host: n.slice(0, n.lastIndexOf(':')),
+    port: Number(n.slice(n.lastIndexOf(':') + 1)),
+  })),
+);
+await cluster.ping();
+const masters = cluster.nodes('master').map((client) => ({
+  url: `redis://${client.options.host ?? '127.0.0.1'}:${client.options.port ?? 6379}`,
+  client,
+}));
+await clusterCase.setup();
+const clusterCalls = await redisCalls(clusterCase.run, 10, masters);
 
 await axonStarts(50);
 await bullmqStarts(50);
@@ -238,6 +287,7 @@ const axonStart = percentiles(await axonStarts(300));
 const rawStart = percentiles(await bullmqStarts(300));
 
 await runtime.close();
+await onCluster.close();
 await events.close();
 await queue.close();
 for (const child of children) child.kill('SIGTERM');
@@ -255,6 +305,16 @@ do {
 } while (cursor !== '0');
 connection.disconnect();
 eventsConnection.disconnect();
+for (const m of masters) {
+  let at = '0';
+  do {
+    const [next, keys] = await m.client.scan(at, 'MATCH', `${clusterPrefix}*`, 'COUNT', 1000);
+    if (keys.length > 0) await m.client.del(...keys);
+    at = next;
+  } while (at !== '0');
+}
+cluster.disconnect();
+await stopCluster?.();
 rmSync(dir, { recursive: true, force: true });
 
 const one = perS('axon_p1');
@@ -276,6 +336,12 @@ report({
     redis_commands_per_step: axonCalls.commands,
     bullmq_redis_calls_per_job: bullmqCalls.calls,
     bullmq_redis_commands_per_job: bullmqCalls.commands,
+    steps_per_s_1_worker_cluster: perS('axon_cluster_p1'),
+    redis_calls_per_step_cluster: clusterCalls.calls,
+    redis_commands_per_step_cluster: clusterCalls.commands,
   },
-  ratios: { vs_bullmq: Number((one / raw).toFixed(3)) },
+  ratios: {
+    vs_bullmq: Number((one / raw).toFixed(3)),
+    cluster_vs_single: Number((perS('axon_cluster_p1') / one).toFixed(3)),
+  },
 });

@@ -196,6 +196,15 @@ export const TARGETS: readonly Target[] = [
     source: 'issue 30',
   },
   {
+    bench: 'fleet',
+    kind: 'metrics',
+    name: 'redis_calls_per_step_cluster',
+    comparison: '<=',
+    threshold: 4,
+    what: 'the same on a Redis Cluster of three masters (every master counted): ≤ 4',
+    source: 'issue 30',
+  },
+  {
     bench: 'orchestrator',
     kind: 'ratios',
     name: 'handle_vs_invoke',

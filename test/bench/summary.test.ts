@@ -99,7 +99,7 @@ describe('the benchmark summary', () => {
       result: 'met',
     });
     expect(row(summary, 'actors', 'metrics.actors_alive').result).toBe('**missed**');
-    expect(summary).toContain('2 met, 2 missed, 18 not measured.');
+    expect(summary).toContain('2 met, 2 missed, 19 not measured.');
   });
 
   it('shows a target whose figure is absent, null or whose bench has no result as not measured', () => {
@@ -197,6 +197,7 @@ describe('the targets', () => {
       'fleet ratios.vs_bullmq ≥ 0.7',
       'fleet metrics.submit_to_start_p50_ms ≤ 2',
       'fleet metrics.redis_calls_per_step ≤ 4',
+      'fleet metrics.redis_calls_per_step_cluster ≤ 4',
       'orchestrator ratios.handle_vs_invoke ≥ 0.6',
       'orchestrator metrics.embedding_route_p50_ms ≤ 1',
       'workflow ratios.vs_langgraph ≥ 10',
