@@ -51,6 +51,14 @@ export class FleetKeys {
     return `${this.prefix}fleet:events:${stepId}`;
   }
 
+  /**
+   * An API process's wake stream: an entry ends its relay's blocked read, so that the read
+   * starts again with the steps followed now (`fleet-relay.ts`).
+   */
+  wake(relayId: string): string {
+    return `${this.prefix}fleet:wake:${relayId}`;
+  }
+
   /** The stream of every step's end: entries `<step_id> <status>`. */
   get ended(): string {
     return `${this.prefix}fleet:ended`;

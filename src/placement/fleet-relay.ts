@@ -4,10 +4,13 @@
  * and the streams of the steps someone here follows (SSE clients, `followStep`), and wakes
  * them. The step streams only wake: followers read the store's log, which holds every event,
  * so a stream trimmed past what a slow reader had seen loses it nothing. A newly followed step
- * interrupts the blocked read (`CLIENT UNBLOCK`) so that its stream is read at once; waiting
- * for a step's end does not (the `ended` stream is always read).
+ * interrupts the blocked read so that its stream is read at once: an entry on the relay's
+ * own wake stream (`<prefix>fleet:wake:<id>`, read with the others), which, under the fleet's
+ * hash tag, reaches the node the read blocks on also on a Redis Cluster (where `CLIENT
+ * UNBLOCK` would name a connection of whichever node answered `CLIENT ID`). Waiting for a
+ * step's end does not interrupt it (the `ended` stream is always read).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { RedisClient } from '../store/redis-connection.js';
 import type { StepStatus } from '../store/records.js';
 import { ENDED } from '../store/redis-scripts.js';
@@ -22,6 +25,8 @@ export const EVENTS_FIELD = 'seq';
 export const STREAM_TTL_MS = 86_400_000;
 /** Entries the fleet's `ended` stream keeps (approximately). */
 const ENDED_MAX_LEN = 100_000;
+/** How long a relay's wake stream outlives its last entry, in ms (a relay gone, it goes). */
+const WAKE_TTL_MS = 60_000;
 
 /** The script that says a step's end by itself: `Op.ended` of the store's script. */
 const ANNOUNCE = `local k, a = KEYS, ARGV\n${ENDED}`;
@@ -88,14 +93,18 @@ export class StepStreamRelay {
   readonly #enders = new Map<string, ((status: StepStatus | null) => void)[]>();
   /** The last entry of the `ended` stream read: entries from when the relay was made on. */
   #endedId = `${Date.now()}-0`;
-  #readerId: number | null = null;
+  /** This relay's wake stream (see the module), and its last entry read. */
+  readonly #wake: string;
+  #wakeId = '0';
   #blocked = false;
   #closed = false;
+  /** How long one read blocks, ms. */
+  readonly #blockMs: number;
   readonly #loop: Promise<void>;
 
   /**
    * `reader` is a connection of the relay's own (it blocks); `control` any other. Each entry
-   * of a followed step calls `appended(stepId)`.
+   * of a followed step calls `appended(stepId)`. `blockMs`: how long one read blocks (2 s).
    */
   constructor(
     reader: RedisClient,
@@ -103,15 +112,15 @@ export class StepStreamRelay {
     keys: FleetKeys,
     appended: (stepId: string) => void,
     onError: (err: unknown) => void,
+    blockMs = 2_000,
   ) {
+    this.#blockMs = blockMs;
     this.#reader = reader;
     this.#control = control;
     this.#keys = keys;
     this.#appended = appended;
     this.#onError = onError;
-    reader.on('ready', () => {
-      this.#readerId = null;
-    });
+    this.#wake = keys.wake(randomBytes(8).toString('hex'));
     this.#loop = this.#run();
   }
 
@@ -169,12 +178,17 @@ export class StepStreamRelay {
     return this.#closed;
   }
 
-  /** Ends the reader's blocked read so that it reads again with the streams followed now. */
+  /**
+   * Ends the reader's blocked read so that it reads again with the streams followed now: an
+   * entry on the wake stream (a read not blocked yet returns at once with it).
+   */
   async #unblock(): Promise<void> {
-    const id = this.#readerId;
-    if (id === null) return;
     try {
-      await this.#control.client('UNBLOCK', id);
+      await this.#control
+        .pipeline()
+        .xadd(this.#wake, 'MAXLEN', '1', '*', 'w', '1')
+        .pexpire(this.#wake, WAKE_TTL_MS)
+        .exec();
     } catch (err) {
       if (!this.#closed) this.#onError(err);
     }
@@ -186,17 +200,18 @@ export class StepStreamRelay {
       const ids = steps.map((s) => this.#follows.get(s)?.lastId ?? '0');
       let reply: [string, [string, string[]][]][] | null;
       try {
-        this.#readerId ??= await this.#reader.client('ID');
         this.#blocked = true;
         reply = await this.#reader.xread(
           'COUNT',
           256,
           'BLOCK',
-          2000,
+          this.#blockMs,
           'STREAMS',
           this.#keys.ended,
+          this.#wake,
           ...steps.map((s) => this.#keys.events(s)),
           this.#endedId,
+          this.#wakeId,
           ...ids,
         );
       } catch (err) {
@@ -211,6 +226,7 @@ export class StepStreamRelay {
       for (const [key, entries] of reply) {
         if (entries.length === 0) continue;
         if (key === this.#keys.ended) this.#readEnded(entries);
+        else if (key === this.#wake) this.#wakeId = (entries.at(-1) as [string, string[]])[0];
         else this.#readStep(key.slice(this.#keys.events('').length), entries);
       }
     }
