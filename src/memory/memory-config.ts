@@ -28,7 +28,35 @@ import { DEFAULT_MEMORY_PATH, sqliteWarmTier } from './sqlite-warm-tier.js';
 import { engineSummarizer, TieredMemory } from './tiered-memory.js';
 import { heuristicTokens, tiktokenCounter } from './token-counter.js';
 
-const redisKeys = { url: z.string().optional(), prefix: z.string().optional() };
+const redisKeys = {
+  url: z.string().optional(),
+  /** A Redis Cluster's nodes (`host:port`), a list or one comma-separated string. */
+  cluster: z.union([z.string(), z.array(z.string()).min(1)]).optional(),
+  prefix: z.string().optional(),
+};
+
+/** The keys of a tier that only a backend of one kind reads. */
+const ONLY_FOR: Readonly<Record<string, string>> = {
+  url: 'redis',
+  cluster: 'redis',
+  prefix: 'redis',
+  path: 'sqlite',
+};
+
+/** Refuses a key of `tier` its backend would not read (`url` of an inmemory hot tier, ...). */
+function checkTierKeys(
+  tier: string,
+  c: Readonly<Record<string, unknown>> & { backend: string },
+): void {
+  for (const [key, backend] of Object.entries(ONLY_FOR)) {
+    if (c[key] !== undefined && c.backend !== backend) {
+      throw new InvalidParamsError(
+        `memory.${tier}.${key} is read only with backend ${backend}, not ${c.backend}`,
+        { param: `memory.${tier}.${key}` },
+      );
+    }
+  }
+}
 
 /** The `memory:` section. */
 export const memoryConfigSchema = z
@@ -105,6 +133,9 @@ export function createMemory(config: unknown = {}, deps: MemoryDeps = {}): Tiere
     });
   }
   const c = parsed.data;
+  checkTierKeys('hot', c.hot);
+  if (c.warm) checkTierKeys('warm', c.warm);
+  if (c.cold) checkTierKeys('cold', c.cold);
   const hot = hotTier(c.hot, deps);
   const warm = c.warm ? warmTier(c.warm) : undefined;
   const cold = c.cold ? coldTier(c.cold) : undefined;
@@ -172,12 +203,14 @@ function coldTier(c: NonNullable<Parsed['cold']>): ColdTier {
   return sqliteColdTier(c.path ?? DEFAULT_MEMORY_PATH, { embedder });
 }
 
-function redisOptions(c: { url?: string | undefined; prefix?: string | undefined }): {
-  url?: string;
-  prefix?: string;
-} {
+function redisOptions(c: {
+  url?: string | undefined;
+  cluster?: string | string[] | undefined;
+  prefix?: string | undefined;
+}): { url?: string; cluster?: string | string[]; prefix?: string } {
   return {
     ...(c.url === undefined ? {} : { url: c.url }),
+    ...(c.cluster === undefined ? {} : { cluster: c.cluster }),
     ...(c.prefix === undefined ? {} : { prefix: c.prefix }),
   };
 }

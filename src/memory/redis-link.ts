@@ -1,28 +1,51 @@
-/** @module The Redis connection of a memory tier: the caller's, or one of its own. */
-import { Redis } from 'ioredis';
+/** @module The Redis connection of a memory tier: the caller's, or one of its own (to a server or a Redis Cluster). */
+import {
+  checkClusterPrefix,
+  connectRedis,
+  isCluster,
+  parseClusterNodes,
+  type RedisClient,
+} from '../store/redis-connection.js';
 
 /** How a Redis tier is told where to connect. */
 export interface RedisLinkOptions {
-  /** A connection to use (not closed by the tier); else one to `url` is made. */
-  readonly client?: Redis;
+  /** A connection to use, to a server or a cluster (not closed by the tier); else one is made. */
+  readonly client?: RedisClient;
   /** Default `redis://127.0.0.1:6379`. */
   readonly url?: string;
-  /** Prefix of every key; default `axon:mem:`. */
+  /**
+   * A Redis Cluster instead, by its nodes (`host:port`): the tier's keys then go under its
+   * prefix's hash tag, since its scripts and reads touch several keys at once.
+   */
+  readonly cluster?: string | readonly string[];
+  /** Prefix of every key; default `axon:mem:`, or `{axon}:mem:` on a cluster (a hash tag needed there). */
   readonly prefix?: string;
 }
 
 /** A tier's connection and key prefix; `close` quits the connection only if the tier made it. */
 export class RedisLink {
-  readonly client: Redis;
+  readonly client: RedisClient;
   readonly prefix: string;
   readonly #owned: boolean;
 
   constructor(options: RedisLinkOptions) {
-    this.prefix = options.prefix ?? 'axon:mem:';
+    const cluster =
+      options.cluster === undefined
+        ? null
+        : parseClusterNodes(options.cluster, 'memory tier: cluster');
+    if (cluster && (options.url !== undefined || options.client !== undefined)) {
+      throw new TypeError('memory tier: give cluster, url or client, not more than one');
+    }
+    const onCluster =
+      cluster !== null || (options.client !== undefined && isCluster(options.client));
+    this.prefix = options.prefix ?? (onCluster ? '{axon}:mem:' : 'axon:mem:');
+    if (onCluster) checkClusterPrefix(this.prefix, 'memory tier: prefix');
     this.#owned = options.client === undefined;
     this.client =
       options.client ??
-      new Redis(options.url ?? 'redis://127.0.0.1:6379', { maxRetriesPerRequest: 2 });
+      connectRedis(cluster ? { cluster } : { url: options.url ?? 'redis://127.0.0.1:6379' }, {
+        maxRetriesPerRequest: 2,
+      });
     // Calls fail on their own; without a listener ioredis prints every connection error.
     if (this.#owned) this.client.on('error', () => undefined);
   }

@@ -353,6 +353,24 @@ describe('createMemory (seed 002 configuration)', () => {
       createMemory({ cold: { backend: 'sqlite', embedding_model: 'text-embedding-3-small' } }),
     ).toThrow(/embedding_dimensions is needed/);
   });
+
+  it('refuses a key its backend would not read, and a cluster prefix without a hash tag', () => {
+    expect(() => createMemory({ hot: { backend: 'inmemory', url: 'redis://x:1' } })).toThrow(
+      'memory.hot.url is read only with backend redis, not inmemory',
+    );
+    expect(() => createMemory({ warm: { backend: 'sqlite', cluster: 'a:1' } })).toThrow(
+      /memory\.warm\.cluster is read only with backend redis/,
+    );
+    expect(() => createMemory({ warm: { backend: 'redis', path: './x.db' } })).toThrow(
+      /memory\.warm\.path is read only with backend sqlite, not redis/,
+    );
+    expect(() =>
+      createMemory({ hot: { backend: 'redis', cluster: '127.0.0.1:1', prefix: 'mem:' } }),
+    ).toThrow(/"mem:" has no hash tag/);
+    expect(() =>
+      createMemory({ hot: { backend: 'redis', cluster: 'a:1', url: 'redis://x:1' } }),
+    ).toThrow(/not more than one/);
+  });
 });
 
 /** Each backend combination, made fresh. */

@@ -4,7 +4,7 @@
  * and with an OpenAI-compatible embeddings endpoint).
  */
 import { randomUUID } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/context/clock.js';
 import { ConflictError } from '../../src/errors/conflict-error.js';
 import { hashedEmbedder, openAIEmbedder } from '../../src/memory/embedders.js';
@@ -20,17 +20,28 @@ import { redisHotTier } from '../../src/memory/redis-hot-tier.js';
 import { redisWarmTier } from '../../src/memory/redis-warm-tier.js';
 import { sqliteColdTier } from '../../src/memory/sqlite-cold-tier.js';
 import { sqliteWarmTier } from '../../src/memory/sqlite-warm-tier.js';
-import { redisUrl } from '../support/redis.js';
+import { clearClusterPrefix, redisCluster, redisUrl } from '../support/redis.js';
 import { useTestResources } from '../support/test-resources.js';
 
 const resources = useTestResources('memory');
 const { file, prefix } = resources;
+/** A prefix on the tests' Redis Cluster: under a hash tag, as a cluster needs. */
+const clusterBase = `{axon-test-mem:${randomUUID()}}:`;
+const clusterPrefix = (): string => `${clusterBase}${randomUUID()}:`;
+afterAll(async () => {
+  await clearClusterPrefix(clusterBase);
+});
 
 describe.each([
   ['inmemory', (max: number): HotTier => memoryHotTier({ maxMessages: max })],
   [
     'redis',
     (max: number): HotTier => redisHotTier({ url: redisUrl(), maxMessages: max, prefix: prefix() }),
+  ],
+  [
+    'redis cluster',
+    (max: number): HotTier =>
+      redisHotTier({ cluster: redisCluster(), maxMessages: max, prefix: clusterPrefix() }),
   ],
 ])('hot tier conformance: %s', (_name, make) => {
   it('keeps each conversation in order, capped at max_messages (the oldest dropped)', async () => {
@@ -109,6 +120,10 @@ function warmItem(key: string, content: string, kind: 'fact' | 'episode' = 'fact
 describe.each([
   ['sqlite', (): WarmTier => sqliteWarmTier(file())],
   ['redis', (): WarmTier => redisWarmTier({ url: redisUrl(), prefix: prefix() })],
+  [
+    'redis cluster',
+    (): WarmTier => redisWarmTier({ cluster: redisCluster(), prefix: clusterPrefix() }),
+  ],
 ])('warm tier conformance: %s', (_name, make) => {
   it('ranks by text relevance within the asked keys and kind', async () => {
     const warm = make();
