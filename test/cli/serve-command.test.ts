@@ -129,4 +129,16 @@ describe('serveCommand: refusals before anything is opened', () => {
       'axon serve: axon.yaml line 3: memory.cold.backend "qdrant" is not supported: axon has sqlite\n',
     );
   });
+
+  it('a memory key its backend would not read: exit 2, naming the key and its line', async () => {
+    writeFileSync(
+      join(dir, 'axon.yaml'),
+      'memory:\n  hot:\n    backend: inmemory\n    url: redis://x:1\n',
+    );
+    const { code, stderr } = await run({ dataDir: 'd' });
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      'axon serve: axon.yaml line 4: memory.hot.url is read only with backend redis, not inmemory\n',
+    );
+  });
 });
