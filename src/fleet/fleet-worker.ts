@@ -93,6 +93,12 @@ const KNOWN: ReadonlySet<string> = new Set([
   'logger',
 ]);
 
+/**
+ * How long past its grace period a stopping replica waits for Redis before it drops its
+ * connections and stops without it, ms.
+ */
+export const STOP_REDIS_MS = 5_000;
+
 /** What stopping did. */
 export interface StopReport {
   /** Steps that ended here within the grace period. */
@@ -313,11 +319,32 @@ export class FleetWorker {
   /**
    * Stops taking steps, lets the running ones end for up to `graceMs`, hands back those still
    * running (their jobs go back to the queue; this replica writes nothing more of them), and
-   * leaves the registry. Resolves once everything is closed.
+   * leaves the registry. Resolves once everything is closed — or, when Redis does not answer
+   * (down, a cluster's slot without a master), {@link STOP_REDIS_MS} past the grace period,
+   * with every connection dropped: the steps still held then go to another replica once their
+   * jobs' locks lapse, as a killed replica's do.
    */
   stop(graceMs = 30_000): Promise<StopReport> {
-    this.#stopped ??= this.#stop(graceMs);
+    this.#stopped ??= this.#stopBounded(graceMs);
     return this.#stopped;
+  }
+
+  async #stopBounded(graceMs: number): Promise<StopReport> {
+    const before = this.#running.size;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<null>((resolve) => {
+      timer = setTimeout(() => { resolve(null); }, graceMs + STOP_REDIS_MS);
+    });
+    const report = await Promise.race([this.#stop(graceMs), late]);
+    clearTimeout(timer);
+    if (report) return report;
+    this.#logger.warn(
+      { pool_id: this.poolId, replica_id: this.replicaId, running: this.#running.size },
+      'fleet worker: Redis does not answer; stopping without it',
+    );
+    this.#store.fence();
+    await this.#abort();
+    return { finished: before - this.#running.size, handedBack: 0 };
   }
 
   async #stop(graceMs: number): Promise<StopReport> {
@@ -351,13 +378,21 @@ export class FleetWorker {
     return { finished: before - left.length, handedBack: left.length };
   }
 
-  /** Closes a replica that never started, without waiting on a Redis that may not answer. */
+  /**
+   * Closes a replica that never started, or one whose Redis does not answer, without waiting
+   * on it (its runtime's close is not waited for past {@link STOP_REDIS_MS} either).
+   */
   async #abort(): Promise<void> {
     clearInterval(this.#timer);
     this.#client.disconnect();
     this.#sub.disconnect();
     this.#queueConnection.disconnect();
-    await Promise.allSettled([this.#worker.close(true), this.runtime.close()]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([this.#worker.close(true), this.runtime.close()]),
+      new Promise((resolve) => (timer = setTimeout(resolve, STOP_REDIS_MS))),
+    ]);
+    clearTimeout(timer);
   }
 
   /** Resolves once Redis answers; rejects naming where it is when it does not within 5 s. */

@@ -2,7 +2,8 @@
  * Redis restarted under a running fleet: a Redis of this test's own (append-only file, so
  * what it held survives the restart) stops mid-step and starts again on the same port. The
  * replica and the API reconnect by themselves; the step ends with a whole log, its budget
- * reservation settled, and the run completes.
+ * reservation settled, and the run completes. And a replica asked to stop while its Redis
+ * is gone stops all the same.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -112,4 +113,21 @@ describe('Redis restarted during a run', () => {
       await worker.stop(0);
     }
   });
+
+  it('a replica asked to stop while Redis is down stops anyway, after its grace and a bounded wait', async () => {
+    const port = await freePort();
+    await startRedis(port);
+    const worker = await FleetWorker.start({
+      pool: 'p',
+      redis: `redis://127.0.0.1:${port}`,
+      logger: createLogger({ level: 'silent' }),
+    });
+    // Redis goes away for good: a stop that waited on it would never resolve.
+    const dead = server;
+    server = null;
+    dead?.kill('SIGKILL');
+    await new Promise((r) => dead?.once('exit', r));
+    const report = await worker.stop(100);
+    expect(report).toEqual({ finished: 0, handedBack: 0 });
+  }, 30_000);
 });

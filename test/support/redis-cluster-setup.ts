@@ -51,7 +51,11 @@ async function clusterOk(
 }
 
 /** Starts one node; resolves once it answers, or null when it exits first. */
-async function startNode(port: number, dir: string): Promise<ChildProcess | null> {
+async function startNode(
+  port: number,
+  dir: string,
+  nodeTimeoutMs: number,
+): Promise<ChildProcess | null> {
   const child = spawn(
     'redis-server',
     [
@@ -60,6 +64,11 @@ async function startNode(port: number, dir: string): Promise<ChildProcess | null
       'yes',
       '--cluster-config-file',
       join(dir, `nodes-${port}.conf`),
+      '--cluster-node-timeout',
+      String(nodeTimeoutMs),
+      // A replica syncs at once (Redis waits 5 s for more replicas by default).
+      '--repl-diskless-sync-delay',
+      '0',
     ],
     { stdio: 'ignore' },
   );
@@ -74,10 +83,23 @@ async function startNode(port: number, dir: string): Promise<ChildProcess | null
   return null;
 }
 
-/** A throwaway cluster of three masters; see the module. */
-async function startThrowaway(): Promise<
-  { nodes: string; stop: () => Promise<void> } | { why: string }
-> {
+/** A throwaway cluster this process started. */
+export interface ThrowawayCluster {
+  /** Its nodes, `host:port,...`. */
+  readonly nodes: string;
+  /** Each node's process, by port. */
+  readonly processes: ReadonlyMap<number, ChildProcess>;
+  readonly stop: () => Promise<void>;
+}
+
+/**
+ * A throwaway cluster of three masters, each with `replicas` replicas, whose nodes take a
+ * peer for failed after `nodeTimeoutMs` (Redis's default is 15 s); see the module.
+ */
+export async function startThrowawayCluster(
+  replicas = 0,
+  nodeTimeoutMs = 15_000,
+): Promise<ThrowawayCluster | { why: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'axon-test-cluster-'));
   const children: ChildProcess[] = [];
   const killAll = (): void => {
@@ -91,12 +113,16 @@ async function startThrowaway(): Promise<
     return { why };
   };
   const ports: number[] = [];
-  for (let i = 0; i < 3; i++) {
+  const processes = new Map<number, ChildProcess>();
+  for (let i = 0; i < 3 * (1 + replicas); i++) {
     let child: ChildProcess | null = null;
     for (let attempt = 0; attempt < 3 && !child; attempt++) {
       const port = await freePort();
-      child = await startNode(port, dir);
-      if (child) ports.push(port);
+      child = await startNode(port, dir, nodeTimeoutMs);
+      if (child) {
+        ports.push(port);
+        processes.set(port, child);
+      }
     }
     if (!child) return fail('a redis-server with --cluster-enabled did not start');
     children.push(child);
@@ -104,7 +130,7 @@ async function startThrowaway(): Promise<
   const nodes = ports.map((p) => `127.0.0.1:${p}`);
   const created = spawnSync(
     'redis-cli',
-    ['--cluster', 'create', ...nodes, '--cluster-replicas', '0', '--cluster-yes'],
+    ['--cluster', 'create', ...nodes, '--cluster-replicas', String(replicas), '--cluster-yes'],
     { encoding: 'utf8', timeout: STARTUP_MS },
   );
   if (created.status !== 0) {
@@ -116,8 +142,20 @@ async function startThrowaway(): Promise<
     if (Date.now() > deadline) return fail('the new cluster did not serve every slot in time');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  // A replica that never synced with its master is not promoted when the master fails.
+  for (const port of ports) {
+    for (;;) {
+      const info = spawnSync('redis-cli', ['-p', String(port), 'info', 'replication'], {
+        encoding: 'utf8',
+      }).stdout;
+      if (!info.includes('role:slave') || info.includes('master_link_status:up')) break;
+      if (Date.now() > deadline) return fail(`the replica on ${port} did not sync in time`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
   return {
     nodes: nodes.join(','),
+    processes,
     stop: async () => {
       process.off('exit', killAll);
       await Promise.all(
@@ -147,7 +185,7 @@ async function startThrowaway(): Promise<
 export default async function setup(): Promise<(() => Promise<void>) | undefined> {
   const wanted = process.env['REDIS_CLUSTER']?.trim();
   if (wanted && (await clusterOk(clusterNodesOf(wanted)))) return undefined;
-  const throwaway = await startThrowaway();
+  const throwaway = await startThrowawayCluster();
   if ('why' in throwaway) {
     process.stderr.write(
       `tests need a Redis Cluster${wanted ? ` and none serves at ${wanted}` : ''}: ${throwaway.why} (set REDIS_CLUSTER to a cluster's nodes, host:port,...)\n`,
