@@ -111,6 +111,8 @@ describe('Redis restarted during a run', () => {
     } finally {
       await rt.close();
       await worker.stop(0);
+      // This test's Redis goes with it (the next test starts one of its own).
+      await stopRedis();
     }
   });
 
