@@ -1,11 +1,5 @@
 /** @module The Redis connection of a memory tier: the caller's, or one of its own (to a server or a Redis Cluster). */
-import {
-  checkClusterPrefix,
-  connectRedis,
-  isCluster,
-  parseClusterNodes,
-  type RedisClient,
-} from '../store/redis-connection.js';
+import { connectRedis, redisTargetOf, type RedisClient } from '../store/redis-connection.js';
 
 /** How a Redis tier is told where to connect. */
 export interface RedisLinkOptions {
@@ -29,17 +23,11 @@ export class RedisLink {
   readonly #owned: boolean;
 
   constructor(options: RedisLinkOptions) {
-    const cluster =
-      options.cluster === undefined
-        ? null
-        : parseClusterNodes(options.cluster, 'memory tier: cluster');
-    if (cluster && (options.url !== undefined || options.client !== undefined)) {
-      throw new TypeError('memory tier: give cluster, url or client, not more than one');
-    }
-    const onCluster =
-      cluster !== null || (options.client !== undefined && isCluster(options.client));
-    this.prefix = options.prefix ?? (onCluster ? '{axon}:mem:' : 'axon:mem:');
-    if (onCluster) checkClusterPrefix(this.prefix, 'memory tier: prefix');
+    const { cluster, prefix } = redisTargetOf(options, 'memory tier', {
+      single: 'axon:mem:',
+      cluster: '{axon}:mem:',
+    });
+    this.prefix = prefix;
     this.#owned = options.client === undefined;
     this.client =
       options.client ??

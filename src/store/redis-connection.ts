@@ -76,6 +76,34 @@ export function checkClusterPrefix(prefix: string, what: string): string {
 }
 
 /**
+ * Where a store or a memory tier connects, from its options: the cluster's nodes (or `null`
+ * for one server) and its key prefix — `prefixes.cluster` by default on a cluster (a given
+ * connection to one counts), where the prefix must hold a hash tag.
+ * @throws TypeError naming `what` for bad nodes, a cluster beside a URL or client, or a
+ * cluster's prefix without a hash tag.
+ */
+export function redisTargetOf(
+  options: {
+    readonly cluster?: string | readonly string[] | undefined;
+    readonly url?: string | undefined;
+    readonly client?: RedisClient | undefined;
+    readonly prefix?: string | undefined;
+  },
+  what: string,
+  prefixes: { readonly single: string; readonly cluster: string },
+): { readonly cluster: ClusterNode[] | null; readonly prefix: string } {
+  const cluster =
+    options.cluster === undefined ? null : parseClusterNodes(options.cluster, `${what}: cluster`);
+  if (cluster && (options.url !== undefined || options.client !== undefined)) {
+    throw new TypeError(`${what}: give cluster, url or client, not more than one`);
+  }
+  const onCluster = cluster !== null || (options.client !== undefined && isCluster(options.client));
+  const prefix = options.prefix ?? (onCluster ? prefixes.cluster : prefixes.single);
+  if (onCluster) checkClusterPrefix(prefix, `${what}: prefix`);
+  return { cluster, prefix };
+}
+
+/**
  * A new connection: to the cluster when `cluster` names nodes, else to the server at `url`
  * (default `redis://127.0.0.1:6379`). `options` are the connection's, on a cluster each node's.
  */

@@ -13,11 +13,9 @@ import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
 import { RedisBatch, type WriteTarget } from './redis-batch.js';
 import {
-  checkClusterPrefix,
   CLUSTER_PREFIX,
   connectRedis,
-  isCluster,
-  parseClusterNodes,
+  redisTargetOf,
   type RedisClient,
 } from './redis-connection.js';
 import { ledgerKey, redisBudgets } from './redis-budgets.js';
@@ -68,17 +66,11 @@ export class RedisRunStore implements RunStore {
   readonly #streams: RedisStoreOptions['streams'] | null;
   readonly #endNotice: RedisStoreOptions['endNotice'] | null;
   constructor(options: RedisStoreOptions = {}) {
-    const cluster =
-      options.cluster === undefined
-        ? null
-        : parseClusterNodes(options.cluster, 'redisStore: cluster');
-    if (cluster && (options.url !== undefined || options.client !== undefined)) {
-      throw new TypeError('redisStore: give cluster, url or client, not more than one');
-    }
-    const onCluster =
-      cluster !== null || (options.client !== undefined && isCluster(options.client));
-    this.prefix = options.prefix ?? (onCluster ? CLUSTER_PREFIX : 'axon:');
-    if (onCluster) checkClusterPrefix(this.prefix, 'redisStore: prefix');
+    const { cluster, prefix } = redisTargetOf(options, 'redisStore', {
+      single: 'axon:',
+      cluster: CLUSTER_PREFIX,
+    });
+    this.prefix = prefix;
     this.#streams = options.streams ?? null;
     this.#endNotice = options.endNotice ?? null;
     if (options.client) {
