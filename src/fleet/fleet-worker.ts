@@ -333,7 +333,9 @@ export class FleetWorker {
     const before = this.#running.size;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<null>((resolve) => {
-      timer = setTimeout(() => { resolve(null); }, graceMs + STOP_REDIS_MS);
+      timer = setTimeout(() => {
+        resolve(null);
+      }, graceMs + STOP_REDIS_MS);
     });
     const report = await Promise.race([this.#stop(graceMs), late]);
     clearTimeout(timer);
