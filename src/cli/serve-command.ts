@@ -24,12 +24,10 @@ import { WorkflowEngine } from '../workflows/workflow-engine.js';
 import { connectRedis, parseClusterNodes } from '../store/redis-connection.js';
 import { aborted, type CliIo } from './cli-io.js';
 import { describeProblem, ServeConfigError } from './config-problems.js';
+import { fleetTarget, shownRedis, storeTarget } from './redis-config.js';
 import {
-  fleetTarget,
   guardedPaths,
   loadServeConfig,
-  shownRedis,
-  storeTarget,
   STORE_FILE,
   type ServeConfig,
   type ServeEnv,

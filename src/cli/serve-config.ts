@@ -17,9 +17,7 @@ import {
   type PriceTable,
 } from '../engines/price-table.js';
 import { memoryConfigSchema, type MemoryConfigInput } from '../memory/memory-config.js';
-import type { FleetOptions } from '../placement/fleet-link.js';
 import { createSandbox } from '../policy/sandbox.js';
-import { CLUSTER_PREFIX, hashTagOf } from '../store/redis-connection.js';
 import {
   loadPolicyYaml,
   PolicyConfigError,
@@ -29,6 +27,9 @@ import {
 import { apiKeySchema, keysFromEnv, type ApiKey } from '../server/auth.js';
 import type { WorkflowDefinition } from '../workflows/workflow-definition.js';
 import { WorkflowConfigError, workflowsFromConfig } from '../workflows/workflow-config.js';
+import { CLUSTER_NODES, pickRedis, type RedisConfig } from './redis-config.js';
+
+export type { RedisConfig } from './redis-config.js';
 import {
   readYaml,
   ServeConfigError,
@@ -52,8 +53,6 @@ export const STORE_FILE = 'axon.db';
 export const MEMORY_FILE = 'memory.db';
 
 const wholePositive = z.number().int().positive();
-/** A cluster's nodes as the environment and `--redis-cluster` give them. */
-const CLUSTER_NODES = /^(\[[^\]\s]+\]|[^:[\]\s,]+):\d{1,5}(,(\[[^\]\s]+\]|[^:[\]\s,]+):\d{1,5})*$/;
 /** The fields the environment and the flags may also set, by their key in the file. */
 const FIELDS = {
   'server.host': z.string().min(1),
@@ -138,33 +137,6 @@ export const serveConfigSchema = z.strictObject({
 });
 /** The file's contents, checked. */
 export type ServeConfigFile = z.output<typeof serveConfigSchema>;
-
-/**
- * Where the fleet's Redis is: one server (`url`) or a cluster's nodes (`cluster`, `host:port`),
- * and the prefix of its keys (default `axon:`, `{axon}:` on a cluster).
- */
-export type RedisConfig =
-  | { readonly url: string; readonly cluster: null; readonly prefix: string }
-  | { readonly url: null; readonly cluster: readonly string[]; readonly prefix: string };
-
-/** Where to connect, as the Redis store's options take it. */
-export function storeTarget(
-  redis: RedisConfig,
-): { readonly url: string } | { readonly cluster: readonly string[] } {
-  return redis.url !== null ? { url: redis.url } : { cluster: redis.cluster };
-}
-
-/** The fleet's options (`createRuntime({ fleet })`) of a Redis config. */
-export function fleetTarget(redis: RedisConfig): FleetOptions {
-  return redis.url !== null
-    ? { redis: redis.url, prefix: redis.prefix }
-    : { cluster: redis.cluster, prefix: redis.prefix };
-}
-
-/** How a Redis config is shown in messages: its URL or its cluster's nodes. */
-export function shownRedis(redis: RedisConfig): string {
-  return redis.url ?? `the Redis Cluster at ${redis.cluster.join(',')}`;
-}
 
 /** The flags of `axon serve`, as given. */
 export interface ServeFlags {
@@ -261,10 +233,7 @@ function checkOverrides(
   return values;
 }
 
-/**
- * The fleet's Redis: the first of the flags, the environment and the file that names one (a
- * URL or a cluster) decides; one source naming both is a problem.
- */
+/** The fleet's Redis of the flags, the environment and the file (see `pickRedis`). */
 function redisOf(
   file: ServeConfigFile['redis'],
   fromFlags: ReadonlyMap<Field, string | number>,
@@ -273,38 +242,29 @@ function redisOf(
   shown: string,
   problems: ServeConfigProblem[],
 ): RedisConfig | null {
-  const fileCluster = file?.cluster;
-  const sources: [string, string | undefined, string | undefined][] = [
-    ['the flags', fromFlags.get('redis.url') as string, fromFlags.get('redis.cluster') as string],
-    ['the environment', fromEnv.get('redis.url') as string, fromEnv.get('redis.cluster') as string],
-    [shown, file?.url, Array.isArray(fileCluster) ? fileCluster.join(',') : fileCluster],
-  ];
-  for (const [source, url, cluster] of sources) {
-    if (url === undefined && cluster === undefined) continue;
-    if (url !== undefined && cluster !== undefined) {
-      problems.push({
-        source,
-        line: null,
-        key: 'redis',
-        message: 'names both a Redis URL and a Redis Cluster: give one',
-      });
-      return null;
-    }
-    if (url !== undefined) return { url, cluster: null, prefix: file?.prefix ?? 'axon:' };
-    const nodes = (cluster as string).split(',');
-    const prefix = file?.prefix ?? CLUSTER_PREFIX;
-    if (hashTagOf(prefix) === null) {
-      problems.push({
+  const cluster = file?.cluster;
+  return pickRedis(
+    [
+      {
+        source: '--redis / --redis-cluster',
+        url: fromFlags.get('redis.url') as string | undefined,
+        cluster: fromFlags.get('redis.cluster') as string | undefined,
+      },
+      {
+        source: 'AXON_REDIS_URL / AXON_REDIS_CLUSTER',
+        url: fromEnv.get('redis.url') as string | undefined,
+        cluster: fromEnv.get('redis.cluster') as string | undefined,
+      },
+      {
         source: shown,
-        line: fileLine('redis.prefix'),
-        key: 'redis.prefix',
-        message: `${JSON.stringify(prefix)} has no hash tag: on a Redis Cluster the prefix must hold one, like ${JSON.stringify(CLUSTER_PREFIX)}`,
-      });
-      return null;
-    }
-    return { url: null, cluster: nodes, prefix };
-  }
-  return null;
+        url: file?.url,
+        cluster: Array.isArray(cluster) ? cluster.join(',') : cluster,
+      },
+    ],
+    file?.prefix,
+    fileLine('redis.prefix'),
+    problems,
+  );
 }
 
 /** Options of {@link loadServeConfig}. */

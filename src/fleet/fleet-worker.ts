@@ -17,7 +17,6 @@ import { countersKey } from '../placement/fleet-link.js';
 import { endedNotice, EVENTS_FIELD, STREAM_TTL_MS } from '../placement/fleet-relay.js';
 import { removeBeat, writeBeat, type ReplicaBeat } from '../placement/fleet-registry.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
-import type { RuntimeOptions } from '../runtime/runtime-options.js';
 import {
   checkClusterPrefix,
   CLUSTER_PREFIX,
@@ -32,80 +31,18 @@ import { CancelledError } from '../errors/cancelled-error.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import { endIfOpen } from '../runs/stored-step-end.js';
+import {
+  KNOWN,
+  positiveInt,
+  STOP_REDIS_MS,
+  type FleetWorkerOptions,
+  type StopReport,
+} from './fleet-worker-options.js';
 import { StepTurns } from './step-turns.js';
 import { StreamingStore } from './streaming-store.js';
 import type { StepStatus } from '../store/records.js';
 
-/** Options of {@link FleetWorker.start}. */
-export interface FleetWorkerOptions {
-  /** The pool this replica serves (its queue is the pool's). */
-  readonly pool: string;
-  /** The pool's tags, which `affinity` placement looks for; default none. */
-  readonly tags?: readonly string[];
-  /** What it offers (`vram_mb`, `arch`, `features`, ...), over what the host reports. */
-  readonly capabilities?: Readonly<Record<string, unknown>>;
-  /** Steps it runs at once; default 4. */
-  readonly concurrency?: number;
-  /** The fleet's Redis: a URL (default `redis://127.0.0.1:6379`). */
-  readonly redis?: string;
-  /**
-   * The fleet's Redis Cluster instead, by its nodes (`host:port`, at least one): every key
-   * then goes under the prefix's hash tag.
-   */
-  readonly cluster?: string | readonly string[];
-  /** Prefix of every key; default `axon:`, or `{axon}:` on a cluster (where it must hold a hash tag). */
-  readonly prefix?: string;
-  /** This replica's id; default `<host>-<pid>-<random>`. */
-  readonly replicaId?: string;
-  /** The runtime's own options: its agents, tools, engines, policy, memory, logger. */
-  readonly runtime?: Omit<RuntimeOptions, 'store' | 'poolId' | 'poolTags' | 'replicaId' | 'fleet'>;
-  /** How often its heartbeat is written, in ms; default 1000. */
-  readonly heartbeatMs?: number;
-  /** How long a heartbeat lives, in ms (a dead replica leaves the registry after it); default 5000. */
-  readonly ttlMs?: number;
-  /**
-   * How long a job's lock lives without renewal, in ms: a replica killed mid-step leaves its
-   * step to another replica after it and the next stall check; default 30 000.
-   */
-  readonly lockMs?: number;
-  /** How often this replica checks its pool for stalled jobs, in ms; default 30 000. */
-  readonly stalledCheckMs?: number;
-  /** Entries a step's stream keeps (approximately); default 1000. */
-  readonly streamMaxLen?: number;
-  readonly logger?: Logger;
-}
-
-const KNOWN: ReadonlySet<string> = new Set([
-  'pool',
-  'tags',
-  'capabilities',
-  'concurrency',
-  'redis',
-  'cluster',
-  'prefix',
-  'replicaId',
-  'runtime',
-  'heartbeatMs',
-  'ttlMs',
-  'lockMs',
-  'stalledCheckMs',
-  'streamMaxLen',
-  'logger',
-]);
-
-/**
- * How long past its grace period a stopping replica waits for Redis before it drops its
- * connections and stops without it, ms.
- */
-export const STOP_REDIS_MS = 5_000;
-
-/** What stopping did. */
-export interface StopReport {
-  /** Steps that ended here within the grace period. */
-  readonly finished: number;
-  /** Steps handed back to the queue, for another replica to go on with. */
-  readonly handedBack: number;
-}
+export { STOP_REDIS_MS, type FleetWorkerOptions, type StopReport } from './fleet-worker-options.js';
 
 /** A job running here. */
 interface Running {
@@ -114,14 +51,6 @@ interface Running {
   /** Aborted by the step's cancel: a message, or the cancel found recorded. */
   readonly cancel: AbortController;
   done: Promise<unknown>;
-}
-
-function positiveInt(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!(Number.isInteger(value) && value >= 1)) {
-    throw new RangeError(`fleet worker: ${name} must be an integer >= 1, got ${value}`);
-  }
-  return value;
 }
 
 /** One replica of a pool; see the module. */
@@ -178,8 +107,8 @@ export class FleetWorker {
     if (cluster && options.redis !== undefined) {
       throw new TypeError('fleet worker: give redis or cluster, not both');
     }
-    const prefix = options.prefix ?? (cluster ? CLUSTER_PREFIX : undefined);
-    if (cluster && prefix !== undefined) checkClusterPrefix(prefix, 'fleet worker: prefix');
+    const prefix = options.prefix ?? (cluster ? CLUSTER_PREFIX : 'axon:');
+    if (cluster) checkClusterPrefix(prefix, 'fleet worker: prefix');
     this.keys = new FleetKeys(prefix);
     this.#logger = options.logger ?? options.runtime?.logger ?? createLogger();
     const url = options.redis ?? 'redis://127.0.0.1:6379';

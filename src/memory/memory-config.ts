@@ -163,7 +163,7 @@ function hotTier(c: Parsed['hot'], deps: MemoryDeps): HotTier {
     case 'inmemory':
       return memoryHotTier({ ...common, ...(deps.clock ? { clock: deps.clock } : {}) });
     case 'redis':
-      return redisHotTier({ ...common, ...redisOptions(c) });
+      return onRedis('hot', c, () => redisHotTier({ ...common, ...redisOptions(c) }));
     default:
       return unsupported('hot', c.backend);
   }
@@ -174,7 +174,7 @@ function warmTier(c: NonNullable<Parsed['warm']>): WarmTier {
     case 'sqlite':
       return sqliteWarmTier(c.path ?? DEFAULT_MEMORY_PATH);
     case 'redis':
-      return redisWarmTier(redisOptions(c));
+      return onRedis('warm', c, () => redisWarmTier(redisOptions(c)));
     default:
       return unsupported('warm', c.backend);
   }
@@ -201,6 +201,26 @@ function coldTier(c: NonNullable<Parsed['cold']>): ColdTier {
     });
   }
   return sqliteColdTier(c.path ?? DEFAULT_MEMORY_PATH, { embedder });
+}
+
+/**
+ * A Redis tier made by `make`; its refusal of a cluster or prefix (`TypeError`) named as the
+ * key it is about, so that a configuration file's line is found.
+ */
+function onRedis<T>(tier: string, c: { cluster?: unknown }, make: () => T): T {
+  try {
+    return make();
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+    const key = err.message.startsWith('memory tier: prefix')
+      ? 'prefix'
+      : c.cluster !== undefined
+        ? 'cluster'
+        : 'url';
+    throw new InvalidParamsError(`memory.${tier}.${key}: ${err.message}`, {
+      param: `memory.${tier}.${key}`,
+    });
+  }
 }
 
 function redisOptions(c: {

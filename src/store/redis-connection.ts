@@ -6,7 +6,7 @@
  * stream then lives on the cluster's master for that slot: the cluster gives failover and
  * the managed services that only speak cluster mode, not more masters' throughput.
  */
-import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 
 /** A connection to one Redis server or to a Redis Cluster. */
 export type RedisClient = Redis | Cluster;
@@ -112,14 +112,9 @@ export function connectRedis(
   options: RedisOptions,
 ): RedisClient {
   if (where.cluster) {
-    const clusterOptions: ClusterOptions = {
-      redisOptions: options,
-      // A command waits for the slots table instead of failing while it is first read.
-      enableOfflineQueue: true,
-    };
     return new Cluster(
       where.cluster.map((n) => ({ host: n.host, port: n.port })),
-      clusterOptions,
+      { redisOptions: options },
     );
   }
   return new Redis(where.url ?? 'redis://127.0.0.1:6379', options);

@@ -141,4 +141,16 @@ describe('serveCommand: refusals before anything is opened', () => {
       'axon serve: axon.yaml line 4: memory.hot.url is read only with backend redis, not inmemory\n',
     );
   });
+
+  it('a memory tier on a Redis Cluster under a prefix without a hash tag: exit 2, naming the key and its line', async () => {
+    writeFileSync(
+      join(dir, 'axon.yaml'),
+      'memory:\n  warm:\n    backend: redis\n    cluster: "127.0.0.1:1"\n    prefix: "mem:"\n',
+    );
+    const { code, stderr } = await run({ dataDir: 'd' });
+    expect(code).toBe(2);
+    expect(stderr).toMatch(
+      /^axon serve: axon\.yaml line 5: memory\.warm\.prefix: memory tier: prefix "mem:" has no hash tag/,
+    );
+  });
 });
