@@ -39,7 +39,7 @@ import { runCallsOf } from './run-calls.js';
 import type { XStateInspect } from '../actors/interpreted-lifecycle.js';
 import { StepActor } from '../actors/step-actor.js';
 import type { StepFeeds } from '../actors/step-feeds.js';
-import type { ResumeFrom } from './submitted-step.js';
+import type { ResumeFrom, StepEnding } from './submitted-step.js';
 
 /** What the runner needs from its runtime. */
 export interface StepRunnerDeps {
@@ -109,9 +109,9 @@ export interface StepSubmission {
   /**
    * Told once the step's end is stored (before its run resolves), with the status it ended
    * in — `waiting` when suspended for an approval — or `null` when its end could not be
-   * stored.
+   * stored; with its end as stored (`end`) when it ended (not when it was suspended).
    */
-  readonly onEnded?: (status: StepStatus | null) => void;
+  readonly onEnded?: (status: StepStatus | null, end?: StepEnding) => void;
 }
 
 /**
@@ -395,6 +395,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     ...(req.submission ? { runUsage: usage } : {}),
   };
   let stored = true;
+  let ending: StepEnding = { status, output, error: end.patch.error ?? null };
   try {
     await deps.store.endStep(end);
     const published = step.publish(last);
@@ -407,17 +408,16 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       error = toAxonError(err);
     }
     try {
-      await deps.store.endStep({
-        ...end,
-        events: [],
-        patch: { ...end.patch, status, output: null, error: toErrorPayload(error ?? err) },
-      });
+      const patch = { ...end.patch, status, output: null, error: toErrorPayload(error ?? err) };
+      await deps.store.endStep({ ...end, events: [], patch });
+      ending = { status, output: null, error: patch.error };
       stored = true;
     } catch (again) {
       deps.logger.error({ err: again, step_id: stepId }, 'step end could not be stored');
     }
   }
-  req.submission?.onEnded?.(stored ? status : null);
+  if (stored) req.submission?.onEnded?.(status, ending);
+  else req.submission?.onEnded?.(null);
   system.unregister(stepId);
   endOperationSpan(span, {
     error: error ? toErrorPayload(error) : undefined,

@@ -18,7 +18,17 @@ export interface SubmittedStep {
    * the step failed before it began or its record could not be read. Never rejects.
    */
   readonly done: Promise<StepStatus | null>;
+  /**
+   * Resolves with the step's end as its record stores it — status, output, error — when it
+   * ran and ended in this process, so a caller need not read the record back; `null`
+   * wherever `done` gives `null`, for a step suspended for an approval (`waiting`), and for
+   * a step run on a fleet's pool (read its record). Never rejects.
+   */
+  readonly ended: Promise<StepEnding | null>;
 }
+
+/** A step's end as its record stores it. */
+export type StepEnding = Pick<StepRecord, 'status' | 'output' | 'error'>;
 
 /**
  * A step whose record exists, to run here under its id (see `StepSubmission.resume` in

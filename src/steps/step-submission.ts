@@ -18,7 +18,7 @@ import { parseBody, wireBudgetsSchema, wirePlacementSchema } from '../runs/reque
 import type { PolicyGate } from '../runs/policy-gate.js';
 import { attachRunCalls, type RunCalls } from '../runs/run-calls.js';
 import { AlreadyClaimed, type StepSubmission } from '../runs/step-runner.js';
-import type { ResumeFrom, SubmittedStep } from '../runs/submitted-step.js';
+import type { ResumeFrom, StepEnding, SubmittedStep } from '../runs/submitted-step.js';
 import { randomBytes } from 'node:crypto';
 import { isoTime, type Clock } from '../context/clock.js';
 import { formatTraceparent, parseTraceparent, type TraceParent } from '../context/traceparent.js';
@@ -385,7 +385,7 @@ async function dispatchStep(
   if (!claim.created) {
     await flushed(host.store);
     const { step_id: stepId, status } = claim.step;
-    return { step_id: stepId, status, created: false, done: Promise.resolve(null) };
+    return { step_id: stepId, status, created: false, done: NOTHING, ended: NOTHING };
   }
   // Watched before it is queued: its end cannot come before the watch.
   const done = dispatch.ended(record.step_id);
@@ -417,7 +417,14 @@ async function dispatchStep(
     throw error;
   }
   await flushed(host.store);
-  return { step_id: record.step_id, status: 'queued', created: true, done };
+  // Its end is on the fleet's record: a caller that wants its output reads it.
+  return {
+    step_id: record.step_id,
+    status: 'queued',
+    created: true,
+    done,
+    ended: done.then(() => null),
+  };
 }
 
 /** The W3C trace context a step's job carries: the submission's span, or its trace. */
@@ -436,6 +443,9 @@ function traceparentOf(ctx: ExecContext): string {
     sampled: true,
   });
 }
+
+/** What `done` and `ended` give for a step that was not run here. */
+const NOTHING: Promise<null> = Promise.resolve(null);
 
 /** {@link submitStep} once the run and the context are there. */
 async function submitIn(
@@ -459,10 +469,12 @@ async function submitIn(
   });
   // Its status once its end is stored (its use added to its run in the same write).
   let endedAs: StepStatus | null = null;
+  let ending: StepEnding | null = null;
   const submission: StepSubmission = {
     clientToken: request.client_token ?? null,
-    onEnded: (status) => {
+    onEnded: (status, end) => {
       endedAs = status;
+      ending = end ?? null;
     },
     // zod leaves out the keys the body left out, so the parsed budgets are plain WireBudgets.
     ...(request.budgets ? { budgets: request.budgets as WireBudgets } : {}),
@@ -530,6 +542,7 @@ async function submitIn(
     step_id: settled.record.step_id,
     status: settled.record.status,
     created: settled.created,
-    done: settled.created ? done : Promise.resolve(null),
+    done: settled.created ? done : NOTHING,
+    ended: settled.created ? done.then(() => ending) : NOTHING,
   };
 }

@@ -6,8 +6,9 @@
  */
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { Runtime } from '../runtime/runtime.js';
-import { isImmutable, shareImmutable, shareImmutableItems } from '../store/deep-copy.js';
+import { deepCopy, isImmutable, shareImmutable, shareImmutableItems } from '../store/deep-copy.js';
 import type { StepPlacement } from '../steps/step-submission.js';
+import type { StepEnding } from '../runs/submitted-step.js';
 import type { StepRecord } from '../store/records.js';
 import { turnNumber, turnRole } from './thread-records.js';
 import { turnAgentName, type TurnOutput, type TurnThread } from './turn-agent.js';
@@ -16,8 +17,11 @@ import type { ThreadTurn } from './workflow-definition.js';
 /** A finished turn as a turn's input holds it. */
 export type SharedTurn = TurnThread['turns'][number];
 
+/** A turn's step once it has ended: what the moderator and the thread's end need of it. */
+export type EndedTurn = Pick<StepRecord, 'step_id' | 'name' | 'client_token'> & StepEnding;
+
 /** A finished turn step as the moderator sees it. */
-export function turnOf(step: StepRecord): ThreadTurn {
+export function turnOf(step: EndedTurn): ThreadTurn {
   const out = step.output as TurnOutput;
   return {
     n: turnNumber(step) ?? 0,
@@ -55,7 +59,8 @@ export interface TurnWatch {
  * Runs turn `n` of `thread` (role `role` of workflow `workflow`) as a step of the thread's
  * run, where `placement` says (here, or on a fleet's pool); resolves the step once it has
  * ended. A turn the run already has under its token (run
- * again by a resume) is followed to its end instead of submitted twice.
+ * again by a resume) is followed to its end instead of submitted twice. A turn that ran here
+ * is not read back: its submission says how it ended.
  */
 export async function runTurn(
   runtime: Runtime,
@@ -65,19 +70,27 @@ export async function runTurn(
   thread: TurnThread,
   placement: StepPlacement,
   watch: TurnWatch,
-): Promise<StepRecord> {
+): Promise<EndedTurn> {
+  const name = turnAgentName(workflow, role);
+  const token = `turn-${n}`;
   const submitted = await runtime.submitStep(
     thread.threadId,
     {
       type: 'agent',
-      client_token: `turn-${n}`,
-      input: { agent: turnAgentName(workflow, role), message: thread.input, args: { thread } },
+      client_token: token,
+      input: { agent: name, message: thread.input, args: { thread } },
     },
     { placement },
   );
   watch.started(submitted.step_id);
   if (submitted.created) {
-    await submitted.done;
+    const ended = await submitted.ended;
+    // Its output is the role's own object: the thread freezes what it shares, so a copy.
+    if (ended) {
+      const { status, error } = ended;
+      const output = deepCopy(ended.output);
+      return { step_id: submitted.step_id, name, client_token: token, status, output, error };
+    }
   } else {
     for await (const _ of runtime.followStep(submitted.step_id)) {
       // nothing: the end of the log is the end of the turn

@@ -63,6 +63,8 @@ describe('a fleet in one process', () => {
     expect(events.filter((e) => e.type === 'token')).toHaveLength(5);
     expect(events.at(-1)?.type).toBe('end');
     expect(await step.done).toBe('succeeded');
+    // Its end is on the fleet's record, not in this process: `ended` says read it.
+    expect(await step.ended).toBeNull();
     expect(await rt.getStep(step.step_id)).toMatchObject({
       status: 'succeeded',
       placement: 'pool',
@@ -93,6 +95,7 @@ describe('a fleet in one process', () => {
     const runId = await newRun(rt);
     const here = await rt.submitStep(runId, llm(2), { placement: 'here' });
     expect(await here.done).toBe('succeeded');
+    expect((await here.ended)?.status).toBe('succeeded');
     expect((await rt.getStep(here.step_id))?.placement).toBe('inline');
     await expect(rt.submitStep(runId, llm(2))).rejects.toMatchObject({
       code: 'POOL_UNAVAILABLE',

@@ -70,9 +70,12 @@ describe.each([
     expect(first).toMatchObject({ created: true, status: 'running' });
     // `done` tells the status the step ended in; a step found by its token, nothing.
     expect(await first.done).toBe('succeeded');
+    // `ended`: its end as the record stores it, without reading the record back.
+    expect(await first.ended).toEqual({ status: 'succeeded', output: 'counted one', error: null });
     const again = await rt.submitStep(run.run_id, body);
     expect(again).toMatchObject({ created: false, step_id: first.step_id, status: 'succeeded' });
     expect(await again.done).toBeNull();
+    expect(await again.ended).toBeNull();
     expect(runs()).toBe(1);
     expect(await rt.store.getStep(first.step_id)).toMatchObject({
       client_token: 'c-1',
@@ -80,6 +83,22 @@ describe.each([
       output: 'counted one',
       type: 'agent',
     });
+    await rt.close();
+  });
+
+  it('a failed step: `ended` holds the error its record stores', async () => {
+    const { rt } = setup(make());
+    const { flow } = await rt.createFlow(flowBody);
+    const run = await rt.createRun(flow.flow_id);
+    const submitted = await rt.submitStep(run.run_id, {
+      type: 'tool_call',
+      input: { tool: 'add', args: { a: 1, b: 'two' } },
+    });
+    const ended = await submitted.ended;
+    const record = await rt.store.getStep(submitted.step_id);
+    expect(ended?.status).toBe('failed');
+    expect(ended).toEqual({ status: record?.status, output: null, error: record?.error });
+    expect(record?.error?.code).toBe('SCHEMA_VIOLATION');
     await rt.close();
   });
 
