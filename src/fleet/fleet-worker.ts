@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { checkPoolId, FleetKeys } from '../placement/fleet-keys.js';
-import { stepJobSchema, type StepJob } from '../placement/fleet-jobs.js';
+import { checkStepJob, stepJobSchema, type StepJob } from '../placement/fleet-jobs.js';
 import { countersKey } from '../placement/fleet-link.js';
 import { endedNotice, EVENTS_FIELD, STREAM_TTL_MS } from '../placement/fleet-relay.js';
 import { removeBeat, writeBeat, type ReplicaBeat } from '../placement/fleet-registry.js';
@@ -422,7 +422,8 @@ export class FleetWorker {
   }
 
   async #take(job: Job<StepJob>, token: string | undefined): Promise<unknown> {
-    const parsed = stepJobSchema.safeParse(job.data);
+    // Checked here, where it enters; `runtime.takeStep` does not check it again.
+    const parsed = checkStepJob(job.data);
     if (!parsed.success) {
       this.#logger.error(
         { job_id: job.id, issues: parsed.error.issues },

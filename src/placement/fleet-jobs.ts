@@ -28,6 +28,27 @@ export const stepJobSchema = z
 /** The data of a step's job. */
 export type StepJob = z.infer<typeof stepJobSchema>;
 
+/** The jobs this process has checked already: the objects {@link checkStepJob} gave back. */
+const checkedJobs = new WeakSet<object>();
+
+/**
+ * Checks a job's data against {@link stepJobSchema} where it enters (a worker taking it off
+ * its queue); the object it gives back is then not checked again ({@link stepJobOf}).
+ */
+export function checkStepJob(data: unknown): ReturnType<typeof stepJobSchema.safeParse> {
+  const parsed = stepJobSchema.safeParse(data);
+  if (parsed.success) checkedJobs.add(parsed.data);
+  return parsed;
+}
+
+/** `data` as a step job: checked, unless it is one {@link checkStepJob} gave back. */
+export function stepJobOf(data: unknown): StepJob {
+  if (typeof data === 'object' && data !== null && checkedJobs.has(data)) return data as StepJob;
+  const job = stepJobSchema.parse(data);
+  checkedJobs.add(job);
+  return job;
+}
+
 /**
  * The BullMQ job id of a step: from `(run_id, client_token)` when it has a token, so the same
  * submission queued twice — by two API processes at once too — is one job; else the step id.

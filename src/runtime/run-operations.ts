@@ -6,7 +6,7 @@
  * embedded service has what the server exposes; a shell over the runs (the HTTP server, a
  * fleet member) needs no more than this surface.
  */
-import { stepJobSchema, type StepJob } from '../placement/fleet-jobs.js';
+import { stepJobOf, type StepJob } from '../placement/fleet-jobs.js';
 import type { QueueFigures } from '../placement/fleet-registry.js';
 import { takeStep, type StepAndRun } from '../steps/take-step.js';
 import type { StepEvent } from '../streams/events.js';
@@ -168,7 +168,7 @@ export class RunOperations {
    */
   takeStep(job: StepJob, signal?: AbortSignal, read?: StepAndRun): Promise<StepStatus | null> {
     this.parts.assertOpen();
-    return takeStep(this.parts.submissions, stepJobSchema.parse(job), signal, read);
+    return takeStep(this.parts.submissions, stepJobOf(job), signal, read);
   }
 
   /**
