@@ -176,6 +176,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   );
   let logFailure: unknown = null;
   let ctx: ExecContext | undefined;
+  let starting: Promise<void> | null = null;
   const step = new StepActor({
     stepId,
     path,
@@ -229,7 +230,15 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
         resume.fresh === true
           ? ({ status: 'running', started_at: startedIso } as const)
           : ({ status: 'running' } as const);
-      await deps.store.updateStep(stepId, patch);
+      const updating = deps.store.updateStep(stepId, patch);
+      if (resume.fresh === true) {
+        // A queued step's `running` goes to the store with its `started`, in one call; its
+        // work waits for both (below), and a refused write fails it as a refused log does.
+        starting = updating;
+        starting.catch(noop);
+      } else {
+        await updating;
+      }
       req.submission.onClaimed({ ...resume.record, ...patch }, true);
     } else if (req.submission) {
       const claim = await deps.store.claimStep(record);
@@ -280,6 +289,14 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       // A fleet replica says which one it is (API.md's `started`); embedded there is one.
       ...(replicaId === null ? {} : { replica_id: replicaId }),
     });
+  }
+  if (starting) {
+    try {
+      await starting;
+    } catch (err) {
+      logFailure ??= err;
+      stepCtx.cancel(err);
+    }
   }
   const disarm = armStepDeadline(stepCtx, req.timeoutMs);
 
