@@ -3,8 +3,10 @@ import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import { redisStore } from '../../src/store/redis-store.js';
+import type { StepJob } from '../../src/placement/fleet-jobs.js';
 import type { StepRecord } from '../../src/store/records.js';
 import { clearRedisPrefix, redisUrl } from '../support/redis.js';
+import { makeStep } from '../support/records.js';
 import { quietRuntime } from '../support/runtime.js';
 
 const base = `axon-test:${randomUUID()}:`;
@@ -14,35 +16,36 @@ afterAll(async () => {
   redis.disconnect();
 });
 
-/** A run and a `queued` agent step of it, as an API process leaves them for a fleet's job. */
+/** A run and a `queued` agent step of it. */
 async function queuedStep(prefix: string): Promise<{ runId: string; step: StepRecord }> {
   const api = quietRuntime({ store: redisStore({ url: redisUrl(), prefix }) });
   const { flow } = await api.createFlow({ name: 'f', ast: { id: randomUUID() } });
   const run = await api.createRun(flow.flow_id);
-  const step: StepRecord = {
-    step_id: `step_${randomUUID()}`,
-    run_id: run.run_id,
-    type: 'agent',
+  // As an API process queues it for a fleet's job.
+  const step = makeStep(run.run_id, {
     name: 'count',
-    parent_step_id: null,
-    actor_path: 'count',
+    actor_path: ['count'],
     client_token: 'c-1',
     input: { agent: 'count', message: 'x' },
     placement: 'pool',
     status: 'queued',
-    budget_usage: { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 },
-    provenance: null,
-    output: null,
-    error: null,
-    created_at: new Date().toISOString(),
     started_at: null,
-    ended_at: null,
-    budgets: {},
-    placement_decision: null,
-  };
+  });
   await api.store.claimStep(step);
   await api.close();
   return { runId: run.run_id, step };
+}
+
+/** The job of `step` on pool `p`. */
+function jobOf(runId: string, step: StepRecord): StepJob {
+  return {
+    step_id: step.step_id,
+    run_id: runId,
+    pool_id: 'p',
+    body: { type: 'agent', client_token: 'c-1', input: { agent: 'count', message: 'x' } },
+    traceparent: null,
+    queued_at: Date.now(),
+  };
 }
 
 describe('a fleet job taken by runtime.takeStep', () => {
@@ -52,15 +55,7 @@ describe('a fleet job taken by runtime.takeStep', () => {
     let runs = 0;
     const count = defineAgent({ name: 'count', handler: () => `run ${++runs}` });
     const rt = quietRuntime({ store: redisStore({ url: redisUrl(), prefix }), agents: [count] });
-    const job = {
-      step_id: step.step_id,
-      run_id: runId,
-      pool_id: 'p',
-      body: { type: 'agent', client_token: 'c-1', input: { agent: 'count', message: 'x' } },
-      traceparent: null,
-      queued_at: Date.now(),
-    };
-    expect(await rt.takeStep(job)).toBe('succeeded');
+    expect(await rt.takeStep(jobOf(runId, step))).toBe('succeeded');
     expect(runs).toBe(1);
     const record = await rt.getStep(step.step_id);
     expect(record).toMatchObject({ status: 'succeeded', output: 'run 1' });
@@ -87,14 +82,7 @@ describe('a fleet job taken by runtime.takeStep', () => {
           : [],
     });
     const rt = quietRuntime({ store: fenced, agents: [count] });
-    const status = await rt.takeStep({
-      step_id: step.step_id,
-      run_id: runId,
-      pool_id: 'p',
-      body: { type: 'agent', client_token: 'c-1', input: { agent: 'count', message: 'x' } },
-      traceparent: null,
-      queued_at: Date.now(),
-    });
+    const status = await rt.takeStep(jobOf(runId, step));
     // Its end could not be stored: the replica that holds the fence says how it ends.
     expect(status).toBeNull();
     expect(runs).toBe(0);
