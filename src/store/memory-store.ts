@@ -170,7 +170,8 @@ export class MemoryRunStore implements RunStore {
     const existing = token === null ? undefined : this.#runs.get(step.run_id)?.tokens?.get(token);
     if (existing) return { step: copyStepRecord(existing.record), created: false };
     await this.createStep(step);
-    return { step: copyStepRecord(step), created: true };
+    // The caller's own record: the store keeps a copy of its own, so nothing is shared.
+    return { step, created: true };
   }
 
   putFlow(flow: FlowRecord): Promise<{ flow: FlowRecord; created: boolean }> {
