@@ -40,6 +40,7 @@ import type { XStateInspect } from '../actors/interpreted-lifecycle.js';
 import { StepActor } from '../actors/step-actor.js';
 import type { StepFeeds } from '../actors/step-feeds.js';
 import type { ResumeFrom, StepEnding } from './submitted-step.js';
+import { writeStepEnd } from './step-end-write.js';
 
 /** What the runner needs from its runtime. */
 export interface StepRunnerDeps {
@@ -411,29 +412,10 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     // A submitted step's use (its children's with it) is its run's.
     ...(req.submission ? { runUsage: usage } : {}),
   };
-  let stored = true;
-  let ending: StepEnding = { status, output, error: end.patch.error ?? null };
-  try {
-    await deps.store.endStep(end);
-    const published = step.publish(last);
-    if (published) await published;
-  } catch (err) {
-    // Its last events refused (its log went on without them): its record ends all the same.
-    stored = false;
-    if (status === 'succeeded') {
-      status = 'failed';
-      error = toAxonError(err);
-    }
-    try {
-      const patch = { ...end.patch, status, output: null, error: toErrorPayload(error ?? err) };
-      await deps.store.endStep({ ...end, events: [], patch });
-      ending = { status, output: null, error: patch.error };
-      stored = true;
-    } catch (again) {
-      deps.logger.error({ err: again, step_id: stepId }, 'step end could not be stored');
-    }
-  }
-  if (stored) req.submission?.onEnded?.(status, ending);
+  const written = await writeStepEnd(deps.store, step, end, status, error, deps.logger);
+  status = written.status;
+  error = written.error;
+  if (written.ending) req.submission?.onEnded?.(status, written.ending);
   else req.submission?.onEnded?.(null);
   system.unregister(stepId);
   endOperationSpan(span, {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import { MemoryRunStore } from '../../src/store/memory-store.js';
+import type { StepEnd } from '../../src/store/run-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { quietRuntime, settle } from '../support/runtime.js';
 import { watchUnexpectedErrors } from '../support/unexpected-errors.js';
@@ -55,6 +56,43 @@ describe('a log that refuses appends', () => {
     });
     await settle();
     expect(unexpected).toEqual([]);
+  });
+});
+
+/** The real in-memory store, whose end writes refuse their last events (a log gone on without them). */
+class EndRefusingStore extends MemoryRunStore {
+  override endStep(end: StepEnd): Promise<void> {
+    if (end.events.length > 0) return Promise.reject(new Error('the log went on without them'));
+    return super.endStep(end);
+  }
+}
+
+describe("a step's end whose last events the log refuses", () => {
+  it('ends its record failed all the same, without them; what the submission says is what the record holds', async () => {
+    const store = new EndRefusingStore();
+    const ok = defineAgent({ name: 'ok', handler: () => 'fine' });
+    const runtime = quietRuntime({ agents: [ok], store });
+    const { flow } = await runtime.createFlow({ name: 'f' });
+    const run = await runtime.createRun(flow.flow_id);
+    const submitted = await runtime.submitStep(run.run_id, {
+      type: 'agent',
+      input: { agent: 'ok', message: 'x' },
+    });
+    expect(await submitted.done).toBe('failed');
+    const record = await store.getStep(submitted.step_id);
+    expect(record).toMatchObject({
+      status: 'failed',
+      output: null,
+      error: { message: 'the log went on without them' },
+    });
+    expect(await submitted.ended).toEqual({
+      status: 'failed',
+      output: null,
+      error: record?.error,
+    });
+    // Its `end` never reached the log.
+    expect((await store.readEvents(submitted.step_id)).map((e) => e.type)).toEqual(['started']);
+    await runtime.close();
   });
 });
 
