@@ -28,8 +28,6 @@ import { apiKeySchema, keysFromEnv, type ApiKey } from '../server/auth.js';
 import type { WorkflowDefinition } from '../workflows/workflow-definition.js';
 import { WorkflowConfigError, workflowsFromConfig } from '../workflows/workflow-config.js';
 import { CLUSTER_NODES, pickRedis, type RedisConfig } from './redis-config.js';
-
-export type { RedisConfig } from './redis-config.js';
 import {
   readYaml,
   ServeConfigError,
@@ -46,6 +44,8 @@ export const SERVE_DEFAULTS = {
   configFile: 'axon.yaml',
   model: 'gpt-4o-mini',
 } as const;
+
+export type { RedisConfig } from './redis-config.js';
 
 /** The SQLite store's file inside the data dir. */
 export const STORE_FILE = 'axon.db';

@@ -212,12 +212,12 @@ function onRedis<T>(tier: string, c: { cluster?: unknown }, make: () => T): T {
     return make();
   } catch (err) {
     if (!(err instanceof TypeError)) throw err;
-    const key = err.message.startsWith('memory tier: prefix')
-      ? 'prefix'
-      : c.cluster !== undefined
-        ? 'cluster'
-        : 'url';
-    throw new InvalidParamsError(`memory.${tier}.${key}: ${err.message}`, {
+    // `redisTargetOf` names the option it refuses after "memory tier: " (`prefix`, `cluster`);
+    // its refusal of a cluster beside a URL names none: the cluster it is, then.
+    const named = /^memory tier: (prefix|cluster)\b(.*)$/s.exec(err.message);
+    const key = named ? (named[1] as string) : c.cluster !== undefined ? 'cluster' : 'url';
+    const rest = named ? named[2] : `: ${err.message.replace(/^memory tier: /, '')}`;
+    throw new InvalidParamsError(`memory.${tier}.${key}${rest}`, {
       param: `memory.${tier}.${key}`,
     });
   }

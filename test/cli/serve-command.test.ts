@@ -121,36 +121,26 @@ describe('serveCommand: refusals before anything is opened', () => {
     expect(existsSync(join(dir, 'd'))).toBe(false);
   });
 
-  it('a memory backend axon does not have: exit 2, naming the key and its line', async () => {
-    writeFileSync(join(dir, 'axon.yaml'), 'memory:\n  cold:\n    backend: qdrant\n');
-    const { code, stderr } = await run({ dataDir: 'd' });
-    expect(code).toBe(2);
-    expect(stderr).toBe(
+  it.each([
+    [
+      'a memory backend axon does not have',
+      'memory:\n  cold:\n    backend: qdrant\n',
       'axon serve: axon.yaml line 3: memory.cold.backend "qdrant" is not supported: axon has sqlite\n',
-    );
-  });
-
-  it('a memory key its backend would not read: exit 2, naming the key and its line', async () => {
-    writeFileSync(
-      join(dir, 'axon.yaml'),
+    ],
+    [
+      'a memory key its backend would not read',
       'memory:\n  hot:\n    backend: inmemory\n    url: redis://x:1\n',
-    );
-    const { code, stderr } = await run({ dataDir: 'd' });
-    expect(code).toBe(2);
-    expect(stderr).toBe(
       'axon serve: axon.yaml line 4: memory.hot.url is read only with backend redis, not inmemory\n',
-    );
-  });
-
-  it('a memory tier on a Redis Cluster under a prefix without a hash tag: exit 2, naming the key and its line', async () => {
-    writeFileSync(
-      join(dir, 'axon.yaml'),
+    ],
+    [
+      'a memory tier on a Redis Cluster under a prefix without a hash tag',
       'memory:\n  warm:\n    backend: redis\n    cluster: "127.0.0.1:1"\n    prefix: "mem:"\n',
-    );
+      `axon serve: axon.yaml line 5: memory.warm.prefix "mem:" has no hash tag: on a Redis Cluster the prefix must hold one, like "{axon}:", so that each script's keys share one slot\n`,
+    ],
+  ])('%s: exit 2, naming the key and its line', async (_what, yaml, message) => {
+    writeFileSync(join(dir, 'axon.yaml'), yaml);
     const { code, stderr } = await run({ dataDir: 'd' });
     expect(code).toBe(2);
-    expect(stderr).toMatch(
-      /^axon serve: axon\.yaml line 5: memory\.warm\.prefix: memory tier: prefix "mem:" has no hash tag/,
-    );
+    expect(stderr).toBe(message);
   });
 });

@@ -366,10 +366,13 @@ describe('createMemory (seed 002 configuration)', () => {
     );
     expect(() =>
       createMemory({ hot: { backend: 'redis', cluster: '127.0.0.1:1', prefix: 'mem:' } }),
-    ).toThrow(/"mem:" has no hash tag/);
+    ).toThrow(/^memory\.hot\.prefix "mem:" has no hash tag: on a Redis Cluster/);
+    expect(() => createMemory({ warm: { backend: 'redis', cluster: 'nohost' } })).toThrow(
+      'memory.warm.cluster: "nohost" is not host:port',
+    );
     expect(() =>
       createMemory({ hot: { backend: 'redis', cluster: 'a:1', url: 'redis://x:1' } }),
-    ).toThrow(/not more than one/);
+    ).toThrow('memory.hot.cluster: give cluster, url or client, not more than one');
   });
 });
 
