@@ -3,7 +3,7 @@
  * by its `client_token` (NERVE-4003) and then runs in the background; the same token again
  * finds the first step and runs nothing.
  */
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { ExecContext } from '../context/exec-context.js';
 import type { CreateContextOptions } from '../context/context-options.js';
 import { ConflictError } from '../errors/conflict-error.js';
@@ -14,7 +14,7 @@ import type { RunRecord, StepRecord, StepStatus, WireBudgets } from '../store/re
 import { flushed, type RunStore } from '../store/run-store.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import { gateEvalInputSchema, type GateEvalInput } from './gate-eval.js';
-import { parseBody, wireBudgetsSchema, wirePlacementSchema } from '../runs/request-bodies.js';
+import { parseBody, type wireBudgetsSchema } from '../runs/request-bodies.js';
 import type { PolicyGate } from '../runs/policy-gate.js';
 import { attachRunCalls, type RunCalls } from '../runs/run-calls.js';
 import { AlreadyClaimed, type StepSubmission } from '../runs/step-runner.js';
@@ -28,47 +28,18 @@ import { requirementsOf, type PoolPlacement, type StepNeeds } from '../placement
 import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
 import { zeroUsage, type PlacementDecision } from '../store/records.js';
 import { DEFAULT_ENGINE } from '../engines/engine-registry.js';
+import {
+  agentInputSchema,
+  checkpointInputSchema,
+  recordName,
+  stepSubmissionSchema,
+  stepTarget,
+  toolInputSchema,
+  type StepSubmissionBody,
+} from './submission-body.js';
 
 export type { SubmittedStep } from '../runs/submitted-step.js';
-
-/** The body of a step submission (API.md). */
-export const stepSubmissionSchema = z
-  .object({
-    type: z.enum([
-      'agent',
-      'tool_call',
-      'llm_call',
-      'llm_plan',
-      'checkpoint',
-      'fs_op',
-      'gate_eval',
-    ]),
-    client_token: z.string().min(1).max(256).optional(),
-    input: z.record(z.string(), z.unknown()),
-    /** Over the run's `pool_policy` for this step when not `"auto"` (API.md, seed 003 §6). */
-    placement: wirePlacementSchema.optional(),
-    budgets: wireBudgetsSchema.optional(),
-  })
-  .strict();
-
-const agentInputSchema = z
-  .object({
-    agent: z.string().min(1),
-    message: z.string(),
-    args: z.record(z.string(), z.unknown()).optional(),
-  })
-  .strict();
-const toolInputSchema = z
-  .object({ tool: z.string().min(1), args: z.record(z.string(), z.unknown()) })
-  .strict();
-
-const checkpointInputSchema = z.object({ label: z.string().max(256).optional() }).strict();
-
-/** What a step submission is for: its agent, tool, or its type. */
-function stepTarget(request: { type: string; input: Record<string, unknown> }): string {
-  const named = request.input['agent'] ?? request.input['tool'];
-  return typeof named === 'string' ? named : request.type;
-}
+export { stepSubmissionSchema } from './submission-body.js';
 
 /** Who submits a step, beyond its body. */
 export interface SubmissionCaller {
@@ -289,33 +260,12 @@ export async function submitStep(
 async function admitStep(
   host: SubmissionHost,
   run: RunRecord,
-  request: z.infer<typeof stepSubmissionSchema>,
+  request: StepSubmissionBody,
   ctx: ExecContext,
 ): Promise<void> {
   // Every submission counts, a repeated client token too: it is a request all the same.
   await host.gate.admitStep(run);
   if (host.gate.applies(ctx)) await host.gate.check('route', stepTarget(request), ctx);
-}
-
-/** The name a step of `request` has in its record (as the step's own code names it). */
-function recordName(request: z.infer<typeof stepSubmissionSchema>): string {
-  const input = request.input;
-  const named = (key: string, fallback: string): string =>
-    typeof input[key] === 'string' ? input[key] : fallback;
-  switch (request.type) {
-    case 'agent':
-      return named('agent', 'agent');
-    case 'tool_call':
-      return named('tool', 'tool');
-    case 'checkpoint':
-      return 'checkpoint';
-    case 'gate_eval':
-      return named('fact_type', 'gate_eval');
-    case 'fs_op':
-      return `fs ${named('op', 'op')}`;
-    default:
-      return `${request.type} ${named('engine', DEFAULT_ENGINE)}`;
-  }
 }
 
 /**
@@ -328,7 +278,7 @@ async function dispatchStep(
   host: SubmissionHost,
   dispatch: StepDispatch,
   run: RunRecord,
-  request: z.infer<typeof stepSubmissionSchema>,
+  request: StepSubmissionBody,
   ctx: ExecContext,
   placement: PoolPlacement | undefined,
 ): Promise<SubmittedStep> {
@@ -451,7 +401,7 @@ const NOTHING: Promise<null> = Promise.resolve(null);
 async function submitIn(
   host: SubmissionHost,
   run: RunRecord,
-  request: z.infer<typeof stepSubmissionSchema>,
+  request: StepSubmissionBody,
   { ctx, release, claimed: bindStep }: StepContext,
   resume: ResumeFrom | undefined,
   decision: StepDecision,
