@@ -38,7 +38,7 @@ import {
   type FleetWorkerOptions,
   type StopReport,
 } from './fleet-worker-options.js';
-import { StepTurns } from './step-turns.js';
+import { StepTurns, type Turn } from './step-turns.js';
 import { StreamingStore } from './streaming-store.js';
 import type { StepStatus } from '../store/records.js';
 
@@ -142,7 +142,7 @@ export class FleetWorker {
         };
       },
     });
-    this.#turns = new StepTurns(store, this.keys, this.replicaId);
+    this.#turns = new StepTurns(store, this.keys, this.poolId);
     this.#store = new StreamingStore(store, this.#client, this.keys);
     this.runtime = createRuntime({
       ...options.runtime,
@@ -178,6 +178,8 @@ export class FleetWorker {
       {
         connection: this.#queueConnection,
         prefix: this.keys.bullPrefix,
+        // Kept in the job (`pb`): which replica took it last.
+        name: this.replicaId,
         concurrency,
         lockDuration: lockMs,
         stalledInterval: stalledCheckMs,
@@ -434,7 +436,9 @@ export class FleetWorker {
       );
     }
     const data = parsed.data;
+    // BullMQ hands every job it fetches with its id and its lock's token.
     const id = job.id ?? data.step_id;
+    if (token === undefined) throw new Error(`job ${id} came without its lock's token`);
     this.#logger.info(
       {
         step_id: data.step_id,
@@ -450,14 +454,16 @@ export class FleetWorker {
     this.#running.set(id, running);
     running.done = (async () => {
       // The turn, and the step's and its run's records, in one call.
-      const taking = this.#turns.take(data, job.attemptsStarted);
+      const taking = this.#turns.take(data, id, token);
       const store = this.#store.store;
       const reading = Promise.all([store.getStep(data.step_id), store.getRun(data.run_id)]);
-      const [{ turn, cancelled }, [step, run]] = await Promise.all([taking, reading]);
       let status: StepStatus | null;
+      let turn: Turn;
       try {
+        const [taken, [step, run]] = await Promise.all([taking, reading]);
+        turn = taken.turn;
         // Cancelled before it came here: it never starts (nor goes on, after a stall).
-        status = cancelled
+        status = taken.cancelled
           ? await this.#endCancelled(data.step_id)
           : await this.runtime.takeStep(data, running.cancel.signal, { step, run });
       } finally {

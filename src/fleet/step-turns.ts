@@ -1,25 +1,22 @@
 /**
- * @module A replica's turns at the steps it takes, and their fences. Taking a step sets the
- * step's fence (`<prefix>fleet:fence:<step_id>`) to a token of this turn; every write the
- * replica's store makes about the step — or a step made under it, or its run when only this
- * step of the run is here — carries that fence (`RedisStoreOptions.fence`), so once another
- * replica has taken the step over (this one frozen past its lock), this one writes nothing.
+ * @module A replica's turns at the steps it takes, and their fences. The job's lock is the
+ * claim: BullMQ sets the step's job lock (`FleetKeys.jobLock`) to a token of this replica's
+ * when it hands it the job, and that lock is the step's fence — every write the replica's
+ * store makes about the step (or a step made under it, or its run when only this step of the
+ * run is here) checks in the same script call that the lock still holds this turn's token
+ * (`RedisStoreOptions.fence`). Once the lock has lapsed or another replica has taken the job
+ * (this one frozen past its lock, or its job handed back), this one writes nothing. No key of
+ * axon's own is written to take a step, nor left behind by one.
  */
-import { randomBytes } from 'node:crypto';
 import type { FleetKeys } from '../placement/fleet-keys.js';
 import type { StepJob } from '../placement/fleet-jobs.js';
 import type { RedisRunStore, WriteGuard, WriteTarget } from '../store/redis-store.js';
-
-/** How long a step's fence is kept, ms (a day: longer than a step runs; its end deletes it). */
-const FENCE_TTL_MS = 86_400_000;
 
 /** This replica's turn at a step it took. */
 export interface Turn {
   readonly runId: string;
   readonly clientToken: string;
-  /** What the step's fence holds while the turn is this replica's. */
-  readonly token: string;
-  /** The step's fence and this turn's token, as a guard. */
+  /** The step's job lock and this turn's token (BullMQ's), as a guard. */
   readonly fence: WriteGuard;
   /** Set once the step's end was said on the fleet's `ended` stream by this turn. */
   said: boolean;
@@ -29,43 +26,39 @@ export interface Turn {
 export class StepTurns {
   readonly #store: RedisRunStore;
   readonly #keys: FleetKeys;
-  readonly #replicaId: string;
+  /** The pool whose queue the jobs come from. */
+  readonly #poolId: string;
   /** The steps taken here, by id. */
   readonly #turns = new Map<string, Turn>();
   /** Steps made under a step taken here (its delegations, tool calls): that step, by id. */
   readonly #roots = new Map<string, string>();
 
-  constructor(store: RedisRunStore, keys: FleetKeys, replicaId: string) {
+  constructor(store: RedisRunStore, keys: FleetKeys, poolId: string) {
     this.#store = store;
     this.#keys = keys;
-    this.#replicaId = replicaId;
+    this.#poolId = poolId;
   }
 
   /**
-   * Takes the turn at the step of `job`: from now on the writes of any earlier turn are
-   * refused. In the same round trip, reads whether the step's cancel is recorded.
+   * Takes the turn at the step of `job`, whose job `jobId` BullMQ handed this replica with
+   * its lock's `token` (the writes of any earlier turn are refused since). Reads, in the same
+   * round trip, whether the step's cancel is recorded; rejects with `WorkerLostError` when the
+   * lock no longer holds `token`.
    */
   async take(
     job: StepJob,
-    attempt: number,
+    jobId: string,
+    token: string,
   ): Promise<{ readonly turn: Turn; readonly cancelled: boolean }> {
-    const token = `${this.#replicaId}:${attempt}:${randomBytes(4).toString('hex')}`;
-    const key = this.#keys.fence(job.step_id);
     const clientToken = job.body.client_token;
     const turn: Turn = {
       runId: job.run_id,
       clientToken: typeof clientToken === 'string' ? clientToken : '',
-      token,
-      fence: { key, token },
+      fence: { key: this.#keys.jobLock(this.#poolId, jobId), token },
       said: false,
     };
     // Queued before any write of the turn (they go in the same call, after it, or later).
-    const cancelled = this.#store.takeTurn(
-      key,
-      token,
-      FENCE_TTL_MS,
-      this.#keys.cancelled(job.step_id),
-    );
+    const cancelled = this.#store.takeTurn(turn.fence, this.#keys.cancelled(job.step_id));
     this.#turns.set(job.step_id, turn);
     return { turn, cancelled: await cancelled };
   }

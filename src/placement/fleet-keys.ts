@@ -87,10 +87,12 @@ export class FleetKeys {
   }
 
   /**
-   * A step's fence: the token of the replica whose turn at it is the current one. Set when a
-   * replica takes the step; every write of a replica for it checks it (one script).
+   * The lock of a step's job (BullMQ's key): it holds the token of the replica whose turn at
+   * the step is the current one — set when a replica takes the job, gone when it finishes or
+   * goes back to the queue. It is the step's fence: every write of a replica for the step
+   * checks it (one script).
    */
-  fence(stepId: string): string {
-    return `${this.prefix}fleet:fence:${stepId}`;
+  jobLock(poolId: string, jobId: string): string {
+    return `${this.bullPrefix}:${this.queue(poolId)}:${jobId}:lock`;
   }
 }

@@ -59,8 +59,8 @@ export function endedNotice(
 /**
  * Says on the fleet's `ended` stream that a step's record has ended, with its status (and
  * counts it in `counter`, given one), in one round trip — only while `fence` (the step's
- * fence and the token of the turn that ended it) still holds, given one, and then deletes
- * the fence; the step leaves the fleet's open steps. Resolves whether it was said.
+ * job lock and the token of the turn that ended it) still holds, given one; the step leaves
+ * the fleet's open steps. Resolves whether it was said.
  */
 export async function announceEnded(
   client: RedisClient,

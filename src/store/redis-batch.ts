@@ -83,15 +83,16 @@ export class RedisBatch {
 
   /**
    * Queues one operation of the script for this turn's call; resolves its result once Redis
-   * has run it, rejects with what it raised.
+   * has run it, rejects with what it raised. Its fences are those of `target`, or `guards`
+   * given.
    */
   write(
     code: OpCode,
     keys: readonly string[],
     args: readonly string[],
     target?: WriteTarget,
+    guards: readonly WriteGuard[] = this.#guardsOf(target),
   ): Promise<unknown> {
-    const guards = this.#guardsOf(target);
     return new Promise<unknown>((resolve, reject) => {
       this.#queue({ code, keys, args, guards, next: null, resolve, reject });
     });

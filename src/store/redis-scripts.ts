@@ -45,10 +45,7 @@ export const OP_FENCED = '!fenced';
 
 /** The body of {@link Op.ended}, which a script of its own runs as well (`fleet-relay.ts`). */
 export const ENDED = `
-if k[3] ~= k[1] then
-  if redis.call('GET', k[3]) ~= a[5] then return 0 end
-  redis.call('DEL', k[3])
-end
+if k[3] ~= k[1] and redis.call('GET', k[3]) ~= a[5] then return 0 end
 redis.call('ZREM', k[4], a[1])
 redis.call('XADD', k[1], 'MAXLEN', '~', a[3], '*', a[1], a[2])
 if k[2] ~= k[1] then redis.call('HINCRBY', k[2], a[4], 1) end
@@ -314,8 +311,8 @@ return 1`,
   // A fleet step's end, said: k[1] the fleet's ended stream, k[2] the pool's counters (k[1]
   // for none), k[3] the step's fence (k[1] for none), k[4] the fleet's open steps. a: the step id,
   // its status, the stream's max length, the counter's field, the fence's token. → 1 said, 0
-  // not (the fence holds another's token). The fence goes once said: the step's turns are
-  // over; the step leaves the open steps.
+  // not (the fence holds another's token). The step leaves the open steps. The fence is the
+  // step's job lock, which the job's finish deletes: it is not touched here.
   [Op.ended]: ENDED,
 
   // k[1] a hash. → its fields and values, flat (empty without it).
@@ -324,11 +321,8 @@ return 1`,
   // k[1] a list. → its items.
   [Op.list]: `return redis.call('LRANGE', k[1], 0, -1)`,
 
-  // A turn taken: k[1] the fence it sets, k[2] a mark. a[1] the turn's token, a[2] how long
-  // the fence lives (ms). → 1 when the mark exists, else 0.
-  [Op.take]: `
-redis.call('SET', k[1], a[1], 'PX', a[2])
-return redis.call('EXISTS', k[2])`,
+  // A turn taken (under the guard of its fence): k[1] a mark. → 1 when the mark exists, else 0.
+  [Op.take]: `return redis.call('EXISTS', k[1])`,
 
   // k[1] the run's hash, k[2] the approval's key, k[3] the run's approval ids.
   // a[1] the approval id, a[2] its JSON. → 1 stored, 0 already there (unchanged), -1

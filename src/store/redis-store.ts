@@ -11,7 +11,7 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
-import { RedisBatch, type WriteTarget } from './redis-batch.js';
+import { RedisBatch, type WriteGuard, type WriteTarget } from './redis-batch.js';
 import {
   CLUSTER_PREFIX,
   connectRedis,
@@ -421,12 +421,13 @@ export class RedisRunStore implements RunStore {
   }
 
   /**
-   * Sets `fence` to `token` for `ttlMs` — a fleet replica's turn at a step, checked by the
-   * writes its `fence` option guards — and resolves whether `mark` exists (the step's
-   * recorded cancel), in this turn's call of the script.
+   * A fleet replica's turn at a step, taken: resolves whether `mark` (the step's recorded
+   * cancel) exists, in this turn's call of the script — only while `fence` (the step's job
+   * lock and this turn's token) holds; rejects with `WorkerLostError` (`reason: "fenced"`)
+   * when another holds it.
    */
-  async takeTurn(fence: string, token: string, ttlMs: number, mark: string): Promise<boolean> {
-    return (await this.#batch.write(Op.take, [fence, mark], [token, String(ttlMs)])) === 1;
+  async takeTurn(fence: WriteGuard, mark: string): Promise<boolean> {
+    return (await this.#batch.write(Op.take, [mark], [], undefined, [fence])) === 1;
   }
 
   createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {

@@ -11,6 +11,7 @@ import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { stepJobId, type StepJob } from '../../src/placement/fleet-jobs.js';
 import { FleetKeys } from '../../src/placement/fleet-keys.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
+import { redisStore } from '../../src/store/redis-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { useInProcessFleets, type FleetBackend } from '../support/fleet-inprocess.js';
 
@@ -229,6 +230,40 @@ export function describeFleetFaults(backend: FleetBackend): void {
     });
   });
 
+  describe("the job's lock is the step's fence", () => {
+    it('a replica whose job lock is taken from it mid-step writes nothing more of the step at once; the stall check gives the job back and the step goes on where its log ends, each seq once', async () => {
+      const prefix = fleetPrefix();
+      await replica(prefix, 'p', {
+        concurrency: 1,
+        lockMs: 2_000,
+        stalledCheckMs: 200,
+        runtime: {
+          engines: [createScriptedEngine({ tokenDelayMs: 10, script: () => 'same '.repeat(200) })],
+        },
+      });
+      const rt = await api(prefix);
+      const runId = await newRun(rt);
+      const step = await rt.submitStep(runId, llm(200));
+      let seen = 0;
+      for await (const e of rt.followStep(step.step_id))
+        if (e.type === 'token' && ++seen === 3) break;
+      // Another holds the lock now (as a replica that took the job over would), for 500 ms.
+      const lock = new FleetKeys(prefix).jobLock('p', stepJobId(runId, null, step.step_id));
+      await redis.set(lock, 'another-replica:1', 'PX', 500);
+      const store = redisStore({ client: redis, prefix });
+      const logged = (await store.readEvents(step.step_id)).length;
+      // 150 ms: fifteen tokens of its engine, none of which reaches the log.
+      await new Promise((r) => setTimeout(r, 150));
+      expect((await store.readEvents(step.step_id)).length).toBe(logged);
+      expect(logged).toBeLessThan(100);
+      // The lock lapses; the stall check hands the job back, and the step goes on.
+      expect(await step.done).toBe('succeeded');
+      const events = await log(rt, step.step_id);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expect(events.filter((e) => e.type === 'token')).toHaveLength(200);
+    });
+  });
+
   describe('no spliced output', () => {
     /** A replica whose engine's every answer is `word` many times over. */
     const saying = (prefix: string, word: string) =>
@@ -276,11 +311,19 @@ export function describeFleetFaults(backend: FleetBackend): void {
     });
 
     it('a step handed to a replica that answers the same goes on where its log ends, each token once', async () => {
-      const { prefix, step, status, events } = await handedOver('same', 'same');
+      const { prefix, rt, step, status, events } = await handedOver('same', 'same');
       expect(status).toBe('succeeded');
       expect(events.filter((e) => e.type === 'token')).toHaveLength(300);
-      // Its end deleted its fence: no key is left behind per step.
-      expect(await redis.exists(new FleetKeys(prefix).fence(step.step_id))).toBe(0);
+      // The job's lock was each turn's claim and fence, and the job's finish took it: no key
+      // of a turn is left behind.
+      const record = await rt.getStep(step.step_id);
+      if (!record) throw new Error('the step has no record');
+      const jobId = stepJobId(record.run_id, record.client_token, step.step_id);
+      const lock = new FleetKeys(prefix).jobLock('p', jobId);
+      for (let i = 0; i < 100 && (await redis.exists(lock)) === 1; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(await redis.exists(lock)).toBe(0);
     });
   });
 }

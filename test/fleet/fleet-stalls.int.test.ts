@@ -40,16 +40,18 @@ describe('a step whose job stalls out', () => {
       type: 'llm_call',
       input: { messages: [{ role: 'user', content: 'go' }], params: { max_tokens: 5_000 } },
     });
-    const fence = new FleetKeys(fleet.prefix).fence(String(step_id));
-    // Four times: wait for a replica to take the step (its fence names it), kill it.
+    // Its job (no client token: the job's id is the step's): it names the replica that took
+    // it last, and its lock is there while that replica's turn is the current one.
+    const keys = new FleetKeys(fleet.prefix);
+    const jobKey = `${keys.bullPrefix}:${keys.queue('p')}:${String(step_id)}`;
+    const lock = keys.jobLock('p', String(step_id));
+    // Four times: wait for a replica to take the step (its job names it, locked), kill it.
     const killed = new Set<string>();
     for (let k = 0; k < 4; k++) {
       let holder: (typeof workers)[number] | undefined;
       for (let i = 0; i < 400 && !holder; i++) {
-        const token = (await redis.get(fence)) ?? '';
-        holder = workers.find(
-          (w) => !killed.has(w.replicaId) && token.startsWith(`${w.replicaId}:`),
-        );
+        const [taker, locked] = await Promise.all([redis.hget(jobKey, 'pb'), redis.exists(lock)]);
+        holder = workers.find((w) => !killed.has(w.replicaId) && locked && taker === w.replicaId);
         if (!holder) await new Promise((r) => setTimeout(r, 25));
       }
       expect(holder).toBeDefined();

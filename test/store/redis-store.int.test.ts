@@ -296,24 +296,34 @@ describe('RedisRunStore', () => {
     await client.quit();
   });
 
-  it('takeTurn sets a fence in the call of the writes after it, which it then guards; it tells whether the mark exists', async () => {
+  it('takeTurn tells whether the mark exists only while its fence holds its token; a write in its call is guarded by the same fence', async () => {
     const p = prefix();
     const client = new Redis(redisUrl());
-    const fence = { key: `${p}fence`, token: 'second' };
+    const fence = { key: `${p}lock`, token: 'second' };
     const store = redisStore({ url: redisUrl(), prefix: p, fence: () => [fence] });
     const run = makeRun();
     const step = makeStep(run.run_id);
     await store.createRun(run);
     await client.set(`${p}mark`, '1');
-    // The take and the guarded write in one turn: the write sees the fence just set.
-    const taken = store.takeTurn(fence.key, 'second', 10_000, `${p}mark`);
+    await client.set(fence.key, 'second');
+    // The take and a guarded write in one turn: both run while the fence holds.
+    const taken = store.takeTurn(fence, `${p}mark`);
     const created = store.createStep(step);
     expect(await taken).toBe(true);
     await created;
-    expect(await client.get(fence.key)).toBe('second');
-    expect(await client.pttl(fence.key)).toBeGreaterThan(9_000);
-    expect(await store.takeTurn(`${p}other`, 'x', 10_000, `${p}no-mark`)).toBe(false);
+    expect(await store.takeTurn(fence, `${p}no-mark`)).toBe(false);
     expect((await store.getStep(step.step_id))?.step_id).toBe(step.step_id);
+    // Another holds the fence now (a replica that took the job over): the take is refused,
+    // and so is the write that goes with it.
+    await client.set(fence.key, 'third');
+    const late = store.takeTurn(fence, `${p}mark`);
+    const write = store.updateStep(step.step_id, { status: 'running' });
+    await expect(late).rejects.toMatchObject({
+      code: 'WORKER_LOST',
+      details: { reason: 'fenced' },
+    });
+    await expect(write).rejects.toMatchObject({ code: 'WORKER_LOST' });
+    expect((await store.getStep(step.step_id))?.status).toBe(step.status);
     await store.close();
     await client.quit();
   });
