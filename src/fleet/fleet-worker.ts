@@ -38,7 +38,7 @@ import {
   type FleetWorkerOptions,
   type StopReport,
 } from './fleet-worker-options.js';
-import { StepTurns, type Turn } from './step-turns.js';
+import { StepTurns } from './step-turns.js';
 import { StreamingStore } from './streaming-store.js';
 import type { StepStatus } from '../store/records.js';
 
@@ -50,7 +50,10 @@ interface Running {
   readonly token: string | undefined;
   /** Aborted by the step's cancel: a message, or the cancel found recorded. */
   readonly cancel: AbortController;
+  /** Its work, to the end of its last write. */
   done: Promise<unknown>;
+  /** Set once its end is sent: its job's finish follows it, it is not handed back. */
+  finishing: boolean;
 }
 
 /** One replica of a pool; see the module. */
@@ -61,8 +64,6 @@ export class FleetWorker {
   readonly keys: FleetKeys;
   readonly #client: RedisClient;
   readonly #sub: RedisClient;
-  /** The queue's own connection (BullMQ does not close a connection it is given). */
-  readonly #queueConnection: RedisClient;
   /** Where its Redis is, for messages. */
   readonly #where: string;
   readonly #store: StreamingStore;
@@ -139,6 +140,9 @@ export class FleetWorker {
           said: (yes) => {
             if (yes) turn.said = true;
           },
+          sent: () => {
+            turn.endSent(status);
+          },
         };
       },
     });
@@ -170,13 +174,13 @@ export class FleetWorker {
       pid: process.pid,
       ts: Date.now(),
     });
-    this.#queueConnection = duplicateClient(this.#client, { maxRetriesPerRequest: null });
-    this.#queueConnection.on('error', () => undefined);
     this.#worker = new Worker<StepJob>(
       this.keys.queue(this.poolId),
       (job, token) => this.#take(job, token),
       {
-        connection: this.#queueConnection,
+        // The store's connection: a job's finish goes after its step's end, which it follows
+        // without waiting for its reply (BullMQ opens its own blocking connection).
+        connection: this.#client,
         prefix: this.keys.bullPrefix,
         // Kept in the job (`pb`): which replica took it last.
         name: this.replicaId,
@@ -290,7 +294,8 @@ export class FleetWorker {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([allDone, new Promise((resolve) => (timer = setTimeout(resolve, graceMs)))]);
     clearTimeout(timer);
-    const left = [...this.#running.values()];
+    // A step whose end is sent is not handed back: its job's finish is on its way.
+    const left = [...this.#running.values()].filter((r) => !r.finishing);
     if (left.length > 0) {
       // Nothing more of these is written here: the replica that takes them goes on from the log.
       this.#store.fence();
@@ -306,7 +311,6 @@ export class FleetWorker {
     await removeBeat(this.#client, this.keys, this.poolId, this.replicaId).catch(() => undefined);
     await this.runtime.close().catch(() => undefined);
     this.#sub.disconnect();
-    this.#queueConnection.disconnect();
     await this.#client.quit().catch(() => undefined);
     return { finished: before - left.length, handedBack: left.length };
   }
@@ -319,7 +323,6 @@ export class FleetWorker {
     clearInterval(this.#timer);
     this.#client.disconnect();
     this.#sub.disconnect();
-    this.#queueConnection.disconnect();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       Promise.allSettled([this.#worker.close(true), this.runtime.close()]),
@@ -449,21 +452,25 @@ export class FleetWorker {
       },
       'fleet worker: took a step',
     );
-    const running: Running = { job, token, cancel: new AbortController(), done: Promise.resolve() };
+    const running: Running = {
+      job,
+      token,
+      cancel: new AbortController(),
+      done: Promise.resolve(),
+      finishing: false,
+    };
     // Here before the recorded cancel is read: a cancel sent from now on finds the step.
     this.#running.set(id, running);
+    // The turn, and the step's and its run's records, in one call.
+    const { turn, cancelled } = this.#turns.take(data, id, token);
+    const store = this.#store.store;
+    const reading = Promise.all([store.getStep(data.step_id), store.getRun(data.run_id)]);
     running.done = (async () => {
-      // The turn, and the step's and its run's records, in one call.
-      const taking = this.#turns.take(data, id, token);
-      const store = this.#store.store;
-      const reading = Promise.all([store.getStep(data.step_id), store.getRun(data.run_id)]);
       let status: StepStatus | null;
-      let turn: Turn;
       try {
-        const [taken, [step, run]] = await Promise.all([taking, reading]);
-        turn = taken.turn;
+        const [marked, [step, run]] = await Promise.all([cancelled, reading]);
         // Cancelled before it came here: it never starts (nor goes on, after a stall).
-        status = taken.cancelled
+        status = marked
           ? await this.#endCancelled(data.step_id)
           : await this.runtime.takeStep(data, running.cancel.signal, { step, run });
       } finally {
@@ -482,12 +489,26 @@ export class FleetWorker {
         turn.fence,
       );
       return { status: said ? status : null };
-    })();
-    const done = running.done;
-    try {
-      return await done;
-    } finally {
+    })().finally(() => {
       this.#running.delete(id);
-    }
+    });
+    // The job finishes as soon as the step's end is sent, without waiting for its reply: the
+    // finish (with the fetch of the next job) goes after it on the same connection, and both
+    // hold only while the job's lock is this turn's — an end refused (the lock lost) is a
+    // finish refused, and the job goes back to the queue at the stall check. Otherwise, when
+    // all of the work is done.
+    const sent = turn.ending.then((status) => {
+      running.finishing = true;
+      return { status };
+    });
+    const done = running.done;
+    void done.catch((err: unknown) => {
+      if (running.finishing)
+        this.#logger.warn(
+          { err, step_id: data.step_id },
+          'fleet worker: a step failed after its end was sent',
+        );
+    });
+    return Promise.race([done, sent]);
   }
 }

@@ -10,6 +10,7 @@
  */
 import type { FleetKeys } from '../placement/fleet-keys.js';
 import type { StepJob } from '../placement/fleet-jobs.js';
+import type { StepStatus } from '../store/records.js';
 import type { RedisRunStore, WriteGuard, WriteTarget } from '../store/redis-store.js';
 
 /** This replica's turn at a step it took. */
@@ -20,6 +21,13 @@ export interface Turn {
   readonly fence: WriteGuard;
   /** Set once the step's end was said on the fleet's `ended` stream by this turn. */
   said: boolean;
+  /**
+   * Resolves with the step's status once its end and notice are sent (`EndNotice.sent`):
+   * the job's finish, sent after them on the same connection, runs after them.
+   */
+  readonly ending: Promise<StepStatus>;
+  /** Resolves {@link ending}. */
+  readonly endSent: (status: StepStatus) => void;
 }
 
 /** The turns of one replica; see the module. */
@@ -41,26 +49,32 @@ export class StepTurns {
 
   /**
    * Takes the turn at the step of `job`, whose job `jobId` BullMQ handed this replica with
-   * its lock's `token` (the writes of any earlier turn are refused since). Reads, in the same
-   * round trip, whether the step's cancel is recorded; rejects with `WorkerLostError` when the
-   * lock no longer holds `token`.
+   * its lock's `token` (the writes of any earlier turn are refused since). `cancelled` reads,
+   * in this turn's call of the store's script, whether the step's cancel is recorded; it
+   * rejects with `WorkerLostError` when the lock no longer holds `token`.
    */
-  async take(
+  take(
     job: StepJob,
     jobId: string,
     token: string,
-  ): Promise<{ readonly turn: Turn; readonly cancelled: boolean }> {
+  ): { readonly turn: Turn; readonly cancelled: Promise<boolean> } {
     const clientToken = job.body.client_token;
+    let endSent!: (status: StepStatus) => void;
+    const ending = new Promise<StepStatus>((resolve) => {
+      endSent = resolve;
+    });
     const turn: Turn = {
       runId: job.run_id,
       clientToken: typeof clientToken === 'string' ? clientToken : '',
       fence: { key: this.#keys.jobLock(this.#poolId, jobId), token },
       said: false,
+      ending,
+      endSent,
     };
     // Queued before any write of the turn (they go in the same call, after it, or later).
     const cancelled = this.#store.takeTurn(turn.fence, this.#keys.cancelled(job.step_id));
     this.#turns.set(job.step_id, turn);
-    return { turn, cancelled: await cancelled };
+    return { turn, cancelled };
   }
 
   /** The turn at `stepId`, a step taken here (not one made under it). */

@@ -53,6 +53,9 @@ function fencedError(guards: readonly WriteGuard[]): WorkerLostError {
   );
 }
 
+/** A client's events after which its Redis may not have the script any more. */
+const SCRIPT_LOST = ['close', 'reconnecting', 'end', '+node', '-node', 'node error'];
+
 /** The script's digest, for EVALSHA. */
 const BATCH_SHA = createHash('sha1').update(BATCH).digest('hex');
 
@@ -75,10 +78,43 @@ export class RedisBatch {
   #pending: PendingWrite[] = [];
   #pendingArgs = 0;
   #scheduled: NodeJS.Immediate | null = null;
+  /** Told once the writes held now are sent (`onSent`). */
+  #onSent: (() => void)[] = [];
+  /**
+   * Whether this client's Redis surely has the script: a call by its digest was answered,
+   * and no connection has closed, nor a cluster node come or gone, since.
+   */
+  #scriptKnown = false;
+
+  /** The last call sent, settled once it is answered. */
+  #last: Promise<unknown> = Promise.resolve();
+  readonly #unknown = (): void => {
+    this.#scriptKnown = false;
+  };
 
   constructor(client: RedisClient, fence: ((target: WriteTarget) => readonly WriteGuard[]) | null) {
     this.#client = client;
     this.#fence = fence;
+    for (const event of SCRIPT_LOST) client.on(event, this.#unknown);
+  }
+
+  /** Sends what is held, and stops listening to the client. */
+  close(): void {
+    this.send();
+    for (const event of SCRIPT_LOST) this.#client.off(event, this.#unknown);
+  }
+
+  /**
+   * Calls `fn` once the writes held now have been sent (at once when none is held), so that
+   * a command sent on this client after it runs after them. While this client's Redis may
+   * lack the script (none of its calls answered yet, or a connection closed since), `fn`
+   * waits for the call's reply instead: a call by digest that Redis did not know is sent
+   * again whole, after whatever followed it.
+   */
+  onSent(fn: () => void): void {
+    if (this.#pending.length > 0) this.#onSent.push(fn);
+    else if (this.#scriptKnown) fn();
+    else void this.#last.then(fn, fn);
   }
 
   /**
@@ -140,8 +176,10 @@ export class RedisBatch {
     }
     const writes = this.#pending;
     if (writes.length === 0) return;
+    const onSent = this.#onSent;
     this.#pending = [];
     this.#pendingArgs = 0;
+    this.#onSent = [];
     const keys: string[] = [];
     const argv: string[] = ['0'];
     let ops = 0;
@@ -163,8 +201,15 @@ export class RedisBatch {
       }
     }
     argv[0] = String(ops);
-    this.#call(keys, argv).then(
+    const known = this.#scriptKnown;
+    const replied = (): void => {
+      if (!known) for (const fn of onSent) fn();
+    };
+    const call = this.#call(keys, argv);
+    this.#last = call;
+    call.then(
       (results) => {
+        replied();
         let at = 0;
         const settle = (w: PendingWrite): void => {
           at += w.guards.length;
@@ -182,6 +227,7 @@ export class RedisBatch {
         }
       },
       (err: unknown) => {
+        replied();
         const error = err instanceof Error ? err : new Error(String(err));
         for (const w of writes) {
           w.reject(error);
@@ -189,15 +235,25 @@ export class RedisBatch {
         }
       },
     );
+    // The call is on the connection (`#call` sends it before its first await).
+    if (known) for (const fn of onSent) fn();
   }
 
   /** One call of the script: by its digest, or whole when this Redis does not have it yet. */
   async #call(keys: readonly string[], argv: readonly string[]): Promise<unknown[]> {
     try {
-      return (await this.#client.evalsha(BATCH_SHA, keys.length, ...keys, ...argv)) as unknown[];
+      const results = (await this.#client.evalsha(
+        BATCH_SHA,
+        keys.length,
+        ...keys,
+        ...argv,
+      )) as unknown[];
+      this.#scriptKnown = true;
+      return results;
     } catch (err) {
       // NOSCRIPT: nothing ran; the script is sent and cached with this call.
       if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+      this.#scriptKnown = false;
       return (await this.#client.eval(BATCH, keys.length, ...keys, ...argv)) as unknown[];
     }
   }

@@ -67,4 +67,11 @@ export interface EndNotice {
   readonly args: readonly string[];
   /** Told once the call is made: whether the notice was said. */
   said(yes: boolean): void;
+  /**
+   * Told once the call that carries the end and its notice (and the end's stream entry) is
+   * on its way: what is sent on the store's connection from then on runs after them (a
+   * fleet worker's job finish) — told after the call's reply instead while the store cannot
+   * be sure Redis has its script (see `RedisBatch.onSent`).
+   */
+  sent?(): void;
 }

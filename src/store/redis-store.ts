@@ -311,6 +311,10 @@ export class RedisRunStore implements RunStore {
       written = this.#batch.write(op.code, op.keys, op.args, target);
     }
     this.#announce(end.events, target);
+    if (notice?.sent)
+      this.#batch.onSent(() => {
+        notice.sent?.();
+      });
     const r = (await written) as (string | number)[];
     if (r[0] === 'no-run') throw new NotFoundError('run', runId);
     throwIfRefused(r, [stepId]);
@@ -503,7 +507,7 @@ export class RedisRunStore implements RunStore {
   }
 
   async close(): Promise<void> {
-    this.#batch.send();
+    this.#batch.close();
     if (this.#owned && this.client.status !== 'end')
       await this.client.quit().catch(() => undefined);
   }
