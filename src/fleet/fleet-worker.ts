@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { checkPoolId, FleetKeys } from '../placement/fleet-keys.js';
-import { checkStepJob, stepJobSchema, type StepJob } from '../placement/fleet-jobs.js';
+import { checkStepJob, type StepJob } from '../placement/fleet-jobs.js';
 import { countersKey } from '../placement/fleet-link.js';
 import { endedNotice, EVENTS_FIELD, STREAM_TTL_MS } from '../placement/fleet-relay.js';
 import { removeBeat, writeBeat, type ReplicaBeat } from '../placement/fleet-registry.js';
@@ -26,11 +26,7 @@ import {
   type RedisClient,
 } from '../store/redis-connection.js';
 import { redisStore } from '../store/redis-store.js';
-import { systemClock } from '../context/clock.js';
 import { CancelledError } from '../errors/cancelled-error.js';
-import { WorkerResetError } from '../errors/worker-reset-error.js';
-import { toErrorPayload } from '../errors/to-error-payload.js';
-import { endIfOpen } from '../runs/stored-step-end.js';
 import {
   KNOWN,
   positiveInt,
@@ -40,6 +36,7 @@ import {
 } from './fleet-worker-options.js';
 import { StepTurns } from './step-turns.js';
 import { StreamingStore } from './streaming-store.js';
+import { abandonStep, endCancelledStep } from './unrun-steps.js';
 import type { StepStatus } from '../store/records.js';
 
 export { STOP_REDIS_MS, type FleetWorkerOptions, type StopReport } from './fleet-worker-options.js';
@@ -198,7 +195,8 @@ export class FleetWorker {
     this.#worker.on('failed', (job, err) => {
       // A job BullMQ gave up on (its tries spent, stalled too often): its step must not be
       // left open in the store.
-      if (job && job.attemptsMade >= (job.opts.attempts ?? 1)) void this.#abandon(job, err);
+      if (job && job.attemptsMade >= (job.opts.attempts ?? 1))
+        void abandonStep(this.#store, this.#logger, job, err);
     });
     this.#worker.on('stalled', (jobId) => {
       this.#logger.warn(
@@ -348,48 +346,6 @@ export class FleetWorker {
     }
   }
 
-  /** Ends the step of a job that will not run again `failed` (`WORKER_RESET`), if it is open. */
-  async #abandon(job: Job<StepJob>, err: Error): Promise<void> {
-    const parsed = stepJobSchema.safeParse(job.data);
-    if (!parsed.success) return;
-    const stepId = parsed.data.step_id;
-    try {
-      const error = new WorkerResetError(`step ${stepId} could not be run: ${err.message}`, {
-        details: { reason: 'job_failed', job_id: job.id ?? null, attempts: job.attemptsMade },
-      });
-      const { ended } = await endIfOpen({ store: this.#store.store, clock: systemClock }, stepId, {
-        status: 'failed',
-        error: toErrorPayload(error),
-      });
-      if (!ended) return;
-      await this.#store.ended(stepId, 'failed');
-      this.#logger.error(
-        { step_id: stepId, err },
-        'fleet worker: a step could not be run; it ends failed',
-      );
-    } catch (e) {
-      this.#logger.error(
-        { err: e, step_id: stepId },
-        'fleet worker: could not end an abandoned step',
-      );
-    }
-  }
-
-  /** Ends a step cancelled before it was taken (if it is still open): it does not run. */
-  async #endCancelled(stepId: string): Promise<StepStatus | null> {
-    const { step, ended } = await endIfOpen(
-      { store: this.#store.store, clock: systemClock },
-      stepId,
-      {
-        status: 'cancelled',
-        error: toErrorPayload(new CancelledError(`step ${stepId} was cancelled before it started`)),
-      },
-    );
-    if (ended)
-      this.#logger.info({ step_id: stepId }, 'fleet worker: a step cancelled before it was taken');
-    return ended ? 'cancelled' : (step?.status ?? null);
-  }
-
   /** Cancels a step running here (its context's signal aborts, before it has an actor too). */
   #cancel(r: Running): void {
     if (r.cancel.signal.aborted) return;
@@ -471,7 +427,7 @@ export class FleetWorker {
         const [marked, [step, run]] = await Promise.all([cancelled, reading]);
         // Cancelled before it came here: it never starts (nor goes on, after a stall).
         status = marked
-          ? await this.#endCancelled(data.step_id)
+          ? await endCancelledStep(this.#store, this.#logger, data.step_id)
           : await this.runtime.takeStep(data, running.cancel.signal, { step, run });
       } finally {
         this.#turns.end(data.step_id);
