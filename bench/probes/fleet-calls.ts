@@ -20,6 +20,7 @@ import { createLogger } from '../../src/observability/logger.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
 import { redisStore } from '../../src/store/redis-store.js';
 import { commandsRun, watchSent } from '../redis-counts.js';
+import { clearRedisPrefix } from '../../test/support/redis.js';
 
 const url = process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379';
 const n = Number(process.env['N'] ?? '640');
@@ -122,11 +123,6 @@ const exited = new Promise((resolve) => child.on('exit', resolve));
 child.kill('SIGTERM');
 await exited;
 // Leave nothing behind (a run of 6 400 steps writes about 40 000 keys).
-let cursor = '0';
-do {
-  const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-  if (keys.length > 0) await admin.del(...keys);
-  cursor = next;
-} while (cursor !== '0');
+await clearRedisPrefix(prefix, url);
 admin.disconnect();
 rmSync(dir, { recursive: true, force: true });

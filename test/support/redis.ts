@@ -17,9 +17,9 @@ export function redisUrl(env: NodeJS.ProcessEnv = process.env): string {
   return url ? url : DEFAULT_REDIS_URL;
 }
 
-/** Deletes every key of the tests' Redis ({@link redisUrl}) that starts with `prefix`. */
-export async function clearRedisPrefix(prefix: string): Promise<void> {
-  const redis = new Redis(redisUrl());
+/** Deletes every key that starts with `prefix` of the Redis at `url` (the tests', {@link redisUrl}, by default). */
+export async function clearRedisPrefix(prefix: string, url = redisUrl()): Promise<void> {
+  const redis = new Redis(url);
   try {
     let cursor = '0';
     do {
