@@ -15,7 +15,15 @@ export {
   type InlineAgentSpec,
   type WorkerAgentSpec,
   type ProcessAgentSpec,
+  type ContainerAgentSpec,
 } from './actors/define-agent.js';
+export {
+  CONTAINER_DEFAULTS,
+  DEFAULT_CONTAINER_IMAGE,
+  type ContainerOptions,
+  type ContainerEngineName,
+} from './placement/container-options.js';
+export { buildContainerImage, type BuildImageOptions } from './placement/container-image.js';
 export type { ChatCall, ChatCallOptions } from './engines/chat-call.js';
 export type { LlmStepResult } from './steps/llm-step.js';
 export {
@@ -38,6 +46,7 @@ export type {
   InlineAgentDefinition,
   WorkerAgentDefinition,
   ProcessAgentDefinition,
+  ContainerAgentDefinition,
   AgentHandler,
   AgentHandlerSource,
   AgentFunctionHandler,
@@ -161,6 +170,7 @@ export {
   DEFAULT_TOOL_TIMEOUT_MS,
   type ToolDefinition,
   type ToolSpec,
+  type ContainerToolSpec,
   type JsonSchemaToolSpec,
   type JsonSchema,
 } from './tools/define-tool.js';

@@ -81,9 +81,23 @@ export interface ProcessAgentDefinition extends AgentDefinitionBase {
   readonly handler: AgentGeneratorHandler;
 }
 
+/**
+ * An agent whose handler runs in a container (container placement): the export `export` of
+ * the JavaScript module at `module` (an absolute path on the host; its folder is mounted
+ * read-only in the container). Its input, events, host calls and result cross as JSON.
+ */
+export interface ContainerAgentDefinition extends AgentDefinitionBase {
+  readonly placement: 'container';
+  readonly module: string;
+  readonly export: string;
+}
+
 /** A declared agent, ready to register with a runtime. */
 export type AgentDefinition<TOutput = unknown> =
-  InlineAgentDefinition<TOutput> | WorkerAgentDefinition | ProcessAgentDefinition;
+  | InlineAgentDefinition<TOutput>
+  | WorkerAgentDefinition
+  | ProcessAgentDefinition
+  | ContainerAgentDefinition;
 
 /** An agent, by registered name or by definition. */
 export type AgentTarget = string | AgentDefinition;

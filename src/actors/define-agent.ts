@@ -3,10 +3,12 @@
  * placement, the module and export that hold it, and a timeout.
  */
 import type { ProcessBehaviour } from '../adapters/process-behaviour.js';
+import { containerModulePath } from '../tools/container-module.js';
 import type {
   AgentDefinition,
   AgentGeneratorHandler,
   AgentHandler,
+  ContainerAgentDefinition,
   InlineAgentDefinition,
   ProcessAgentDefinition,
   WorkerAgentDefinition,
@@ -41,9 +43,22 @@ export interface ProcessAgentSpec extends AgentSpecBase {
   readonly behaviour: ProcessBehaviour;
 }
 
+/**
+ * An agent that runs in a container of the runtime's container pool (`createRuntime({
+ * container })`), named by module and export as a worker agent is. The module must be
+ * JavaScript; its folder is mounted read-only in the container.
+ */
+export interface ContainerAgentSpec extends AgentSpecBase {
+  readonly placement: 'container';
+  /** A file URL (`import.meta.url`) or an absolute path of a `.js` / `.mjs` / `.cjs` file. */
+  readonly module: string;
+  /** The export holding the handler (or an agent definition with one). */
+  readonly export: string;
+}
+
 /** What {@link defineAgent} takes. */
 export type AgentSpec<TOutput = unknown> =
-  InlineAgentSpec<TOutput> | WorkerAgentSpec | ProcessAgentSpec;
+  InlineAgentSpec<TOutput> | WorkerAgentSpec | ProcessAgentSpec | ContainerAgentSpec;
 
 /** The handler of a process agent: the process's output as tokens, its result as the agent's. */
 function processHandler(behaviour: ProcessBehaviour): AgentGeneratorHandler {
@@ -72,6 +87,7 @@ export function defineAgent<TOutput>(
 ): InlineAgentDefinition<TOutput>;
 export function defineAgent(spec: WorkerAgentSpec): WorkerAgentDefinition;
 export function defineAgent(spec: ProcessAgentSpec): ProcessAgentDefinition;
+export function defineAgent(spec: ContainerAgentSpec): ContainerAgentDefinition;
 export function defineAgent<TOutput>(spec: AgentSpec<TOutput>): AgentDefinition<TOutput>;
 export function defineAgent<TOutput>(spec: AgentSpec<TOutput>): AgentDefinition<TOutput> {
   if (typeof spec.name !== 'string' || !NAME.test(spec.name)) {
@@ -115,9 +131,18 @@ export function defineAgent<TOutput>(spec: AgentSpec<TOutput>): AgentDefinition<
       handler: processHandler(spec.behaviour),
     };
   }
+  if (spec.placement === 'container') {
+    const module = containerModulePath(`defineAgent(${spec.name})`, spec.module);
+    if (typeof spec.export !== 'string' || spec.export.length === 0) {
+      throw new TypeError(
+        `defineAgent(${spec.name}): a container agent needs "export" (a non-empty string)`,
+      );
+    }
+    return { ...base, placement: 'container', module, export: spec.export };
+  }
   if ((spec.placement as string | undefined) !== undefined && spec.placement !== 'inline') {
     throw new TypeError(
-      `defineAgent(${spec.name}): placement must be "inline", "worker" or "process", got ${JSON.stringify(spec.placement)}`,
+      `defineAgent(${spec.name}): placement must be "inline", "worker", "process" or "container", got ${JSON.stringify(spec.placement)}`,
     );
   }
   if (typeof spec.handler !== 'function')

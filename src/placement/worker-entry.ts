@@ -9,7 +9,7 @@
 import type { ConsolidationReport, MemoryContext } from '../memory/memory-types.js';
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { BroadcastChannel, type MessagePort } from 'node:worker_threads';
+import { BroadcastChannel } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import { ExecContext } from '../context/exec-context.js';
 import type { SinkEvent, StreamSink } from '../context/stream-sink.js';
@@ -37,6 +37,16 @@ import type {
   WorkerTask,
 } from './worker-protocol.js';
 
+/**
+ * What a session needs of its link: a thread's `MessagePort`, or a container's line link
+ * (`line-link.ts`), which speak the same messages.
+ */
+export interface LinkPort {
+  postMessage(message: LinkUp): void;
+  on(event: 'message', listener: (message: LinkDown) => void): unknown;
+  on(event: 'close', listener: () => void): unknown;
+}
+
 /** Items sent in one message at most. */
 const MAX_BATCH = 512;
 
@@ -49,7 +59,7 @@ const DROPPABLE: ReadonlySet<string> = new Set(['metrics', 'narration']);
  * while metrics and narration are dropped and counted.
  */
 class CreditSender implements HandlerSink {
-  readonly #port: MessagePort;
+  readonly #port: LinkPort;
   readonly #step: string;
   #credit: number;
   #pending: StreamItem[] = [];
@@ -62,7 +72,7 @@ class CreditSender implements HandlerSink {
   /** Why sending failed, if it did; the step then fails with it. */
   failure: InternalError | null = null;
 
-  constructor(port: MessagePort, step: string, credit: number) {
+  constructor(port: LinkPort, step: string, credit: number) {
     this.#port = port;
     this.#step = step;
     this.#credit = credit;
@@ -262,8 +272,9 @@ function fromWireToolResult<T>(r: WireToolResult): ToolResult<T> {
 
 /** This thread's link to the host, with what travels on it. */
 interface Link {
-  readonly port: MessagePort;
-  readonly host: Comlink.Remote<HostCalls>;
+  readonly port: LinkPort;
+  /** The host's calls: comlink's on a thread's port, `call` messages on a line link. */
+  readonly host: HostCalls;
 }
 
 /** The senders of the steps running on this thread, by step id. */
@@ -279,16 +290,20 @@ const waiting = new Map<string, { revoked: boolean }>();
 /** Of those, the ones cancelled before they started, with the reason. */
 const cancelledWhileWaiting = new Map<string, ErrorPayload>();
 
+/** A cancel from the host: the step stops if it runs here, and never starts if it waits. */
+function cancelStep(message: ControlMessage): void {
+  senders.get(message.step)?.close();
+  running.get(message.step)?.cancel(fromErrorPayload(message.reason));
+  // A step still waiting in this thread's pipeline must not start.
+  if (waiting.has(message.step)) cancelledWhileWaiting.set(message.step, message.reason);
+}
+
 function listenForCancels(name: string): void {
   if (control) return;
   control = new BroadcastChannel(name);
   control.unref();
   control.onmessage = (event: unknown) => {
-    const message = (event as { data: ControlMessage }).data;
-    senders.get(message.step)?.close();
-    running.get(message.step)?.cancel(fromErrorPayload(message.reason));
-    // A step still waiting in this thread's pipeline must not start.
-    if (waiting.has(message.step)) cancelledWhileWaiting.set(message.step, message.reason);
+    cancelStep((event as { data: ControlMessage }).data);
   };
 }
 
@@ -299,20 +314,31 @@ function listenForCancels(name: string): void {
  */
 export default function runSession(session: SessionTask): Promise<void> {
   listenForCancels(session.control);
-  const port = session.link;
-  const link: Link = { port, host: Comlink.wrap<HostCalls>(rpcEndpoint(port)) };
+  const host = Comlink.wrap<HostCalls>(rpcEndpoint(session.link));
+  return serveSteps(session.link, host).finally(() => {
+    host[Comlink.releaseProxy]();
+  });
+}
+
+/**
+ * Serves the steps the host sends on `port`, one after another, until the link closes:
+ * a thread's session, or a container's (`container-entry.ts`), whose cancels come on the
+ * link itself.
+ */
+export function serveSteps(port: LinkPort, host: HostCalls): Promise<void> {
+  const link: Link = { port, host };
   // Steps run one after another, in the order they came; the host may send the next one
   // before the current one ends, so the thread goes on without sleeping in between.
   let chain: Promise<void> = Promise.resolve();
   return new Promise<void>((resolve) => {
     port.on('message', (message: LinkDown) => {
       if (message.t === 'credit') senders.get(message.step)?.grant(message.n);
+      else if (message.t === 'cancel') cancelStep(message);
       else if (message.t === 'revoke') {
         const copy = waiting.get(message.step);
         if (copy && !copy.revoked) {
           copy.revoked = true;
-          const answer: LinkUp = { t: 'revoked', step: message.step };
-          port.postMessage(answer);
+          port.postMessage({ t: 'revoked', step: message.step });
         }
       } else if (message.t === 'step') {
         const task = message.task;
@@ -332,7 +358,6 @@ export default function runSession(session: SessionTask): Promise<void> {
       }
     });
     port.on('close', () => {
-      link.host[Comlink.releaseProxy]();
       resolve();
     });
   });
@@ -343,7 +368,7 @@ export default function runSession(session: SessionTask): Promise<void> {
  * class instance with private state) makes the result an error instead of killing the
  * thread; postMessage refuses it before anything is sent.
  */
-function sendResult(port: MessagePort, task: WorkerTask, outcome: WorkerOutcome): void {
+function sendResult(port: LinkPort, task: WorkerTask, outcome: WorkerOutcome): void {
   try {
     const message: LinkUp = { t: 'result', step: task.stepId, outcome };
     port.postMessage(message);
@@ -425,9 +450,15 @@ async function runStep(link: Link, task: WorkerTask): Promise<WorkerOutcome> {
       stream: senderSink(sender),
     });
     running.set(step, ctx);
-    const handler =
+    const loaded =
       handlers.get(`${task.module}#${task.export}#${task.agent}`) ??
       (await loadHandler(task.module, task.export, task.agent));
+    // A tool's handler takes its arguments and the context.
+    const handler: AgentHandler =
+      task.kind === 'tool'
+        ? (input, toolCtx) =>
+            (loaded as unknown as (args: unknown, c: ExecContext) => unknown)(input.args, toolCtx)
+        : loaded;
     const output = await runHandler(handler, task.input, ctx, runtime, sender);
     const finishing = sender.finish();
     if (finishing) await finishing;

@@ -65,8 +65,8 @@ async function reply<T>(call: () => Promise<T>): Promise<HostReply<T>> {
   }
 }
 
-/** The host's side of one worker step: where its items and calls land. */
-class HostSide implements StepEndpoint {
+/** The host's side of one worker (or container) step: where its items and calls land. */
+export class HostSide implements StepEndpoint {
   readonly #step: StepActor;
   readonly #ctx: ExecContext;
   readonly #runtime: AgentRuntime;

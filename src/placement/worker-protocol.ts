@@ -23,6 +23,11 @@ import type { AgentInput, AgentOutcome, AgentStatus } from '../actors/agent-resu
 export interface WorkerTask {
   /** The agent's name: for errors and logs, and the handler a handler source gives. */
   readonly agent: string;
+  /**
+   * `tool`: the export is a tool's handler (or a tool definition with one), called with
+   * `input.args` and the context; default `agent`.
+   */
+  readonly kind?: 'agent' | 'tool';
   readonly module: string;
   readonly export: string;
   readonly input: AgentInput;
@@ -54,7 +59,17 @@ export type LinkUp =
   /** A step the host took back before it started (see `revoke`): it will not run here. */
   | { readonly t: 'revoked'; readonly step: string }
   /** A comlink message (the thread's calls to the host). */
-  | { readonly t: 'rpc'; readonly data: unknown };
+  | { readonly t: 'rpc'; readonly data: unknown }
+  /**
+   * A call to the host on a line link (a container's), where comlink is not used: one of
+   * {@link HostCalls}' methods by name, answered by a `reply` with the same id.
+   */
+  | {
+      readonly t: 'call';
+      readonly id: number;
+      readonly method: keyof HostCalls;
+      readonly args: readonly unknown[];
+    };
 
 /** Host → worker on a link. */
 export type LinkDown =
@@ -65,7 +80,11 @@ export type LinkDown =
    */
   | { readonly t: 'revoke'; readonly step: string }
   | { readonly t: 'credit'; readonly step: string; readonly n: number }
-  | { readonly t: 'rpc'; readonly data: unknown };
+  | { readonly t: 'rpc'; readonly data: unknown }
+  /** A line link's answer to a `call`. */
+  | { readonly t: 'reply'; readonly id: number; readonly reply: HostReply<unknown> }
+  /** A cancel on a line link (threads hear theirs on the control channel). */
+  | ControlMessage;
 
 /** Host → every thread on the control channel. */
 export interface ControlMessage {

@@ -81,7 +81,7 @@ export interface StepRequest {
   readonly timeoutMs: number | null;
   readonly operation: GenAiOperation;
   /** Where the work runs; default `inline`. */
-  readonly placement?: 'inline' | 'worker' | 'process';
+  readonly placement?: 'inline' | 'worker' | 'process' | 'container';
   /** Observer of this step's tree; default the parent context's. */
   readonly tap?: StreamTap | null | undefined;
   /** Does the work. Its resolved value is the step's output. */
@@ -475,7 +475,9 @@ async function suspend(
   step.detach();
   // A worker's part has ended once its thread let go of the step (cancelled, or terminated
   // after the grace period): a resumed step then never meets it on the pool.
-  if (req.placement === 'worker' && work) await work.catch(() => undefined);
+  if ((req.placement === 'worker' || req.placement === 'container') && work) {
+    await work.catch(() => undefined);
+  }
   let stored = true;
   try {
     await step.drain();

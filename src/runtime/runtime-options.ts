@@ -1,4 +1,5 @@
 /** @module The options of `createRuntime`. */
+import type { ContainerOptions } from '../placement/container-options.js';
 import type { Memory } from '../memory/memory-types.js';
 import type { Tracer } from '@opentelemetry/api';
 import type { PolicyEngine } from '../policy/policy-engine.js';
@@ -89,6 +90,12 @@ export interface RuntimeOptions {
   readonly redact?: readonly string[];
   /** The worker-thread pool of worker-placed agents (started on first use). */
   readonly workers?: WorkerPoolOptions;
+  /**
+   * Container placement of agents and tools (`placement: 'container'`): the engine, the
+   * image, each container's limits, warm containers. Checked at once (`RangeError`); the
+   * engine is looked for at the first container step (or warm start).
+   */
+  readonly container?: ContainerOptions;
   /**
    * A circuit breaker per agent, tool and engine (POLICY-3002); default Nerva's (3
    * failures, 60 s); `false` for none.

@@ -4,6 +4,7 @@
  * module below (placement, runs, steps) is given. The facade (`runtime.ts`,
  * `run-operations.ts`) only delegates to these; nothing here runs a step.
  */
+import { runtimeContainers, type RuntimeContainers } from './runtime-containers.js';
 import { createContext } from '../context/create-context.js';
 import type { CreateContextOptions, ExecContext } from '../context/exec-context.js';
 import { createEngineRegistry, type EngineRegistry } from '../engines/engine-registry.js';
@@ -88,6 +89,8 @@ export interface RuntimeParts {
   readonly engineDeps: EngineCallDeps;
   readonly llmDeps: LlmStepRunDeps;
   readonly fsDeps: FsOpDeps;
+  /** Container placement: its pool and warm containers. */
+  readonly containers: RuntimeContainers;
   /** Whether `close()` has begun; every new piece of work is refused after. */
   readonly closed: () => boolean;
   /** Closes the runtime's own parts (not the agents' registry or tools). */
@@ -268,6 +271,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     return attached;
   };
   let workers: WorkerPool | null = null;
+  const containers = runtimeContainers(options.container, logger, sandbox);
   const newWorkerPool = (): WorkerPool =>
     new WorkerPool(
       workerOptions,
@@ -296,6 +300,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     assertOpen,
     // The default pool starts on first use.
     workerPool: () => (workers ??= newWorkerPool()),
+    container: containers.host,
   };
   const engineDeps: EngineCallDeps = { gate, engines, breakers, tracer };
   const toolDeps = (): ToolCallDeps => ({
@@ -306,6 +311,8 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     breakers,
     closed,
     gate,
+    container: containers.host,
+    runtime: self(),
   });
   const llmDeps: LlmStepRunDeps = {
     steps,
@@ -424,6 +431,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     engineDeps,
     llmDeps,
     fsDeps,
+    containers,
     closed: () => closed,
     close: async () => {
       if (closed) return;
@@ -433,6 +441,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
       agents.stop();
       breakers.stop();
       await workers?.destroy();
+      await containers.close();
       await catalog.all.close();
       await policy.close?.();
       await memory.close();

@@ -89,6 +89,10 @@ export class Runtime extends RunOperations implements AgentRuntime {
   /** Registers an agent and starts its actor; a duplicate name is refused with `ConflictError`. */
   registerAgent(agent: AgentDefinition): this {
     this.parts.agents.register(agent);
+    if (agent.placement === 'container') {
+      const { name, module, export: exported } = agent;
+      this.parts.containers.prewarm({ kind: 'agent', name, module, export: exported });
+    }
     this.#catalogVersion++;
     return this;
   }
@@ -99,6 +103,8 @@ export class Runtime extends RunOperations implements AgentRuntime {
       throw new TypeError('registerTool: expected a tool definition from defineTool()');
     }
     this.parts.tools.register(tool);
+    if (tool.container)
+      this.parts.containers.prewarm({ kind: 'tool', name: tool.name, ...tool.container });
     this.#catalogVersion++;
     return this;
   }

@@ -38,6 +38,7 @@ import { toAgentResult } from '../runs/to-agent-result.js';
 import type { PolicyGate } from '../runs/policy-gate.js';
 import type { WorkerPool } from '../placement/worker-pool.js';
 import { executeInWorker } from '../placement/worker-placement.js';
+import { executeInContainer, type ContainerHost } from '../placement/container-placement.js';
 
 /** What invoking an agent needs from its runtime. */
 export interface AgentInvocationHost {
@@ -55,6 +56,8 @@ export interface AgentInvocationHost {
   assertOpen(): void;
   /** The worker-thread pool, started on first use. */
   workerPool(): WorkerPool;
+  /** Container placement: the runtime's container pool and the mounts of a step. */
+  readonly container: ContainerHost;
   /** Where the policy is asked (routing, invocation, delegation). */
   readonly gate: PolicyGate;
 }
@@ -159,7 +162,16 @@ export async function runAgent<TOutput>(
           const out =
             def.placement === 'worker'
               ? await executeInWorker(def, input, ctx, step, host.runtime, host.workerPool())
-              : await executeInline(def, input, ctx, step, host.runtime);
+              : def.placement === 'container'
+                ? await executeInContainer(
+                    host.container,
+                    { kind: 'agent', name: def.name, module: def.module, export: def.export },
+                    input,
+                    ctx,
+                    step,
+                    host.runtime,
+                  )
+                : await executeInline(def, input, ctx, step, host.runtime);
           if (!isAgentOutcome(out)) return out;
           special = out;
           return { status: out.status, message: out.message, data: out.data };

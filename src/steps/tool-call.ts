@@ -18,6 +18,9 @@ import { toolRefusal, type ToolManager } from '../tools/tool-manager.js';
 import { refusalError, type ToolRegistry } from '../tools/tool-registry.js';
 import type { ToolResult, ToolStatus } from '../tools/tool-result.js';
 import { validateToolArgs } from '../tools/validate-args.js';
+import type { AgentRuntime } from '../actors/agent-runtime.js';
+import type { StepActor } from '../actors/step-actor.js';
+import { executeInContainer, type ContainerHost } from '../placement/container-placement.js';
 import {
   closeRun,
   openRun,
@@ -45,6 +48,10 @@ export interface ToolCallDeps {
   readonly closed: boolean;
   /** Asked before every call (checkpoint 3). */
   readonly gate: PolicyGate;
+  /** Where container tools run. */
+  readonly container: ContainerHost;
+  /** What a container tool's host calls go to. */
+  readonly runtime: AgentRuntime;
 }
 
 /** A result for a call that did not succeed and has no output. */
@@ -60,7 +67,7 @@ function failed<TOutput>(
 /** What a `tool_call` step runs, and its own timeout (`null`: its manager keeps time). */
 interface ToolTarget {
   readonly timeoutMs: number | null;
-  readonly run: (stepCtx: ExecContext) => Promise<unknown>;
+  readonly run: (stepCtx: ExecContext, step: StepActor) => Promise<unknown>;
 }
 
 /**
@@ -114,9 +121,20 @@ export async function callTool<TOutput>(
     if (refusal) {
       return failed(name, 'permission_denied', refusalError(name, refusal, tool.requiredRoles));
     }
+    const placed = tool.container;
     target = {
       timeoutMs: tool.timeoutMs,
-      run: (stepCtx) => Promise.resolve(tool.handler(validateToolArgs(tool, args), stepCtx)),
+      run: placed
+        ? (stepCtx, step) =>
+            executeInContainer(
+              deps.container,
+              { kind: 'tool', name, module: placed.module, export: placed.export },
+              { message: '', args: validateToolArgs(tool, args) as Record<string, unknown> },
+              stepCtx,
+              step,
+              deps.runtime,
+            )
+        : (stepCtx) => Promise.resolve(tool.handler(validateToolArgs(tool, args), stepCtx)),
     };
   } else {
     const resolved = await externalTarget(deps.catalog, name, args, ctx);
@@ -155,7 +173,7 @@ export async function callTool<TOutput>(
         const declared = await runCallsOf(stepCtx)?.declaredTool(name);
         if (declared)
           checkJsonSchema(`arguments of tool ${name} (the flow's declaration)`, declared, args);
-        return bookedToolCall(stepCtx, name, args, () => target.run(stepCtx));
+        return bookedToolCall(stepCtx, name, args, () => target.run(stepCtx, step));
       },
     });
     // Arguments that fail the schema are the caller's fault, not the tool's: no verdict.

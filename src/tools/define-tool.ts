@@ -7,6 +7,7 @@ import type { ExecContext } from '../context/exec-context.js';
 import { SchemaViolationError } from '../errors/schema-violation-error.js';
 import { checkJsonSchema, compileJsonSchema, type JsonSchema } from './json-schema.js';
 import { zodIssues } from './zod-issues.js';
+import { containerModulePath } from './container-module.js';
 
 export type { JsonSchema } from './json-schema.js';
 
@@ -46,6 +47,28 @@ export interface ToolDefinition<TArgs = unknown, TOutput = unknown> {
   handler(args: TArgs, ctx: ExecContext): Promise<TOutput> | TOutput;
   readonly requiredRoles: readonly string[];
   readonly timeoutMs: number;
+  /**
+   * Container placement: the handler is the export `export` of the JavaScript module at
+   * `module` (an absolute path on the host), run in a container of the runtime's pool; the
+   * definition's own `handler` only says so.
+   */
+  readonly container?: { readonly module: string; readonly export: string };
+}
+
+/** What {@link defineTool} takes for a tool that runs in a container. */
+export interface ContainerToolSpec<TSchema extends z.ZodType> {
+  readonly name: string;
+  readonly description: string;
+  readonly input: TSchema;
+  readonly placement: 'container';
+  /**
+   * A file URL (`import.meta.url`) or an absolute path of a `.js` / `.mjs` / `.cjs` file, whose
+   * export `export` is the tool's handler `(args, ctx) => output` or a tool definition.
+   */
+  readonly module: string;
+  readonly export: string;
+  readonly requiredRoles?: readonly string[];
+  readonly timeoutMs?: number;
 }
 
 /** The default per-call tool timeout (Nerva's MCP default). */
@@ -87,10 +110,12 @@ function checkCommon(
  * });
  */
 export function defineTool<TSchema extends z.ZodType, TOutput>(
-  spec: ToolSpec<TSchema, TOutput>,
+  spec: ToolSpec<TSchema, TOutput> | ContainerToolSpec<TSchema>,
 ): ToolDefinition<z.output<TSchema>, TOutput> {
   if (!(spec.input instanceof z.ZodType))
     throw new TypeError(`defineTool(${JSON.stringify(spec.name)}): input must be a zod schema`);
+  if ('placement' in spec || 'module' in spec)
+    return containerTool(spec as ContainerToolSpec<TSchema>);
   const timeoutMs = checkCommon('defineTool', spec);
   const input = spec.input as z.ZodType<z.output<TSchema>>;
   return {
@@ -107,6 +132,45 @@ export function defineTool<TSchema extends z.ZodType, TOutput>(
     handler: spec.handler,
     requiredRoles: [...(spec.requiredRoles ?? [])],
     timeoutMs,
+  };
+}
+
+/** A tool whose handler runs in a container: its definition says where, not how. */
+function containerTool<TSchema extends z.ZodType, TOutput>(
+  spec: ContainerToolSpec<TSchema>,
+): ToolDefinition<z.output<TSchema>, TOutput> {
+  const where = `defineTool(${spec.name})`;
+  if ((spec.placement as string) !== 'container') {
+    throw new TypeError(
+      `${where}: placement must be "container" (or absent, with a handler), got ${JSON.stringify(spec.placement)}`,
+    );
+  }
+  const module = containerModulePath(where, spec.module);
+  if (typeof spec.export !== 'string' || spec.export.length === 0) {
+    throw new TypeError(`${where}: a container tool needs "export" (a non-empty string)`);
+  }
+  const handler = (): never => {
+    throw new TypeError(
+      `tool ${spec.name} runs in a container: call it through a runtime (runtime.callTool), not directly`,
+    );
+  };
+  const timeoutMs = checkCommon('defineTool', { ...spec, handler });
+  const input = spec.input as z.ZodType<z.output<TSchema>>;
+  return {
+    kind: 'tool',
+    name: spec.name,
+    description: spec.description,
+    parameters: z.toJSONSchema(spec.input, { target: 'draft-2020-12', io: 'input' }),
+    validate(args: unknown) {
+      const parsed = input.safeParse(args);
+      if (!parsed.success)
+        throw new SchemaViolationError(`tool ${spec.name}`, zodIssues(parsed.error));
+      return parsed.data;
+    },
+    handler,
+    requiredRoles: [...(spec.requiredRoles ?? [])],
+    timeoutMs,
+    container: { module, export: spec.export },
   };
 }
 
