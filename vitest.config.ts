@@ -29,7 +29,11 @@ export default defineConfig({
           include: ['test/**/*.int.test.ts'],
           // Only integration tests use Redis. Here rather than at the root: a root globalSetup
           // is inherited by every project (`extends: true`) and would run once per project.
-          globalSetup: ['test/support/redis-setup.ts', 'test/support/redis-cluster-setup.ts'],
+          globalSetup: [
+            'test/support/redis-setup.ts',
+            'test/support/redis-cluster-setup.ts',
+            'test/support/container-setup.ts',
+          ],
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

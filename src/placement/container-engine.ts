@@ -138,7 +138,7 @@ export async function findContainerEngine(
     reasons.push(reason);
   }
   throw new PoolUnavailableError(
-    `no container engine: ${reasons.join('; ')}. Install podman (Debian: \`apt-get install -y podman runc\`) or docker, or set container.engine`,
+    `no container engine (${reasons.join('; ')}). Install podman (Debian: \`apt-get install -y podman runc\`) or docker, or set container.engine`,
     { retriable: false, details: { engines: candidates } },
   );
 }

@@ -152,6 +152,7 @@ export interface ContainerMount {
  * cannot carry (a `:` or `,` in it) is a `RangeError`.
  */
 export function containerRunFlags(
+  engine: ContainerEngineName,
   options: ResolvedContainerOptions,
   name: string,
   labels: Readonly<Record<string, string>>,
@@ -165,11 +166,14 @@ export function containerRunFlags(
   }
   const flags = [
     '--interactive',
+    // Only an image already here: a step never waits on a registry.
+    '--pull=never',
     `--name=${name}`,
     ...Object.entries(labels).map(([k, v]) => `--label=${k}=${v}`),
     `--network=${options.network}`,
     '--read-only',
-    `--tmpfs=/tmp:rw,size=${options.tmpfsMb}m,mode=1777`,
+    // podman mounts a tmpfs 1755 whatever its mode says; `U` gives it to the container's user.
+    `--tmpfs=/tmp:rw,size=${options.tmpfsMb}m,mode=1777${engine === 'podman' ? ',U' : ''}`,
     `--memory=${options.memoryMb}m`,
     `--memory-swap=${options.memoryMb}m`,
     `--cpus=${options.cpus}`,

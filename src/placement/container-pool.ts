@@ -321,6 +321,7 @@ export class ContainerPool {
       throw new InternalError('a container was started before its engine was found');
     }
     const flags = containerRunFlags(
+      engine.name,
       this.#options,
       name,
       { 'axon.pool': this.#id, 'axon.behaviour': `${launch.kind}.${launch.name}` },
@@ -450,13 +451,15 @@ export class ContainerPool {
       typeof method !== 'string' ||
       !CALLS.has(method as keyof HostCalls) ||
       !Array.isArray(args) ||
-      args.length > 3
+      args.length > 4 ||
+      // Every call names the step it is made for first: only the one it runs.
+      args[0] !== step.task.stepId
     ) {
       this.#violation(box, `a call it may not make (${JSON.stringify(method)})`);
       return;
     }
     // JSON has no `undefined`: an absent argument comes as null.
-    const a = args.map((v: unknown) => (v === null ? undefined : v));
+    const a = args.slice(1).map((v: unknown) => (v === null ? undefined : v));
     const endpoint = step.endpoint;
     let reply: Promise<HostReply<unknown>>;
     switch (method as keyof HostCalls) {

@@ -334,6 +334,11 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     disarm();
     offCancel();
   }
+  // A container is removed at a cancel or timeout: its step ends once it is gone (bounded),
+  // so nothing of an ended step is left running.
+  if (settled === null && req.placement === 'container' && running) {
+    await boundedWait(running, CONTAINER_REMOVAL_WAIT_MS);
+  }
 
   const suspended = suspendedBy(stepCtx, stepId);
   if (suspended) return suspend(deps, req, stepCtx, step, span, suspended, running);
@@ -433,6 +438,21 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     ctx: stepCtx,
     durationMs: endedAt - startedAt,
   };
+}
+
+/** How long a cancelled container step waits for its container's removal at most. */
+const CONTAINER_REMOVAL_WAIT_MS = 30_000;
+
+/** Waits for `work` to settle, or `ms`, whichever is first. */
+async function boundedWait(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    work.catch(() => undefined),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
 }
 
 /**
