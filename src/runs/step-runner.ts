@@ -336,8 +336,10 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
   }
   // A container is removed at a cancel or timeout: its step ends once it is gone (bounded),
   // so nothing of an ended step is left running.
-  if (settled === null && req.placement === 'container' && running) {
-    await boundedWait(running, CONTAINER_REMOVAL_WAIT_MS);
+  // (`running` is set in the promise's executor above, which TypeScript does not follow.)
+  const started = running as Promise<unknown> | null;
+  if (settled === null && req.placement === 'container' && started) {
+    await boundedWait(started, CONTAINER_REMOVAL_WAIT_MS);
   }
 
   const suspended = suspendedBy(stepCtx, stepId);
