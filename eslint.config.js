@@ -11,6 +11,7 @@ export default tseslint.config(
       'bench/results/**',
       'bin/**',
       'scratch/**',
+      '.scratch/**',
     ],
   },
   js.configs.recommended,

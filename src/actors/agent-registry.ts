@@ -91,6 +91,11 @@ export class AgentRegistry {
     };
   }
 
+  /** The definition registered under `name`, if any. */
+  get(name: string): AgentDefinition | undefined {
+    return this.#agents.get(name)?.def;
+  }
+
   /** The definition of a registered name, or a definition given directly. */
   resolve(agent: AgentTarget): AgentDefinition {
     if (typeof agent === 'string') {

@@ -6,6 +6,17 @@
  * the flag. Nothing here starts anything: it only reads files and returns plain values,
  * which `serve-command.ts` builds the runtime and the server from.
  */
+import type { AgentDefinition } from '../actors/agent-runtime.js';
+import { resolveContainerOptions, type ContainerOptions } from '../placement/container-options.js';
+import type { ToolDefinition } from '../tools/define-tool.js';
+import {
+  agentConfigSchema,
+  containerAgentsOf,
+  containerConfigSchema,
+  containerToolsOf,
+  containerOptionsOf,
+  toolConfigSchema,
+} from './served-behaviours.js';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
@@ -134,6 +145,10 @@ export const serveConfigSchema = z.strictObject({
   memory: memoryConfigSchema.optional(),
   /** Workflows to serve (docs/workflows.md); checked by `workflowsFromConfig`. */
   workflows: z.record(z.string(), z.unknown()).optional(),
+  /** Container placement's options, and agents and tools run in containers (`served-behaviours.ts`). */
+  container: containerConfigSchema.optional(),
+  agents: z.array(agentConfigSchema).optional(),
+  tools: z.array(toolConfigSchema).optional(),
 });
 /** The file's contents, checked. */
 export type ServeConfigFile = z.output<typeof serveConfigSchema>;
@@ -188,6 +203,11 @@ export interface ServeConfig {
   readonly memory: MemoryConfigInput | null;
   /** The workflows of the file's `workflows:` key (none without one). */
   readonly workflows: readonly WorkflowDefinition[];
+  /** `container:`: container placement's options (`null`: the defaults). */
+  readonly container: ContainerOptions | null;
+  /** `agents:` and `tools:`: behaviours run in containers. */
+  readonly agents: readonly AgentDefinition[];
+  readonly tools: readonly ToolDefinition[];
   /** The line of a key of the file (`memory.warm.backend`), for errors found later. */
   lineOf(key: string): number | null;
 }
@@ -378,6 +398,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
   const policy = policyOf(file, fromFile, fileLine, shown, problems);
   const workflows = workflowsOf(file, fileLine, shown, problems);
   const memory = file.memory === undefined ? null : memoryOf(file.memory, fromFile, dataDir);
+  const contained = containedOf(file, fromFile, fileLine, shown, problems);
   const fsRoots = file.fs === undefined ? null : file.fs.roots.map(fromFile);
   if (fsRoots !== null) {
     // Checked here too (createRuntime does it again) to name the file's line.
@@ -411,7 +432,41 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     policy,
     memory,
     workflows,
+    ...contained,
     lineOf: fileLine,
+  };
+}
+
+/** `container:`, `agents:` and `tools:`, checked; a problem names the key's line. */
+function containedOf(
+  file: ServeConfigFile,
+  fromFile: (p: string) => string,
+  fileLine: (key: string) => number | null,
+  shown: string,
+  problems: ServeConfigProblem[],
+): Pick<ServeConfig, 'container' | 'agents' | 'tools'> {
+  let container: ContainerOptions | null = null;
+  if (file.container !== undefined) {
+    try {
+      container = containerOptionsOf(file.container);
+      resolveContainerOptions(container);
+    } catch (err) {
+      if (!(err instanceof RangeError)) throw err;
+      problems.push({ source: shown, line: fileLine('container'), key: '', message: err.message });
+    }
+  }
+  const declared = <T>(key: string, make: () => T[]): T[] => {
+    try {
+      return make();
+    } catch (err) {
+      problems.push({ source: shown, line: fileLine(key), key, message: (err as Error).message });
+      return [];
+    }
+  };
+  return {
+    container,
+    agents: declared('agents', () => containerAgentsOf(file.agents ?? [], fromFile)),
+    tools: declared('tools', () => containerToolsOf(file.tools ?? [], fromFile)),
   };
 }
 

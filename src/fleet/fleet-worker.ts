@@ -7,6 +7,7 @@
  * and with each heartbeat while it runs, so none is lost — and when stopped finishes its steps within a grace period and hands the rest back
  * to the queue, where another replica goes on with them.
  */
+import { BASE_PLACEMENTS } from '../placement/pool-choice.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
@@ -70,6 +71,8 @@ export class FleetWorker {
   /** This replica's turns at the steps it takes, and their fences. */
   readonly #turns: StepTurns;
   readonly #beat: () => ReplicaBeat;
+  /** The placements it advertises (see `#checkContainers`). */
+  #placements: readonly string[] = BASE_PLACEMENTS;
   readonly #ttlMs: number;
   readonly #timer: NodeJS.Timeout;
   #draining = false;
@@ -153,12 +156,11 @@ export class FleetWorker {
       poolTags: tags,
       replicaId: this.replicaId,
     });
-    const capabilities = { arch: process.arch, ...options.capabilities };
     this.#beat = () => ({
       pool_id: this.poolId,
       replica_id: this.replicaId,
       tags: [...tags],
-      capabilities,
+      capabilities: { arch: process.arch, placements: this.#placements, ...options.capabilities },
       engines: this.runtime.listPools()[0]?.engines.slice() ?? [],
       concurrency,
       active: this.#running.size,
@@ -227,6 +229,7 @@ export class FleetWorker {
     const worker = new FleetWorker(options);
     try {
       await worker.#reachable();
+      await worker.#checkContainers();
       await worker.#sub.subscribe(worker.keys.cancel);
       await worker.#heartbeat(true);
       void worker.#worker.run().catch((err: unknown) => {
@@ -242,6 +245,23 @@ export class FleetWorker {
       'fleet worker: taking steps',
     );
     return worker;
+  }
+
+  /**
+   * The placements this replica advertises: its runtime's, with `container` only when a
+   * container engine works on this host (a step needing it then goes to a replica where one
+   * does, or is refused `POOL_UNAVAILABLE`).
+   */
+  async #checkContainers(): Promise<void> {
+    const offered = this.runtime.listPools()[0]?.capabilities.placements ?? BASE_PLACEMENTS;
+    this.#placements = offered.filter((p) => p !== 'container');
+    if (!offered.includes('container')) return;
+    try {
+      await this.runtime.checkContainers();
+      this.#placements = offered;
+    } catch (err) {
+      this.#logger.warn({ err }, 'fleet worker: container placement is not offered here');
+    }
   }
 
   /** Steps running here now. */

@@ -10,9 +10,11 @@
  * killed), after it is removed.
  */
 import { randomUUID } from 'node:crypto';
+import { stat } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { InternalError } from '../errors/internal-error.js';
+import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import type { Logger } from '../observability/logger.js';
@@ -188,6 +190,7 @@ export class ContainerPool {
     endpoint: StepEndpoint,
   ): Promise<WorkerOutcome> {
     await this.engine();
+    await this.#readable(launch.module);
     if (this.#closed) throw this.#closedError('', null);
     if (this.#queue.length >= this.#options.maxQueue) {
       throw new QueueFullError(
@@ -200,6 +203,31 @@ export class ContainerPool {
       this.#queue.push({ task: inBox, launch, key: keyOf(launch), endpoint, resolve, reject });
       this.#dispatch();
     });
+  }
+
+  /** Modules checked readable by any user, by path. */
+  readonly #checked = new Set<string>();
+
+  /**
+   * Refuses a module the container's user could not read: the module and its folder must be
+   * readable (and the folder searchable) by others, since the container runs unprivileged.
+   */
+  async #readable(module: string): Promise<void> {
+    if (this.#checked.has(module)) return;
+    const [dir, file] = await Promise.all([stat(dirname(module)), stat(module)]).catch(
+      (err: unknown) => {
+        throw new PoolUnavailableError(`container module ${module}: ${(err as Error).message}`, {
+          retriable: false,
+        });
+      },
+    );
+    if ((dir.mode & 0o005) !== 0o005 || (file.mode & 0o004) === 0) {
+      throw new PoolUnavailableError(
+        `container module ${module}: its folder must be readable and searchable, and the file readable, by other users — the container runs as ${this.#options.user} (chmod o+rx the folder, o+r the file)`,
+        { retriable: false, details: { module } },
+      );
+    }
+    this.#checked.add(module);
   }
 
   /** Ends `stepId` now: its container is removed (or, waiting, it never gets one). */

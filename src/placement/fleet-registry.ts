@@ -5,6 +5,7 @@
  * heartbeats into a {@link PoolTable}, an `@xstate/store` store (small shared state read by
  * many: placement, `GET /v1/pools`, `/metrics`), and place steps from it.
  */
+import { BASE_PLACEMENTS } from './pool-choice.js';
 import { createStore } from '@xstate/store';
 import type { RedisClient } from '../store/redis-connection.js';
 import { z } from 'zod';
@@ -171,7 +172,7 @@ export class PoolTable {
       return {
         pool_id: poolId,
         tags: first.tags,
-        capabilities: { placements: ['inline', 'worker', 'process'], ...first.capabilities },
+        capabilities: { placements: BASE_PLACEMENTS, ...first.capabilities },
         engines: [...new Set(replicas.flatMap((r) => r.engines))].sort(),
         replicas: replicas.map((r) => ({
           replica_id: r.replica_id,

@@ -40,16 +40,30 @@ export interface StepNeeds {
   readonly requires?: PoolRequirements | undefined;
   /** The engine an LLM step names. */
   readonly engine?: string | undefined;
+  /**
+   * A placement the step's behaviour needs of the pool beyond the usual ones (`container`):
+   * it must be in the pool's `capabilities.placements`.
+   */
+  readonly placement?: string | undefined;
 }
+
+/** The placements a pool offers when it does not say. */
+export const BASE_PLACEMENTS: readonly string[] = ['inline', 'worker', 'process'];
 
 /** Why `pool` cannot take a step with `needs`; `null` when it can. */
 function unmet(pool: PoolCandidate, needs: StepNeeds): string | null {
   if (needs.engine !== undefined && pool.engines && !pool.engines.includes(needs.engine)) {
     return `no engine ${needs.engine}`;
   }
+  const caps = pool.capabilities ?? {};
+  if (needs.placement !== undefined) {
+    const offered = Array.isArray(caps['placements'])
+      ? (caps['placements'] as unknown[])
+      : BASE_PLACEMENTS;
+    if (!offered.includes(needs.placement)) return `no ${needs.placement} placement`;
+  }
   const r = needs.requires;
   if (!r) return null;
-  const caps = pool.capabilities ?? {};
   const vram = typeof caps['vram_mb'] === 'number' ? caps['vram_mb'] : 0;
   if (r.vram_mb !== undefined && vram < r.vram_mb) return `vram_mb ${vram} < ${r.vram_mb}`;
   if (r.arch !== undefined && caps['arch'] !== r.arch) return `arch is not ${r.arch}`;

@@ -50,6 +50,8 @@ export interface LocalPoolSource {
   /** The worker pool if it has started (reading the figures does not start it). */
   readonly workers: () => WorkerPool | null;
   readonly maxWorkerThreads: number;
+  /** The placements it offers (`container` too when container placement is set up). */
+  readonly placements: () => readonly string[];
 }
 
 /** The local pool, as it is now. */
@@ -59,7 +61,7 @@ export function localPool(source: LocalPoolSource): PoolInfo {
     pool_id: source.poolId,
     tags: source.tags,
     capabilities: {
-      placements: ['inline', 'worker', 'process'],
+      placements: source.placements(),
       max_worker_threads: source.maxWorkerThreads,
       arch: process.arch,
     },

@@ -16,6 +16,7 @@ import {
 } from '../placement/container-options.js';
 import type { ContainerHost } from '../placement/container-placement.js';
 import { ContainerPool } from '../placement/container-pool.js';
+import { BASE_PLACEMENTS } from '../placement/pool-choice.js';
 import { runCallsOf } from '../runs/run-calls.js';
 
 /** A runtime's containers. */
@@ -28,6 +29,11 @@ export interface RuntimeContainers {
     readonly module: string;
     readonly export: string;
   }): void;
+  /**
+   * The placements this runtime offers its pool: the usual ones, and `container` once it was
+   * given `container` options or a container agent or tool was registered.
+   */
+  placements(): readonly string[];
   /** Removes every container. */
   close(): Promise<void>;
 }
@@ -52,13 +58,16 @@ export function runtimeContainers(
   sandbox: Sandbox,
 ): RuntimeContainers {
   const resolved = resolveContainerOptions(options);
+  let offered = options !== undefined;
   let pool: ContainerPool | null = null;
   const poolNow = (): ContainerPool => (pool ??= new ContainerPool(resolved, logger));
   return {
     host: { pool: poolNow, mounts: (ctx) => policyMounts(ctx, sandbox) },
     prewarm: (behaviour) => {
+      offered = true;
       if (resolved.warm > 0) poolNow().prewarm({ ...behaviour, mounts: [] });
     },
+    placements: () => (offered ? [...BASE_PLACEMENTS, 'container'] : BASE_PLACEMENTS),
     close: async () => {
       await pool?.close();
     },

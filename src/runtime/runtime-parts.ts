@@ -193,6 +193,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     });
   }
   // Embedded, the runtime is one pool; inline steps have no slot limit.
+  const containers = runtimeContainers(options.container, logger, sandbox);
   const localPools = (): readonly PoolCandidate[] => [
     {
       pool_id: poolId,
@@ -201,7 +202,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
       free_slots: Number.MAX_SAFE_INTEGER,
       active_slots: system.list('step').length,
       replica_id: replicaId,
-      capabilities: { arch: process.arch },
+      capabilities: { arch: process.arch, placements: containers.placements() },
     },
   ];
   // Where a run's steps may go: the fleet's live pools, or this runtime.
@@ -271,7 +272,6 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     return attached;
   };
   let workers: WorkerPool | null = null;
-  const containers = runtimeContainers(options.container, logger, sandbox);
   const newWorkerPool = (): WorkerPool =>
     new WorkerPool(
       workerOptions,
@@ -339,6 +339,11 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     dispatch: fleet,
     choosePool: (run, needs, placement) =>
       choosePool(placement ?? placementOf(run.pool_policy), pools(), needs),
+    placementNeeded: (kind, name) => {
+      if (typeof name !== 'string') return undefined;
+      if (kind === 'tool') return tools.get(name)?.container ? 'container' : undefined;
+      return agents.get(name)?.placement === 'container' ? 'container' : undefined;
+    },
     callsFor: (run, clientToken, resumed, decided) =>
       new RunCalls(
         store,
@@ -467,6 +472,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
               engines: () => engines.names(),
               workers: () => workers,
               maxWorkerThreads: maxThreadsOf(workerOptions),
+              placements: () => containers.placements(),
             }),
           ],
   };

@@ -97,6 +97,14 @@ export class Runtime extends RunOperations implements AgentRuntime {
     return this;
   }
 
+  /**
+   * Resolves once container placement's engine answers here (and the container program is
+   * bundled); rejects with `POOL_UNAVAILABLE` saying what to install when none does.
+   */
+  async checkContainers(): Promise<void> {
+    await this.parts.containers.host.pool().engine();
+  }
+
   /** Registers a function tool; a duplicate name is refused with `ConflictError`. */
   registerTool(tool: ToolDefinition): this {
     if ((tool as Partial<ToolDefinition> | null)?.kind !== 'tool') {

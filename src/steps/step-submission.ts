@@ -150,6 +150,11 @@ export interface SubmissionHost {
    * (`PoolUnavailableError` when none fits).
    */
   choosePool(run: RunRecord, needs: StepNeeds, placement?: PoolPlacement): PlacementDecision;
+  /**
+   * The placement the named agent or tool needs of its pool beyond the usual ones
+   * (`container`), or `undefined`; unknown names are `undefined` (refused elsewhere).
+   */
+  placementNeeded(kind: 'agent' | 'tool', name: unknown): string | undefined;
   runAgent(
     agent: string,
     input: { message: string; args?: Record<string, unknown> },
@@ -289,6 +294,12 @@ async function dispatchStep(
   // An LLM step runs where its engine is served.
   const needs: StepNeeds = {
     requires: requirementsOf(run.pool_policy),
+    placement:
+      request.type === 'agent'
+        ? host.placementNeeded('agent', request.input['agent'])
+        : request.type === 'tool_call'
+          ? host.placementNeeded('tool', request.input['tool'])
+          : undefined,
     engine:
       request.type === 'llm_call' || request.type === 'llm_plan'
         ? typeof engine === 'string'

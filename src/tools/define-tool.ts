@@ -114,46 +114,11 @@ export function defineTool<TSchema extends z.ZodType, TOutput>(
 ): ToolDefinition<z.output<TSchema>, TOutput> {
   if (!(spec.input instanceof z.ZodType))
     throw new TypeError(`defineTool(${JSON.stringify(spec.name)}): input must be a zod schema`);
-  if ('placement' in spec || 'module' in spec)
-    return containerTool(spec as ContainerToolSpec<TSchema>);
-  const timeoutMs = checkCommon('defineTool', spec);
-  const input = spec.input as z.ZodType<z.output<TSchema>>;
-  return {
-    kind: 'tool',
-    name: spec.name,
-    description: spec.description,
-    parameters: z.toJSONSchema(spec.input, { target: 'draft-2020-12', io: 'input' }),
-    validate(args: unknown) {
-      const parsed = input.safeParse(args);
-      if (!parsed.success)
-        throw new SchemaViolationError(`tool ${spec.name}`, zodIssues(parsed.error));
-      return parsed.data;
-    },
-    handler: spec.handler,
-    requiredRoles: [...(spec.requiredRoles ?? [])],
-    timeoutMs,
-  };
-}
-
-/** A tool whose handler runs in a container: its definition says where, not how. */
-function containerTool<TSchema extends z.ZodType, TOutput>(
-  spec: ContainerToolSpec<TSchema>,
-): ToolDefinition<z.output<TSchema>, TOutput> {
-  const where = `defineTool(${spec.name})`;
-  if ((spec.placement as string) !== 'container') {
-    throw new TypeError(
-      `${where}: placement must be "container" (or absent, with a handler), got ${JSON.stringify(spec.placement)}`,
-    );
-  }
-  const module = containerModulePath(where, spec.module);
-  if (typeof spec.export !== 'string' || spec.export.length === 0) {
-    throw new TypeError(`${where}: a container tool needs "export" (a non-empty string)`);
-  }
-  const handler = (): never => {
-    throw new TypeError(
-      `tool ${spec.name} runs in a container: call it through a runtime (runtime.callTool), not directly`,
-    );
-  };
+  const container =
+    'placement' in spec || 'module' in spec ? containerOf('defineTool', spec) : null;
+  const handler = container
+    ? containedHandler(spec.name)
+    : (spec as ToolSpec<TSchema, TOutput>).handler;
   const timeoutMs = checkCommon('defineTool', { ...spec, handler });
   const input = spec.input as z.ZodType<z.output<TSchema>>;
   return {
@@ -170,7 +135,39 @@ function containerTool<TSchema extends z.ZodType, TOutput>(
     handler,
     requiredRoles: [...(spec.requiredRoles ?? [])],
     timeoutMs,
-    container: { module, export: spec.export },
+    ...(container ? { container } : {}),
+  };
+}
+
+/** Where a container tool's handler is: its `placement`, `module` and `export`, checked. */
+function containerOf(
+  fn: string,
+  spec: {
+    readonly name: string;
+    readonly placement?: unknown;
+    readonly module?: unknown;
+    readonly export?: unknown;
+  },
+): { readonly module: string; readonly export: string } {
+  const where = `${fn}(${spec.name})`;
+  if (spec.placement !== 'container') {
+    throw new TypeError(
+      `${where}: placement must be "container" (or absent, with a handler), got ${JSON.stringify(spec.placement)}`,
+    );
+  }
+  const module = containerModulePath(where, spec.module);
+  if (typeof spec.export !== 'string' || spec.export.length === 0) {
+    throw new TypeError(`${where}: a container tool needs "export" (a non-empty string)`);
+  }
+  return { module, export: spec.export };
+}
+
+/** The `handler` of a container tool's definition: it says where the tool runs. */
+function containedHandler(name: string): () => never {
+  return () => {
+    throw new TypeError(
+      `tool ${name} runs in a container: call it through a runtime (runtime.callTool), not directly`,
+    );
   };
 }
 
@@ -184,6 +181,10 @@ export interface JsonSchemaToolSpec<TArgs, TOutput> {
   readonly requiredRoles?: readonly string[];
   readonly timeoutMs?: number;
 }
+
+/** What {@link defineJsonSchemaTool} takes for a tool that runs in a container. */
+export type JsonSchemaContainerToolSpec = Omit<JsonSchemaToolSpec<unknown, unknown>, 'handler'> &
+  Pick<ContainerToolSpec<z.ZodType>, 'placement' | 'module' | 'export'>;
 
 /**
  * Declares a function tool known only by a JSON Schema (one from a flow document or
@@ -199,9 +200,14 @@ export interface JsonSchemaToolSpec<TArgs, TOutput> {
  * });
  */
 export function defineJsonSchemaTool<TArgs = Record<string, unknown>, TOutput = unknown>(
-  spec: JsonSchemaToolSpec<TArgs, TOutput>,
+  spec: JsonSchemaToolSpec<TArgs, TOutput> | JsonSchemaContainerToolSpec,
 ): ToolDefinition<TArgs, TOutput> {
-  const timeoutMs = checkCommon('defineJsonSchemaTool', spec);
+  const container =
+    'placement' in spec || 'module' in spec ? containerOf('defineJsonSchemaTool', spec) : null;
+  const handler = container
+    ? containedHandler(spec.name)
+    : (spec as JsonSchemaToolSpec<TArgs, TOutput>).handler;
+  const timeoutMs = checkCommon('defineJsonSchemaTool', { ...spec, handler });
   if (typeof spec.parameters !== 'object' || Array.isArray(spec.parameters)) {
     throw new TypeError(
       `defineJsonSchemaTool(${spec.name}): parameters must be a JSON Schema object`,
@@ -214,8 +220,9 @@ export function defineJsonSchemaTool<TArgs = Record<string, unknown>, TOutput = 
     description: spec.description,
     parameters: spec.parameters,
     validate: (args: unknown) => checkJsonSchema<TArgs>(`tool ${spec.name}`, validate, args),
-    handler: spec.handler,
+    handler,
     requiredRoles: [...(spec.requiredRoles ?? [])],
     timeoutMs,
+    ...(container ? { container } : {}),
   };
 }

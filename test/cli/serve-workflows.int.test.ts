@@ -9,13 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { codeReview } from '../../examples/code-review/index.js';
-import type { CliIo } from '../../src/cli/cli-io.js';
-import { serveCommand } from '../../src/cli/serve-command.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
 import { sqliteStore } from '../../src/store/sqlite-store.js';
 import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
 import { clearRedisPrefix } from '../support/redis.js';
+import { serveOnFreePort } from '../support/serve-cli.js';
+import { serveCommand } from '../../src/cli/serve-command.js';
 
 let dir: string;
 beforeEach(() => {
@@ -25,46 +25,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Starts serveCommand on port 0; resolves once it listens, with its URL and a stop. */
-async function serve(flags: Record<string, string>): Promise<{
-  url: string;
-  stdout: () => string;
-  stop: () => Promise<number>;
-}> {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = {
-    stdout: { write: (t: string) => out.push(t) },
-    stderr: { write: (t: string) => err.push(t) },
-  };
-  const controller = new AbortController();
-  const exited = serveCommand(
-    {
-      flags: { port: '0', ...flags },
-      env: {},
-      cwd: dir,
-      version: '0.0.0-test',
-      signal: controller.signal,
-    },
-    io,
-  );
-  for (let i = 0; i < 500; i++) {
-    const m = /listening on (http:\/\/\S+)/.exec(out.join(''));
-    if (m?.[1]) {
-      return {
-        url: m[1],
-        stdout: () => out.join(''),
-        stop: () => {
-          controller.abort('test');
-          return exited;
-        },
-      };
-    }
-    if (err.length > 0) throw new Error(err.join(''));
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`serve did not listen: ${out.join('')}`);
-}
+const serve = (flags: Record<string, string>) => serveOnFreePort(flags, dir);
 
 describe('axon serve with workflows', () => {
   it("serves the config file's workflows and the example, and runs a thread of the example", async () => {
