@@ -32,6 +32,7 @@ describe('docs/cli.md', () => {
       'thread show',
       'thread inspect',
       'thread kill',
+      'image build',
     ]);
     for (const command of commands)
       expect(doc).toMatch(new RegExp(`^## \`axon ${command}\`$`, 'm'));
