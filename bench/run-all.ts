@@ -19,6 +19,7 @@ const scripts = [
   'bench:fleet',
   'bench:orchestrator',
   'bench:workflow',
+  'bench:container',
 ];
 // The commit the benches ran at, not what the tree holds when they are done.
 const commit = currentCommit();

@@ -21,7 +21,13 @@ export interface Target {
   /** What is measured and the target, in the words of the document the target comes from. */
   readonly what: string;
   readonly source:
-    'DESIGN.md' | 'docs/benchmarks.md' | 'issue 19' | 'issue 20' | 'issue 21' | 'issue 30';
+    | 'DESIGN.md'
+    | 'docs/benchmarks.md'
+    | 'issue 19'
+    | 'issue 20'
+    | 'issue 21'
+    | 'issue 30'
+    | 'issue 31';
 }
 
 /** What a figure is against its target; `not measured` when the result has no such figure. */
@@ -239,6 +245,15 @@ export const TARGETS: readonly Target[] = [
     threshold: 3,
     what: 'threads of the same workflow on the SQLite store: ≥ 3× the same loop in LangGraph.js with its SQLite checkpointer',
     source: 'issue 30',
+  },
+  {
+    bench: 'container',
+    kind: 'ratios',
+    name: 'warm_vs_process',
+    comparison: '>=',
+    threshold: 0.5,
+    what: 'no-op steps one at a time, container placement with a started container: ≥ 0.5× the steps/s of the same step as a process placement',
+    source: 'issue 31',
   },
 ];
 
