@@ -11,6 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import { basename, dirname } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { InternalError } from '../errors/internal-error.js';
@@ -127,6 +128,38 @@ interface Box {
   idleTimer: NodeJS.Timeout | null;
 }
 
+/** Whether process `pid` of this host is alive. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Removes the containers a process of this host that is gone left behind (killed before it
+ * could close its runtime): their names carry the process's id (`axon-<pool>-p<pid>-<n>`).
+ */
+async function sweepOrphans(engine: ContainerEngine, logger: Logger): Promise<void> {
+  try {
+    const names = await engine.list(`axon.host=${hostname()}`);
+    const orphans = names.filter((name) => {
+      const pid = /^axon-[\w]+-p(\d+)-\d+$/.exec(name)?.[1];
+      return pid !== undefined && !alive(Number(pid));
+    });
+    if (orphans.length === 0) return;
+    await engine.remove(orphans);
+    logger.warn(
+      { containers: orphans },
+      'container placement: removed containers of processes that are gone',
+    );
+  } catch (err) {
+    logger.warn({ err }, 'container placement: could not look for containers left behind');
+  }
+}
+
 function keyOf(launch: ContainerLaunch): string {
   return JSON.stringify([launch.kind, launch.name, launch.module, launch.export, launch.mounts]);
 }
@@ -165,6 +198,7 @@ export class ContainerPool {
       ]);
       this.#engineNow = engine;
       this.#entryNow = entry;
+      await sweepOrphans(engine, this.#logger);
       return engine;
     })();
     this.#engine.catch(() => {
@@ -342,7 +376,7 @@ export class ContainerPool {
   }
 
   #start(key: string, launch: ContainerLaunch): Box {
-    const name = `axon-${this.#id}-${++this.#seq}`;
+    const name = `axon-${this.#id}-p${process.pid}-${++this.#seq}`;
     const engine = this.#engineNow;
     const entry = this.#entryNow;
     if (!engine || entry === null) {
@@ -352,7 +386,11 @@ export class ContainerPool {
       engine.name,
       this.#options,
       name,
-      { 'axon.pool': this.#id, 'axon.behaviour': `${launch.kind}.${launch.name}` },
+      {
+        'axon.pool': this.#id,
+        'axon.host': hostname(),
+        'axon.behaviour': `${launch.kind}.${launch.name}`,
+      },
       [
         { host: entry, at: CONTAINER_ENTRY_PATH },
         { host: dirname(launch.module), at: CONTAINER_MODULE_DIR },

@@ -8,7 +8,7 @@ import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -314,6 +314,29 @@ describe('supervision: every end of a container ends only its step, and removes 
     expect(b.output?.steps).toBe(1);
     expect(a.output?.host).not.toBe(b.output?.host);
     await until(async () => (await axonContainers()).length === 0);
+  });
+});
+
+describe('nothing left behind', () => {
+  it('a runtime removes the containers a killed process of this host left', async () => {
+    const engine = await findContainerEngine(undefined, undefined);
+    // A container as a process that is gone (no pid 4194304 runs: past Linux's pid_max) left it.
+    const orphan = 'axon-gone0000-p4194304-1';
+    await exec(engine.name, [
+      'create',
+      `--name=${orphan}`,
+      '--label=axon.pool=gone0000',
+      `--label=axon.host=${hostname()}`,
+      '--pull=never',
+      image,
+      'node',
+      '-e',
+      '0',
+    ]);
+    expect(await axonContainers()).toEqual([orphan]);
+    const rt = containerRuntime();
+    await rt.checkContainers();
+    expect(await axonContainers()).toEqual([]);
   });
 });
 

@@ -71,6 +71,19 @@ describe('choosePool (PLACE-5001)', () => {
     expect(choosePool({ affinity: { tags: [] } }, pools).pool_id).toBe('cpu');
   });
 
+  it('a step needing container placement goes only to a pool offering it; none is POOL_UNAVAILABLE', () => {
+    const plain = pool('plain', { free_slots: 9 });
+    const boxes = pool('boxes', {
+      free_slots: 1,
+      capabilities: { placements: ['inline', 'worker', 'process', 'container'] },
+    });
+    expect(choosePool('auto', [plain, boxes], { placement: 'container' }).pool_id).toBe('boxes');
+    expect(choosePool('auto', [plain, boxes], {}).pool_id).toBe('plain');
+    expect(() => choosePool('auto', [plain], { placement: 'container' })).toThrow(
+      /no pool can run the step \(plain: no container placement\)/,
+    );
+  });
+
   it('reads a stored pool_policy; {} is auto', () => {
     expect(placementOf({})).toBe('auto');
     expect(placementOf({ placement: { pin: 'p' } })).toEqual({ pin: 'p' });
