@@ -66,7 +66,12 @@ describe('axon serve: the command line', () => {
     [['serve', '--pool', 'gpu'], 'serve', 'pool', 'worker'],
     [['run', 'trip-planner', '--redis', 'redis://x'], 'run', 'redis', 'serve and worker'],
     [['serve', '--seed', '3'], 'serve', 'seed', 'run'],
-    [['serve', '--json'], 'serve', 'json', 'run, runs list, trace, workflow, thread and image build'],
+    [
+      ['serve', '--json'],
+      'serve',
+      'json',
+      'run, runs list, trace, workflow, thread and image build',
+    ],
   ])('refuses a flag of another command: %j', async (argv, command, flag, owner) => {
     const { code, stdout, stderr } = await cli(argv);
     expect(code).toBe(2);
