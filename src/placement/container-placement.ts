@@ -8,15 +8,14 @@
  */
 import type { ExecContext } from '../context/exec-context.js';
 import { CancelledError } from '../errors/cancelled-error.js';
-import { fromErrorPayload } from '../errors/remote-error.js';
 import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
 import type { AgentRuntime } from '../actors/agent-runtime.js';
-import { agentOutcome, type AgentInput } from '../actors/agent-result.js';
+import type { AgentInput } from '../actors/agent-result.js';
 import type { StepActor } from '../actors/step-actor.js';
 import type { ContainerMount } from './container-options.js';
 import { ContainerDeathError, type ContainerLaunch, type ContainerPool } from './container-pool.js';
-import { HostSide, WORKER_STREAM_CREDIT } from './worker-placement.js';
+import { HostSide, outcomeValue, WORKER_STREAM_CREDIT } from './worker-placement.js';
 
 /** A behaviour that runs in a container: the module (on the host) and export holding it. */
 export interface ContainerBehaviour {
@@ -107,12 +106,7 @@ export async function executeInContainer(
     } catch (err) {
       throw err instanceof ContainerDeathError ? deathError(err, behaviour) : err;
     }
-    if (!outcome.ok) throw fromErrorPayload(outcome.error);
-    if ('outcome' in outcome) {
-      const { status, message, data } = outcome.outcome;
-      return agentOutcome(status, message, data ?? undefined);
-    }
-    return outcome.output;
+    return outcomeValue(outcome);
   } finally {
     offCancel();
   }

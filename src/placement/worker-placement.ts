@@ -28,6 +28,7 @@ import type {
   StreamItem,
   WireAgentResult,
   WireToolResult,
+  WorkerOutcome,
 } from './worker-protocol.js';
 import type { MemoryEvent, RecallOptions } from '../memory/memory-types.js';
 
@@ -211,14 +212,19 @@ export async function executeInWorker(
         'worker step dropped metrics/narration events: its host was behind',
       );
     }
-    if (!outcome.ok) throw fromErrorPayload(outcome.error);
-    if ('outcome' in outcome) {
-      const { status, message, data } = outcome.outcome;
-      return agentOutcome(status, message, data ?? undefined);
-    }
-    return outcome.output;
+    return outcomeValue(outcome);
   } finally {
     offCancel();
     clearTimeout(grace);
   }
+}
+
+/** A worker or container step's outcome as the handler's: its output, special outcome or error. */
+export function outcomeValue(outcome: WorkerOutcome): unknown {
+  if (!outcome.ok) throw fromErrorPayload(outcome.error);
+  if ('outcome' in outcome) {
+    const { status, message, data } = outcome.outcome;
+    return agentOutcome(status, message, data ?? undefined);
+  }
+  return outcome.output;
 }
