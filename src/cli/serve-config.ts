@@ -7,14 +7,12 @@
  * which `serve-command.ts` builds the runtime and the server from.
  */
 import type { AgentDefinition } from '../actors/agent-runtime.js';
-import { resolveContainerOptions, type ContainerOptions } from '../placement/container-options.js';
+import type { ContainerOptions } from '../placement/container-options.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
 import {
   agentConfigSchema,
-  containerAgentsOf,
+  containedOf,
   containerConfigSchema,
-  containerToolsOf,
-  containerOptionsOf,
   toolConfigSchema,
 } from './served-behaviours.js';
 import { existsSync } from 'node:fs';
@@ -398,7 +396,9 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
   const policy = policyOf(file, fromFile, fileLine, shown, problems);
   const workflows = workflowsOf(file, fileLine, shown, problems);
   const memory = file.memory === undefined ? null : memoryOf(file.memory, fromFile, dataDir);
-  const contained = containedOf(file, fromFile, fileLine, shown, problems);
+  const contained = containedOf(file, fromFile, (key, message, named) => {
+    problems.push({ source: shown, line: fileLine(key), key: named ? key : '', message });
+  });
   const fsRoots = file.fs === undefined ? null : file.fs.roots.map(fromFile);
   if (fsRoots !== null) {
     // Checked here too (createRuntime does it again) to name the file's line.
@@ -434,39 +434,6 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     workflows,
     ...contained,
     lineOf: fileLine,
-  };
-}
-
-/** `container:`, `agents:` and `tools:`, checked; a problem names the key's line. */
-function containedOf(
-  file: ServeConfigFile,
-  fromFile: (p: string) => string,
-  fileLine: (key: string) => number | null,
-  shown: string,
-  problems: ServeConfigProblem[],
-): Pick<ServeConfig, 'container' | 'agents' | 'tools'> {
-  let container: ContainerOptions | null = null;
-  if (file.container !== undefined) {
-    try {
-      container = containerOptionsOf(file.container);
-      resolveContainerOptions(container);
-    } catch (err) {
-      if (!(err instanceof RangeError)) throw err;
-      problems.push({ source: shown, line: fileLine('container'), key: '', message: err.message });
-    }
-  }
-  const declared = <T>(key: string, make: () => T[]): T[] => {
-    try {
-      return make();
-    } catch (err) {
-      problems.push({ source: shown, line: fileLine(key), key, message: (err as Error).message });
-      return [];
-    }
-  };
-  return {
-    container,
-    agents: declared('agents', () => containerAgentsOf(file.agents ?? [], fromFile)),
-    tools: declared('tools', () => containerToolsOf(file.tools ?? [], fromFile)),
   };
 }
 

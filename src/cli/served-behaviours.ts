@@ -21,7 +21,11 @@ import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { defineAgent } from '../actors/define-agent.js';
 import type { AgentDefinition } from '../actors/agent-runtime.js';
-import { CONTAINER_ENGINES, type ContainerOptions } from '../placement/container-options.js';
+import {
+  CONTAINER_ENGINES,
+  resolveContainerOptions,
+  type ContainerOptions,
+} from '../placement/container-options.js';
 import { defineJsonSchemaTool, type ToolDefinition } from '../tools/define-tool.js';
 
 const whole = z.number().int().min(0);
@@ -119,4 +123,49 @@ export function containerToolsOf(
       ...(t.required_roles === undefined ? {} : { requiredRoles: t.required_roles }),
     }),
   );
+}
+
+/** What {@link containedOf} reads of the file. */
+interface ContainedKeys {
+  readonly container?: z.output<typeof containerConfigSchema> | undefined;
+  readonly agents?: readonly z.output<typeof agentConfigSchema>[] | undefined;
+  readonly tools?: readonly z.output<typeof toolConfigSchema>[] | undefined;
+}
+
+/**
+ * `container:`, `agents:` and `tools:`, checked: each problem goes to `report` with its key
+ * (`named`: the message does not name the key itself), and what has one is left out.
+ */
+export function containedOf(
+  file: ContainedKeys,
+  fromFile: (path: string) => string,
+  report: (key: string, message: string, named: boolean) => void,
+): {
+  readonly container: ContainerOptions | null;
+  readonly agents: readonly AgentDefinition[];
+  readonly tools: readonly ToolDefinition[];
+} {
+  let container: ContainerOptions | null = null;
+  if (file.container !== undefined) {
+    try {
+      container = containerOptionsOf(file.container);
+      resolveContainerOptions(container);
+    } catch (err) {
+      if (!(err instanceof RangeError)) throw err;
+      report('container', err.message, false);
+    }
+  }
+  const declared = <T>(key: string, make: () => T[]): T[] => {
+    try {
+      return make();
+    } catch (err) {
+      report(key, (err as Error).message, true);
+      return [];
+    }
+  };
+  return {
+    container,
+    agents: declared('agents', () => containerAgentsOf(file.agents ?? [], fromFile)),
+    tools: declared('tools', () => containerToolsOf(file.tools ?? [], fromFile)),
+  };
 }

@@ -14,7 +14,8 @@ import type { AgentRuntime } from '../actors/agent-runtime.js';
 import type { AgentInput } from '../actors/agent-result.js';
 import type { StepActor } from '../actors/step-actor.js';
 import type { ContainerMount } from './container-options.js';
-import { ContainerDeathError, type ContainerLaunch, type ContainerPool } from './container-pool.js';
+import { ContainerDeathError } from './container-death.js';
+import type { ContainerLaunch, ContainerPool } from './container-pool.js';
 import { HostSide, outcomeValue, WORKER_STREAM_CREDIT } from './worker-placement.js';
 
 /** A behaviour that runs in a container: the module (on the host) and export holding it. */

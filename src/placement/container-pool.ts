@@ -10,12 +10,10 @@
  * killed), after it is removed.
  */
 import { randomUUID } from 'node:crypto';
-import { stat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { basename, dirname } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { InternalError } from '../errors/internal-error.js';
-import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
 import { QueueFullError } from '../errors/queue-full-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import type { Logger } from '../observability/logger.js';
@@ -28,14 +26,12 @@ import {
 } from './container-options.js';
 import { CONTAINER_ENTRY_PATH, CONTAINER_MODULE_DIR, type DiedLine } from './container-wire.js';
 import { LineLink } from './line-link.js';
+import { CALLS, hostCall } from './container-calls.js';
+import { ContainerDeathError, deathOf, type ContainerDeath } from './container-death.js';
+import { sweepOrphans } from './container-orphans.js';
+import { assertReadableModule } from './container-wire.js';
 import type { StepEndpoint } from './worker-pool.js';
-import type {
-  HostCalls,
-  HostReply,
-  LinkDown,
-  WorkerOutcome,
-  WorkerTask,
-} from './worker-protocol.js';
+import type { HostCalls, LinkDown, WorkerOutcome, WorkerTask } from './worker-protocol.js';
 
 /** What a container step runs, and with which folders of the host. */
 export interface ContainerLaunch {
@@ -47,58 +43,8 @@ export interface ContainerLaunch {
   readonly mounts: readonly ContainerMount[];
 }
 
-/** Why a container ended its step without a result. */
-export type ContainerDeath =
-  /** The kernel killed it at its memory limit. */
-  | 'oom'
-  /** Its program exited (a crash, `process.exit`). */
-  | 'exit'
-  /** Killed from outside (not by axon), or its init died. */
-  | 'killed'
-  /** The step was cancelled or timed out: axon removed it. */
-  | 'cancelled'
-  /** It broke the protocol (a message about another step, items past its credit, …). */
-  | 'protocol'
-  /** The engine could not start it (no image, a bad flag): its message says why. */
-  | 'start_failed'
-  /** The pool closed. */
-  | 'closed';
-
-/** A container step that ended without a result: how, and what the container said last. */
-export class ContainerDeathError extends Error {
-  readonly death: ContainerDeath;
-  readonly container: string;
-  readonly exitCode: number | null;
-  readonly signal: string | null;
-  readonly stderr: string;
-
-  constructor(
-    death: ContainerDeath,
-    message: string,
-    fields: { container: string; exitCode: number | null; signal: string | null; stderr: string },
-  ) {
-    super(message);
-    this.name = 'ContainerDeathError';
-    this.death = death;
-    this.container = fields.container;
-    this.exitCode = fields.exitCode;
-    this.signal = fields.signal;
-    this.stderr = fields.stderr;
-  }
-}
-
 /** Characters of a container's standard error kept (its end). */
 const STDERR_TAIL = 8 * 1024;
-
-/** The host calls a container may make, by name. */
-const CALLS: ReadonlySet<keyof HostCalls> = new Set([
-  'delegate',
-  'callTool',
-  'chat',
-  'fact',
-  'fs',
-  'memory',
-]);
 
 interface Pending {
   readonly task: WorkerTask;
@@ -126,38 +72,6 @@ interface Box {
   exited: boolean;
   readonly gone: Promise<void>;
   idleTimer: NodeJS.Timeout | null;
-}
-
-/** Whether process `pid` of this host is alive. */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/**
- * Removes the containers a process of this host that is gone left behind (killed before it
- * could close its runtime): their names carry the process's id (`axon-<pool>-p<pid>-<n>`).
- */
-async function sweepOrphans(engine: ContainerEngine, logger: Logger): Promise<void> {
-  try {
-    const names = await engine.list(`axon.host=${hostname()}`);
-    const orphans = names.filter((name) => {
-      const pid = /^axon-[\w]+-p(\d+)-\d+$/.exec(name)?.[1];
-      return pid !== undefined && !alive(Number(pid));
-    });
-    if (orphans.length === 0) return;
-    await engine.remove(orphans);
-    logger.warn(
-      { containers: orphans },
-      'container placement: removed containers of processes that are gone',
-    );
-  } catch (err) {
-    logger.warn({ err }, 'container placement: could not look for containers left behind');
-  }
 }
 
 function keyOf(launch: ContainerLaunch): string {
@@ -242,25 +156,9 @@ export class ContainerPool {
   /** Modules checked readable by any user, by path. */
   readonly #checked = new Set<string>();
 
-  /**
-   * Refuses a module the container's user could not read: the module and its folder must be
-   * readable (and the folder searchable) by others, since the container runs unprivileged.
-   */
   async #readable(module: string): Promise<void> {
     if (this.#checked.has(module)) return;
-    const [dir, file] = await Promise.all([stat(dirname(module)), stat(module)]).catch(
-      (err: unknown) => {
-        throw new PoolUnavailableError(`container module ${module}: ${(err as Error).message}`, {
-          retriable: false,
-        });
-      },
-    );
-    if ((dir.mode & 0o005) !== 0o005 || (file.mode & 0o004) === 0) {
-      throw new PoolUnavailableError(
-        `container module ${module}: its folder must be readable and searchable, and the file readable, by other users — the container runs as ${this.#options.user} (chmod o+rx the folder, o+r the file)`,
-        { retriable: false, details: { module } },
-      );
-    }
+    await assertReadableModule(module, this.#options.user);
     this.#checked.add(module);
   }
 
@@ -524,30 +422,7 @@ export class ContainerPool {
       this.#violation(box, `a call it may not make (${JSON.stringify(method)})`);
       return;
     }
-    // JSON has no `undefined`: an absent argument comes as null.
-    const a = args.slice(1).map((v: unknown) => (v === null ? undefined : v));
-    const endpoint = step.endpoint;
-    let reply: Promise<HostReply<unknown>>;
-    switch (method as keyof HostCalls) {
-      case 'delegate':
-        reply = endpoint.delegate(a[0] as string, a[1] as string, a[2]);
-        break;
-      case 'callTool':
-        reply = endpoint.callTool(a[0] as string, a[1]);
-        break;
-      case 'chat':
-        reply = endpoint.chat(a[0] as never, a[1] ?? {});
-        break;
-      case 'fact':
-        reply = endpoint.fact(a[0] as never);
-        break;
-      case 'fs':
-        reply = endpoint.fs(a[0] as never);
-        break;
-      case 'memory':
-        reply = endpoint.memory(a[0] as never, a[1]);
-        break;
-    }
+    const reply = hostCall(step.endpoint, method as keyof HostCalls, args.slice(1));
     void reply
       .catch((err: unknown) => ({ ok: false as const, error: toErrorPayload(err) }))
       .then((r) => {
@@ -602,68 +477,9 @@ export class ContainerPool {
     this.#boxes.delete(box);
     const step = box.step;
     box.step = null;
-    if (step) step.reject(this.#deathOf(box, code, signal, spawnError));
+    if (step) {
+      step.reject(deathOf({ ...box, memoryMb: this.#options.memoryMb, code, signal, spawnError }));
+    }
     this.#dispatch();
-  }
-
-  #deathOf(
-    box: Box,
-    code: number | null,
-    signal: NodeJS.Signals | null,
-    spawnError: Error | null,
-  ): ContainerDeathError {
-    const fields = {
-      container: box.name,
-      exitCode: box.died?.code ?? code,
-      signal: box.died?.signal ?? signal,
-      stderr: box.stderr,
-    };
-    const last = box.stderr.trim().split('\n').slice(-3).join(' | ');
-    if (spawnError) {
-      return new ContainerDeathError(
-        'start_failed',
-        `the engine did not run: ${spawnError.message}`,
-        fields,
-      );
-    }
-    if (box.killedFor) {
-      const why =
-        box.killedFor === 'protocol'
-          ? `it broke the protocol (${last})`
-          : box.killedFor === 'cancelled'
-            ? 'its step was cancelled'
-            : 'the pool closed';
-      return new ContainerDeathError(
-        box.killedFor,
-        `container ${box.name} was removed: ${why}`,
-        fields,
-      );
-    }
-    if (box.died?.oom) {
-      return new ContainerDeathError(
-        'oom',
-        `container ${box.name} ran out of memory (its limit is ${this.#options.memoryMb} MiB) and was killed`,
-        fields,
-      );
-    }
-    if (box.died) {
-      return new ContainerDeathError(
-        'exit',
-        `container ${box.name}'s program ${box.died.signal ? `was killed by ${box.died.signal}` : `exited with code ${box.died.code}`}${last ? `: ${last}` : ''}`,
-        fields,
-      );
-    }
-    if (!box.ready) {
-      return new ContainerDeathError(
-        'start_failed',
-        `container ${box.name} did not start (engine exit ${code ?? signal}): ${last || 'no output'}`,
-        fields,
-      );
-    }
-    return new ContainerDeathError(
-      'killed',
-      `container ${box.name} was killed from outside (engine exit ${code ?? signal})${last ? `: ${last}` : ''}`,
-      fields,
-    );
   }
 }
