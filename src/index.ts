@@ -266,6 +266,12 @@ export {
 } from './store/memory-store.js';
 export type { RunStore } from './store/run-store.js';
 export {
+  postgresStore,
+  PostgresRunStore,
+  POSTGRES_SCHEMA_VERSION,
+  type PostgresStoreOptions,
+} from './store/postgres-store.js';
+export {
   sqliteStore,
   SqliteRunStore,
   DEFAULT_SQLITE_PATH,
