@@ -9,6 +9,9 @@
  * (`synchronous = FULL`, the WAL synced at every commit).
  * `ratios.sqlite_vs_memory` = two-step runs/s on SQLite (the default) ÷ in memory (target
  * ≥ 0.5); `ratios.sqlite_power_vs_memory` the same with `'power'`.
+ * PostgreSQL (issue 32): the same runs and appends on `postgresStore` (127.0.0.1:5432, or
+ * `AXON_BENCH_POSTGRES`), a schema per round, dropped at the end;
+ * `ratios.postgres_vs_memory` (target ≥ 0.3).
  * Listings (issue 29): the time to list 50 runs — the newest, and the newest of one user in
  * one status, as `GET /v1/runs` asks — on a store of 1 000 runs and on one of 100 000
  * (`AXON_BENCH_LIST_RUNS`), SQLite and Redis; `ratios.list_<kind>_100k_vs_1k` near 1 says a
@@ -26,6 +29,8 @@ import { memoryStore } from '../src/store/memory-store.js';
 import { redisStore } from '../src/store/redis-store.js';
 import type { RunStore } from '../src/store/run-store.js';
 import { sqliteStore } from '../src/store/sqlite-store.js';
+import { postgresStore } from '../src/store/postgres-store.js';
+import pg from 'pg';
 import type { StepEvent } from '../src/streams/events.js';
 import { interleave, report } from './harness.js';
 import { benchRun, benchStep } from './records.js';
@@ -38,8 +43,17 @@ const dir = mkdtempSync(join(tmpdir(), 'axon-bench-store-'));
 const redisPrefix = `axon-bench:${randomUUID()}:`;
 let files = 0;
 
-type Kind = 'memory' | 'sqlite' | 'sqlite_power' | 'redis';
+type Kind = 'memory' | 'sqlite' | 'sqlite_power' | 'redis' | 'postgres';
+const postgresUrl =
+  process.env['AXON_BENCH_POSTGRES'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const postgresSchemas: string[] = [];
 const makers: Record<Kind, () => RunStore> = {
+  // A schema of its own each round, dropped at the end.
+  postgres: () => {
+    const schema = `axon_bench_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+    postgresSchemas.push(schema);
+    return postgresStore({ connection: postgresUrl, schema });
+  },
   memory: () => memoryStore(),
   // The default durability, whatever it is: what `ratios.sqlite_vs_memory` holds to its target.
   sqlite: () => sqliteStore(join(dir, `bench-${++files}.db`)),
@@ -127,7 +141,8 @@ function appendsOn(kind: Kind) {
 }
 
 const kinds: Kind[] = ['memory', 'sqlite', 'sqlite_power', 'redis'];
-const stats = await interleave([...kinds.map(runsOn), ...kinds.map(appendsOn)], {
+const all: Kind[] = [...kinds, 'postgres'];
+const stats = await interleave([...all.map(runsOn), ...all.map(appendsOn)], {
   rounds,
   roundMs,
   warmupOps: 50,
@@ -155,7 +170,7 @@ async function readHalf(kind: Kind): Promise<number> {
 }
 
 const metrics: Record<string, number> = { runs_in_flight: inFlight };
-for (const kind of kinds) {
+for (const kind of all) {
   metrics[`runs_per_s_${kind}`] = Math.round(median(`runs_${kind}`) * inFlight);
   metrics[`events_per_s_${kind}`] = Math.round(median(`appends_${kind}`) * 8);
   metrics[`read_5k_of_10k_ms_${kind}`] = await readHalf(kind);
@@ -253,6 +268,11 @@ do {
 } while (cursor !== '0');
 await redis.quit();
 
+const pgAdmin = new pg.Pool({ connectionString: postgresUrl, max: 1 });
+for (const schema of postgresSchemas)
+  await pgAdmin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+await pgAdmin.end();
+
 report({
   bench: 'store',
   metrics,
@@ -267,6 +287,7 @@ report({
       (sequential.sqlite_power / sequential.memory).toFixed(2),
     ),
     redis_vs_memory: Number((median('runs_redis') / median('runs_memory')).toFixed(2)),
+    postgres_vs_memory: Number((median('runs_postgres') / median('runs_memory')).toFixed(2)),
     ...listing,
   },
 });

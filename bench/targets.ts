@@ -27,7 +27,8 @@ export interface Target {
     | 'issue 20'
     | 'issue 21'
     | 'issue 30'
-    | 'issue 31';
+    | 'issue 31'
+    | 'issue 32';
 }
 
 /** What a figure is against its target; `not measured` when the result has no such figure. */
@@ -254,6 +255,15 @@ export const TARGETS: readonly Target[] = [
     threshold: 0.5,
     what: 'no-op steps one at a time, container placement with a started container: ≥ 0.5× the steps/s of the same step as a process placement',
     source: 'issue 31',
+  },
+  {
+    bench: 'store',
+    kind: 'ratios',
+    name: 'postgres_vs_memory',
+    comparison: '>=',
+    threshold: 0.3,
+    what: 'two-step runs/s on the PostgreSQL store, 16 runs in flight: ≥ 0.3× the in-memory store',
+    source: 'issue 32',
   },
 ];
 

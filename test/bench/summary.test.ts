@@ -99,7 +99,7 @@ describe('the benchmark summary', () => {
       result: 'met',
     });
     expect(row(summary, 'actors', 'metrics.actors_alive').result).toBe('**missed**');
-    expect(summary).toContain('2 met, 2 missed, 20 not measured.');
+    expect(summary).toContain('2 met, 2 missed, 21 not measured.');
   });
 
   it('shows a target whose figure is absent, null or whose bench has no result as not measured', () => {
@@ -203,6 +203,7 @@ describe('the targets', () => {
       'workflow ratios.vs_langgraph ≥ 10',
       'workflow ratios.vs_langgraph_sqlite ≥ 3',
       'container ratios.warm_vs_process ≥ 0.5',
+      'store ratios.postgres_vs_memory ≥ 0.3',
     ]);
   });
 
