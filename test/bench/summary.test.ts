@@ -143,7 +143,7 @@ describe('the benchmark summary', () => {
     expect(row(summary, 'engine', 'ratios.vs_openai_sdk').run).toMatch(
       /^unknown commit, \d{4}-\d\d-\d\d \d\d:\d\d UTC \(not current\)$/,
     );
-    expect(summary).toContain('3 of the figures from a run at another commit ("not current")');
+    expect(summary).toContain('4 of the figures from a run at another commit ("not current")');
   });
 
   it('lists JSON files that are not bench results instead of failing', () => {
