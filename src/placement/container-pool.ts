@@ -46,6 +46,9 @@ export interface ContainerLaunch {
 /** Characters of a container's standard error kept (its end). */
 const STDERR_TAIL = 8 * 1024;
 
+/** Host calls a container may have unanswered at once; past it, it broke the protocol. */
+export const MAX_PENDING_CALLS = 256;
+
 interface Pending {
   readonly task: WorkerTask;
   readonly launch: ContainerLaunch;
@@ -72,6 +75,8 @@ interface Box {
   exited: boolean;
   readonly gone: Promise<void>;
   idleTimer: NodeJS.Timeout | null;
+  /** Its host calls not answered yet (bounded by {@link MAX_PENDING_CALLS}). */
+  calls: number;
 }
 
 function keyOf(launch: ContainerLaunch): string {
@@ -322,6 +327,7 @@ export class ContainerPool {
         gone = resolve;
       }),
       idleTimer: null,
+      calls: 0,
     };
     this.#boxes.add(box);
     child.stderr?.setEncoding('utf8');
@@ -422,10 +428,17 @@ export class ContainerPool {
       this.#violation(box, `a call it may not make (${JSON.stringify(method)})`);
       return;
     }
+    // A stranger's calls each start work on the host: only so many at once.
+    if (box.calls >= MAX_PENDING_CALLS) {
+      this.#violation(box, `more than ${MAX_PENDING_CALLS} host calls at once`);
+      return;
+    }
+    box.calls++;
     const reply = hostCall(step.endpoint, method as keyof HostCalls, args.slice(1));
     void reply
       .catch((err: unknown) => ({ ok: false as const, error: toErrorPayload(err) }))
       .then((r) => {
+        box.calls--;
         if (box.step === step) box.link.postMessage({ t: 'reply', id, reply: r });
       });
   }

@@ -4,7 +4,8 @@
  * the columns queried (status, user, entry, client token), through a `pg` pool. Every
  * multi-row write is one transaction; a step's log grows only by the next `seq` (the step's
  * row locked while it is checked), so concurrent writers of one log cannot interleave.
- * Migrations are versioned and applied at start; a schema newer than this code is refused.
+ * Migrations (`postgres-migrations.ts`) are versioned and applied at start; a schema newer
+ * than this code is refused.
  *
  * Not yet (issue 32): fenced writes and shared budget reservations for a fleet, group commit,
  * the memory tiers, `axon serve --postgres`.
@@ -33,6 +34,9 @@ import type {
   StepRecord,
 } from './records.js';
 import type { RunPageQuery, RunStore, StepEnd } from './run-store.js';
+import { migrate, SCHEMA_NAME, type Query } from './postgres-migrations.js';
+
+export { POSTGRES_SCHEMA_VERSION } from './postgres-migrations.js';
 
 /** Options of {@link postgresStore}. */
 export interface PostgresStoreOptions {
@@ -42,41 +46,8 @@ export interface PostgresStoreOptions {
   readonly schema?: string;
 }
 
-/** The schema version this code writes. */
-export const POSTGRES_SCHEMA_VERSION = 1;
-
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
-
-/** The tables of schema version 1, in the schema `s` (a checked identifier). */
-function migration1(s: string): string {
-  return `
-    CREATE TABLE ${s}.runs (seq BIGSERIAL UNIQUE, run_id TEXT PRIMARY KEY, status TEXT NOT NULL,
-      user_id TEXT, entry TEXT, record JSON NOT NULL);
-    CREATE INDEX ON ${s}.runs (status, seq);
-    CREATE TABLE ${s}.steps (seq BIGSERIAL UNIQUE, step_id TEXT PRIMARY KEY, run_id TEXT NOT NULL,
-      client_token TEXT, last_seq INTEGER NOT NULL DEFAULT 0, record JSON NOT NULL);
-    CREATE INDEX ON ${s}.steps (run_id, seq);
-    CREATE UNIQUE INDEX ON ${s}.steps (run_id, client_token) WHERE client_token IS NOT NULL;
-    CREATE TABLE ${s}.events (step_id TEXT NOT NULL, seq INTEGER NOT NULL, event JSON NOT NULL,
-      PRIMARY KEY (step_id, seq));
-    CREATE TABLE ${s}.flows (flow_id TEXT PRIMARY KEY, hash TEXT NOT NULL UNIQUE, record JSON NOT NULL);
-    CREATE TABLE ${s}.facts (seq BIGSERIAL PRIMARY KEY, fact_id TEXT NOT NULL UNIQUE,
-      run_id TEXT NOT NULL, flow_id TEXT, record JSON NOT NULL);
-    CREATE INDEX ON ${s}.facts (run_id, seq);
-    CREATE INDEX ON ${s}.facts (flow_id, seq);
-    CREATE TABLE ${s}.checkpoints (seq BIGSERIAL PRIMARY KEY, run_id TEXT NOT NULL, record JSON NOT NULL);
-    CREATE INDEX ON ${s}.checkpoints (run_id, seq);
-    CREATE TABLE ${s}.recordings (seq BIGSERIAL UNIQUE, run_id TEXT NOT NULL, key TEXT NOT NULL,
-      record JSON NOT NULL, PRIMARY KEY (run_id, key));
-    CREATE TABLE ${s}.approvals (seq BIGSERIAL UNIQUE, approval_id TEXT PRIMARY KEY,
-      run_id TEXT NOT NULL, record JSON NOT NULL);
-    CREATE INDEX ON ${s}.approvals (run_id, seq);`;
-}
-
 /** A recording's key as text PostgreSQL takes (its NUL separators escaped, as JSON does). */
 const keyText = (key: RecordingKey): string => JSON.stringify(recordingKey(key));
-
-type Query = (text: string, values?: readonly unknown[]) => Promise<pg.QueryResult>;
 
 /** A {@link RunStore} in PostgreSQL; see the module. Use {@link postgresStore}. */
 export class PostgresRunStore implements RunStore {
@@ -103,28 +74,9 @@ export class PostgresRunStore implements RunStore {
     this.#ready.catch(() => undefined);
   }
 
-  /** Applies the migrations this schema lacks, once, under an advisory lock. */
+  /** Applies the migrations this schema lacks (see `postgres-migrations.ts`). */
   async #migrate(schema: string): Promise<void> {
-    await this.#tx(async (q) => {
-      await q('SELECT pg_advisory_xact_lock(hashtext($1))', [`axon-migrate:${schema}`]);
-      await q(`CREATE SCHEMA IF NOT EXISTS ${this.#s}`);
-      await q(
-        `CREATE TABLE IF NOT EXISTS ${this.#s}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`,
-      );
-      const { rows } = await q(`SELECT value FROM ${this.#s}.meta WHERE key = 'schema_version'`);
-      const at = Number((rows[0] as { value?: string } | undefined)?.value ?? 0);
-      if (at > POSTGRES_SCHEMA_VERSION) {
-        throw new RangeError(
-          `postgresStore: schema ${schema} is at version ${at}, newer than this axon knows (${POSTGRES_SCHEMA_VERSION}): upgrade axon`,
-        );
-      }
-      if (at < 1) await q(migration1(this.#s));
-      await q(
-        `INSERT INTO ${this.#s}.meta (key, value) VALUES ('schema_version', $1)
-         ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
-        [String(POSTGRES_SCHEMA_VERSION)],
-      );
-    }, false);
+    await this.#tx((q) => migrate(q, schema, this.#s), false);
   }
 
   /** `body` in one transaction (after the migrations, unless `ready` is false). */

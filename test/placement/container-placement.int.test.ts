@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import { CancelledError } from '../../src/errors/cancelled-error.js';
 import { findContainerEngine } from '../../src/placement/container-engine.js';
+import { MAX_PENDING_CALLS } from '../../src/placement/container-pool.js';
 import type { ContainerOptions } from '../../src/placement/container-options.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 import { defineTool } from '../../src/tools/define-tool.js';
@@ -278,6 +279,18 @@ describe('supervision: every end of a container ends only its step, and removes 
     const result = await rt.invoke('forger', 'go');
     expect(result.error?.code).toBe('WORKER_RESET');
     expect(result.error?.details).toMatchObject({ cause: 'protocol' });
+    expect(await axonContainers()).toEqual([]);
+  });
+
+  it('a container that makes too many host calls at once is removed: WORKER_RESET protocol', async () => {
+    const rt = containerRuntime();
+    rt.registerAgent(agent('flooder'));
+    const result = await rt.invoke('flooder', 'go');
+    expect(result.error?.code).toBe('WORKER_RESET');
+    expect(result.error?.details).toMatchObject({ cause: 'protocol' });
+    expect(String(result.error?.details['stderr'])).toContain(
+      `more than ${MAX_PENDING_CALLS} host calls at once`,
+    );
     expect(await axonContainers()).toEqual([]);
   });
 
