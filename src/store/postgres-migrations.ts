@@ -4,12 +4,13 @@
  * schema at once apply them once), a schema newer than this code refused.
  */
 import type pg from 'pg';
+import { writeFunctions } from './postgres-functions.js';
 
 /** One statement on the migrating transaction's connection. */
 export type Query = (text: string, values?: readonly unknown[]) => Promise<pg.QueryResult>;
 
 /** The schema version this code writes. */
-export const POSTGRES_SCHEMA_VERSION = 1;
+export const POSTGRES_SCHEMA_VERSION = 2;
 
 export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -52,6 +53,7 @@ export async function migrate(q: Query, schema: string, s: string): Promise<void
     );
   }
   if (at < 1) await q(migration1(s));
+  if (at < 2) await q(writeFunctions(s));
   await q(
     `INSERT INTO ${s}.meta (key, value) VALUES ('schema_version', $1)
          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,

@@ -1,23 +1,28 @@
 /**
- * @module The PostgreSQL RunStore (issue 32, first step): runs, steps, logs, flows, facts,
- * checkpoints, recordings and approvals in tables of one schema, each record as JSON beside
- * the columns queried (status, user, entry, client token), through a `pg` pool. Every
- * multi-row write is one transaction; a step's log grows only by the next `seq` (the step's
- * row locked while it is checked), so concurrent writers of one log cannot interleave.
+ * @module The PostgreSQL RunStore (issue 32): runs, steps, logs, flows, facts, checkpoints,
+ * recordings and approvals in tables of one schema, each record as JSON beside the columns
+ * queried (status, user, entry, client token), through a `pg` pool. Every multi-row write is
+ * one transaction; a step's log grows only by the next `seq` (the step's row holds its last
+ * seq, moved by the same statement that checks it), so concurrent writers of one log cannot
+ * interleave.
  * Migrations (`postgres-migrations.ts`) are versioned and applied at start; a schema newer
  * than this code is refused.
  *
- * Not yet (issue 32): fenced writes and shared budget reservations for a fleet, group commit,
- * the memory tiers, `axon serve --postgres`.
+ * The runs and steps writes of a turn — every run's — are one call of the schema's `apply`
+ * function: one round trip, one commit (`postgres-batch.ts`, `postgres-functions.ts`); the
+ * rest, and the reads of lists, are statements of their own once the batches asked before
+ * them have committed.
+ *
+ * Not yet (issue 32): fenced writes and shared budget reservations for a fleet, the memory
+ * tiers.
  */
 import pg from 'pg';
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { decided } from './approval-records.js';
-import { patchRunRecord, patchStepRecord } from './copy-records.js';
 import { checkFactQuery, selectFacts } from './fact-query.js';
-import { addUsage, recordingKey } from './records.js';
+import { recordingKey } from './records.js';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -34,6 +39,7 @@ import type {
   StepRecord,
 } from './records.js';
 import type { RunPageQuery, RunStore, StepEnd } from './run-store.js';
+import { PostgresBatcher } from './postgres-batch.js';
 import { migrate, SCHEMA_NAME, type Query } from './postgres-migrations.js';
 
 export { POSTGRES_SCHEMA_VERSION } from './postgres-migrations.js';
@@ -49,12 +55,57 @@ export interface PostgresStoreOptions {
 /** A recording's key as text PostgreSQL takes (its NUL separators escaped, as JSON does). */
 const keyText = (key: RecordingKey): string => JSON.stringify(recordingKey(key));
 
+/**
+ * `events`' step and seqs when they are one step's, first … last without a gap: the batch
+ * the `append_run` and `end_run` functions take (one statement checks and moves the log).
+ */
+function seqRun(
+  events: readonly StepEvent[],
+): { stepId: string; first: number; last: number } | null {
+  const head = events[0];
+  if (!head) return null;
+  for (let i = 1; i < events.length; i++) {
+    const ev = events[i] as StepEvent;
+    if (ev.step_id !== head.step_id || ev.seq !== head.seq + i) return null;
+  }
+  return { stepId: head.step_id, first: head.seq, last: head.seq + events.length - 1 };
+}
+
+/** A run's patch as the `update_run` function merges it: only the fields a patch may set. */
+function runPatch(patch: RunPatch): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (patch.status !== undefined) out['status'] = patch.status;
+  if (patch.budget_usage) out['budget_usage'] = patch.budget_usage;
+  if (patch.provenance !== undefined) out['provenance'] = patch.provenance;
+  if (patch.ended_at !== undefined) out['ended_at'] = patch.ended_at;
+  return out;
+}
+
+/** A step's patch as `update_step` takes it: fields merged, and `output` dropped when unset. */
+function stepPatch(patch: StepPatch): { patch: Record<string, unknown>; drop: string[] } {
+  const out: Record<string, unknown> = {};
+  const drop: string[] = [];
+  if (patch.status !== undefined) out['status'] = patch.status;
+  if (patch.budget_usage) out['budget_usage'] = patch.budget_usage;
+  if (patch.provenance !== undefined) out['provenance'] = patch.provenance;
+  if ('output' in patch) {
+    if (patch.output === undefined) drop.push('output');
+    else out['output'] = patch.output;
+  }
+  if (patch.error !== undefined) out['error'] = patch.error;
+  if (patch.started_at !== undefined) out['started_at'] = patch.started_at;
+  if (patch.ended_at !== undefined) out['ended_at'] = patch.ended_at;
+  return { patch: out, drop };
+}
+
 /** A {@link RunStore} in PostgreSQL; see the module. Use {@link postgresStore}. */
 export class PostgresRunStore implements RunStore {
   readonly #pool: pg.Pool;
   readonly #owned: boolean;
   readonly #s: string;
   readonly #ready: Promise<void>;
+  /** The runs and steps operations, gathered into one call per turn (`postgres-batch.ts`). */
+  readonly #batch: PostgresBatcher;
 
   constructor(options: PostgresStoreOptions) {
     const schema = options.schema ?? 'axon';
@@ -72,6 +123,7 @@ export class PostgresRunStore implements RunStore {
     if (this.#owned) this.#pool.on('error', () => undefined);
     this.#ready = this.#migrate(schema);
     this.#ready.catch(() => undefined);
+    this.#batch = new PostgresBatcher(this.#pool, this.#s, this.#ready);
   }
 
   /** Applies the migrations this schema lacks (see `postgres-migrations.ts`). */
@@ -81,7 +133,7 @@ export class PostgresRunStore implements RunStore {
 
   /** `body` in one transaction (after the migrations, unless `ready` is false). */
   async #tx<T>(body: (q: Query) => Promise<T>, ready = true): Promise<T> {
-    if (ready) await this.#ready;
+    if (ready) await this.#settled();
     const client = await this.#pool.connect();
     try {
       await client.query('BEGIN');
@@ -96,122 +148,55 @@ export class PostgresRunStore implements RunStore {
     }
   }
 
-  async #q(text: string, values?: readonly unknown[]): Promise<pg.QueryResult> {
+  /**
+   * Once the migrations are applied and every batched operation asked before has committed:
+   * a statement outside the batches sees what the caller wrote before it.
+   */
+  async #settled(): Promise<void> {
     await this.#ready;
+    if (this.#batch.busy) await this.#batch.run({ op: 'barrier' });
+  }
+
+  async #q(text: string, values?: readonly unknown[]): Promise<pg.QueryResult> {
+    await this.#settled();
     return this.#pool.query(text, values as unknown[]);
   }
 
   async createRun(run: RunRecord): Promise<void> {
-    const { rowCount } = await this.#q(
-      `INSERT INTO ${this.#s}.runs (run_id, status, user_id, entry, record) VALUES ($1, $2, $3, $4, $5)
-       ON CONFLICT (run_id) DO NOTHING`,
-      [run.run_id, run.status, run.user_id, run.entry, JSON.stringify(run)],
-    );
-    if (rowCount === 0) throw new ConflictError(`run ${run.run_id} exists`);
+    await this.#batch.run({ op: 'create_run', run });
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
-    const { rows } = await this.#q(`SELECT record FROM ${this.#s}.runs WHERE run_id = $1`, [runId]);
-    return (rows[0] as { record: RunRecord } | undefined)?.record ?? null;
+    return this.#batch.run({ op: 'get_run', id: runId });
   }
 
   async updateRun(runId: string, patch: RunPatch): Promise<void> {
-    await this.#tx(async (q) => {
-      await this.#patchRun(q, runId, (run) => patchRunRecord(run, patch));
-    });
-  }
-
-  /** Rewrites a run (locked) as `change` makes it; returns it. */
-  async #patchRun(
-    q: Query,
-    runId: string,
-    change: (run: RunRecord) => RunRecord,
-  ): Promise<RunRecord> {
-    const { rows } = await q(`SELECT record FROM ${this.#s}.runs WHERE run_id = $1 FOR UPDATE`, [
-      runId,
-    ]);
-    const found = (rows[0] as { record: RunRecord } | undefined)?.record;
-    if (!found) throw new NotFoundError('run', runId);
-    const next = change(found);
-    await q(
-      `UPDATE ${this.#s}.runs SET status = $2, user_id = $3, entry = $4, record = $5 WHERE run_id = $1`,
-      [runId, next.status, next.user_id, next.entry, JSON.stringify(next)],
-    );
-    return next;
+    await this.#batch.run({ op: 'update_run', id: runId, patch: runPatch(patch) });
   }
 
   async createStep(step: StepRecord): Promise<void> {
-    await this.#tx(async (q) => {
-      await this.#insertStep(q, step);
-    });
-  }
-
-  async #insertStep(q: Query, step: StepRecord): Promise<boolean> {
-    const run = await q(`SELECT 1 FROM ${this.#s}.runs WHERE run_id = $1`, [step.run_id]);
-    if (run.rowCount === 0) throw new NotFoundError('run', step.run_id);
-    const { rowCount } = await q(
-      `INSERT INTO ${this.#s}.steps (step_id, run_id, client_token, record) VALUES ($1, $2, $3, $4)
-       ON CONFLICT DO NOTHING`,
-      [step.step_id, step.run_id, step.client_token, JSON.stringify(step)],
-    );
-    if (rowCount === 0) {
-      const same = await q(`SELECT 1 FROM ${this.#s}.steps WHERE step_id = $1`, [step.step_id]);
-      if (same.rowCount !== 0) throw new ConflictError(`step ${step.step_id} exists`);
-      return false;
-    }
-    return true;
+    await this.#batch.run({ op: 'create_step', step, claim: false });
   }
 
   async claimStep(step: StepRecord): Promise<{ step: StepRecord; created: boolean }> {
-    for (;;) {
-      if (step.client_token !== null) {
-        const { rows } = await this.#q(
-          `SELECT record FROM ${this.#s}.steps WHERE run_id = $1 AND client_token = $2`,
-          [step.run_id, step.client_token],
-        );
-        const found = (rows[0] as { record: StepRecord } | undefined)?.record;
-        if (found) return { step: found, created: false };
-      }
-      const created = await this.#tx((q) => this.#insertStep(q, step));
-      // Another claim of the token won between the look and the insert: read its step.
-      if (created) return { step, created: true };
-    }
+    const found = await this.#batch.run<{ step?: StepRecord }>({
+      op: 'create_step',
+      step,
+      claim: true,
+    });
+    return found.step ? { step: found.step, created: false } : { step, created: true };
   }
 
   async getStep(stepId: string): Promise<StepRecord | null> {
-    const { rows } = await this.#q(`SELECT record FROM ${this.#s}.steps WHERE step_id = $1`, [
-      stepId,
-    ]);
-    return (rows[0] as { record: StepRecord } | undefined)?.record ?? null;
+    return this.#batch.run({ op: 'get_step', id: stepId });
   }
 
   async updateStep(stepId: string, patch: StepPatch): Promise<void> {
-    await this.#tx(async (q) => {
-      await this.#patchStep(q, stepId, (s) => patchStepRecord(s, patch));
-    });
-  }
-
-  async #patchStep(
-    q: Query,
-    stepId: string,
-    change: (s: StepRecord) => StepRecord,
-  ): Promise<StepRecord> {
-    const { rows } = await q(`SELECT record FROM ${this.#s}.steps WHERE step_id = $1 FOR UPDATE`, [
-      stepId,
-    ]);
-    const found = (rows[0] as { record: StepRecord } | undefined)?.record;
-    if (!found) throw new NotFoundError('step', stepId);
-    const next = change(found);
-    await q(`UPDATE ${this.#s}.steps SET client_token = $2, record = $3 WHERE step_id = $1`, [
-      stepId,
-      next.client_token,
-      JSON.stringify(next),
-    ]);
-    return next;
+    await this.#batch.run({ op: 'update_step', id: stepId, ...stepPatch(patch) });
   }
 
   async releaseClientToken(stepId: string): Promise<StepRecord> {
-    return this.#tx((q) => this.#patchStep(q, stepId, (s) => ({ ...s, client_token: null })));
+    return this.#batch.run({ op: 'release_token', id: stepId });
   }
 
   async listSteps(runId: string): Promise<StepRecord[]> {
@@ -260,54 +245,25 @@ export class PostgresRunStore implements RunStore {
 
   async appendEvents(events: readonly StepEvent[]): Promise<void> {
     if (events.length === 0) return;
-    await this.#tx((q) => this.#append(q, events));
-  }
-
-  /** Appends `events` in order; a seq that does not continue its log refuses the batch. */
-  async #append(q: Query, events: readonly StepEvent[]): Promise<void> {
-    const last = new Map<string, number>();
-    for (const ev of events) {
-      let at = last.get(ev.step_id);
-      if (at === undefined) {
-        const { rows } = await q(
-          `SELECT last_seq FROM ${this.#s}.steps WHERE step_id = $1 FOR UPDATE`,
-          [ev.step_id],
-        );
-        const row = rows[0] as { last_seq: number } | undefined;
-        if (!row) throw new NotFoundError('step', ev.step_id);
-        at = row.last_seq;
-      }
-      if (ev.seq !== at + 1) {
-        const expected = at + 1;
-        throw new ConflictError(`step ${ev.step_id}: expected seq ${expected}, got ${ev.seq}`, {
-          details: { step_id: ev.step_id, expected, got: ev.seq },
-        });
-      }
-      last.set(ev.step_id, ev.seq);
-    }
-    const ids = events.map((e) => e.step_id);
-    await q(
-      `INSERT INTO ${this.#s}.events (step_id, seq, event)
-       SELECT * FROM unnest($1::text[], $2::int[], $3::json[])`,
-      [ids, events.map((e) => e.seq), events.map((e) => JSON.stringify(e))],
+    const run = seqRun(events);
+    await this.#batch.run(
+      run
+        ? { op: 'append_run', id: run.stepId, first: run.first, last: run.last, events }
+        : { op: 'append', events },
     );
-    for (const [stepId, seq] of last) {
-      await q(`UPDATE ${this.#s}.steps SET last_seq = $2 WHERE step_id = $1`, [stepId, seq]);
-    }
   }
 
   async endStep(end: StepEnd): Promise<void> {
-    await this.#tx(async (q) => {
-      const exists = await q(`SELECT 1 FROM ${this.#s}.steps WHERE step_id = $1`, [end.stepId]);
-      if (exists.rowCount === 0) throw new NotFoundError('step', end.stepId);
-      if (end.events.length > 0) await this.#append(q, end.events);
-      await this.#patchStep(q, end.stepId, (s) => patchStepRecord(s, end.patch));
-      const usage = end.runUsage;
-      if (usage !== undefined) {
-        await this.#patchRun(q, end.runId, (run) =>
-          patchRunRecord(run, { budget_usage: addUsage(run.budget_usage, usage) }),
-        );
-      }
+    const run = end.events.length === 0 ? null : seqRun(end.events);
+    const own = end.events.length === 0 || run?.stepId === end.stepId;
+    await this.#batch.run({
+      op: own ? 'end_run' : 'end_step',
+      ...(own && run ? { first: run.first, last: run.last } : {}),
+      id: end.stepId,
+      run_id: end.runId,
+      events: end.events,
+      ...stepPatch(end.patch),
+      usage: end.runUsage,
     });
   }
 
@@ -401,12 +357,7 @@ export class PostgresRunStore implements RunStore {
   }
 
   async addRunUsage(runId: string, usage: BudgetUsage): Promise<BudgetUsage> {
-    const run = await this.#tx((q) =>
-      this.#patchRun(q, runId, (r) =>
-        patchRunRecord(r, { budget_usage: addUsage(r.budget_usage, usage) }),
-      ),
-    );
-    return { ...run.budget_usage };
+    return this.#batch.run({ op: 'add_run_usage', id: runId, usage });
   }
 
   async putRecording(recording: CallRecording): Promise<void> {
@@ -484,7 +435,8 @@ export class PostgresRunStore implements RunStore {
   }
 
   async close(): Promise<void> {
-    await this.#ready.catch(() => undefined);
+    // What was asked before the close is written (or refused) before the pool ends.
+    await this.#settled().catch(() => undefined);
     if (this.#owned) await this.#pool.end();
   }
 }

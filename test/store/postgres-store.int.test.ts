@@ -7,7 +7,11 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { POSTGRES_SCHEMA_VERSION, postgresStore } from '../../src/store/postgres-store.js';
-import { makeRun } from '../support/records.js';
+import { defineAgent } from '../../src/actors/define-agent.js';
+import { ConflictError } from '../../src/errors/conflict-error.js';
+import { NotFoundError } from '../../src/errors/not-found-error.js';
+import { makeRun, makeStep, narration } from '../support/records.js';
+import { quietRuntime } from '../support/runtime.js';
 import { describeRunStore } from './run-store.conformance.js';
 
 const url = process.env['AXON_TEST_POSTGRES'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -56,5 +60,100 @@ describe('the PostgreSQL store', () => {
 
   it('refuses a schema name that is not a plain identifier', () => {
     expect(() => postgresStore({ connection: url, schema: 'a"; DROP' })).toThrow(RangeError);
+  });
+});
+
+describe('the PostgreSQL store’s batches (one call of its apply function per turn)', () => {
+  it('a refused write in a batch rejects alone; the others of its turn commit', async () => {
+    const store = postgresStore({ connection: url, schema: schema() });
+    const first = makeRun();
+    await store.createRun(first);
+    const second = makeRun();
+    // Asked in one turn: one batch.
+    const asked = [
+      store.createRun(first),
+      store.createRun(second),
+      store.updateRun('run_unknown', { status: 'failed' }),
+      store.updateRun(second.run_id, { status: 'completed' }),
+    ];
+    const settled = await Promise.allSettled(asked);
+    expect(settled.map((s) => s.status)).toEqual([
+      'rejected',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect((settled[0] as PromiseRejectedResult).reason).toBeInstanceOf(ConflictError);
+    expect((settled[2] as PromiseRejectedResult).reason).toBeInstanceOf(NotFoundError);
+    expect((await store.getRun(second.run_id))?.status).toBe('completed');
+    await store.close();
+  });
+
+  it('a batch the server fails as a whole is run again one write at a time: only the bad one fails', async () => {
+    const store = postgresStore({ connection: url, schema: schema() });
+    const run = makeRun();
+    await store.createRun(run);
+    const step = makeStep(run.run_id);
+    await store.createStep(step);
+    const good = makeRun();
+    const asked = [
+      store.createRun(good),
+      // A seq PostgreSQL cannot take as an integer fails the statement, not just the write.
+      store.appendEvents([{ ...narration(step.step_id, 1), seq: 2 ** 40 }]),
+      store.appendEvents([narration(step.step_id, 1)]),
+    ];
+    const settled = await Promise.allSettled(asked);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((settled[1] as PromiseRejectedResult).reason)).toMatch(/out of range/);
+    expect(await store.getRun(good.run_id)).toEqual(good);
+    expect((await store.readEvents(step.step_id)).map((e) => e.seq)).toEqual([1]);
+    await store.close();
+  });
+
+  it('reads after writes of the same turn see them (a list waits for the batch before it)', async () => {
+    const store = postgresStore({ connection: url, schema: schema() });
+    const run = makeRun();
+    const created = store.createRun(run);
+    const listed = store.listRuns();
+    await created;
+    expect((await listed).map((r) => r.run_id)).toEqual([run.run_id]);
+    await store.close();
+  });
+});
+
+describe('the PostgreSQL store when the server drops its connections', () => {
+  it('a step whose connections are killed mid-turn completes after reconnecting; nothing acknowledged is lost', async () => {
+    const s = schema();
+    const app = `axon_kill_${randomUUID().slice(0, 8)}`;
+    const connection = `${url}${url.includes('?') ? '&' : '?'}application_name=${app}`;
+    const store = postgresStore({ connection, schema: s });
+    let killed = 0;
+    const writer = defineAgent({
+      name: 'writer',
+      async *handler() {
+        yield 'before ';
+        const { rows } = await admin.query(
+          `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1`,
+          [app],
+        );
+        killed = rows.length;
+        yield 'after';
+        return 'done';
+      },
+    });
+    const rt = quietRuntime({ store, agents: [writer] });
+    const result = await rt.invoke<string>('writer', 'go');
+    expect(killed).toBeGreaterThan(0);
+    expect(result.status).toBe('success');
+    expect(result.output).toBe('done');
+    await rt.close();
+
+    // What the runtime was told is there, read through connections of another store.
+    const again = postgresStore({ connection: url, schema: s });
+    expect((await again.getRun(result.runId))?.status).toBe('completed');
+    expect((await again.getStep(result.stepId))?.status).toBe('succeeded');
+    const log = await again.readEvents(result.stepId);
+    expect(log.map((e) => e.type)).toEqual(['started', 'token', 'token', 'end']);
+    await again.close();
   });
 });

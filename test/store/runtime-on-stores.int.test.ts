@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
+import { postgresStore } from '../../src/store/postgres-store.js';
 import { redisStore } from '../../src/store/redis-store.js';
 import type { RunStore } from '../../src/store/run-store.js';
 import { sqliteStore } from '../../src/store/sqlite-store.js';
@@ -12,9 +14,16 @@ import { quietRuntime } from '../support/runtime.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-runtime-stores-'));
 const redisBase = `axon-test:${randomUUID()}:`;
+const postgresUrl =
+  process.env['AXON_TEST_POSTGRES'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const postgresSchemas: string[] = [];
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
   await clearRedisPrefix(redisBase);
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  for (const s of postgresSchemas) await admin.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+  await admin.end();
 });
 
 const writer = defineAgent({
@@ -32,6 +41,14 @@ describe.each([
   [
     'redis',
     (): RunStore => redisStore({ url: redisUrl(), prefix: `${redisBase}${randomUUID()}:` }),
+  ],
+  [
+    'postgres',
+    (): RunStore => {
+      const schema = `axon_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+      postgresSchemas.push(schema);
+      return postgresStore({ connection: postgresUrl, schema });
+    },
   ],
 ])('a runtime on the %s store', (_name, make) => {
   it('runs a delegating agent and keeps the run, both steps and their logs', async () => {

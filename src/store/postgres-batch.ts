@@ -1,0 +1,134 @@
+/**
+ * @module Group commit for the PostgreSQL store: the operations asked in one turn of the
+ * event loop — by every run of the process — go to the server as one call of the schema's
+ * `apply` function (`postgres-functions.ts`): one round trip, one transaction, one commit.
+ * While a batch is at the server the next one gathers; it leaves when the answer is back and
+ * the callers it woke have asked their next operations (one turn later).
+ *
+ * An operation resolves once its batch has committed — nothing is acknowledged before it is
+ * durable, so the store holds nothing back for `flush()`. A refused operation (an unknown id,
+ * an id taken, a `seq` out of order) rejects alone with its typed error. A batch that fails
+ * as a whole (a deadlock with another process, a lost connection) is tried again, each
+ * operation alone in a transaction of its own, so one bad operation cannot take the others
+ * down; a connection the server dropped is replaced by the pool meanwhile.
+ */
+import type pg from 'pg';
+import { ConflictError } from '../errors/conflict-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
+
+/** One operation of a batch: `op` names the schema's function, the rest are its arguments. */
+export interface BatchOp {
+  readonly op: string;
+  readonly [arg: string]: unknown;
+}
+
+interface Pending {
+  readonly op: BatchOp;
+  resolve(value: unknown): void;
+  reject(err: Error): void;
+}
+
+/** What one operation answered. */
+type Answer =
+  | { readonly ok: unknown }
+  | { readonly err: 'not_found'; readonly kind: string; readonly id: string }
+  | {
+      readonly err: 'conflict';
+      readonly message: string;
+      readonly details: Record<string, unknown> | null;
+    };
+
+/** The value of `answer`, or its typed error. */
+function settle(pending: Pending, answer: Answer): void {
+  if ('ok' in answer) pending.resolve(answer.ok);
+  else if (answer.err === 'not_found') pending.reject(new NotFoundError(answer.kind, answer.id));
+  else {
+    const details = answer.details ?? undefined;
+    pending.reject(new ConflictError(answer.message, details ? { details } : {}));
+  }
+}
+
+/** The batches of one store: see the module. */
+export class PostgresBatcher {
+  readonly #pool: pg.Pool;
+  readonly #apply: string;
+  /** The prepared statement's name: one per schema (stores may share a pool). */
+  readonly #name: string;
+  readonly #ready: Promise<void>;
+  #queue: Pending[] = [];
+  #sending = false;
+  #scheduled = false;
+
+  /** `schema`: the quoted schema holding `apply`; `ready`: settles once it exists. */
+  constructor(pool: pg.Pool, schema: string, ready: Promise<void>) {
+    this.#pool = pool;
+    this.#apply = `SELECT ${schema}.apply($1::jsonb) AS answers`;
+    this.#name = `axon_apply_${schema.replaceAll('"', '')}`;
+    this.#ready = ready;
+  }
+
+  /** Runs `op` in the next batch; resolves its value once the batch has committed. */
+  run<T>(op: BatchOp): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ op, resolve: resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  /** True while an operation waits or a batch is at the server. */
+  get busy(): boolean {
+    return this.#sending || this.#queue.length > 0;
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#sending) return;
+    this.#scheduled = true;
+    setImmediate(this.#send);
+  }
+
+  readonly #send = (): void => {
+    this.#scheduled = false;
+    if (this.#sending || this.#queue.length === 0) return;
+    const batch = this.#queue;
+    this.#queue = [];
+    this.#sending = true;
+    void this.#sendBatch(batch).finally(() => {
+      this.#sending = false;
+      if (this.#queue.length > 0) this.#schedule();
+    });
+  };
+
+  async #sendBatch(batch: Pending[]): Promise<void> {
+    try {
+      await this.#ready;
+    } catch (err) {
+      for (const p of batch) p.reject(err as Error);
+      return;
+    }
+    let answers: Answer[];
+    try {
+      answers = await this.#call(batch.map((p) => p.op));
+    } catch {
+      // One at a time: each operation's own answer, or its own error.
+      for (const p of batch) {
+        try {
+          const [answer] = await this.#call([p.op]);
+          settle(p, answer as Answer);
+        } catch (err) {
+          p.reject(err instanceof Error ? err : new Error(String(err)));
+        }
+      }
+      return;
+    }
+    for (let i = 0; i < batch.length; i++) settle(batch[i] as Pending, answers[i] as Answer);
+  }
+
+  async #call(ops: readonly BatchOp[]): Promise<Answer[]> {
+    const { rows } = await this.#pool.query<{ answers: Answer[] }>({
+      name: this.#name,
+      text: this.#apply,
+      values: [JSON.stringify(ops)],
+    });
+    return (rows[0] as { answers: Answer[] }).answers;
+  }
+}
