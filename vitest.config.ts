@@ -38,6 +38,18 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        extends: true,
+        test: {
+          // The HTTP API's tests again, each server's runs in PostgreSQL (issue 32: `axon
+          // serve --postgres` passes the same HTTP tests as SQLite); test/support/server.ts.
+          name: 'http-on-postgres',
+          include: ['test/server/*.int.test.ts'],
+          env: { AXON_TEST_STORE: 'postgres' },
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
     ],
   },
 });

@@ -135,6 +135,10 @@ export function registerServeCommand(program: Command, ctx: CommandContext): voi
       '--redis-cluster <host:port,...>',
       'As --redis, on a Redis Cluster: its nodes (every key under the hash tag of the prefix, default {axon}:)',
     )
+    .option(
+      '--postgres <url>',
+      'Keep runs in PostgreSQL (postgres://…; the tables in schema axon, or store.schema of the config), not SQLite in the data dir',
+    )
     .addHelpText('after', SERVE_AFTER);
   serve.action(
     commandAction(ctx, serve, () => {
@@ -148,6 +152,7 @@ export function registerServeCommand(program: Command, ctx: CommandContext): voi
             config: o['config'],
             redis: o['redis'],
             redisCluster: o['redisCluster'],
+            postgres: o['postgres'],
           },
           version: ctx.version,
           // Without a signal (a library caller) it serves until the process ends.

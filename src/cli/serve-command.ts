@@ -16,6 +16,7 @@ import { configuredPolicy } from '../policy/configured-policy.js';
 import { redisRateLimiter, type RateLimiter } from '../policy/rate-limiter.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import type { RuntimeOptions } from '../runtime/runtime-options.js';
+import { postgresStore } from '../store/postgres-store.js';
 import { redisStore } from '../store/redis-store.js';
 import { createServer, type AxonServer } from '../server/create-server.js';
 import { sqliteStore } from '../store/sqlite-store.js';
@@ -135,7 +136,9 @@ export async function serveRuntime(
   const parts = configuredRuntimeOptions(config, logger);
   const store = config.redis
     ? redisStore({ ...storeTarget(config.redis), prefix: config.redis.prefix })
-    : sqliteStore(join(config.dataDir, STORE_FILE));
+    : config.postgres
+      ? postgresStore({ connection: config.postgres.url, schema: config.postgres.schema })
+      : sqliteStore(join(config.dataDir, STORE_FILE));
   try {
     return createRuntime({
       ...parts.options,
@@ -146,6 +149,18 @@ export async function serveRuntime(
   } catch (err) {
     await Promise.allSettled([store.close(), parts.close()]);
     throw err;
+  }
+}
+
+/** A PostgreSQL URL without its password or parameters, as a banner may show it. */
+function shownPostgres(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    u.search = '';
+    return u.toString();
+  } catch {
+    return 'the URL given';
   }
 }
 
@@ -289,7 +304,9 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   const from = config.configFile ? `config ${shownPath(config.configFile, cwd)}` : 'no config file';
   const data = config.redis
     ? `store and fleet on ${shownRedis(config.redis)}`
-    : `data in ${shownPath(config.dataDir, cwd)}`;
+    : config.postgres
+      ? `store in PostgreSQL at ${shownPostgres(config.postgres.url)}, schema ${config.postgres.schema}`
+      : `data in ${shownPath(config.dataDir, cwd)}`;
   const auth = config.keys.length > 0 ? " -H 'Authorization: Bearer <key>'" : '';
   const names = served.workflows.map((w) => w.name).join(', ');
   const replaced = served.exampleReplaced ? ` (${EXAMPLE_WORKFLOW} from the config file)` : '';

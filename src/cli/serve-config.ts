@@ -27,6 +27,7 @@ import {
 } from '../engines/price-table.js';
 import { memoryConfigSchema, type MemoryConfigInput } from '../memory/memory-config.js';
 import { createSandbox } from '../policy/sandbox.js';
+import { SCHEMA_NAME } from '../store/postgres-migrations.js';
 import {
   loadPolicyYaml,
   PolicyConfigError,
@@ -74,6 +75,9 @@ const FIELDS = {
   'redis.cluster': z
     .string()
     .regex(CLUSTER_NODES, 'must be host:port[,host:port...], the nodes of a Redis Cluster'),
+  'store.postgres': z
+    .string()
+    .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// or postgresql:// URL'),
 } as const;
 type Field = keyof typeof FIELDS;
 
@@ -115,6 +119,14 @@ export const serveConfigSchema = z.strictObject({
     })
     .refine((r) => (r.url === undefined) !== (r.cluster === undefined), {
       message: "give url or cluster (a Redis Cluster's nodes), one of them",
+    })
+    .optional(),
+  /** The store of runs when not SQLite in the data dir: PostgreSQL (`axon serve --postgres`). */
+  store: z
+    .strictObject({
+      postgres: FIELDS['store.postgres'],
+      /** The schema of its tables (default `axon`). */
+      schema: z.string().regex(SCHEMA_NAME, 'must be a lower-case SQL identifier').optional(),
     })
     .optional(),
   auth: z.strictObject({ keys: z.array(apiKeySchema) }).optional(),
@@ -160,6 +172,8 @@ export interface ServeFlags {
   readonly redis?: string | undefined;
   /** `--redis-cluster host:port,...`: the fleet's Redis Cluster. */
   readonly redisCluster?: string | undefined;
+  /** `--postgres <url>`: the store in PostgreSQL. */
+  readonly postgres?: string | undefined;
 }
 
 /** The environment variables read (`process.env`, or a test's). */
@@ -195,6 +209,8 @@ export interface ServeConfig {
   readonly keys: readonly ApiKey[];
   /** The fleet's Redis (the store and the pools' queues), or `null`: SQLite, steps run here. */
   readonly redis: RedisConfig | null;
+  /** The store in PostgreSQL (its URL and schema), or `null`: SQLite in the data dir, or Redis. */
+  readonly postgres: { readonly url: string; readonly schema: string } | null;
   readonly openai: OpenAIEngineConfig | null;
   readonly policy: PolicyConfig | null;
   /** The `memory` section with its paths made absolute, or `null` for the runtime's default. */
@@ -297,7 +313,7 @@ export interface LoadServeConfigOptions {
 /**
  * Reads `axon serve`'s configuration: the file (`--config`, else `./axon.yaml` if it
  * exists), the environment (`AXON_HOST`, `AXON_PORT`, `AXON_DATA_DIR`, `AXON_API_KEYS`,
- * `AXON_KEEP_ALIVE_MS`, `AXON_REDIS_URL`, and the engine's `AXON_ENGINE_URL`, `AXON_ENGINE_MODEL`,
+ * `AXON_KEEP_ALIVE_MS`, `AXON_REDIS_URL`, `AXON_POSTGRES_URL`, and the engine's `AXON_ENGINE_URL`, `AXON_ENGINE_MODEL`,
  * `AXON_ENGINE_KEY`, `AXON_PRICE_TABLE`), then the flags; each overrides the one before.
  * Throws {@link ServeConfigError} naming every problem's source, line and key.
  *
@@ -354,6 +370,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
       ['engines.openai.model', 'AXON_ENGINE_MODEL', given('AXON_ENGINE_MODEL')],
       ['redis.url', 'AXON_REDIS_URL', given('AXON_REDIS_URL')],
       ['redis.cluster', 'AXON_REDIS_CLUSTER', given('AXON_REDIS_CLUSTER')],
+      ['store.postgres', 'AXON_POSTGRES_URL', given('AXON_POSTGRES_URL')],
     ]),
     problems,
   );
@@ -364,6 +381,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
       ['data_dir', '--data-dir', flags.dataDir],
       ['redis.url', '--redis', flags.redis],
       ['redis.cluster', '--redis-cluster', flags.redisCluster],
+      ['store.postgres', '--postgres', flags.postgres],
     ]),
     problems,
   );
@@ -374,6 +392,18 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
   const port = pick<number>('server.port', file.server?.port) ?? SERVE_DEFAULTS.port;
   const keepAliveMs = pick<number>('server.keep_alive_ms', file.server?.keep_alive_ms);
   const redis = redisOf(file.redis, fromFlags, fromEnv, fileLine, shown, problems);
+  const postgresUrl = pick<string>('store.postgres', file.store?.postgres);
+  const postgres =
+    postgresUrl === undefined ? null : { url: postgresUrl, schema: file.store?.schema ?? 'axon' };
+  if (postgres !== null && redis !== null) {
+    problems.push({
+      source: '--postgres / AXON_POSTGRES_URL / store.postgres',
+      line: null,
+      key: '',
+      message:
+        'a fleet keeping its records in PostgreSQL (with --redis) is not built yet: give one of them',
+    });
+  }
   const dirOverride = (fromFlags.get('data_dir') ?? fromEnv.get('data_dir')) as string | undefined;
   const dataDir =
     dirOverride !== undefined
@@ -428,6 +458,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     ...(s?.allowed_hosts === undefined ? {} : { allowedHosts: s.allowed_hosts }),
     keys,
     redis,
+    postgres,
     openai,
     policy,
     memory,

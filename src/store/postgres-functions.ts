@@ -21,6 +21,8 @@ export function writeFunctions(s: string): string {
     -- index (a HOT update).
     ALTER TABLE ${s}.steps SET (fillfactor = 70);
     ALTER TABLE ${s}.runs SET (fillfactor = 70);
+    -- Leases (postgres-leases.ts): "until" in milliseconds of the server's clock.
+    CREATE TABLE ${s}.leases (key TEXT PRIMARY KEY, owner TEXT NOT NULL, until BIGINT NOT NULL);
 
     CREATE FUNCTION ${s}.not_found(kind text, id text) RETURNS jsonb LANGUAGE sql IMMUTABLE AS
       $f$ SELECT jsonb_build_object('err', 'not_found', 'kind', kind, 'id', id) $f$;

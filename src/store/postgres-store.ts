@@ -40,6 +40,8 @@ import type {
 } from './records.js';
 import type { RunPageQuery, RunStore, StepEnd } from './run-store.js';
 import { PostgresBatcher } from './postgres-batch.js';
+import { postgresLeases } from './postgres-leases.js';
+import type { Leases } from './store-leases.js';
 import { migrate, SCHEMA_NAME, type Query } from './postgres-migrations.js';
 
 export { POSTGRES_SCHEMA_VERSION } from './postgres-migrations.js';
@@ -106,6 +108,8 @@ export class PostgresRunStore implements RunStore {
   readonly #ready: Promise<void>;
   /** The runs and steps operations, gathered into one call per turn (`postgres-batch.ts`). */
   readonly #batch: PostgresBatcher;
+  /** Leases in the schema, which every process opening it sees (`postgres-leases.ts`). */
+  readonly leases: Leases;
 
   constructor(options: PostgresStoreOptions) {
     const schema = options.schema ?? 'axon';
@@ -124,6 +128,7 @@ export class PostgresRunStore implements RunStore {
     this.#ready = this.#migrate(schema);
     this.#ready.catch(() => undefined);
     this.#batch = new PostgresBatcher(this.#pool, this.#s, this.#ready);
+    this.leases = postgresLeases((text, values) => this.#q(text, values), this.#s);
   }
 
   /** Applies the migrations this schema lacks (see `postgres-migrations.ts`). */

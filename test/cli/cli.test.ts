@@ -82,7 +82,10 @@ describe('axon --help, --version, list', () => {
 
   it.each([
     ['run', ['--message', '--seed', '--token-ms', '--json', '--no-trace', '--router']],
-    ['serve', ['--host', '--port', '--data-dir', '--config', '--redis', '--redis-cluster']],
+    [
+      'serve',
+      ['--host', '--port', '--data-dir', '--config', '--redis', '--redis-cluster', '--postgres'],
+    ],
     [
       'worker',
       [

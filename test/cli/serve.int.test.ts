@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 /** The package root, where `npm run build` writes dist/. */
@@ -401,6 +402,75 @@ describe('axon serve (the built binary, a real child process)', () => {
     expect(old.body).toMatchObject({ status: 'failed', error: { code: 'WORKER_RESET' } });
     second.child.kill('SIGINT');
     expect(await second.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('with --postgres: runs live in PostgreSQL (the schema axon.yaml names); a killed server’s run is resumed by the next', async () => {
+    const url = process.env['AXON_TEST_POSTGRES'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+    const schema = `axon_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+    // The file names a server that does not exist: --postgres overrides its URL, not its schema.
+    writeFileSync(
+      join(dir, 'axon.yaml'),
+      `store:\n  postgres: postgres://nobody@127.0.0.1:1/none\n  schema: ${schema}\n`,
+    );
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      const data = join(dir, 'data');
+      const first = await serve(data, dir, ['--postgres', url], { AXON_SCRIPTED_TOKEN_MS: '50' });
+      expect(first.stdout()).toMatch(
+        new RegExp(
+          `listening on \\S+ \\(store in PostgreSQL at postgres://\\S+, schema ${schema},`,
+        ),
+      );
+      const runId = await newRun(first.url);
+      const stepId = await llmStep(first.url, runId, 200); // 10 s
+      await readStream(first.url, stepId, (frame) => {
+        if (frame.event === 'token') first.child.kill('SIGKILL');
+      }).catch(() => []);
+      expect((await first.exited).signal).toBe('SIGKILL');
+      // Nothing in the data dir: the records are in the schema.
+      expect(existsSync(join(data, 'axon.db'))).toBe(false);
+      const { rows } = await admin.query(`SELECT status FROM "${schema}".runs WHERE run_id = $1`, [
+        runId,
+      ]);
+      expect(rows).toEqual([{ status: 'running' }]);
+
+      const second = await serve(data, dir, ['--postgres', url], { AXON_SCRIPTED_TOKEN_MS: '0' });
+      expect(second.stdout()).toMatch(
+        /^axon serve: resumed 1 run a stop interrupted: 1 step closed with WORKER_RESET, 1 submitted again$/m,
+      );
+      const old = await call(second.url, 'GET', `/v1/steps/${stepId}`);
+      expect(old.body).toMatchObject({ status: 'failed', error: { code: 'WORKER_RESET' } });
+      second.child.kill('SIGINT');
+      expect(await second.exited).toEqual({ code: 0, signal: null });
+    } finally {
+      await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await admin.end();
+    }
+  });
+
+  it('refuses --postgres with --redis (a fleet on PostgreSQL records is not built yet), and a URL that is not postgres://', async () => {
+    const both = spawnAxon(
+      [
+        'serve',
+        '--port',
+        '0',
+        '--postgres',
+        'postgres://x@127.0.0.1/x',
+        '--redis',
+        'redis://127.0.0.1:6379',
+      ],
+      dir,
+    );
+    expect((await both.exited).code).toBe(2);
+    expect(both.out.stderr).toMatch(
+      /a fleet keeping its records in PostgreSQL .* is not built yet/,
+    );
+    const bad = spawnAxon(['serve', '--port', '0'], dir, { AXON_POSTGRES_URL: 'mysql://x@h/db' });
+    expect((await bad.exited).code).toBe(2);
+    expect(bad.out.stderr).toMatch(
+      /AXON_POSTGRES_URL.*must be a postgres:\/\/ or postgresql:\/\/ URL/,
+    );
   });
 
   it('with AXON_API_KEYS: 401 without the key, 200 with it, /healthz open; the curl line shows a key placeholder', async () => {

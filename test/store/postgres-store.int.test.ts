@@ -157,3 +157,23 @@ describe('the PostgreSQL store when the server drops its connections', () => {
     await again.close();
   });
 });
+
+describe('the PostgreSQL store’s leases', () => {
+  it('two stores on one schema (two processes) see each other’s leases, renewals, expiry and release', async () => {
+    const s = schema();
+    const a = postgresStore({ connection: url, schema: s });
+    const b = postgresStore({ connection: url, schema: s });
+    expect(await a.leases.acquire('thread:1', 'engine-a', 60_000)).toBe(true);
+    expect(await b.leases.acquire('thread:1', 'engine-b', 60_000)).toBe(false);
+    expect(await a.leases.acquire('thread:1', 'engine-a', 60_000)).toBe(true);
+    expect(await b.leases.acquire('thread:2', 'engine-b', 60_000)).toBe(true);
+    await b.leases.release('thread:1', 'engine-b');
+    expect(await b.leases.acquire('thread:1', 'engine-b', 60_000)).toBe(false);
+    await a.leases.release('thread:1', 'engine-a');
+    expect(await b.leases.acquire('thread:1', 'engine-b', 1)).toBe(true);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(await a.leases.acquire('thread:1', 'engine-a', 60_000)).toBe(true);
+    await expect(a.leases.acquire('thread:3', 'engine-a', 0)).rejects.toThrow(RangeError);
+    await Promise.all([a.close(), b.close()]);
+  });
+});

@@ -1,11 +1,13 @@
 /**
  * @module Test helpers for `axon serve` (test/server/): a real server on a free port over a
- * runtime with the SQLite store in a scratch folder and the examples registered, what a
+ * runtime with the SQLite store in a scratch folder — or, with `AXON_TEST_STORE=postgres`
+ * (the `http-on-postgres` project), the PostgreSQL store in a schema of its own per data
+ * file, dropped after the test file — and the examples registered, what a
  * client needs to call it (JSON over `fetch`, SSE frames parsed from the wire, `curl`), and
  * the checks every error answer must pass (API.md's error body, its status list).
  */
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,7 +21,41 @@ import {
   type AxonServer,
   type ServerOptions,
 } from '../../src/server/create-server.js';
+import pg from 'pg';
+import { postgresStore } from '../../src/store/postgres-store.js';
+import type { RunStore } from '../../src/store/run-store.js';
 import { sqliteStore } from '../../src/store/sqlite-store.js';
+
+/** Whether the servers keep their runs in PostgreSQL (`AXON_TEST_STORE=postgres`). */
+const ON_POSTGRES = process.env['AXON_TEST_STORE'] === 'postgres';
+const POSTGRES_URL =
+  process.env['AXON_TEST_POSTGRES'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const postgresSchemas = new Set<string>();
+/** Drops the file's schemas after it; nothing in a server process a test spawns (no suite). */
+function dropSchemasAfterAll(): void {
+  try {
+    afterAll(async () => {
+      const admin = new pg.Client({ connectionString: POSTGRES_URL });
+      await admin.connect();
+      for (const s of postgresSchemas) await admin.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+      await admin.end();
+    });
+  } catch {
+    // Not in a test file: the test that spawned this process drops the schema it named.
+  }
+}
+if (ON_POSTGRES) dropSchemasAfterAll();
+
+/**
+ * The store of a server whose data file is `db`: SQLite there, or on PostgreSQL a schema
+ * named after the file, so a server started again on the same file finds the same runs.
+ */
+export function testStore(db: string): RunStore {
+  if (!ON_POSTGRES) return sqliteStore(db);
+  const schema = `axon_test_${createHash('sha256').update(db).digest('hex').slice(0, 20)}`;
+  postgresSchemas.add(schema);
+  return postgresStore({ connection: POSTGRES_URL, schema });
+}
 
 /** The statuses API.md allows an error answer to have. */
 export const API_ERROR_STATUSES: readonly number[] = [
@@ -155,7 +191,7 @@ export function exampleRuntime(db: string, dataDir: string, options: StartOption
   return createRuntime({
     logger: createLogger({ level: 'silent' }),
     ...extra,
-    store: extra.store ?? sqliteStore(db),
+    store: extra.store ?? testStore(db),
     dataDir,
     agents: [...example.agents, ...(extra.agents ?? [])],
     tools: [...example.tools, ...EXAMPLE_TOOLS, ...(extra.tools ?? [])],
