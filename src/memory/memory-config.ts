@@ -5,13 +5,13 @@
  * ```yaml
  * memory:
  *   hot: { backend: inmemory, max_messages: 50 }      # or redis (url, prefix)
- *   warm: { backend: sqlite, path: ./.axon/memory.db } # or redis
- *   cold: { backend: sqlite, embedding_model: hashed } # or an OpenAI embeddings model
+ *   warm: { backend: sqlite, path: ./.axon/memory.db } # or redis, or postgres (url, schema)
+ *   cold: { backend: sqlite, embedding_model: hashed } # or postgres; or an OpenAI embeddings model
  *   token_budget: 4000
  *   tokenizer: heuristic                               # or cl100k_base, o200k_base
  * ```
  *
- * A backend that axon does not have (postgres, qdrant, pinecone, chromadb, …) is refused
+ * A backend that axon does not have (qdrant, pinecone, chromadb, …) is refused
  * with an error naming the key and the backends there are.
  */
 import { z } from 'zod';
@@ -22,6 +22,7 @@ import { hashedEmbedder, openAIEmbedder, type Embedder } from './embedders.js';
 import { memoryHotTier } from './hot-tier.js';
 import type { ColdTier, ConversationMessage, HotTier, WarmTier } from './memory-types.js';
 import { redisHotTier } from './redis-hot-tier.js';
+import { postgresColdTier, postgresWarmTier } from './postgres-tiers.js';
 import { redisWarmTier } from './redis-warm-tier.js';
 import { sqliteColdTier } from './sqlite-cold-tier.js';
 import { DEFAULT_MEMORY_PATH, sqliteWarmTier } from './sqlite-warm-tier.js';
@@ -35,12 +36,21 @@ const redisKeys = {
   prefix: z.string().optional(),
 };
 
-/** The keys of a tier that only a backend of one kind reads. */
-const ONLY_FOR: Readonly<Record<string, string>> = {
-  url: 'redis',
-  cluster: 'redis',
-  prefix: 'redis',
-  path: 'sqlite',
+/** The keys of a tier that only backends of some kinds read. */
+const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
+  url: ['redis', 'postgres'],
+  cluster: ['redis'],
+  prefix: ['redis'],
+  path: ['sqlite'],
+  schema: ['postgres'],
+};
+
+/** A PostgreSQL tier's keys: its server (a `postgres://` URL) and schema. */
+const postgresKeys = {
+  schema: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case SQL identifier')
+    .optional(),
 };
 
 /** Refuses a key of `tier` its backend would not read (`url` of an inmemory hot tier, ...). */
@@ -48,10 +58,10 @@ function checkTierKeys(
   tier: string,
   c: Readonly<Record<string, unknown>> & { backend: string },
 ): void {
-  for (const [key, backend] of Object.entries(ONLY_FOR)) {
-    if (c[key] !== undefined && c.backend !== backend) {
+  for (const [key, backends] of Object.entries(ONLY_FOR)) {
+    if (c[key] !== undefined && !backends.includes(c.backend)) {
       throw new InvalidParamsError(
-        `memory.${tier}.${key} is read only with backend ${backend}, not ${c.backend}`,
+        `memory.${tier}.${key} is read only with backend ${backends.join(' or ')}, not ${c.backend}`,
         { param: `memory.${tier}.${key}` },
       );
     }
@@ -71,13 +81,20 @@ export const memoryConfigSchema = z
       .strict()
       .default({ backend: 'inmemory', max_messages: 50 }),
     warm: z
-      .object({ backend: z.string(), path: z.string().optional(), ...redisKeys })
+      .object({
+        backend: z.string(),
+        path: z.string().optional(),
+        ...redisKeys,
+        ...postgresKeys,
+      })
       .strict()
       .optional(),
     cold: z
       .object({
         backend: z.string(),
         path: z.string().optional(),
+        url: z.string().optional(),
+        ...postgresKeys,
         /** `hashed` (default, no model) or an embeddings model of an OpenAI-compatible endpoint. */
         embedding_model: z.string().default('hashed'),
         embedding_dimensions: z.number().int().min(8).optional(),
@@ -104,8 +121,8 @@ export interface MemoryDeps {
 
 const SUPPORTED = {
   hot: ['inmemory', 'redis'],
-  warm: ['sqlite', 'redis'],
-  cold: ['sqlite'],
+  warm: ['sqlite', 'redis', 'postgres'],
+  cold: ['sqlite', 'postgres'],
 } as const;
 
 function unsupported(tier: keyof typeof SUPPORTED, backend: string): never {
@@ -175,13 +192,15 @@ function warmTier(c: NonNullable<Parsed['warm']>): WarmTier {
       return sqliteWarmTier(c.path ?? DEFAULT_MEMORY_PATH);
     case 'redis':
       return onRedis('warm', c, () => redisWarmTier(redisOptions(c)));
+    case 'postgres':
+      return postgresWarmTier(postgresOptions('warm', c));
     default:
       return unsupported('warm', c.backend);
   }
 }
 
 function coldTier(c: NonNullable<Parsed['cold']>): ColdTier {
-  if (c.backend !== 'sqlite') unsupported('cold', c.backend);
+  if (c.backend !== 'sqlite' && c.backend !== 'postgres') unsupported('cold', c.backend);
   let embedder: Embedder;
   if (c.embedding_model === 'hashed') {
     embedder = hashedEmbedder(
@@ -200,7 +219,23 @@ function coldTier(c: NonNullable<Parsed['cold']>): ColdTier {
       ...(c.base_url === undefined ? {} : { baseURL: c.base_url }),
     });
   }
-  return sqliteColdTier(c.path ?? DEFAULT_MEMORY_PATH, { embedder });
+  return c.backend === 'postgres'
+    ? postgresColdTier({ ...postgresOptions('cold', c), embedder })
+    : sqliteColdTier(c.path ?? DEFAULT_MEMORY_PATH, { embedder });
+}
+
+/** A PostgreSQL tier's connection: its `url` (needed) and `schema`. */
+function postgresOptions(
+  tier: string,
+  c: { url?: string | undefined; schema?: string | undefined },
+): { connection: string; schema?: string } {
+  if (c.url === undefined || !/^postgres(ql)?:\/\/\S+$/.test(c.url)) {
+    throw new InvalidParamsError(
+      `memory.${tier}.url: backend postgres needs a postgres:// or postgresql:// URL${c.url === undefined ? '' : `, got ${JSON.stringify(c.url)}`}`,
+      { param: `memory.${tier}.url` },
+    );
+  }
+  return { connection: c.url, ...(c.schema === undefined ? {} : { schema: c.schema }) };
 }
 
 /**

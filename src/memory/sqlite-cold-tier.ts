@@ -9,7 +9,8 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { hashedEmbedder, type Embedder } from './embedders.js';
 import type { ColdItem, ColdTier, Ranked } from './memory-types.js';
 import { DEFAULT_MEMORY_PATH, openMemoryDb } from './sqlite-warm-tier.js';
-import { VectorIndex, type VectorIndexOptions } from './vector-index.js';
+import { bytesOf, ColdIndex, vectorOf } from './cold-index.js';
+import type { VectorIndexOptions } from './vector-index.js';
 
 /** Options of {@link sqliteColdTier}. */
 export interface SqliteColdTierOptions extends VectorIndexOptions {
@@ -56,10 +57,7 @@ class SqliteColdTier implements ColdTier {
   readonly #db: Database.Database;
   readonly #owned: boolean;
   readonly #embedder: Embedder;
-  readonly #index: VectorIndex;
-  readonly #items: ColdItem[] = [];
-  readonly #ids = new Set<string>();
-  readonly #groups = new Map<string, number>();
+  readonly #index: ColdIndex;
   readonly #insert: Database.Statement;
 
   constructor(db: Database.Database, owned: boolean, options: SqliteColdTierOptions) {
@@ -79,7 +77,7 @@ class SqliteColdTier implements ColdTier {
     }
     if (!meta) db.prepare("INSERT INTO cold_meta (name, value) VALUES ('embedder', ?)").run(mine);
     const { embedder: _embedder, ...indexOptions } = options;
-    this.#index = new VectorIndex(this.#embedder.dimensions, indexOptions);
+    this.#index = new ColdIndex(this.#embedder, indexOptions);
     this.#insert = db.prepare(
       `INSERT INTO cold_items (id, key, content, ts, vector, tags, source)
        VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
@@ -87,9 +85,7 @@ class SqliteColdTier implements ColdTier {
     for (const r of db
       .prepare('SELECT * FROM cold_items ORDER BY rowid')
       .iterate() as Iterable<Row>) {
-      const vector = new Float32Array(
-        r.vector.buffer.slice(r.vector.byteOffset, r.vector.byteOffset + r.vector.byteLength),
-      );
+      const vector = vectorOf(r.vector);
       const item: ColdItem = {
         id: r.id,
         key: r.key,
@@ -98,71 +94,36 @@ class SqliteColdTier implements ColdTier {
         source: r.source,
         ts: r.ts,
       };
-      this.#add(item, vector);
+      this.#index.add(item, vector);
     }
-  }
-
-  #group(key: string): number {
-    let g = this.#groups.get(key);
-    if (g === undefined) {
-      g = this.#groups.size;
-      this.#groups.set(key, g);
-    }
-    return g;
-  }
-
-  #add(item: ColdItem, vector: Float32Array): void {
-    this.#index.add(vector, this.#group(item.key));
-    this.#items.push(item);
-    this.#ids.add(item.id);
   }
 
   async put(item: ColdItem): Promise<boolean> {
-    if (this.#ids.has(item.id)) return false;
+    if (this.#index.has(item.id)) return false;
     const [vector] = await this.#embedder.embed([item.content]);
-    if (!vector || this.#ids.has(item.id)) return false;
+    if (!vector || this.#index.has(item.id)) return false;
     const r = this.#insert.run(
       item.id,
       item.key,
       item.content,
       item.ts,
-      Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength),
+      bytesOf(vector),
       JSON.stringify(item.tags),
       item.source,
     );
     // Another process stored it first: it reaches this index when the file is opened again.
     if (r.changes === 0) return false;
-    this.#add(item, vector);
+    this.#index.add(item, vector);
     return true;
   }
 
-  async search(
+  search(
     query: string,
     keys: readonly string[],
     limit: number,
     tags?: readonly string[],
   ): Promise<Ranked<ColdItem>[]> {
-    const groups = new Set<number>();
-    for (const key of keys) {
-      const g = this.#groups.get(key);
-      if (g !== undefined) groups.add(g);
-    }
-    if (groups.size === 0 || limit <= 0 || query.trim() === '') return [];
-    const [vector] = await this.#embedder.embed([query]);
-    if (!vector) return [];
-    const ranked = (k: number): Ranked<ColdItem>[] =>
-      this.#index.search(vector, groups, k).map((h) => ({
-        item: this.#items[h.at] as ColdItem,
-        score: h.score,
-      }));
-    if (!tags || tags.length === 0) return ranked(limit);
-    // The nearest items carrying every tag: more candidates each round, until enough pass
-    // or the scopes have no more.
-    for (let k = limit * 8; ; k *= 2) {
-      const candidates = ranked(k);
-      const tagged = candidates.filter((r) => tags.every((t) => r.item.tags.includes(t)));
-      if (tagged.length >= limit || candidates.length < k) return tagged.slice(0, limit);
-    }
+    return this.#index.search(query, keys, limit, tags);
   }
 
   close(): Promise<void> {

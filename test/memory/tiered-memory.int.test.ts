@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createContext } from '../../src/context/create-context.js';
 import type { ExecContext, MemoryScope } from '../../src/context/exec-context.js';
@@ -27,6 +28,15 @@ import { clearRedisPrefix, redisUrl } from '../support/redis.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-tiered-'));
 const redisBase = `axon-test:${randomUUID()}:`;
+const postgresUrl =
+  process.env['AXON_TEST_POSTGRES'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const postgresSchemas: string[] = [];
+afterAll(async () => {
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  for (const s of postgresSchemas) await admin.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+  await admin.end();
+});
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
   await clearRedisPrefix(redisBase);
@@ -341,10 +351,23 @@ describe('createMemory (seed 002 configuration)', () => {
 
   it('refuses a backend axon does not have, naming it, and unknown keys', () => {
     expect(() => createMemory({ cold: { backend: 'qdrant' } })).toThrow(
-      'memory.cold.backend "qdrant" is not supported: axon has sqlite',
+      'memory.cold.backend "qdrant" is not supported: axon has sqlite, postgres',
     );
+    expect(() => createMemory({ warm: { backend: 'mongodb' } })).toThrow(
+      /memory.warm.backend "mongodb" is not supported: axon has sqlite, redis, postgres/,
+    );
+    // PostgreSQL needs its server named, as a postgres:// URL; its schema a plain identifier.
     expect(() => createMemory({ warm: { backend: 'postgres' } })).toThrow(
-      /memory.warm.backend "postgres" is not supported/,
+      'memory.warm.url: backend postgres needs a postgres:// or postgresql:// URL',
+    );
+    expect(() => createMemory({ cold: { backend: 'postgres', url: 'redis://x:1' } })).toThrow(
+      /memory\.cold\.url: backend postgres needs a postgres:\/\/ .*, got "redis:\/\/x:1"/,
+    );
+    expect(() =>
+      createMemory({ warm: { backend: 'postgres', url: 'postgres://h/db', schema: 'A; drop' } }),
+    ).toThrow(/memory\.warm\.schema/);
+    expect(() => createMemory({ warm: { backend: 'sqlite', schema: 'mem' } })).toThrow(
+      'memory.warm.schema is read only with backend postgres, not sqlite',
     );
     expect(() => createMemory({ hot: { backend: 'memcached' } })).toThrow(InvalidParamsError);
     expect(() => createMemory({ hot: { max_mesages: 3 } })).toThrow(/memory\.hot.*max_mesages/);
@@ -356,7 +379,7 @@ describe('createMemory (seed 002 configuration)', () => {
 
   it('refuses a key its backend would not read, and a cluster prefix without a hash tag', () => {
     expect(() => createMemory({ hot: { backend: 'inmemory', url: 'redis://x:1' } })).toThrow(
-      'memory.hot.url is read only with backend redis, not inmemory',
+      'memory.hot.url is read only with backend redis or postgres, not inmemory',
     );
     expect(() => createMemory({ warm: { backend: 'sqlite', cluster: 'a:1' } })).toThrow(
       /memory\.warm\.cluster is read only with backend redis/,
@@ -388,6 +411,18 @@ const backends: [string, () => TieredMemory][] = [
         warm: redisWarmTier({ url: redisUrl(), prefix }),
         cold: sqliteColdTier(file()),
         tokenBudget: 100_000,
+      });
+    },
+  ],
+  [
+    'PostgreSQL warm and cold (memory.*.backend: postgres)',
+    () => {
+      const schema = `axon_test_mem_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+      postgresSchemas.push(schema);
+      return createMemory({
+        warm: { backend: 'postgres', url: postgresUrl, schema },
+        cold: { backend: 'postgres', url: postgresUrl, schema },
+        token_budget: 100_000,
       });
     },
   ],

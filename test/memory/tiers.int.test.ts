@@ -4,6 +4,7 @@
  * and with an OpenAI-compatible embeddings endpoint).
  */
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SimulatedClock } from '../../src/context/clock.js';
 import { ConflictError } from '../../src/errors/conflict-error.js';
@@ -16,6 +17,7 @@ import type {
   WarmItem,
   WarmTier,
 } from '../../src/memory/memory-types.js';
+import { postgresColdTier, postgresWarmTier } from '../../src/memory/postgres-tiers.js';
 import { redisHotTier } from '../../src/memory/redis-hot-tier.js';
 import { redisWarmTier } from '../../src/memory/redis-warm-tier.js';
 import { sqliteColdTier } from '../../src/memory/sqlite-cold-tier.js';
@@ -28,8 +30,21 @@ const { file, prefix } = resources;
 /** A prefix on the tests' Redis Cluster: under a hash tag, as a cluster needs. */
 const clusterBase = `{axon-test-mem:${randomUUID()}}:`;
 const clusterPrefix = (): string => `${clusterBase}${randomUUID()}:`;
+const postgresUrl =
+  process.env['AXON_TEST_POSTGRES'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const postgresSchemas: string[] = [];
+/** A schema of its own on the tests' PostgreSQL, dropped after the file. */
+const pgSchema = (): string => {
+  const s = `axon_test_mem_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  postgresSchemas.push(s);
+  return s;
+};
 afterAll(async () => {
   await clearClusterPrefix(clusterBase);
+  const admin = new pg.Client({ connectionString: postgresUrl });
+  await admin.connect();
+  for (const s of postgresSchemas) await admin.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+  await admin.end();
 });
 
 describe.each([
@@ -124,6 +139,7 @@ describe.each([
     'redis cluster',
     (): WarmTier => redisWarmTier({ cluster: redisCluster(), prefix: clusterPrefix() }),
   ],
+  ['postgres', (): WarmTier => postgresWarmTier({ connection: postgresUrl, schema: pgSchema() })],
 ])('warm tier conformance: %s', (_name, make) => {
   it('ranks by text relevance within the asked keys and kind', async () => {
     const warm = make();
@@ -198,6 +214,10 @@ describe.each([
 
 describe.each([
   ['sqlite + hashed embedder', (): ColdTier => sqliteColdTier(file())],
+  [
+    'postgres + hashed embedder',
+    (): ColdTier => postgresColdTier({ connection: postgresUrl, schema: pgSchema() }),
+  ],
   [
     'sqlite + OpenAI-compatible embeddings endpoint',
     (): ColdTier =>
@@ -310,5 +330,51 @@ describe('embedded cold tier', () => {
       dimensions: 32,
     });
     await expect(wrong.embed(['x'])).rejects.toThrow(RangeError);
+  });
+});
+
+describe('PostgreSQL cold tier', () => {
+  it('finds knowledge another process stored after it opened, and keeps it across a reopen', async () => {
+    const schema = pgSchema();
+    const a = postgresColdTier({ connection: postgresUrl, schema });
+    const b = postgresColdTier({ connection: postgresUrl, schema });
+    // b has searched (and loaded) before a stores anything.
+    expect(await b.search('refund policy', ['kb'], 3)).toEqual([]);
+    const item = coldItem('c1', 'kb', 'refunds are paid within thirty days of the request', 1);
+    expect(await a.put(item)).toBe(true);
+    expect(await b.put(item)).toBe(false);
+    const found = await b.search('refund within thirty days', ['kb'], 3);
+    expect(found.map((r) => r.item)).toEqual([item]);
+    await Promise.all([a.close(), b.close()]);
+    const again = postgresColdTier({ connection: postgresUrl, schema });
+    expect((await again.search('refunds', ['kb'], 3)).map((r) => r.item.id)).toEqual([item.id]);
+    await again.close();
+  });
+
+  it('refuses tables written with another embedder, and a schema newer than it knows', async () => {
+    const schema = pgSchema();
+    const first = postgresColdTier({ connection: postgresUrl, schema });
+    await first.put(coldItem('c1', 'kb', 'something', 1));
+    await first.close();
+    const other = postgresColdTier({
+      connection: postgresUrl,
+      schema,
+      embedder: hashedEmbedder({ dimensions: 64 }),
+    });
+    await expect(other.search('something', ['kb'], 1)).rejects.toBeInstanceOf(ConflictError);
+    await other.close();
+
+    const newer = pgSchema();
+    const admin = new pg.Client({ connectionString: postgresUrl });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA "${newer}"`);
+    await admin.query(
+      `CREATE TABLE "${newer}".memory_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+    );
+    await admin.query(`INSERT INTO "${newer}".memory_meta VALUES ('version', '9')`);
+    await admin.end();
+    const warm = postgresWarmTier({ connection: postgresUrl, schema: newer });
+    await expect(warm.list('k', 'fact')).rejects.toThrow(/version 9, newer than this axon knows/);
+    await warm.close();
   });
 });
