@@ -12,6 +12,7 @@ import { ConflictError } from '../../src/errors/conflict-error.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';
 import { makeRun, makeStep, narration } from '../support/records.js';
 import { quietRuntime } from '../support/runtime.js';
+import { expectSharedLeases } from './leases-conformance.js';
 import { describeRunStore } from './run-store.conformance.js';
 
 const url = process.env['AXON_TEST_POSTGRES'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -163,16 +164,7 @@ describe('the PostgreSQL store’s leases', () => {
     const s = schema();
     const a = postgresStore({ connection: url, schema: s });
     const b = postgresStore({ connection: url, schema: s });
-    expect(await a.leases.acquire('thread:1', 'engine-a', 60_000)).toBe(true);
-    expect(await b.leases.acquire('thread:1', 'engine-b', 60_000)).toBe(false);
-    expect(await a.leases.acquire('thread:1', 'engine-a', 60_000)).toBe(true);
-    expect(await b.leases.acquire('thread:2', 'engine-b', 60_000)).toBe(true);
-    await b.leases.release('thread:1', 'engine-b');
-    expect(await b.leases.acquire('thread:1', 'engine-b', 60_000)).toBe(false);
-    await a.leases.release('thread:1', 'engine-a');
-    expect(await b.leases.acquire('thread:1', 'engine-b', 1)).toBe(true);
-    await new Promise((r) => setTimeout(r, 5));
-    expect(await a.leases.acquire('thread:1', 'engine-a', 60_000)).toBe(true);
+    await expectSharedLeases(a.leases, b.leases);
     await expect(a.leases.acquire('thread:3', 'engine-a', 0)).rejects.toThrow(RangeError);
     await Promise.all([a.close(), b.close()]);
   });

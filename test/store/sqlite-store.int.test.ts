@@ -11,6 +11,7 @@ import { migrate, sqliteStore, type SqliteRunStore } from '../../src/store/sqlit
 import { emptyProvenance, type StepEvent } from '../../src/streams/events.js';
 import { makeFact, makeRun, makeStep, narration } from '../support/records.js';
 import type { RunPatch, StepPatch, StepRecord } from '../../src/store/records.js';
+import { expectSharedLeases } from './leases-conformance.js';
 import { describeRunStore } from './run-store.conformance.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-sqlite-'));
@@ -618,19 +619,7 @@ describe('SqliteRunStore', () => {
     const path = file();
     const a = sqliteStore(path);
     const b = sqliteStore(path);
-    expect(await a.leases.acquire('thread:1', 'engine-a', 60_000)).toBe(true);
-    expect(await b.leases.acquire('thread:1', 'engine-b', 60_000)).toBe(false);
-    // The holder renews; another key is anyone's.
-    expect(await a.leases.acquire('thread:1', 'engine-a', 60_000)).toBe(true);
-    expect(await b.leases.acquire('thread:2', 'engine-b', 60_000)).toBe(true);
-    // Released, it is free at once; a release by another owner changes nothing.
-    await b.leases.release('thread:1', 'engine-b');
-    expect(await b.leases.acquire('thread:1', 'engine-b', 60_000)).toBe(false);
-    await a.leases.release('thread:1', 'engine-a');
-    expect(await b.leases.acquire('thread:1', 'engine-b', 1)).toBe(true);
-    // Run out, it is free to take.
-    await new Promise((r) => setTimeout(r, 5));
-    expect(await a.leases.acquire('thread:1', 'engine-a', 60_000)).toBe(true);
+    await expectSharedLeases(a.leases, b.leases);
     await Promise.all([a.close(), b.close()]);
   });
 
