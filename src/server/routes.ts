@@ -21,7 +21,7 @@ import { mayUse, type Caller } from './auth.js';
 import { HttpError } from './http-errors.js';
 import { pathHash, pathId } from './path-ids.js';
 import type { ServerMetrics } from './server-metrics.js';
-import { serveSse, sseHeaders, type OpenStreams } from './sse.js';
+import { serveSse, sseHeaders, whileOpen, type OpenStreams } from './sse.js';
 import { takeStreamSlot, type StreamSlots } from './stream-slots.js';
 import { checkpointView, factView, flowView, runView, stepView } from './views.js';
 
@@ -248,17 +248,13 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
     }
     const release = takeStreamSlot(deps, callerOf(req));
     reply.hijack();
-    const gone = new AbortController();
-    const onClose = (): void => {
-      gone.abort();
-    };
-    reply.raw.once('close', onClose);
+    const open = whileOpen(reply.raw);
     const done = serveSse(
       reply.raw,
       (id, o) => runtime.followStepPages(id, o),
       step_id,
       afterSeq,
-      gone.signal,
+      open.signal,
       {
         keepAliveMs: deps.keepAliveMs,
         flushMs: deps.sseFlushMs,
@@ -271,7 +267,7 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
         },
       },
     ).finally(() => {
-      reply.raw.off('close', onClose);
+      open.stop();
       release();
     });
     deps.streams.add(reply.raw, done);

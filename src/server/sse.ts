@@ -85,6 +85,27 @@ export function sseFrame(event: StepEvent): string {
   return `id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(sseData(event))}\n\n`;
 }
 
+/**
+ * A signal aborted when `res`'s connection closes — at once when it closed already: a client
+ * that went away while the handler awaited the store (an ownership check, a first read) must
+ * not leave a stream following a live step for as long as it runs. `stop()` forgets the
+ * connection once the stream is over.
+ */
+export function whileOpen(res: ServerResponse): { readonly signal: AbortSignal; stop(): void } {
+  const gone = new AbortController();
+  const onClose = (): void => {
+    gone.abort();
+  };
+  res.once('close', onClose);
+  if (res.destroyed || res.socket === null || res.socket.destroyed) gone.abort();
+  return {
+    signal: gone.signal,
+    stop: () => {
+      res.off('close', onClose);
+    },
+  };
+}
+
 /** Resolves when `res` drains (`true`), or when the connection closes first (`false`). */
 export function drained(res: ServerResponse, closed: AbortSignal): Promise<boolean> {
   if (closed.aborted) return Promise.resolve(false);

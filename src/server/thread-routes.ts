@@ -30,7 +30,14 @@ import { callerOf, checkBody } from './routes.js';
 import type { ServerMetrics } from './server-metrics.js';
 import { takeStreamSlot, type StreamSlots } from './stream-slots.js';
 import type { Logger } from '../observability/logger.js';
-import { sseData, sseHeaders, writeSse, type OpenStreams, type SseSource } from './sse.js';
+import {
+  sseData,
+  sseHeaders,
+  whileOpen,
+  writeSse,
+  type OpenStreams,
+  type SseSource,
+} from './sse.js';
 
 /** What the thread routes need. */
 export interface ThreadRouteDeps {
@@ -180,12 +187,8 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
     const release = takeStreamSlot(deps, callerOf(req));
     reply.hijack();
     const res = reply.raw;
-    const gone = new AbortController();
-    const onClose = (): void => {
-      gone.abort();
-    };
-    res.once('close', onClose);
-    const done = writeSse(res, threadSource(engine, id, after, gone.signal), gone.signal, {
+    const open = whileOpen(res);
+    const done = writeSse(res, threadSource(engine, id, after, open.signal), open.signal, {
       keepAliveMs: deps.keepAliveMs,
       flushMs: deps.sseFlushMs,
       headers: { 'x-correlation-id': String(reply.getHeader('x-correlation-id') ?? '') },
@@ -196,7 +199,7 @@ export function registerThreadRoutes(app: FastifyInstance, deps: ThreadRouteDeps
         deps.logger.error({ err, thread: id }, 'a thread stream failed');
       },
     }).finally(() => {
-      res.off('close', onClose);
+      open.stop();
       release();
     });
     deps.streams.add(res, done);

@@ -130,12 +130,12 @@ describe('serveCommand: refusals before anything is opened', () => {
     [
       'a memory backend axon does not have',
       'memory:\n  cold:\n    backend: qdrant\n',
-      'axon serve: axon.yaml line 3: memory.cold.backend "qdrant" is not supported: axon has sqlite\n',
+      'axon serve: axon.yaml line 3: memory.cold.backend "qdrant" is not supported: axon has sqlite, postgres\n',
     ],
     [
       'a memory key its backend would not read',
       'memory:\n  hot:\n    backend: inmemory\n    url: redis://x:1\n',
-      'axon serve: axon.yaml line 4: memory.hot.url is read only with backend redis, not inmemory\n',
+      'axon serve: axon.yaml line 4: memory.hot.url is read only with backend redis or postgres, not inmemory\n',
     ],
     [
       'a memory tier on a Redis Cluster under a prefix without a hash tag',

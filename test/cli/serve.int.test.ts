@@ -501,14 +501,14 @@ describe('axon serve (the built binary, a real child process)', () => {
   });
 
   it('a memory backend axon does not have exits 2 naming the key and its line', async () => {
-    writeFileSync(join(dir, 'conf.yaml'), 'memory:\n  warm:\n    backend: postgres\n');
+    writeFileSync(join(dir, 'conf.yaml'), 'memory:\n  warm:\n    backend: mongodb\n');
     const { out, exited } = spawnAxon(
       ['serve', '--config', 'conf.yaml', '--data-dir', join(dir, 'data')],
       dir,
     );
     expect(await exited).toEqual({ code: 2, signal: null });
     expect(out.stderr).toMatch(
-      /^axon serve: conf\.yaml line 3: memory\.warm\.backend "postgres" is not supported: axon has sqlite, redis\n$/,
+      /^axon serve: conf\.yaml line 3: memory\.warm\.backend "mongodb" is not supported: axon has sqlite, redis, postgres\n$/,
     );
   });
 
