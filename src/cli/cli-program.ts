@@ -2,7 +2,7 @@
  * @module The `axon` command tree on commander: the program, its commands (`core-commands.ts`:
  * `run`, `serve`, `worker`, `list`; `runs-command.ts`: `runs list`; `trace-command.ts`:
  * `trace`; `workflow-command.ts`: `workflow list|status|trigger`; `thread-command.ts`:
- * `thread list|show|inspect|kill`; `image-command.ts`: `image build`; `help` here), the help's layout, and the checks commander does not make the way
+ * `thread list|show|inspect|kill`; `image-command.ts`: `image build`; `store-command.ts`: `store copy`; `help` here), the help's layout, and the checks commander does not make the way
  * axon wants them (an option of another command, an extra argument, an unknown command: one
  * line naming it, the command's help, exit 2). A new command is a `registerXCommand(program,
  * ctx)` like `registerRunsCommand`, called from {@link createProgram}; what it reads runs from
@@ -22,6 +22,7 @@ import {
 } from './core-commands.js';
 import { registerImageCommand } from './image-command.js';
 import { registerRunsCommand } from './runs-command.js';
+import { registerStoreCommand } from './store-command.js';
 import { registerThreadCommand } from './thread-command.js';
 import { registerTraceCommand } from './trace-command.js';
 import { registerWorkflowCommand } from './workflow-command.js';
@@ -230,6 +231,7 @@ export function createProgram(ctx: CommandContext): Command {
   registerWorkflowCommand(program, ctx);
   registerThreadCommand(program, ctx);
   registerImageCommand(program, ctx);
+  registerStoreCommand(program, ctx);
   addHelp(program, ctx);
   program.action(() => {
     const [name] = program.processedArgs as (string | undefined)[];

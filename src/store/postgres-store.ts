@@ -300,6 +300,14 @@ export class PostgresRunStore implements RunStore {
     return (rows[0] as { record: FlowRecord } | undefined)?.record ?? null;
   }
 
+  async listFlows(): Promise<FlowRecord[]> {
+    // The flows table has no sequence: by creation time, then id.
+    const flows = await this.#records<FlowRecord>(`SELECT record FROM ${this.#s}.flows`);
+    return flows.sort(
+      (a, b) => a.created_at.localeCompare(b.created_at) || a.flow_id.localeCompare(b.flow_id),
+    );
+  }
+
   async getFlowByHash(hash: string): Promise<FlowRecord | null> {
     const { rows } = await this.#q(`SELECT record FROM ${this.#s}.flows WHERE hash = $1`, [hash]);
     return (rows[0] as { record: FlowRecord } | undefined)?.record ?? null;

@@ -123,6 +123,11 @@ export interface RunStore {
   putFlow(flow: FlowRecord): Promise<{ readonly flow: FlowRecord; readonly created: boolean }>;
   getFlow(flowId: string): Promise<FlowRecord | null>;
   getFlowByHash(hash: string): Promise<FlowRecord | null>;
+  /**
+   * Every flow, in the order stored (what `axon store copy` copies, a flow no run uses
+   * included); a store that cannot list them cannot be copied from.
+   */
+  listFlows?(): Promise<FlowRecord[]>;
   /** Appends a fact to its run (NERVE-4004); there is no update or delete. */
   appendFact(fact: FactRecord): Promise<void>;
   /** Facts in append order; see {@link FactQuery}. */

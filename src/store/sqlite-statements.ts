@@ -36,6 +36,7 @@ const SQL = {
   insertFlow: `INSERT INTO flows (flow_id, hash, name, ast, tools, config, labels, created_at)
        VALUES (@flow_id, @hash, @name, @ast, @tools, @config, @labels, @created_at)`,
   getFlow: 'SELECT * FROM flows WHERE flow_id = ?',
+  listFlows: 'SELECT * FROM flows ORDER BY rowid',
   getFlowByHash: 'SELECT * FROM flows WHERE hash = ?',
   insertFact: `INSERT INTO facts (fact_id, run_id, type, schema_uri, data, emitted_by_step, ts)
        VALUES (@fact_id, @run_id, @type, @schema_uri, @data, @emitted_by_step, @ts)`,

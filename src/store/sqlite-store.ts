@@ -298,6 +298,10 @@ export class SqliteRunStore implements RunStore {
     });
   }
 
+  listFlows(): Promise<FlowRecord[]> {
+    return this.#read(() => (this.#stmt.listFlows.all() as FlowRow[]).map(flowFromRow));
+  }
+
   getFlowByHash(hash: string): Promise<FlowRecord | null> {
     return this.#read(() => {
       const row = this.#stmt.getFlowByHash.get(hash) as FlowRow | undefined;

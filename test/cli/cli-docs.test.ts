@@ -33,6 +33,7 @@ describe('docs/cli.md', () => {
       'thread inspect',
       'thread kill',
       'image build',
+      'store copy',
     ]);
     for (const command of commands)
       expect(doc).toMatch(new RegExp(`^## \`axon ${command}\`$`, 'm'));

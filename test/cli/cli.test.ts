@@ -388,7 +388,12 @@ describe('axon usage errors', () => {
 
   it.each([
     [['list', '--seed', '3'], 'list', 'seed', 'run'],
-    [['list', '--json'], 'list', 'json', 'run, runs list, trace, workflow, thread and image build'],
+    [
+      ['list', '--json'],
+      'list',
+      'json',
+      'run, runs list, trace, workflow, thread, image build and store copy',
+    ],
     [['help', '--message', 'hi'], 'help', 'message', 'run'],
   ])('refuses an option of another command: %j', async (argv, command, option, owners) => {
     const { code, stdout, stderr } = await cli(argv);
