@@ -11,7 +11,11 @@
  * ≥ 0.5); `ratios.sqlite_power_vs_memory` the same with `'power'`.
  * PostgreSQL (issue 32): the same runs and appends on `postgresStore` (127.0.0.1:5432, or
  * `AXON_BENCH_POSTGRES`), a schema per round, dropped at the end;
- * `ratios.postgres_vs_memory` (target ≥ 0.3).
+ * `ratios.postgres_vs_memory` (target ≥ 0.3). Its peer, interleaved with the rest: the same
+ * two-node durable graph in LangGraph.js (node `a`, then node `b`, a thread per invoke) with
+ * `@langchain/langgraph-checkpoint-postgres` on the same server (a schema of its own, the same
+ * 16 in flight); `ratios.vs_langgraph_postgres` = axon's two-step runs/s on PostgreSQL ÷ its
+ * graphs/s (target ≥ 3).
  * Listings (issue 29): the time to list 50 runs — the newest, and the newest of one user in
  * one status, as `GET /v1/runs` asks — on a store of 1 000 runs and on one of 100 000
  * (`AXON_BENCH_LIST_RUNS`), SQLite and Redis; `ratios.list_<kind>_100k_vs_1k` near 1 says a
@@ -31,6 +35,8 @@ import type { RunStore } from '../src/store/run-store.js';
 import { sqliteStore } from '../src/store/sqlite-store.js';
 import { postgresStore } from '../src/store/postgres-store.js';
 import pg from 'pg';
+import { Annotation, END as LG_END, START, StateGraph } from '@langchain/langgraph';
+import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type { StepEvent } from '../src/streams/events.js';
 import { interleave, report } from './harness.js';
 import { benchRun, benchStep } from './records.js';
@@ -140,9 +146,49 @@ function appendsOn(kind: Kind) {
   };
 }
 
+/** LangGraph.js's two-node graph on its PostgreSQL checkpointer: the peer of `runs_postgres`. */
+function langgraphOnPostgres() {
+  const State = Annotation.Root({
+    out: Annotation<string>({ reducer: (_prev, next) => next, default: () => '' }),
+  });
+  const graph = new StateGraph(State)
+    .addNode('a', () => ({ out: 'a' }))
+    .addNode('b', () => ({ out: 'b' }))
+    .addEdge(START, 'a')
+    .addEdge('a', 'b')
+    .addEdge('b', LG_END);
+  let saver: PostgresSaver | null = null;
+  let durable: ReturnType<typeof graph.compile> | null = null;
+  return {
+    name: 'runs_langgraph_postgres',
+    setup: async () => {
+      const schema = `axon_bench_lg_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+      postgresSchemas.push(schema);
+      saver = PostgresSaver.fromConnString(postgresUrl, { schema });
+      await saver.setup();
+      durable = graph.compile({ checkpointer: saver });
+    },
+    teardown: async () => {
+      await saver?.end();
+      saver = null;
+      durable = null;
+    },
+    run: async () => {
+      const g = durable;
+      if (!g) return;
+      const outs = await Promise.all(
+        Array.from({ length: inFlight }, () =>
+          g.invoke({ out: 'x' }, { configurable: { thread_id: randomUUID() } }),
+        ),
+      );
+      if (outs.some((o) => o.out !== 'b')) throw new Error('a langgraph run failed');
+    },
+  };
+}
+
 const kinds: Kind[] = ['memory', 'sqlite', 'sqlite_power', 'redis'];
 const all: Kind[] = [...kinds, 'postgres'];
-const stats = await interleave([...all.map(runsOn), ...all.map(appendsOn)], {
+const stats = await interleave([...all.map(runsOn), langgraphOnPostgres(), ...all.map(appendsOn)], {
   rounds,
   roundMs,
   warmupOps: 50,
@@ -169,7 +215,10 @@ async function readHalf(kind: Kind): Promise<number> {
   return Number((times[10] ?? 0).toFixed(2));
 }
 
-const metrics: Record<string, number> = { runs_in_flight: inFlight };
+const metrics: Record<string, number> = {
+  runs_in_flight: inFlight,
+  runs_per_s_langgraph_postgres: Math.round(median('runs_langgraph_postgres') * inFlight),
+};
 for (const kind of all) {
   metrics[`runs_per_s_${kind}`] = Math.round(median(`runs_${kind}`) * inFlight);
   metrics[`events_per_s_${kind}`] = Math.round(median(`appends_${kind}`) * 8);
@@ -288,6 +337,9 @@ report({
     ),
     redis_vs_memory: Number((median('runs_redis') / median('runs_memory')).toFixed(2)),
     postgres_vs_memory: Number((median('runs_postgres') / median('runs_memory')).toFixed(2)),
+    vs_langgraph_postgres: Number(
+      (median('runs_postgres') / median('runs_langgraph_postgres')).toFixed(2),
+    ),
     ...listing,
   },
 });

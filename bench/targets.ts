@@ -265,6 +265,15 @@ export const TARGETS: readonly Target[] = [
     what: 'two-step runs/s on the PostgreSQL store, 16 runs in flight: ≥ 0.3× the in-memory store',
     source: 'issue 32',
   },
+  {
+    bench: 'store',
+    kind: 'ratios',
+    name: 'vs_langgraph_postgres',
+    comparison: '>=',
+    threshold: 3,
+    what: 'two-step runs/s on the PostgreSQL store, 16 in flight: ≥ 3× the same two-node graph in LangGraph.js with its PostgreSQL checkpointer',
+    source: 'issue 32',
+  },
 ];
 
 /**

@@ -99,7 +99,7 @@ describe('the benchmark summary', () => {
       result: 'met',
     });
     expect(row(summary, 'actors', 'metrics.actors_alive').result).toBe('**missed**');
-    expect(summary).toContain('2 met, 2 missed, 21 not measured.');
+    expect(summary).toContain('2 met, 2 missed, 22 not measured.');
   });
 
   it('shows a target whose figure is absent, null or whose bench has no result as not measured', () => {
@@ -143,7 +143,7 @@ describe('the benchmark summary', () => {
     expect(row(summary, 'engine', 'ratios.vs_openai_sdk').run).toMatch(
       /^unknown commit, \d{4}-\d\d-\d\d \d\d:\d\d UTC \(not current\)$/,
     );
-    expect(summary).toContain('4 of the figures from a run at another commit ("not current")');
+    expect(summary).toContain('5 of the figures from a run at another commit ("not current")');
   });
 
   it('lists JSON files that are not bench results instead of failing', () => {
@@ -204,6 +204,7 @@ describe('the targets', () => {
       'workflow ratios.vs_langgraph_sqlite ≥ 3',
       'container ratios.warm_vs_process ≥ 0.5',
       'store ratios.postgres_vs_memory ≥ 0.3',
+      'store ratios.vs_langgraph_postgres ≥ 3',
     ]);
   });
 

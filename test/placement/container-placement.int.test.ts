@@ -285,6 +285,28 @@ describe('supervision: every end of a container ends only its step, and removes 
   it('a container that makes too many host calls at once is removed: WORKER_RESET protocol', async () => {
     const rt = containerRuntime();
     rt.registerAgent(agent('flooder'));
+    // A tool that answers only once its step is over: the container's calls pile up unanswered
+    // however fast the host reads them (a tool the host refuses at once could keep up).
+    rt.registerTool(
+      defineTool({
+        name: 'hold',
+        description: 'answers when its step ends',
+        input: z.object({}),
+        handler: (_args, ctx) =>
+          new Promise((resolve) => {
+            ctx.signal.addEventListener(
+              'abort',
+              () => {
+                resolve('released');
+              },
+              { once: true },
+            );
+            setTimeout(() => {
+              resolve('timed out');
+            }, 20_000).unref();
+          }),
+      }),
+    );
     const result = await rt.invoke('flooder', 'go');
     expect(result.error?.code).toBe('WORKER_RESET');
     expect(result.error?.details).toMatchObject({ cause: 'protocol' });
