@@ -70,7 +70,7 @@ describe('axon serve: the command line', () => {
       ['serve', '--json'],
       'serve',
       'json',
-      'run, runs list, trace, workflow, thread and image build',
+      'run, runs list, trace, workflow, thread, image build and store copy',
     ],
   ])('refuses a flag of another command: %j', async (argv, command, flag, owner) => {
     const { code, stdout, stderr } = await cli(argv);
