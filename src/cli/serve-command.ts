@@ -153,7 +153,7 @@ export async function serveRuntime(
 }
 
 /** A PostgreSQL URL without its password or parameters, as a banner may show it. */
-function shownPostgres(url: string): string {
+export function shownPostgres(url: string): string {
   try {
     const u = new URL(url);
     if (u.password !== '') u.password = '***';

@@ -15,6 +15,7 @@ import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
 import { addJsonOption, writeJson } from './json-output.js';
+import { shownPostgres } from './serve-command.js';
 import { STORE_FILE } from './serve-config.js';
 
 interface StoreCopyFlags {
@@ -45,12 +46,7 @@ function openStore(
   source: boolean,
 ): Named {
   if (POSTGRES_URL.test(spec)) {
-    const shown = (() => {
-      const u = new URL(spec);
-      if (u.password !== '') u.password = '***';
-      u.search = '';
-      return `${u.toString()} schema ${schema}`;
-    })();
+    const shown = `${shownPostgres(spec)} schema ${schema}`;
     return { store: postgresStore({ connection: spec, schema }), shown };
   }
   if (!spec.startsWith('sqlite:') || spec.length === 'sqlite:'.length) {

@@ -21,6 +21,21 @@ export interface CollectionStats {
   readonly df: ReadonlyMap<string, number>;
 }
 
+/**
+ * `items` ranked by the BM25 of their content for `terms`, best first (the older first among
+ * equals), at most `limit`: how the warm tiers without a full-text engine of their own answer.
+ */
+export function rankByBm25<T extends { readonly content: string; readonly ts: number }>(
+  items: readonly T[],
+  terms: readonly string[],
+  stats: CollectionStats,
+  limit: number,
+): { item: T; score: number }[] {
+  const ranked = items.map((item) => ({ item, score: bm25(terms, item.content, stats) }));
+  ranked.sort((a, b) => b.score - a.score || a.item.ts - b.item.ts);
+  return ranked.slice(0, limit);
+}
+
 /** The BM25 score of a document's `text` for the (distinct) `terms` of a query. */
 export function bm25(terms: readonly string[], text: string, stats: CollectionStats): number {
   const doc = words(text);

@@ -11,7 +11,7 @@
  */
 import pg from 'pg';
 import { ConflictError } from '../errors/conflict-error.js';
-import { bm25, words } from './bm25.js';
+import { rankByBm25, words } from './bm25.js';
 import { hashedEmbedder, type Embedder } from './embedders.js';
 import type { ColdItem, ColdTier, Ranked, WarmItem, WarmKind, WarmTier } from './memory-types.js';
 import { MAX_CANDIDATES } from './redis-warm-tier.js';
@@ -191,12 +191,7 @@ class PostgresWarmTier implements WarmTier {
       [keys, kind, terms, tags && tags.length > 0 ? JSON.stringify(tags) : null],
     );
     const stats = { n, avgLength: Number(row?.len ?? 1) || 1, df };
-    const ranked = rows.map((r) => {
-      const item = warmItem(r);
-      return { item, score: bm25(terms, item.content, stats) };
-    });
-    ranked.sort((a, b) => b.score - a.score || a.item.ts - b.item.ts);
-    return ranked.slice(0, limit);
+    return rankByBm25(rows.map(warmItem), terms, stats, limit);
   }
 
   async list(key: string, kind: WarmKind): Promise<WarmItem[]> {

@@ -7,7 +7,7 @@
  * BM25 (k1 1.2, b 0.75) computed here, with document frequencies from the index's set
  * sizes and lengths from per-key counters. The scores are BM25's, as the SQLite tier's.
  */
-import { bm25, words } from './bm25.js';
+import { rankByBm25, words } from './bm25.js';
 import { RedisLink, type RedisLinkOptions } from './redis-link.js';
 import type { Ranked, WarmItem, WarmKind, WarmTier } from './memory-types.js';
 
@@ -110,14 +110,12 @@ class RedisWarmTier implements WarmTier {
     if (ids.size === 0) return [];
     const raw = await this.#link.client.mget(...[...ids].map((id) => this.#item(id)));
     const stats = { n, avgLength: n === 0 ? 1 : len / n, df };
-    const ranked = raw.flatMap((s) => {
+    const items = raw.flatMap((s) => {
       if (s === null) return [];
       const item = JSON.parse(s) as WarmItem;
-      if (tags && !hasTags(item.tags, tags)) return [];
-      return [{ item, score: bm25(terms, item.content, stats) }];
+      return tags && !hasTags(item.tags, tags) ? [] : [item];
     });
-    ranked.sort((a, b) => b.score - a.score || a.item.ts - b.item.ts);
-    return ranked.slice(0, limit);
+    return rankByBm25(items, terms, stats, limit);
   }
 
   async list(key: string, kind: WarmKind): Promise<WarmItem[]> {

@@ -16,6 +16,9 @@ import type pg from 'pg';
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 
+/** Operations in one call of `apply` at most (its JSON and its transaction stay bounded). */
+export const MAX_BATCH = 1_000;
+
 /** One operation of a batch: `op` names the schema's function, the rest are its arguments. */
 export interface BatchOp {
   readonly op: string;
@@ -89,8 +92,8 @@ export class PostgresBatcher {
   readonly #send = (): void => {
     this.#scheduled = false;
     if (this.#sending || this.#queue.length === 0) return;
-    const batch = this.#queue;
-    this.#queue = [];
+    // At most MAX_BATCH a call: a burst of writes goes as several bounded calls, in order.
+    const batch = this.#queue.splice(0, MAX_BATCH);
     this.#sending = true;
     void this.#sendBatch(batch).finally(() => {
       this.#sending = false;

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { POSTGRES_SCHEMA_VERSION, postgresStore } from '../../src/store/postgres-store.js';
 import { defineAgent } from '../../src/actors/define-agent.js';
+import { MAX_BATCH } from '../../src/store/postgres-batch.js';
 import { ConflictError } from '../../src/errors/conflict-error.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';
 import { makeRun, makeStep, narration } from '../support/records.js';
@@ -108,6 +109,14 @@ describe('the PostgreSQL store’s batches (one call of its apply function per t
     expect(String((settled[1] as PromiseRejectedResult).reason)).toMatch(/out of range/);
     expect(await store.getRun(good.run_id)).toEqual(good);
     expect((await store.readEvents(step.step_id)).map((e) => e.seq)).toEqual([1]);
+    await store.close();
+  });
+
+  it('a turn asking more than MAX_BATCH writes sends them in bounded calls, each committed, in order', async () => {
+    const store = postgresStore({ connection: url, schema: schema() });
+    const runs = Array.from({ length: MAX_BATCH * 2 + 5 }, () => makeRun());
+    await Promise.all(runs.map((r) => store.createRun(r)));
+    expect((await store.listRuns()).map((r) => r.run_id)).toEqual(runs.map((r) => r.run_id));
     await store.close();
   });
 
