@@ -137,7 +137,7 @@ export function registerServeCommand(program: Command, ctx: CommandContext): voi
     )
     .option(
       '--postgres <url>',
-      'Keep runs in PostgreSQL (postgres://…; the tables in schema axon, or store.schema of the config), not SQLite in the data dir',
+      'Keep runs in PostgreSQL (postgres://…; the tables in schema axon, or store.schema of the config), not SQLite in the data dir; with --redis, the fleet keeps its records there and only its queues in Redis',
     )
     .addHelpText('after', SERVE_AFTER);
   serve.action(
@@ -181,6 +181,10 @@ export function registerWorkerCommand(program: Command, ctx: CommandContext): vo
       "The fleet's Redis Cluster instead, by its nodes (default AXON_REDIS_CLUSTER, the config's redis.cluster)",
     )
     .option(
+      '--postgres <url>',
+      "The fleet's records in PostgreSQL, as its axon serve --postgres (default AXON_POSTGRES_URL, the config's store.postgres; else they are in Redis)",
+    )
+    .option(
       '--config <file>',
       "The YAML configuration: engines, policy, memory, workflows' roles (as serve's)",
     )
@@ -212,6 +216,7 @@ export function registerWorkerCommand(program: Command, ctx: CommandContext): vo
             concurrency: o['concurrency'],
             redis: o['redis'],
             redisCluster: o['redisCluster'],
+            postgres: o['postgres'],
             config: o['config'],
             vramMb: o['vramMb'],
             features: o['features'],

@@ -17,6 +17,7 @@ import { redisRateLimiter, type RateLimiter } from '../policy/rate-limiter.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import type { RuntimeOptions } from '../runtime/runtime-options.js';
 import { postgresStore } from '../store/postgres-store.js';
+import { shownPostgres } from '../store/postgres-url.js';
 import { redisStore } from '../store/redis-store.js';
 import { createServer, type AxonServer } from '../server/create-server.js';
 import { sqliteStore } from '../store/sqlite-store.js';
@@ -134,10 +135,12 @@ export async function serveRuntime(
   extraEngines: readonly Engine[] = [],
 ): Promise<Runtime> {
   const parts = configuredRuntimeOptions(config, logger);
-  const store = config.redis
-    ? redisStore({ ...storeTarget(config.redis), prefix: config.redis.prefix })
-    : config.postgres
-      ? postgresStore({ connection: config.postgres.url, schema: config.postgres.schema })
+  // A fleet's records are in its Redis unless PostgreSQL is named (then only its queues,
+  // streams and registry are).
+  const store = config.postgres
+    ? postgresStore({ connection: config.postgres.url, schema: config.postgres.schema })
+    : config.redis
+      ? redisStore({ ...storeTarget(config.redis), prefix: config.redis.prefix })
       : sqliteStore(join(config.dataDir, STORE_FILE));
   try {
     return createRuntime({
@@ -149,18 +152,6 @@ export async function serveRuntime(
   } catch (err) {
     await Promise.allSettled([store.close(), parts.close()]);
     throw err;
-  }
-}
-
-/** A PostgreSQL URL without its password or parameters, as a banner may show it. */
-export function shownPostgres(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    u.search = '';
-    return u.toString();
-  } catch {
-    return 'the URL given';
   }
 }
 
@@ -302,11 +293,14 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   }
 
   const from = config.configFile ? `config ${shownPath(config.configFile, cwd)}` : 'no config file';
+  const postgres = config.postgres
+    ? `store in PostgreSQL at ${shownPostgres(config.postgres.url)}, schema ${config.postgres.schema}`
+    : null;
   const data = config.redis
-    ? `store and fleet on ${shownRedis(config.redis)}`
-    : config.postgres
-      ? `store in PostgreSQL at ${shownPostgres(config.postgres.url)}, schema ${config.postgres.schema}`
-      : `data in ${shownPath(config.dataDir, cwd)}`;
+    ? postgres
+      ? `${postgres}; fleet on ${shownRedis(config.redis)}`
+      : `store and fleet on ${shownRedis(config.redis)}`
+    : (postgres ?? `data in ${shownPath(config.dataDir, cwd)}`);
   const auth = config.keys.length > 0 ? " -H 'Authorization: Bearer <key>'" : '';
   const names = served.workflows.map((w) => w.name).join(', ');
   const replaced = served.exampleReplaced ? ` (${EXAMPLE_WORKFLOW} from the config file)` : '';

@@ -395,15 +395,6 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
   const postgresUrl = pick<string>('store.postgres', file.store?.postgres);
   const postgres =
     postgresUrl === undefined ? null : { url: postgresUrl, schema: file.store?.schema ?? 'axon' };
-  if (postgres !== null && redis !== null) {
-    problems.push({
-      source: '--postgres / AXON_POSTGRES_URL / store.postgres',
-      line: null,
-      key: '',
-      message:
-        'a fleet keeping its records in PostgreSQL (with --redis) is not built yet: give one of them',
-    });
-  }
   const dirOverride = (fromFlags.get('data_dir') ?? fromEnv.get('data_dir')) as string | undefined;
   const dataDir =
     dirOverride !== undefined

@@ -15,7 +15,7 @@ import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
 import { addJsonOption, writeJson } from './json-output.js';
-import { shownPostgres } from './serve-command.js';
+import { shownPostgres } from '../store/postgres-url.js';
 import { STORE_FILE } from './serve-config.js';
 
 interface StoreCopyFlags {

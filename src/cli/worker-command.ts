@@ -22,6 +22,8 @@ export interface WorkerFlags {
   readonly redis?: string | undefined;
   /** `--redis-cluster host:port,...`. */
   readonly redisCluster?: string | undefined;
+  /** `--postgres <url>`: the fleet's records in PostgreSQL. */
+  readonly postgres?: string | undefined;
   readonly config?: string | undefined;
   readonly vramMb?: string | undefined;
   readonly features?: string | undefined;
@@ -105,7 +107,12 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
   let closeParts: () => Promise<void>;
   try {
     const config = loadServeConfig({
-      flags: { config: flags.config, redis: flags.redis, redisCluster: flags.redisCluster },
+      flags: {
+        config: flags.config,
+        redis: flags.redis,
+        redisCluster: flags.redisCluster,
+        postgres: flags.postgres,
+      },
       ...(options.env ? { env: options.env } : {}),
       ...(options.cwd ? { cwd: options.cwd } : {}),
     });
@@ -136,6 +143,7 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
         ? { cluster: config.redis.cluster }
         : { redis: config.redis?.url ?? 'redis://127.0.0.1:6379' }),
       prefix: config.redis?.prefix ?? 'axon:',
+      ...(config.postgres ? { postgres: config.postgres } : {}),
       runtime: {
         ...parts.options,
         agents: [...(parts.options.agents ?? []), ...served.workflows.flatMap(workflowAgents)],
@@ -162,7 +170,7 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
     return fail(1, `cannot start: ${(err as Error).message}`);
   }
   io.stdout.write(
-    `axon worker: replica ${worker.replicaId} of pool ${worker.poolId} [${(workerOptions.tags ?? []).join(', ')}] on ${workerOptions.cluster ? `the Redis Cluster at ${[workerOptions.cluster].flat().join(',')}` : (workerOptions.redis ?? '')}, taking steps\n`,
+    `axon worker: replica ${worker.replicaId} of pool ${worker.poolId} [${(workerOptions.tags ?? []).join(', ')}] on ${workerOptions.cluster ? `the Redis Cluster at ${[workerOptions.cluster].flat().join(',')}` : (workerOptions.redis ?? '')}${workerOptions.postgres ? `, records in ${worker.records}` : ''}, taking steps\n`,
   );
   await aborted(options.signal);
   io.stdout.write(`axon worker: stopping (finishing steps for up to ${graceMs} ms)\n`);

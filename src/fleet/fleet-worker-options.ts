@@ -21,6 +21,12 @@ export interface FleetWorkerOptions {
   readonly cluster?: string | readonly string[];
   /** Prefix of every key; default `axon:`, or `{axon}:` on a cluster (where it must hold a hash tag). */
   readonly prefix?: string;
+  /**
+   * The fleet's records (runs, steps, logs, budgets) in PostgreSQL instead of Redis: the URL
+   * (`postgres://`) and schema (default `axon`) its API processes use. Queues, streams,
+   * cancels and the registry stay in Redis.
+   */
+  readonly postgres?: { readonly url: string; readonly schema?: string };
   /** This replica's id; default `<host>-<pid>-<random>`. */
   readonly replicaId?: string;
   /** The runtime's own options: its agents, tools, engines, policy, memory, logger. */
@@ -49,6 +55,7 @@ export const KNOWN: ReadonlySet<string> = new Set([
   'redis',
   'cluster',
   'prefix',
+  'postgres',
   'replicaId',
   'runtime',
   'heartbeatMs',

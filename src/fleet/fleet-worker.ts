@@ -15,7 +15,6 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { checkPoolId, FleetKeys } from '../placement/fleet-keys.js';
 import { checkStepJob, type StepJob } from '../placement/fleet-jobs.js';
 import { countersKey } from '../placement/fleet-link.js';
-import { endedNotice, EVENTS_FIELD, STREAM_TTL_MS } from '../placement/fleet-relay.js';
 import { removeBeat, writeBeat, type ReplicaBeat } from '../placement/fleet-registry.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import {
@@ -26,7 +25,6 @@ import {
   parseClusterNodes,
   type RedisClient,
 } from '../store/redis-connection.js';
-import { redisStore } from '../store/redis-store.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import {
   KNOWN,
@@ -35,8 +33,9 @@ import {
   type FleetWorkerOptions,
   type StopReport,
 } from './fleet-worker-options.js';
-import { StepTurns } from './step-turns.js';
-import { StreamingStore } from './streaming-store.js';
+import type { StepTurns } from './step-turns.js';
+import type { StreamingStore } from './streaming-store.js';
+import { workerRecords } from './worker-records.js';
 import { abandonStep, endCancelledStep } from './unrun-steps.js';
 import type { StepStatus } from '../store/records.js';
 
@@ -65,6 +64,10 @@ export class FleetWorker {
   /** Where its Redis is, for messages. */
   readonly #where: string;
   readonly #store: StreamingStore;
+  /** Resolves once its records can be written (`WorkerRecords.ready`). */
+  readonly #recordsReady: () => Promise<void>;
+  /** Where its records are: `Redis`, or PostgreSQL's URL and schema. */
+  readonly records: string;
   readonly #worker: Worker<StepJob>;
   readonly #logger: Logger;
   readonly #running = new Map<string, Running>();
@@ -120,34 +123,18 @@ export class FleetWorker {
     this.#client.on('error', (err) => {
       this.#logger.warn({ err }, 'fleet worker: a Redis connection failed');
     });
-    const completed = { key: countersKey(this.keys, this.poolId), field: 'completed' };
-    const store = redisStore({
+    const records = workerRecords({
       client: this.#client,
-      prefix: this.keys.prefix,
-      fence: (target) => this.#turns.fenceOf(target),
-      streams: {
-        key: (stepId) => this.keys.events(stepId),
-        maxLen: streamMaxLen,
-        ttlMs: STREAM_TTL_MS,
-        field: EVENTS_FIELD,
-      },
-      // The end of a step taken here is said in the same call as it is written.
-      endNotice: (stepId, status) => {
-        const turn = this.#turns.of(stepId);
-        if (!turn) return null;
-        return {
-          ...endedNotice(this.keys, stepId, status, completed, turn.fence),
-          said: (yes) => {
-            if (yes) turn.said = true;
-          },
-          sent: () => {
-            turn.endSent(status);
-          },
-        };
-      },
+      keys: this.keys,
+      poolId: this.poolId,
+      streamMaxLen,
+      postgres: options.postgres ?? null,
+      logger: this.#logger,
     });
-    this.#turns = new StepTurns(store, this.keys, this.poolId);
-    this.#store = new StreamingStore(store, this.#client, this.keys);
+    this.#turns = records.turns;
+    this.#store = records.store;
+    this.#recordsReady = records.ready;
+    this.records = records.where;
     this.runtime = createRuntime({
       ...options.runtime,
       logger: this.#logger,
@@ -229,6 +216,7 @@ export class FleetWorker {
     const worker = new FleetWorker(options);
     try {
       await worker.#reachable();
+      await worker.#recordsReady();
       await worker.#checkContainers();
       await worker.#sub.subscribe(worker.keys.cancel);
       await worker.#heartbeat(true);
@@ -438,7 +426,7 @@ export class FleetWorker {
     // Here before the recorded cancel is read: a cancel sent from now on finds the step.
     this.#running.set(id, running);
     // The turn, and the step's and its run's records, in one call.
-    const { turn, cancelled } = this.#turns.take(data, id, token);
+    const { turn, cancelled } = this.#turns.take(data, id, token, job.attemptsStarted);
     const store = this.#store.store;
     const reading = Promise.all([store.getStep(data.step_id), store.getRun(data.run_id)]);
     running.done = (async () => {

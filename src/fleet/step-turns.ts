@@ -1,23 +1,37 @@
 /**
  * @module A replica's turns at the steps it takes, and their fences. The job's lock is the
  * claim: BullMQ sets the step's job lock (`FleetKeys.jobLock`) to a token of this replica's
- * when it hands it the job, and that lock is the step's fence — every write the replica's
+ * when it hands it the job, and that lock is the step's fence. Every write the replica's
  * store makes about the step (or a step made under it, or its run when only this step of the
- * run is here) checks in the same script call that the lock still holds this turn's token
- * (`RedisStoreOptions.fence`). Once the lock has lapsed or another replica has taken the job
- * (this one frozen past its lock, or its job handed back), this one writes nothing. No key of
- * axon's own is written to take a step, nor left behind by one.
+ * run is here) is fenced with the turn ({@link StepTurns.turnOf}):
+ *
+ * - records in Redis: the write checks, in the same script call, that the lock still holds
+ *   this turn's token (`RedisStoreOptions.fence`). No key of axon's own is written to take a
+ *   step, nor left behind by one.
+ * - records in PostgreSQL, which cannot see the lock: taking the turn records it on the step
+ *   (`PostgresRunStore.takeTurn`, with the job's start count, which BullMQ raises with every
+ *   take), and each write checks, in its transaction, that the step's turn is still this one
+ *   (`PostgresStoreOptions.fence`).
+ *
+ * Once another replica has taken the job (this one frozen past its lock, or its job handed
+ * back) — on Redis, once the lock has lapsed — this one writes nothing.
  */
 import type { FleetKeys } from '../placement/fleet-keys.js';
 import type { StepJob } from '../placement/fleet-jobs.js';
 import type { StepStatus } from '../store/records.js';
-import type { RedisRunStore, WriteGuard, WriteTarget } from '../store/redis-store.js';
+import type { WriteGuard } from '../store/redis-store.js';
+import type { WriteTarget } from '../store/write-target.js';
 
 /** This replica's turn at a step it took. */
 export interface Turn {
+  readonly stepId: string;
   readonly runId: string;
   readonly clientToken: string;
-  /** The step's job lock and this turn's token (BullMQ's), as a guard. */
+  /** The count of the job's starts, this one's (BullMQ's `attemptsStarted`). */
+  readonly number: number;
+  /** This turn's token (the lock's, BullMQ's). */
+  readonly token: string;
+  /** The step's job lock and this turn's token, as a guard. */
   readonly fence: WriteGuard;
   /** Set once the step's end was said on the fleet's `ended` stream by this turn. */
   said: boolean;
@@ -30,9 +44,15 @@ export interface Turn {
   readonly endSent: (status: StepStatus) => void;
 }
 
+/**
+ * Takes a turn in the records: resolves whether the step's cancel is recorded (its key,
+ * `mark`); rejects with `WorkerLostError` when the turn is no longer the step's.
+ */
+export type TakeTurn = (turn: Turn, mark: string) => Promise<boolean>;
+
 /** The turns of one replica; see the module. */
 export class StepTurns {
-  readonly #store: RedisRunStore;
+  readonly #take: TakeTurn;
   readonly #keys: FleetKeys;
   /** The pool whose queue the jobs come from. */
   readonly #poolId: string;
@@ -41,22 +61,23 @@ export class StepTurns {
   /** Steps made under a step taken here (its delegations, tool calls): that step, by id. */
   readonly #roots = new Map<string, string>();
 
-  constructor(store: RedisRunStore, keys: FleetKeys, poolId: string) {
-    this.#store = store;
+  constructor(take: TakeTurn, keys: FleetKeys, poolId: string) {
+    this.#take = take;
     this.#keys = keys;
     this.#poolId = poolId;
   }
 
   /**
    * Takes the turn at the step of `job`, whose job `jobId` BullMQ handed this replica with
-   * its lock's `token` (the writes of any earlier turn are refused since). `cancelled` reads,
-   * in this turn's call of the store's script, whether the step's cancel is recorded; it
-   * rejects with `WorkerLostError` when the lock no longer holds `token`.
+   * its lock's `token`, started `number` times (the writes of any earlier turn are refused
+   * since). `cancelled` reads whether the step's cancel is recorded; it rejects with
+   * `WorkerLostError` when the turn is no longer the step's.
    */
   take(
     job: StepJob,
     jobId: string,
     token: string,
+    number: number,
   ): { readonly turn: Turn; readonly cancelled: Promise<boolean> } {
     const clientToken = job.body.client_token;
     let endSent!: (status: StepStatus) => void;
@@ -64,15 +85,18 @@ export class StepTurns {
       endSent = resolve;
     });
     const turn: Turn = {
+      stepId: job.step_id,
       runId: job.run_id,
       clientToken: typeof clientToken === 'string' ? clientToken : '',
+      number,
+      token,
       fence: { key: this.#keys.jobLock(this.#poolId, jobId), token },
       said: false,
       ending,
       endSent,
     };
     // Queued before any write of the turn (they go in the same call, after it, or later).
-    const cancelled = this.#store.takeTurn(turn.fence, this.#keys.cancelled(job.step_id));
+    const cancelled = this.#take(turn, this.#keys.cancelled(job.step_id));
     this.#turns.set(job.step_id, turn);
     return { turn, cancelled };
   }
@@ -89,11 +113,11 @@ export class StepTurns {
   }
 
   /**
-   * The fence of a write (see `RedisStoreOptions.fence`): that of the turn at the step it is
-   * about — by its step, the step it is made under, or its run and client token when it
-   * names no step. None for a write of no step taken here.
+   * The turn a write is fenced with: the turn at the step it is about — by its step, the step
+   * it is made under, or its run and client token when it names no step. None for a write of
+   * no step taken here.
    */
-  fenceOf(target: WriteTarget): WriteGuard[] {
+  turnOf(target: WriteTarget): Turn | undefined {
     let root: string | undefined;
     if (target.stepId !== undefined) {
       const parent = target.parentStepId ? this.#rootOf(target.parentStepId) : undefined;
@@ -108,8 +132,7 @@ export class StepTurns {
       );
       if (mine.length === 1) root = mine[0]?.[0];
     }
-    const turn = root === undefined ? undefined : this.#turns.get(root);
-    return turn ? [turn.fence] : [];
+    return root === undefined ? undefined : this.#turns.get(root);
   }
 
   /** The step taken here that `id` is, or was made under. */

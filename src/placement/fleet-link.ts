@@ -124,6 +124,12 @@ export interface FleetLinkHost {
   readonly logger: Logger;
   /** A step's stream had an entry: its followers here read the log again. */
   appended(stepId: string): void;
+  /**
+   * Whether the runtime's store opens each queued step it claims in the fleet's open steps
+   * itself (the Redis store under the fleet's prefix does); if not, the link does it, before
+   * the step's job is queued.
+   */
+  readonly storeOpensSteps: boolean;
 }
 
 /** A runtime's link to its fleet; see the module. */
@@ -141,6 +147,7 @@ export class FleetLink implements StepDispatch {
   readonly #maxQueued: number;
   readonly lostCheckMs: number;
   readonly #logger: Logger;
+  readonly #opensSteps: boolean;
   readonly #timer: NodeJS.Timeout;
   #reading: Promise<void> | null = null;
   #closed = false;
@@ -157,6 +164,7 @@ export class FleetLink implements StepDispatch {
     this.#maxQueued = options.maxQueued ?? 10_000;
     this.lostCheckMs = options.lostCheckMs ?? 2_000;
     this.#logger = host.logger;
+    this.#opensSteps = !host.storeOpensSteps;
     this.#owned = !isRedisClient(given);
     this.#client = isRedisClient(given)
       ? given
@@ -236,7 +244,11 @@ export class FleetLink implements StepDispatch {
   async enqueue(job: StepJob, record: StepRecord): Promise<void> {
     this.#queuedSinceRead.set(job.pool_id, (this.#queuedSinceRead.get(job.pool_id) ?? 0) + 1);
     // Open before it is queued (the Redis store's claim of a queued step opens it, in
-    // `keys.open`): a step whose job goes missing is always found by a sweep.
+    // `keys.open`; with the records elsewhere, here): a step whose job goes missing is always
+    // found by a sweep.
+    if (this.#opensSteps) {
+      await this.#client.zadd(this.keys.open, 'NX', job.queued_at, record.step_id);
+    }
     await this.#queue(job.pool_id).add('step', job, {
       jobId: stepJobId(job.run_id, record.client_token, job.step_id),
       // A try that failed on the worker (its Redis, its process) goes on from the step's log.

@@ -177,6 +177,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
   const fleet = options.fleet
     ? new FleetLink(options.fleet, {
         logger,
+        storeOpensSteps: storePrefix !== null,
         appended: (id) => {
           feeds.appended(id);
         },

@@ -13,8 +13,10 @@
  * down; a connection the server dropped is replaced by the pool meanwhile.
  */
 import type pg from 'pg';
+import { BudgetExceededError, type BudgetLimit } from '../errors/budget-exceeded-error.js';
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
+import { WorkerLostError } from '../errors/worker-lost-error.js';
 
 /** Operations in one call of `apply` at most (its JSON and its transaction stay bounded). */
 export const MAX_BATCH = 1_000;
@@ -39,16 +41,45 @@ type Answer =
       readonly err: 'conflict';
       readonly message: string;
       readonly details: Record<string, unknown> | null;
+    }
+  /** A fenced operation whose writer's turn at step `id` is over (`take_turn`). */
+  | { readonly err: 'fenced'; readonly id: string }
+  /** A reservation that does not fit (`reserve`). */
+  | {
+      readonly err: 'over';
+      readonly limit: BudgetLimit;
+      readonly asked: number;
+      readonly left: number;
     };
+
+/** The typed error of a refused operation. */
+function refusal(op: BatchOp, answer: Exclude<Answer, { readonly ok: unknown }>): Error {
+  switch (answer.err) {
+    case 'not_found':
+      return new NotFoundError(answer.kind, answer.id);
+    case 'conflict': {
+      const details = answer.details ?? undefined;
+      return new ConflictError(answer.message, details ? { details } : {});
+    }
+    case 'fenced':
+      return new WorkerLostError(
+        `this writer lost its turn at step ${answer.id}: another replica took it over`,
+        { details: { reason: 'fenced', step_id: answer.id } },
+      );
+    case 'over':
+      return new BudgetExceededError(
+        answer.limit,
+        `run ${String(op['run_id'])}`,
+        answer.asked,
+        answer.left,
+      );
+  }
+}
 
 /** The value of `answer`, or its typed error. */
 function settle(pending: Pending, answer: Answer): void {
   if ('ok' in answer) pending.resolve(answer.ok);
-  else if (answer.err === 'not_found') pending.reject(new NotFoundError(answer.kind, answer.id));
-  else {
-    const details = answer.details ?? undefined;
-    pending.reject(new ConflictError(answer.message, details ? { details } : {}));
-  }
+  else pending.reject(refusal(pending.op, answer));
 }
 
 /** The batches of one store: see the module. */

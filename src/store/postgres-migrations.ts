@@ -4,13 +4,13 @@
  * schema at once apply them once), a schema newer than this code refused.
  */
 import type pg from 'pg';
-import { writeFunctions } from './postgres-functions.js';
+import { tables2, tables3, writeFunctions } from './postgres-functions.js';
 
 /** One statement on the migrating transaction's connection. */
 export type Query = (text: string, values?: readonly unknown[]) => Promise<pg.QueryResult>;
 
 /** The schema version this code writes. */
-export const POSTGRES_SCHEMA_VERSION = 2;
+export const POSTGRES_SCHEMA_VERSION = 3;
 
 export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -53,7 +53,11 @@ export async function migrate(q: Query, schema: string, s: string): Promise<void
     );
   }
   if (at < 1) await q(migration1(s));
-  if (at < 2) await q(writeFunctions(s));
+  if (at < 2) await q(tables2(s));
+  if (at < 3) {
+    await q(tables3(s));
+    await q(writeFunctions(s));
+  }
   await q(
     `INSERT INTO ${s}.meta (key, value) VALUES ('schema_version', $1)
          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,

@@ -13,16 +13,16 @@
  * rest, and the reads of lists, are statements of their own once the batches asked before
  * them have committed.
  *
- * Not yet (issue 32): fenced writes and shared budget reservations for a fleet, the memory
- * tiers.
+ * A fleet worker's store fences its writes with its turn at the step they are of
+ * (`PostgresStoreOptions.fence`, {@link PostgresRunStore.takeTurn}): the check runs in the
+ * same transaction, just before the write, and holds the turn's row until it commits. Budget
+ * reservations that every process sharing the schema sees are {@link PostgresRunStore.budgets}.
  */
 import pg from 'pg';
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
+import { WorkerLostError } from '../errors/worker-lost-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
-import { decided } from './approval-records.js';
-import { checkFactQuery, selectFacts } from './fact-query.js';
-import { recordingKey } from './records.js';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -39,10 +39,13 @@ import type {
   StepRecord,
 } from './records.js';
 import type { RunPageQuery, RunStore, StepEnd } from './run-store.js';
-import { PostgresBatcher } from './postgres-batch.js';
+import type { BudgetHolder, BudgetReservations } from './budget-reservations.js';
+import { PostgresBatcher, type BatchOp } from './postgres-batch.js';
+import { PostgresRunRecords } from './postgres-run-records.js';
 import { postgresLeases } from './postgres-leases.js';
 import type { Leases } from './store-leases.js';
 import { migrate, SCHEMA_NAME, type Query } from './postgres-migrations.js';
+import type { TurnFence, WriteTarget } from './write-target.js';
 
 export { POSTGRES_SCHEMA_VERSION } from './postgres-migrations.js';
 
@@ -52,10 +55,19 @@ export interface PostgresStoreOptions {
   readonly connection: string | pg.Pool;
   /** The schema holding the store's tables, made if missing; default `axon`. */
   readonly schema?: string;
+  /**
+   * A fleet worker's: the turn a write must still hold, asked for with what the write is
+   * about (`null` for none). A write whose turn is over — another replica took the step
+   * ({@link PostgresRunStore.takeTurn}) — is refused with `WorkerLostError` (`details.reason:
+   * "fenced"`) and changes nothing.
+   */
+  readonly fence?: (target: WriteTarget) => TurnFence | null;
 }
 
-/** A recording's key as text PostgreSQL takes (its NUL separators escaped, as JSON does). */
-const keyText = (key: RecordingKey): string => JSON.stringify(recordingKey(key));
+/** How long a connection of the store's own pool may take to open, ms. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+const STORE_OPTIONS: ReadonlySet<string> = new Set(['connection', 'schema', 'fence']);
 
 /**
  * `events`' step and seqs when they are one step's, first … last without a gap: the batch
@@ -100,6 +112,11 @@ function stepPatch(patch: StepPatch): { patch: Record<string, unknown>; drop: st
   return { patch: out, drop };
 }
 
+/** A reservation's holder as the `reserve` and `settle` functions take it. */
+const holderArgs = (h: BudgetHolder) => ({ run_id: h.runId, step_id: h.stepId, token: h.token });
+/** What a reservation is about, for its fence. */
+const holderTarget = (h: BudgetHolder): WriteTarget => ({ runId: h.runId, stepId: h.stepId });
+
 /** A {@link RunStore} in PostgreSQL; see the module. Use {@link postgresStore}. */
 export class PostgresRunStore implements RunStore {
   readonly #pool: pg.Pool;
@@ -110,8 +127,18 @@ export class PostgresRunStore implements RunStore {
   readonly #batch: PostgresBatcher;
   /** Leases in the schema, which every process opening it sees (`postgres-leases.ts`). */
   readonly leases: Leases;
+  /** Reservations against runs' budgets that every process on the schema sees. */
+  readonly budgets: BudgetReservations;
+  readonly #fence: ((target: WriteTarget) => TurnFence | null) | null;
+  /** Facts, checkpoints, recordings and approvals (`postgres-run-records.ts`). */
+  readonly #runRecords: PostgresRunRecords;
 
   constructor(options: PostgresStoreOptions) {
+    const unknown = Object.keys(options).filter((k) => !STORE_OPTIONS.has(k));
+    if (unknown.length > 0) {
+      throw new TypeError(`postgresStore: no option ${unknown.join(', ')}`);
+    }
+    this.#fence = options.fence ?? null;
     const schema = options.schema ?? 'axon';
     if (!SCHEMA_NAME.test(schema)) {
       throw new RangeError(
@@ -122,13 +149,73 @@ export class PostgresRunStore implements RunStore {
     this.#owned = typeof options.connection === 'string';
     this.#pool =
       typeof options.connection === 'string'
-        ? new pg.Pool({ connectionString: options.connection, max: 8 })
+        ? new pg.Pool({
+            connectionString: options.connection,
+            max: 8,
+            // A server that does not answer is an error, not a wait for ever.
+            connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+          })
         : options.connection;
     if (this.#owned) this.#pool.on('error', () => undefined);
     this.#ready = this.#migrate(schema);
     this.#ready.catch(() => undefined);
     this.#batch = new PostgresBatcher(this.#pool, this.#s, this.#ready);
     this.leases = postgresLeases((text, values) => this.#q(text, values), this.#s);
+    this.#runRecords = new PostgresRunRecords({
+      s: this.#s,
+      tx: (body) => this.#tx(body),
+      q: (text, values) => this.#q(text, values),
+      guard: (q, target) => this.#guard(q, target),
+    });
+    this.budgets = {
+      reserve: (holder, draw, limits) =>
+        this.#write({ op: 'reserve', ...holderArgs(holder), draw, limits }, holderTarget(holder)),
+      settle: (holder, delta) =>
+        this.#write({ op: 'settle', ...holderArgs(holder), draw: delta }, holderTarget(holder)),
+    };
+  }
+
+  /**
+   * Resolves once the schema is ready (its migrations applied); rejects when PostgreSQL
+   * cannot be reached or the schema is newer than this code.
+   */
+  ready(): Promise<void> {
+    return this.#ready;
+  }
+
+  /** `op` in the next batch, under the fence of `target`'s turn (if the store has fences). */
+  async #write<T = unknown>(op: BatchOp, target?: WriteTarget): Promise<T> {
+    const turn = target && this.#fence ? this.#fence(target) : null;
+    return this.#batch.run<T>(turn ? { ...op, fence: { id: turn.stepId, token: turn.token } } : op);
+  }
+
+  /**
+   * A fleet replica's turn at a step, taken: `turn` is the count of the step's job's starts
+   * (BullMQ's, which grows with each take of the job), `token` the lock's token it came with.
+   * From its commit on, every write fenced with an earlier turn of the step is refused.
+   * Rejects with `WorkerLostError` (`reason: "fenced"`) when a later turn was taken already.
+   */
+  async takeTurn(stepId: string, turn: number, token: string): Promise<void> {
+    await this.#batch.run({ op: 'take_turn', id: stepId, turn, token });
+  }
+
+  /**
+   * In a transaction of a statement outside the batches: refuses it (`WorkerLostError`) when
+   * the turn `target`'s write must hold is over; the turn's row stays locked to the commit.
+   */
+  async #guard(q: Query, target: WriteTarget): Promise<void> {
+    const turn = this.#fence?.(target);
+    if (!turn) return;
+    const { rowCount } = await q(
+      `SELECT 1 FROM ${this.#s}.turns WHERE step_id = $1 AND token = $2 FOR SHARE`,
+      [turn.stepId, turn.token],
+    );
+    if (rowCount === 0) {
+      throw new WorkerLostError(
+        `this writer lost its turn at step ${turn.stepId}: another replica took it over`,
+        { details: { reason: 'fenced', step_id: turn.stepId } },
+      );
+    }
   }
 
   /** Applies the migrations this schema lacks (see `postgres-migrations.ts`). */
@@ -176,11 +263,14 @@ export class PostgresRunStore implements RunStore {
   }
 
   async updateRun(runId: string, patch: RunPatch): Promise<void> {
-    await this.#batch.run({ op: 'update_run', id: runId, patch: runPatch(patch) });
+    await this.#write({ op: 'update_run', id: runId, patch: runPatch(patch) }, { runId });
   }
 
   async createStep(step: StepRecord): Promise<void> {
-    await this.#batch.run({ op: 'create_step', step, claim: false });
+    await this.#write(
+      { op: 'create_step', step, claim: false },
+      { stepId: step.step_id, parentStepId: step.parent_step_id, runId: step.run_id },
+    );
   }
 
   async claimStep(step: StepRecord): Promise<{ step: StepRecord; created: boolean }> {
@@ -197,7 +287,7 @@ export class PostgresRunStore implements RunStore {
   }
 
   async updateStep(stepId: string, patch: StepPatch): Promise<void> {
-    await this.#batch.run({ op: 'update_step', id: stepId, ...stepPatch(patch) });
+    await this.#write({ op: 'update_step', id: stepId, ...stepPatch(patch) }, { stepId });
   }
 
   async releaseClientToken(stepId: string): Promise<StepRecord> {
@@ -251,25 +341,29 @@ export class PostgresRunStore implements RunStore {
   async appendEvents(events: readonly StepEvent[]): Promise<void> {
     if (events.length === 0) return;
     const run = seqRun(events);
-    await this.#batch.run(
+    await this.#write(
       run
         ? { op: 'append_run', id: run.stepId, first: run.first, last: run.last, events }
         : { op: 'append', events },
+      { stepId: (events[0] as StepEvent).step_id },
     );
   }
 
   async endStep(end: StepEnd): Promise<void> {
     const run = end.events.length === 0 ? null : seqRun(end.events);
     const own = end.events.length === 0 || run?.stepId === end.stepId;
-    await this.#batch.run({
-      op: own ? 'end_run' : 'end_step',
-      ...(own && run ? { first: run.first, last: run.last } : {}),
-      id: end.stepId,
-      run_id: end.runId,
-      events: end.events,
-      ...stepPatch(end.patch),
-      usage: end.runUsage,
-    });
+    await this.#write(
+      {
+        op: own ? 'end_run' : 'end_step',
+        ...(own && run ? { first: run.first, last: run.last } : {}),
+        id: end.stepId,
+        run_id: end.runId,
+        events: end.events,
+        ...stepPatch(end.patch),
+        usage: end.runUsage,
+      },
+      { stepId: end.stepId, runId: end.runId },
+    );
   }
 
   async readEvents(stepId: string, afterSeq = 0, limit = Infinity): Promise<StepEvent[]> {
@@ -302,7 +396,8 @@ export class PostgresRunStore implements RunStore {
 
   async listFlows(): Promise<FlowRecord[]> {
     // The flows table has no sequence: by creation time, then id.
-    const flows = await this.#records<FlowRecord>(`SELECT record FROM ${this.#s}.flows`);
+    const { rows } = await this.#q(`SELECT record FROM ${this.#s}.flows`);
+    const flows = rows.map((r) => (r as { record: FlowRecord }).record);
     return flows.sort(
       (a, b) => a.created_at.localeCompare(b.created_at) || a.flow_id.localeCompare(b.flow_id),
     );
@@ -313,133 +408,57 @@ export class PostgresRunStore implements RunStore {
     return (rows[0] as { record: FlowRecord } | undefined)?.record ?? null;
   }
 
-  async appendFact(fact: FactRecord): Promise<void> {
-    await this.#tx(async (q) => {
-      const run = await q(`SELECT record FROM ${this.#s}.runs WHERE run_id = $1`, [fact.run_id]);
-      const found = (run.rows[0] as { record: RunRecord } | undefined)?.record;
-      if (!found) throw new NotFoundError('run', fact.run_id);
-      const { rowCount } = await q(
-        `INSERT INTO ${this.#s}.facts (fact_id, run_id, flow_id, record) VALUES ($1, $2, $3, $4)
-         ON CONFLICT (fact_id) DO NOTHING`,
-        [fact.fact_id, fact.run_id, found.flow_id, JSON.stringify(fact)],
-      );
-      if (rowCount === 0) throw new ConflictError(`fact ${fact.fact_id} exists`);
-    });
+  appendFact(fact: FactRecord): Promise<void> {
+    return this.#runRecords.appendFact(fact);
   }
 
-  async listFacts(query: FactQuery): Promise<FactRecord[]> {
-    checkFactQuery(query);
-    const { rows } = await this.#q(
-      `SELECT record FROM ${this.#s}.facts
-       WHERE ($1::text IS NULL OR run_id = $1) AND ($2::text IS NULL OR flow_id = $2) ORDER BY seq`,
-      [query.runId ?? null, query.flowId ?? null],
-    );
-    return selectFacts(
-      rows.map((r) => (r as { record: FactRecord }).record),
-      query,
+  listFacts(query: FactQuery): Promise<FactRecord[]> {
+    return this.#runRecords.listFacts(query);
+  }
+
+  createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
+    return this.#runRecords.createCheckpoint(checkpoint);
+  }
+
+  listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
+    return this.#runRecords.listCheckpoints(runId);
+  }
+
+  async addRunUsage(runId: string, usage: BudgetUsage, stepId?: string): Promise<BudgetUsage> {
+    return this.#write(
+      { op: 'add_run_usage', id: runId, usage, ...(stepId === undefined ? {} : { step: stepId }) },
+      { runId, stepId },
     );
   }
 
-  async createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
-    await this.#inRun(
-      checkpoint.run_id,
-      `INSERT INTO ${this.#s}.checkpoints (run_id, record) VALUES ($1, $2)`,
-      [checkpoint.run_id, JSON.stringify(checkpoint)],
-    );
+  putRecording(recording: CallRecording): Promise<void> {
+    return this.#runRecords.putRecording(recording);
   }
 
-  /** `text` in a transaction after checking the run exists (`NotFoundError`). */
-  async #inRun(runId: string, text: string, values: readonly unknown[]): Promise<pg.QueryResult> {
-    return this.#tx(async (q) => {
-      const run = await q(`SELECT 1 FROM ${this.#s}.runs WHERE run_id = $1`, [runId]);
-      if (run.rowCount === 0) throw new NotFoundError('run', runId);
-      return q(text, values);
-    });
+  getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null> {
+    return this.#runRecords.getRecording(runId, key);
   }
 
-  async listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
-    return this.#records(
-      `SELECT record FROM ${this.#s}.checkpoints WHERE run_id = $1 ORDER BY seq`,
-      runId,
-    );
+  listRecordings(runId: string): Promise<CallRecording[]> {
+    return this.#runRecords.listRecordings(runId);
   }
 
-  async #records<T>(text: string, ...values: unknown[]): Promise<T[]> {
-    const { rows } = await this.#q(text, values);
-    return rows.map((r) => (r as { record: T }).record);
-  }
-
-  async addRunUsage(runId: string, usage: BudgetUsage): Promise<BudgetUsage> {
-    return this.#batch.run({ op: 'add_run_usage', id: runId, usage });
-  }
-
-  async putRecording(recording: CallRecording): Promise<void> {
-    await this.#inRun(
-      recording.run_id,
-      `INSERT INTO ${this.#s}.recordings (run_id, key, record) VALUES ($1, $2, $3)
-       ON CONFLICT (run_id, key) DO UPDATE SET record = EXCLUDED.record`,
-      [recording.run_id, keyText(recording), JSON.stringify(recording)],
-    );
-  }
-
-  async getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null> {
-    const { rows } = await this.#q(
-      `SELECT record FROM ${this.#s}.recordings WHERE run_id = $1 AND key = $2`,
-      [runId, keyText(key)],
-    );
-    return (rows[0] as { record: CallRecording } | undefined)?.record ?? null;
-  }
-
-  async listRecordings(runId: string): Promise<CallRecording[]> {
-    return this.#records(
-      `SELECT record FROM ${this.#s}.recordings WHERE run_id = $1 ORDER BY seq`,
-      runId,
-    );
-  }
-
-  async createApproval(
+  createApproval(
     approval: ApprovalRecord,
   ): Promise<{ approval: ApprovalRecord; created: boolean }> {
-    const { rowCount } = await this.#inRun(
-      approval.run_id,
-      `INSERT INTO ${this.#s}.approvals (approval_id, run_id, record) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-      [approval.approval_id, approval.run_id, JSON.stringify(approval)],
-    );
-    if (rowCount !== 0) return { approval, created: true };
-    const found = await this.getApproval(approval.approval_id);
-    return { approval: found ?? approval, created: false };
+    return this.#runRecords.createApproval(approval);
   }
 
-  async getApproval(approvalId: string): Promise<ApprovalRecord | null> {
-    const { rows } = await this.#q(
-      `SELECT record FROM ${this.#s}.approvals WHERE approval_id = $1`,
-      [approvalId],
-    );
-    return (rows[0] as { record: ApprovalRecord } | undefined)?.record ?? null;
+  getApproval(approvalId: string): Promise<ApprovalRecord | null> {
+    return this.#runRecords.getApproval(approvalId);
   }
 
-  async listApprovals(runId: string): Promise<ApprovalRecord[]> {
-    return this.#records(
-      `SELECT record FROM ${this.#s}.approvals WHERE run_id = $1 ORDER BY seq`,
-      runId,
-    );
+  listApprovals(runId: string): Promise<ApprovalRecord[]> {
+    return this.#runRecords.listApprovals(runId);
   }
 
-  async decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
-    return this.#tx(async (q) => {
-      const { rows } = await q(
-        `SELECT record FROM ${this.#s}.approvals WHERE approval_id = $1 FOR UPDATE`,
-        [approvalId],
-      );
-      const found = (rows[0] as { record: ApprovalRecord } | undefined)?.record;
-      if (!found) throw new NotFoundError('approval', approvalId);
-      const next = decided(found, decision);
-      await q(`UPDATE ${this.#s}.approvals SET record = $2 WHERE approval_id = $1`, [
-        approvalId,
-        JSON.stringify(next),
-      ]);
-      return next;
-    });
+  decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
+    return this.#runRecords.decideApproval(approvalId, decision);
   }
 
   /** Every write is committed before its promise resolves: nothing is held back. */

@@ -9,18 +9,9 @@ import { createHash } from 'node:crypto';
 import type { RedisClient } from './redis-connection.js';
 import { WorkerLostError } from '../errors/worker-lost-error.js';
 import { BATCH, Op, OP_ERROR, OP_FENCED, type OpCode } from './redis-scripts.js';
+import type { WriteTarget } from './write-target.js';
 
-/** What a write is about, for `RedisStoreOptions.fence`. */
-export interface WriteTarget {
-  /** The step the write is of (its record, its events, a fact or checkpoint it made). */
-  readonly stepId?: string | undefined;
-  /** A step being created: the step it is made under. */
-  readonly parentStepId?: string | null | undefined;
-  /** The run the write is of. */
-  readonly runId?: string | undefined;
-  /** A recording's: the client token of the submitted step whose tree made the call. */
-  readonly clientToken?: string | undefined;
-}
+export type { WriteTarget } from './write-target.js';
 
 /** A fence: `key` must hold `token` for the write to run. */
 export interface WriteGuard {

@@ -449,23 +449,7 @@ describe('axon serve (the built binary, a real child process)', () => {
     }
   });
 
-  it('refuses --postgres with --redis (a fleet on PostgreSQL records is not built yet), and a URL that is not postgres://', async () => {
-    const both = spawnAxon(
-      [
-        'serve',
-        '--port',
-        '0',
-        '--postgres',
-        'postgres://x@127.0.0.1/x',
-        '--redis',
-        'redis://127.0.0.1:6379',
-      ],
-      dir,
-    );
-    expect((await both.exited).code).toBe(2);
-    expect(both.out.stderr).toMatch(
-      /a fleet keeping its records in PostgreSQL .* is not built yet/,
-    );
+  it('refuses a PostgreSQL URL that is not postgres://', async () => {
     const bad = spawnAxon(['serve', '--port', '0'], dir, { AXON_POSTGRES_URL: 'mysql://x@h/db' });
     expect((await bad.exited).code).toBe(2);
     expect(bad.out.stderr).toMatch(

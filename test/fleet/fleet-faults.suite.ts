@@ -3,7 +3,8 @@
  * hold across replicas; cancels that land whatever the timing — recorded before they are
  * sent, read by the replica when it takes a step and while it runs — and steps whose job is
  * gone, which end `WORKER_LOST` instead of staying open for ever. A suite: run on one Redis
- * (fleet-faults.int.test.ts) and on a Redis Cluster (fleet-faults-cluster.int.test.ts).
+ * (fleet-faults.int.test.ts), on a Redis Cluster (fleet-faults-cluster.int.test.ts), and on
+ * one Redis with the records in PostgreSQL (fleet-faults-postgres.int.test.ts).
  */
 import { Job, Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
@@ -11,17 +12,28 @@ import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { stepJobId, type StepJob } from '../../src/placement/fleet-jobs.js';
 import { FleetKeys } from '../../src/placement/fleet-keys.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
+import { PostgresRunStore, postgresStore } from '../../src/store/postgres-store.js';
 import { redisStore } from '../../src/store/redis-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { useInProcessFleets, type FleetBackend } from '../support/fleet-inprocess.js';
+import { POSTGRES_URL } from '../support/postgres.js';
 
 /** The suite on `backend`; see the module. */
 export function describeFleetFaults(backend: FleetBackend): void {
   const fleets = useInProcessFleets(
-    backend.cluster ? 'fleet-faults-cluster' : 'fleet-faults',
+    backend.cluster
+      ? 'fleet-faults-cluster'
+      : backend.postgres
+        ? 'fleet-faults-pg'
+        : 'fleet-faults',
     backend,
   );
-  const { prefix: fleetPrefix, replica, api, redis } = fleets;
+  const { prefix: fleetPrefix, replica, api, redis, holds, plantHold, schema } = fleets;
+  /** The fleet's records, read directly. */
+  const records = (prefix: string) =>
+    schema
+      ? postgresStore({ connection: POSTGRES_URL, schema })
+      : redisStore({ client: redis, prefix });
 
   const llm = (tokens: number): Record<string, unknown> => ({
     type: 'llm_call',
@@ -87,7 +99,7 @@ export function describeFleetFaults(backend: FleetBackend): void {
       // The run's use is what streamed.
       expect((await rt.getRun(run.run_id))?.budget_usage.tokens_out).toBe(tokens);
       // No reservation is left behind once every step has ended.
-      expect(await redis.hlen(`${prefix}run:${run.run_id}:ledger`)).toBe(0);
+      expect(await holds(prefix, run.run_id)).toEqual({});
     });
   });
 
@@ -163,12 +175,13 @@ export function describeFleetFaults(backend: FleetBackend): void {
 
   describe('no step left behind', () => {
     it("a step whose job is removed from its queue ends WORKER_LOST (retriable), its followers see it, its reservation leaves its run's ledger; its run then cancels at once", async () => {
-      let ledger = '';
+      let prefixOf = '';
       const { rt, runId, busy, waiting } = await waitingStep(2_000, async (job, prefix) => {
         // As a replica that died holding a reservation for the step would have left it.
         const data = job?.data as StepJob;
-        ledger = `${prefix}run:${data.run_id}:ledger`;
-        await redis.hset(ledger, `s:${data.step_id}`, 'dead-attempt 0 40 0');
+        prefixOf = prefix;
+        await plantHold(prefix, data.run_id, data.step_id, 'dead-attempt', 40);
+        expect(await holds(prefix, data.run_id)).toEqual({ [data.step_id]: 'dead-attempt 40' });
         await job?.remove();
       });
       // A follower, and the submission's own wait (what frees an HTTP slot), both end.
@@ -176,7 +189,7 @@ export function describeFleetFaults(backend: FleetBackend): void {
       expect(followed.map((e) => e.type)).toEqual(['error']);
       expect(followed[0]).toMatchObject({ code: 'WORKER_LOST', retriable: true });
       expect(await waiting.done).toBe('failed');
-      expect(await redis.hlen(ledger)).toBe(0);
+      expect(await holds(prefixOf, runId)).toEqual({});
       expect(await rt.getStep(waiting.step_id)).toMatchObject({
         status: 'failed',
         error: { code: 'WORKER_LOST', retriable: true, details: { reason: 'job_missing' } },
@@ -231,7 +244,7 @@ export function describeFleetFaults(backend: FleetBackend): void {
   });
 
   describe("the job's lock is the step's fence", () => {
-    it('a replica whose job lock is taken from it mid-step writes nothing more of the step at once; the stall check gives the job back and the step goes on where its log ends, each seq once', async () => {
+    it('a replica whose job another took from it mid-step writes nothing more of the step at once; the stall check gives the job back and the step goes on where its log ends, each seq once', async () => {
       const prefix = fleetPrefix();
       await replica(prefix, 'p', {
         concurrency: 1,
@@ -250,8 +263,15 @@ export function describeFleetFaults(backend: FleetBackend): void {
       // Another holds the lock now (as a replica that took the job over would), for 500 ms.
       const lock = new FleetKeys(prefix).jobLock('p', stepJobId(runId, null, step.step_id));
       await redis.set(lock, 'another-replica:1', 'PX', 500);
-      const store = redisStore({ client: redis, prefix });
+      const store = records(prefix);
+      if (store instanceof PostgresRunStore) {
+        // With the records in PostgreSQL the taking replica also takes its turn there, with
+        // the job's start count BullMQ raised when it handed it the job.
+        const starts = await redis.hincrby(lock.slice(0, -':lock'.length), 'ats', 1);
+        await store.takeTurn(step.step_id, starts, 'another-replica:1');
+      }
       const logged = (await store.readEvents(step.step_id)).length;
+      expect(logged).toBeGreaterThanOrEqual(4);
       // 150 ms: fifteen tokens of its engine, none of which reaches the log.
       await new Promise((r) => setTimeout(r, 150));
       expect((await store.readEvents(step.step_id)).length).toBe(logged);
@@ -261,6 +281,7 @@ export function describeFleetFaults(backend: FleetBackend): void {
       const events = await log(rt, step.step_id);
       expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
       expect(events.filter((e) => e.type === 'token')).toHaveLength(200);
+      await store.close();
     });
   });
 
