@@ -68,6 +68,8 @@ export class FleetWorker {
   readonly #recordsReady: () => Promise<void>;
   /** Where its records are: `Redis`, or PostgreSQL's URL and schema. */
   readonly records: string;
+  /** Its store's identity (`RunStore.identity`), which each job's must match. */
+  #identity: string | null = null;
   readonly #worker: Worker<StepJob>;
   readonly #logger: Logger;
   readonly #running = new Map<string, Running>();
@@ -217,6 +219,7 @@ export class FleetWorker {
     try {
       await worker.#reachable();
       await worker.#recordsReady();
+      worker.#identity = (await worker.#store.store.identity?.()) ?? null;
       await worker.#checkContainers();
       await worker.#sub.subscribe(worker.keys.cancel);
       await worker.#heartbeat(true);
@@ -405,6 +408,11 @@ export class FleetWorker {
     const data = parsed.data;
     // BullMQ hands every job it fetches with its id and its lock's token.
     const id = job.id ?? data.step_id;
+    if (data.records !== undefined && this.#identity !== null && data.records !== this.#identity) {
+      const message = `step ${data.step_id} was queued by an API process whose records are ${data.records}, this replica's are ${this.#identity}: give every process of the fleet the same --postgres (or none)`;
+      this.#logger.error({ step_id: data.step_id, job_id: id }, `fleet worker: ${message}`);
+      throw new UnrecoverableError(message);
+    }
     if (token === undefined) throw new Error(`job ${id} came without its lock's token`);
     this.#logger.info(
       {

@@ -30,6 +30,7 @@ const READS: ReadonlySet<string> = new Set([
   'listRecordings',
   'getApproval',
   'listApprovals',
+  'identity',
   'listRuns',
   'pageRuns',
   'flush',

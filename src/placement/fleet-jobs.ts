@@ -22,6 +22,11 @@ export const stepJobSchema = z
     traceparent: z.string().nullable(),
     /** When it was queued (ms since the epoch), for the submit-to-start figures. */
     queued_at: z.number(),
+    /**
+     * The identity of the API process's store (`RunStore.identity`): a replica keeping its
+     * records elsewhere refuses the job rather than run a step it cannot find.
+     */
+    records: z.string().optional(),
   })
   .strict();
 

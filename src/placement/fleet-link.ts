@@ -130,6 +130,8 @@ export interface FleetLinkHost {
    * the step's job is queued.
    */
   readonly storeOpensSteps: boolean;
+  /** The identity of the runtime's store (`RunStore.identity`), carried by each job. */
+  readonly records?: () => Promise<string>;
 }
 
 /** A runtime's link to its fleet; see the module. */
@@ -148,6 +150,7 @@ export class FleetLink implements StepDispatch {
   readonly lostCheckMs: number;
   readonly #logger: Logger;
   readonly #opensSteps: boolean;
+  readonly #records: (() => Promise<string>) | null;
   readonly #timer: NodeJS.Timeout;
   #reading: Promise<void> | null = null;
   #closed = false;
@@ -165,6 +168,7 @@ export class FleetLink implements StepDispatch {
     this.lostCheckMs = options.lostCheckMs ?? 2_000;
     this.#logger = host.logger;
     this.#opensSteps = !host.storeOpensSteps;
+    this.#records = host.records ?? null;
     this.#owned = !isRedisClient(given);
     this.#client = isRedisClient(given)
       ? given
@@ -249,7 +253,9 @@ export class FleetLink implements StepDispatch {
     if (this.#opensSteps) {
       await this.#client.zadd(this.keys.open, 'NX', job.queued_at, record.step_id);
     }
-    await this.#queue(job.pool_id).add('step', job, {
+    const records = this.#records ? await this.#records() : undefined;
+    const data = records === undefined ? job : { ...job, records };
+    await this.#queue(job.pool_id).add('step', data, {
       jobId: stepJobId(job.run_id, record.client_token, job.step_id),
       // A try that failed on the worker (its Redis, its process) goes on from the step's log.
       attempts: 3,

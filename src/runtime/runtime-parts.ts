@@ -178,6 +178,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     ? new FleetLink(options.fleet, {
         logger,
         storeOpensSteps: storePrefix !== null,
+        ...(options.store?.identity ? { records: options.store.identity.bind(options.store) } : {}),
         appended: (id) => {
           feeds.appended(id);
         },

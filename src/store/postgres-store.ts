@@ -130,6 +130,7 @@ export class PostgresRunStore implements RunStore {
   /** Reservations against runs' budgets that every process on the schema sees. */
   readonly budgets: BudgetReservations;
   readonly #fence: ((target: WriteTarget) => TurnFence | null) | null;
+  #identity: Promise<string> | undefined;
   /** Facts, checkpoints, recordings and approvals (`postgres-run-records.ts`). */
   readonly #runRecords: PostgresRunRecords;
 
@@ -181,6 +182,14 @@ export class PostgresRunStore implements RunStore {
    */
   ready(): Promise<void> {
     return this.#ready;
+  }
+
+  /** `postgres:` and the id the schema was given when it was made (its `meta`). */
+  async identity(): Promise<string> {
+    this.#identity ??= this.#q(`SELECT value FROM ${this.#s}.meta WHERE key = 'store_id'`).then(
+      ({ rows }) => `postgres:${(rows[0] as { value: string }).value}`,
+    );
+    return this.#identity;
   }
 
   /** `op` in the next batch, under the fence of `target`'s turn (if the store has fences). */

@@ -506,6 +506,11 @@ export class RedisRunStore implements RunStore {
     return null;
   }
 
+  /** `redis:` and the prefix: stores of one fleet share its Redis. */
+  identity(): Promise<string> {
+    return Promise.resolve(`redis:${this.prefix}`);
+  }
+
   async close(): Promise<void> {
     this.#batch.close();
     if (this.#owned && this.client.status !== 'end')

@@ -182,6 +182,12 @@ export interface RunStore {
    */
   readonly budgets?: BudgetReservations;
   /**
+   * Which records this store reads and writes, for a fleet's processes to check they share
+   * them (`redis:<prefix>`, `postgres:<the schema's id>`); absent, it is one process's.
+   * Rejects when the store cannot be reached.
+   */
+  identity?(): Promise<string>;
+  /**
    * Makes every write so far durable. A store may hold writes back to commit them together
    * (the SQLite store commits one turn of the event loop at a time); the runtime flushes
    * before it acknowledges anything — a submitted step, a created run, an invocation's

@@ -9,6 +9,7 @@
 import { Job, Queue } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
+import { createLogger } from '../../src/observability/logger.js';
 import { stepJobId, type StepJob } from '../../src/placement/fleet-jobs.js';
 import { FleetKeys } from '../../src/placement/fleet-keys.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
@@ -242,6 +243,37 @@ export function describeFleetFaults(backend: FleetBackend): void {
       });
     });
   });
+
+  if (backend.postgres) {
+    describe('processes that do not share their records', () => {
+      it('a replica keeping its records in Redis refuses the steps of an API process whose records are in PostgreSQL: it logs why, and the step ends WORKER_LOST without running', async () => {
+        const prefix = fleetPrefix();
+        const lines: string[] = [];
+        const logger = createLogger({
+          level: 'error',
+          destination: {
+            write: (line: string) => {
+              lines.push(line);
+            },
+          },
+        });
+        await replica(prefix, 'p', { redisRecords: true, logger });
+        const rt = await api(prefix, { fleet: { lostCheckMs: 100 } });
+        const step = await rt.submitStep(await newRun(rt), llm(5));
+        expect(await step.done).toBe('failed');
+        expect(await rt.getStep(step.step_id)).toMatchObject({
+          status: 'failed',
+          error: { code: 'WORKER_LOST', details: { reason: 'job_failed' } },
+        });
+        expect(await log(rt, step.step_id)).toEqual([
+          expect.objectContaining({ type: 'error', code: 'WORKER_LOST' }),
+        ]);
+        expect(lines.join('')).toMatch(
+          /records are postgres:[0-9a-f-]{36}, this replica's are redis:axon-test/,
+        );
+      });
+    });
+  }
 
   describe("the job's lock is the step's fence", () => {
     it('a replica whose job another took from it mid-step writes nothing more of the step at once; the stall check gives the job back and the step goes on where its log ends, each seq once', async () => {

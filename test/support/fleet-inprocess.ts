@@ -29,11 +29,14 @@ import { quietRuntime } from './runtime.js';
 export interface InProcessFleets {
   /** A fresh prefix: a fleet of its own. */
   readonly prefix: () => string;
-  /** A replica of `pool` on the fleet of `prefix`, heartbeats every 200 ms (TTL 1 s). */
+  /**
+   * A replica of `pool` on the fleet of `prefix`, heartbeats every 200 ms (TTL 1 s); with
+   * `redisRecords`, its records in Redis whatever the fleet's are.
+   */
   readonly replica: (
     prefix: string,
     pool: string,
-    options?: Partial<FleetWorkerOptions>,
+    options?: Partial<FleetWorkerOptions> & { readonly redisRecords?: boolean },
   ) => Promise<FleetWorker>;
   /**
    * An API runtime of the fleet of `prefix` (pools read every 100 ms, and once now);
@@ -131,15 +134,16 @@ export function useInProcessFleets(
       return p;
     },
     replica: async (prefix, pool, options = {}) => {
+      const { redisRecords, ...rest } = options;
       const w = await FleetWorker.start({
         pool,
         ...(cluster ? { cluster: redisCluster() } : { redis: redisUrl() }),
         prefix,
-        ...records,
+        ...(redisRecords ? {} : records),
         heartbeatMs: 200,
         ttlMs: 1000,
         logger: quiet,
-        ...options,
+        ...rest,
       });
       workers.push(w);
       return w;
