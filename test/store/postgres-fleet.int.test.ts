@@ -10,7 +10,7 @@ import { NotFoundError } from '../../src/errors/not-found-error.js';
 import { WorkerLostError } from '../../src/errors/worker-lost-error.js';
 import { postgresStore, type PostgresRunStore } from '../../src/store/postgres-store.js';
 import type { TurnFence } from '../../src/store/write-target.js';
-import { dropSchemas, POSTGRES_URL, testSchema } from '../support/postgres.js';
+import { dropSchemas, POSTGRES_URL, sql, testSchema } from '../support/postgres.js';
 import { makeCheckpoint, makeFact, makeRun, makeStep, narration } from '../support/records.js';
 
 const schemas: string[] = [];
@@ -209,5 +209,30 @@ describe('budget reservations every process on the schema sees (POLICY-3000)', (
     await expect(
       one.budgets.reserve({ runId: run.run_id, stepId: 'step_c', token: 'c1' }, draw(1), limits),
     ).rejects.toBeInstanceOf(BudgetExceededError);
+  });
+});
+
+describe('schema version 3', () => {
+  it('a schema of version 2 (before turns and holds) is brought to 3 at start, its runs kept and reservable', async () => {
+    const { other: first } = twoProcesses();
+    const run = makeRun({ budgets: { max_tokens_out: 50 } });
+    await first.createRun(run);
+    const schema = schemas.at(-1) as string;
+    // Back to what version 2 had.
+    await sql(`DROP TABLE "${schema}".turns, "${schema}".holds`);
+    await sql(`DELETE FROM "${schema}".meta WHERE key = 'store_id'`);
+    await sql(`UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
+    const reopened = postgresStore({ connection: POSTGRES_URL, schema });
+    stores.push(reopened);
+    expect(await reopened.getRun(run.run_id)).toEqual(run);
+    expect(await reopened.identity()).toMatch(/^postgres:[0-9a-f-]{36}$/);
+    await reopened.budgets.reserve(
+      { runId: run.run_id, stepId: 's', token: 't' },
+      { tokens_in: 0, tokens_out: 40, cost_usd: 0 },
+      run.budgets,
+    );
+    expect(await sql(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`)).toEqual([
+      { value: '3' },
+    ]);
   });
 });
