@@ -52,6 +52,14 @@ type Answer =
       readonly left: number;
     };
 
+/** The refusal of a write whose writer's turn at step `stepId` is over. */
+export function turnLost(stepId: string): WorkerLostError {
+  return new WorkerLostError(
+    `this writer lost its turn at step ${stepId}: another replica took it over`,
+    { details: { reason: 'fenced', step_id: stepId } },
+  );
+}
+
 /** The typed error of a refused operation. */
 function refusal(op: BatchOp, answer: Exclude<Answer, { readonly ok: unknown }>): Error {
   switch (answer.err) {
@@ -62,10 +70,7 @@ function refusal(op: BatchOp, answer: Exclude<Answer, { readonly ok: unknown }>)
       return new ConflictError(answer.message, details ? { details } : {});
     }
     case 'fenced':
-      return new WorkerLostError(
-        `this writer lost its turn at step ${answer.id}: another replica took it over`,
-        { details: { reason: 'fenced', step_id: answer.id } },
-      );
+      return turnLost(answer.id);
     case 'over':
       return new BudgetExceededError(
         answer.limit,

@@ -21,7 +21,6 @@
 import pg from 'pg';
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import { WorkerLostError } from '../errors/worker-lost-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import type {
   ApprovalDecision,
@@ -40,7 +39,7 @@ import type {
 } from './records.js';
 import type { RunPageQuery, RunStore, StepEnd } from './run-store.js';
 import type { BudgetHolder, BudgetReservations } from './budget-reservations.js';
-import { PostgresBatcher, type BatchOp } from './postgres-batch.js';
+import { PostgresBatcher, turnLost, type BatchOp } from './postgres-batch.js';
 import { PostgresRunRecords } from './postgres-run-records.js';
 import { postgresLeases } from './postgres-leases.js';
 import type { Leases } from './store-leases.js';
@@ -219,12 +218,7 @@ export class PostgresRunStore implements RunStore {
       `SELECT 1 FROM ${this.#s}.turns WHERE step_id = $1 AND token = $2 FOR SHARE`,
       [turn.stepId, turn.token],
     );
-    if (rowCount === 0) {
-      throw new WorkerLostError(
-        `this writer lost its turn at step ${turn.stepId}: another replica took it over`,
-        { details: { reason: 'fenced', step_id: turn.stepId } },
-      );
-    }
+    if (rowCount === 0) throw turnLost(turn.stepId);
   }
 
   /** Applies the migrations this schema lacks (see `postgres-migrations.ts`). */
