@@ -11,7 +11,14 @@
  * as a whole (a deadlock with another process, a lost connection) is tried again, each
  * operation alone in a transaction of its own, so one bad operation cannot take the others
  * down; a connection the server dropped is replaced by the pool meanwhile.
+ *
+ * A connection lost after the server committed a batch but before its answer arrived is not
+ * a batch to run again (its writes would be refused as done already): each batch's answers are
+ * kept under its id in its own transaction (`<schema>.batches`), and after a lost connection
+ * the batcher ends that connection's server process (its transaction may still be running)
+ * and reads them; only a batch that is not there runs again.
  */
+import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { BudgetExceededError, type BudgetLimit } from '../errors/budget-exceeded-error.js';
 import { ConflictError } from '../errors/conflict-error.js';
@@ -20,6 +27,32 @@ import { WorkerLostError } from '../errors/worker-lost-error.js';
 
 /** Operations in one call of `apply` at most (its JSON and its transaction stay bounded). */
 export const MAX_BATCH = 1_000;
+
+/** Every this many calls, one also removes the kept answers of batches an hour old. */
+const PRUNE_EVERY = 1_000;
+
+/** How long the batcher waits for a lost connection's server process to end, ms. */
+const GONE_WAIT_MS = 5_000;
+
+/** A call that failed, with the server process of its connection (`null`: unknown). */
+class CallFailed extends Error {
+  constructor(
+    readonly reason: unknown,
+    readonly pid: number | null,
+  ) {
+    super(reason instanceof Error ? reason.message : String(reason));
+  }
+}
+
+/**
+ * Whether `err` is the server's answer (an SQLSTATE: the transaction was rolled back), not a
+ * connection lost on the way.
+ */
+const fromServer = (err: unknown): boolean =>
+  typeof err === 'object' &&
+  err !== null &&
+  typeof (err as { code?: unknown }).code === 'string' &&
+  /^[0-9A-Z]{5}$/.test((err as { code: string }).code);
 
 /** One operation of a batch: `op` names the schema's function, the rest are its arguments. */
 export interface BatchOp {
@@ -94,6 +127,10 @@ export class PostgresBatcher {
   /** The prepared statement's name: one per schema (stores may share a pool). */
   readonly #name: string;
   readonly #ready: Promise<void>;
+  /** The batches' ids: this batcher's, then a count. */
+  readonly #id = randomUUID();
+  #calls = 0;
+  readonly #answered: string;
   #queue: Pending[] = [];
   #sending = false;
   #scheduled = false;
@@ -101,7 +138,8 @@ export class PostgresBatcher {
   /** `schema`: the quoted schema holding `apply`; `ready`: settles once it exists. */
   constructor(pool: pg.Pool, schema: string, ready: Promise<void>) {
     this.#pool = pool;
-    this.#apply = `SELECT ${schema}.apply($1::jsonb) AS answers`;
+    this.#apply = `SELECT ${schema}.apply($1::jsonb, $2, $3) AS answers`;
+    this.#answered = `SELECT answers FROM ${schema}.batches WHERE id = $1`;
     this.#name = `axon_apply_${schema.replaceAll('"', '')}`;
     this.#ready = ready;
   }
@@ -144,14 +182,17 @@ export class PostgresBatcher {
       for (const p of batch) p.reject(err as Error);
       return;
     }
-    let answers: Answer[];
+    let answers: Answer[] | null;
     try {
-      answers = await this.#call(batch.map((p) => p.op));
+      answers = await this.#once(batch.map((p) => p.op));
     } catch {
+      answers = null;
+    }
+    if (answers === null) {
       // One at a time: each operation's own answer, or its own error.
       for (const p of batch) {
         try {
-          const [answer] = await this.#call([p.op]);
+          const [answer] = await this.#once([p.op]);
           settle(p, answer as Answer);
         } catch (err) {
           p.reject(err instanceof Error ? err : new Error(String(err)));
@@ -162,12 +203,74 @@ export class PostgresBatcher {
     for (let i = 0; i < batch.length; i++) settle(batch[i] as Pending, answers[i] as Answer);
   }
 
-  async #call(ops: readonly BatchOp[]): Promise<Answer[]> {
-    const { rows } = await this.#pool.query<{ answers: Answer[] }>({
-      name: this.#name,
-      text: this.#apply,
-      values: [JSON.stringify(ops)],
-    });
-    return (rows[0] as { answers: Answer[] }).answers;
+  /**
+   * The answers of `ops`, run once: on a lost connection, those the server kept if it had
+   * committed them; rejects with the server's error (nothing committed), or the connection's
+   * when the kept answers cannot be read either.
+   */
+  async #once(ops: readonly BatchOp[]): Promise<Answer[]> {
+    const id = `${this.#id}:${++this.#calls}`;
+    try {
+      return await this.#call(ops, id);
+    } catch (err) {
+      if (!(err instanceof CallFailed)) throw err;
+      // The server's refusal (rolled back), or a call that never reached it.
+      if (fromServer(err.reason) || err.pid === null) throw err.reason as Error;
+      // Lost on the way: answered from what the server kept, if it committed.
+      const kept = await this.#kept(id, err.pid).catch(() => null);
+      if (kept === null) throw err.reason as Error;
+      return kept;
+    }
+  }
+
+  async #call(ops: readonly BatchOp[], id: string): Promise<Answer[]> {
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (err) {
+      throw new CallFailed(err, null);
+    }
+    const pid = (client as { processID?: number }).processID ?? null;
+    // A connection lost during the call is its query's error; the client says it again as an
+    // event, which, unheard, would end the process (the pool hears it only while idle).
+    const heard = (): void => undefined;
+    client.on('error', heard);
+    try {
+      const { rows } = await client.query<{ answers: Answer[] }>({
+        name: this.#name,
+        text: this.#apply,
+        values: [JSON.stringify(ops), id, this.#calls % PRUNE_EVERY === 0],
+      });
+      client.off('error', heard);
+      client.release();
+      return (rows[0] as { answers: Answer[] }).answers;
+    } catch (err) {
+      client.off('error', heard);
+      // A connection that failed is not reused.
+      client.release(fromServer(err) ? undefined : (err as Error));
+      throw new CallFailed(err, pid);
+    }
+  }
+
+  /**
+   * The answers kept for batch `id` (`null`: it did not commit), once the server process of
+   * its lost connection, `pid`, has ended — its transaction ends with it, committed or not.
+   */
+  async #kept(id: string, pid: number | null): Promise<Answer[] | null> {
+    if (pid !== null) {
+      await this.#pool.query('SELECT pg_terminate_backend($1)', [pid]);
+      const until = Date.now() + GONE_WAIT_MS;
+      for (;;) {
+        const { rowCount } = await this.#pool.query(
+          'SELECT 1 FROM pg_stat_activity WHERE pid = $1',
+          [pid],
+        );
+        if (rowCount === 0) break;
+        if (Date.now() > until) throw new Error(`server process ${pid} did not end`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+    const { rows } = await this.#pool.query<{ answers: Answer[] }>(this.#answered, [id]);
+    return rows[0]?.answers ?? null;
   }
 }

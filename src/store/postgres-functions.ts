@@ -37,7 +37,13 @@ export function tables3(s: string): string {
       tokens_in FLOAT8 NOT NULL, tokens_out FLOAT8 NOT NULL, cost_usd FLOAT8 NOT NULL,
       PRIMARY KEY (run_id, step_id));
     INSERT INTO ${s}.meta (key, value) VALUES ('store_id', gen_random_uuid()::text)
-      ON CONFLICT (key) DO NOTHING;`;
+      ON CONFLICT (key) DO NOTHING;
+    -- Each batch's answers, under its id, written in its transaction: a batch whose answer a
+    -- lost connection kept from its caller is answered from here, not run again.
+    CREATE TABLE ${s}.batches (id TEXT PRIMARY KEY, answers JSONB NOT NULL,
+      at TIMESTAMPTZ NOT NULL DEFAULT now());
+    -- Version 2's apply took no batch id.
+    DROP FUNCTION IF EXISTS ${s}.apply(jsonb);`;
 }
 
 /**
@@ -325,10 +331,12 @@ export function writeFunctions(s: string): string {
       RETURN '{"ok": null}';
     END $f$;
 
-    -- A batch: each operation in order, each answer in its place. An operation carrying a
-    -- "fence" (a fleet replica's turn) runs only while that turn is still its step's.
-    CREATE OR REPLACE FUNCTION ${s}.apply(ops jsonb) RETURNS jsonb LANGUAGE plpgsql AS $f$
-    DECLARE op jsonb; answers jsonb[] := '{}'; kind text;
+    -- A batch: each operation in order, each answer in its place, kept under the batch's id
+    -- (with "prune", those of batches an hour old leave). An operation carrying a "fence" (a
+    -- fleet replica's turn) runs only while that turn is still its step's.
+    CREATE OR REPLACE FUNCTION ${s}.apply(ops jsonb, batch text, prune boolean)
+    RETURNS jsonb LANGUAGE plpgsql AS $f$
+    DECLARE op jsonb; answers jsonb[] := '{}'; kind text; result jsonb;
     BEGIN
       FOR op IN SELECT jsonb_array_elements(ops) LOOP
         kind := op->>'op';
@@ -358,6 +366,11 @@ export function writeFunctions(s: string): string {
           RAISE EXCEPTION 'axon: unknown operation %', kind;
         END IF;
       END LOOP;
-      RETURN to_jsonb(answers);
+      result := to_jsonb(answers);
+      INSERT INTO ${s}.batches (id, answers) VALUES (batch, result);
+      IF prune THEN
+        DELETE FROM ${s}.batches WHERE at < now() - interval '1 hour';
+      END IF;
+      RETURN result;
     END $f$;`;
 }

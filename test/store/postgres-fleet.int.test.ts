@@ -213,13 +213,14 @@ describe('budget reservations every process on the schema sees (POLICY-3000)', (
 });
 
 describe('schema version 3', () => {
-  it('a schema of version 2 (before turns and holds) is brought to 3 at start, its runs kept and reservable', async () => {
+  it('a schema of version 2 (before turns, holds and kept answers) is brought to 3 at start, its runs kept and reservable', async () => {
     const { other: first } = twoProcesses();
     const run = makeRun({ budgets: { max_tokens_out: 50 } });
     await first.createRun(run);
     const schema = schemas.at(-1) as string;
     // Back to what version 2 had.
-    await sql(`DROP TABLE "${schema}".turns, "${schema}".holds`);
+    await sql(`DROP TABLE "${schema}".turns, "${schema}".holds, "${schema}".batches`);
+    await sql(`DROP FUNCTION "${schema}".apply(jsonb, text, boolean)`);
     await sql(`DELETE FROM "${schema}".meta WHERE key = 'store_id'`);
     await sql(`UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
     const reopened = postgresStore({ connection: POSTGRES_URL, schema });

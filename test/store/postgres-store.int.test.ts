@@ -4,6 +4,7 @@
  * its own, dropped after; its migrations, and a schema newer than the code refused.
  */
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { POSTGRES_SCHEMA_VERSION, postgresStore } from '../../src/store/postgres-store.js';
@@ -165,6 +166,101 @@ describe('the PostgreSQL store when the server drops its connections', () => {
     const log = await again.readEvents(result.stepId);
     expect(log.map((e) => e.type)).toEqual(['started', 'token', 'token', 'end']);
     await again.close();
+  });
+});
+
+/**
+ * A TCP relay to the tests' PostgreSQL whose `swallowNextAnswer` drops the server's next answer
+ * on a connection and cuts that connection: what a network failure between the commit and its
+ * answer looks like to the client.
+ */
+async function answerSwallowingRelay(): Promise<{
+  url: string;
+  swallowNextAnswer(): void;
+  close(): Promise<void>;
+}> {
+  const target = new URL(url);
+  const sockets = new Set<net.Socket>();
+  let armed = false;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(upstream);
+    let asked = false;
+    client.on('data', (chunk: Buffer) => {
+      asked = true;
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (armed && asked) {
+        armed = false;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      asked = false;
+      client.write(chunk);
+    });
+    const end = (): void => {
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const s of [client, upstream]) s.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  const via = new URL(url);
+  via.hostname = '127.0.0.1';
+  via.port = String(port);
+  return {
+    url: via.toString(),
+    swallowNextAnswer: () => {
+      armed = true;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const sock of sockets) sock.destroy();
+        server.close(() => {
+          resolve();
+        });
+      }),
+  };
+}
+
+describe('the PostgreSQL store when an answer is lost after the commit', () => {
+  it('a batch committed but unanswered is answered from what the server kept: each write resolves once, none is refused as done already', async () => {
+    const relay = await answerSwallowingRelay();
+    const s = schema();
+    const store = postgresStore({ connection: relay.url, schema: s });
+    await store.ready();
+    const run = makeRun();
+    await store.createRun(run);
+    const step = makeStep(run.run_id);
+    await store.createStep(step);
+    // One batch: the run's patch, two appends and a read; its answer never arrives.
+    relay.swallowNextAnswer();
+    const writes = await Promise.allSettled([
+      store.updateRun(run.run_id, { status: 'running' }),
+      store.appendEvents([narration(step.step_id, 1), narration(step.step_id, 2)]),
+      store.appendEvents([narration(step.step_id, 3)]),
+      store.getStep(step.step_id),
+    ]);
+    expect(writes.map((w) => w.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect((writes[3] as PromiseFulfilledResult<unknown>).value).toEqual(step);
+    // Each once, read through a connection of another store.
+    const again = postgresStore({ connection: url, schema: s });
+    expect((await again.readEvents(step.step_id)).map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect((await again.getRun(run.run_id))?.status).toBe('running');
+    // And the store goes on.
+    await store.appendEvents([narration(step.step_id, 4)]);
+    expect(await again.readEvents(step.step_id, 3)).toHaveLength(1);
+    await again.close();
+    await store.close();
+    await relay.close();
   });
 });
 
