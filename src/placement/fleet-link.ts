@@ -9,6 +9,8 @@ import { Queue } from 'bullmq';
 import { QueueFullError } from '../errors/queue-full-error.js';
 import type { Logger } from '../observability/logger.js';
 import type { StepRecord, StepStatus } from '../store/records.js';
+import { RedisRunStore } from '../store/redis-store.js';
+import type { RunStore } from '../store/run-store.js';
 import {
   checkClusterPrefix,
   CLUSTER_PREFIX,
@@ -119,6 +121,28 @@ export function fleetPrefix(options: FleetOptions): string {
   return options.prefix ?? (onCluster ? CLUSTER_PREFIX : 'axon:');
 }
 
+/**
+ * What a fleet link needs of its runtime's store, checked against the fleet's options. The
+ * Redis store opens each queued step it claims (`<prefix>fleet:open`) under its own prefix,
+ * and the fleet's workers read runs under the fleet's: the two must be one (`TypeError`).
+ */
+export function storeForFleet(
+  options: FleetOptions,
+  store: RunStore | undefined,
+): Pick<FleetLinkHost, 'storeOpensSteps' | 'records'> {
+  checkFleetOptions(options);
+  const prefix = fleetPrefix(options);
+  if (store instanceof RedisRunStore && store.prefix !== prefix) {
+    throw new TypeError(
+      `createRuntime: the Redis store's prefix (${JSON.stringify(store.prefix)}) and the fleet's (${JSON.stringify(prefix)}) must be the same: the fleet's workers read runs under the fleet's prefix`,
+    );
+  }
+  return {
+    storeOpensSteps: store instanceof RedisRunStore,
+    records: store?.identity?.bind(store),
+  };
+}
+
 /** What the link needs from its runtime. */
 export interface FleetLinkHost {
   readonly logger: Logger;
@@ -131,7 +155,7 @@ export interface FleetLinkHost {
    */
   readonly storeOpensSteps: boolean;
   /** The identity of the runtime's store (`RunStore.identity`), carried by each job. */
-  readonly records?: () => Promise<string>;
+  readonly records?: (() => Promise<string>) | undefined;
 }
 
 /** A runtime's link to its fleet; see the module. */

@@ -20,7 +20,6 @@ import { noopPolicy, type PolicyEngine } from '../policy/policy-engine.js';
 import { memoryRateLimiter, redisRateLimiter } from '../policy/rate-limiter.js';
 import { memoryStore } from '../store/memory-store.js';
 import { redactingStore } from '../store/redacting-store.js';
-import { RedisRunStore } from '../store/redis-store.js';
 import type { RunStore } from '../store/run-store.js';
 import { BreakerTable } from '../supervisors/breaker-table.js';
 import { DEFAULT_MAX_DEPTH } from '../supervisors/depth-limit.js';
@@ -52,7 +51,7 @@ import { drawsOnBudgets, RunLedgers, StoredRunBudget, stepBudgets } from '../ste
 import { submitStep, type SubmissionHost } from '../steps/step-submission.js';
 import { callTool, type ToolCallDeps } from '../steps/tool-call.js';
 import { localPool, type PoolInfo } from '../placement/pool-info.js';
-import { checkFleetOptions, FleetLink, fleetPrefix } from '../placement/fleet-link.js';
+import { FleetLink, storeForFleet } from '../placement/fleet-link.js';
 import { memoryLeases, redisLeases, type Leases } from './leases.js';
 import type { RuntimeOptions } from './runtime-options.js';
 import { RuntimeTools } from './runtime-tools.js';
@@ -163,22 +162,11 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
   const poolId = options.poolId ?? 'local';
   const replicaId = options.replicaId ?? null;
   const poolTags = checkPoolTags(options.poolTags);
-  // The fleet's replicas read the store under the fleet's prefix, and the store's claim of a
-  // queued step opens it under its own (`<prefix>fleet:open`): they must be one.
-  const storePrefix = options.store instanceof RedisRunStore ? options.store.prefix : null;
-  if (options.fleet) checkFleetOptions(options.fleet);
-  const prefix = options.fleet ? fleetPrefix(options.fleet) : null;
-  if (prefix !== null && storePrefix !== null && storePrefix !== prefix) {
-    throw new TypeError(
-      `createRuntime: the Redis store's prefix (${JSON.stringify(storePrefix)}) and the fleet's (${JSON.stringify(prefix)}) must be the same: the fleet's workers read runs under the fleet's prefix`,
-    );
-  }
   // With a fleet, submitted steps go to its pools; their streams wake followers here.
   const fleet = options.fleet
     ? new FleetLink(options.fleet, {
         logger,
-        storeOpensSteps: storePrefix !== null,
-        ...(options.store?.identity ? { records: options.store.identity.bind(options.store) } : {}),
+        ...storeForFleet(options.fleet, options.store),
         appended: (id) => {
           feeds.appended(id);
         },
