@@ -94,6 +94,7 @@ describe('axon --help, --version, list', () => {
         '--concurrency',
         '--redis',
         '--redis-cluster',
+        '--postgres',
         '--config',
         '--vram-mb',
         '--features',

@@ -40,6 +40,10 @@ describe('axon worker: refusals', () => {
       { pool: 'p', redis: 'redis://x:1', redisCluster: 'a:1' },
       'names both a Redis URL and a Redis Cluster',
     ],
+    [
+      { pool: 'p', postgres: 'mysql://x@h/db' },
+      '--postgres: must be a postgres:// or postgresql:// URL',
+    ],
     [{ pool: 'no spaces' }, 'fleet worker: pool must be 1 to 64 letters'],
     [
       { pool: 'p', heartbeatMs: '500', ttlMs: '400' },

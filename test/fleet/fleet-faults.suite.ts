@@ -272,6 +272,14 @@ export function describeFleetFaults(backend: FleetBackend): void {
           /records are postgres:[0-9a-f-]{36}, this replica's are redis:axon-test/,
         );
       });
+
+      it('a replica whose PostgreSQL does not answer does not start, and says why', async () => {
+        await expect(
+          replica(fleetPrefix(), 'p', {
+            postgres: { url: 'postgres://postgres@127.0.0.1:1/postgres' },
+          }),
+        ).rejects.toThrow(/ECONNREFUSED 127\.0\.0\.1:1/);
+      });
     });
   }
 
