@@ -6,6 +6,8 @@ export interface Relay {
   readonly url: string;
   /** The `Last-Event-ID` header of each stream request, `null` when absent. */
   readonly streamRequests: (string | null)[];
+  /** Drops the first stream request's connection now (both ends), if it is open. */
+  cutFirstStream(): void;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export function startRelay(target: URL, options: RelayOptions): Promise<Relay> {
   const streamPath = options.streamPath ?? /^GET \/v1\/steps\/[^/]+\/stream/;
   const streamRequests: (string | null)[] = [];
   const sockets = new Set<net.Socket>();
+  let firstStream: (() => void) | null = null;
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port), target.hostname);
     sockets.add(client);
@@ -34,7 +37,13 @@ export function startRelay(target: URL, options: RelayOptions): Promise<Relay> {
       if (streamPath.test(head)) {
         const id = /^last-event-id: *(.*)\r$/im.exec(head)?.[1] ?? null;
         streamRequests.push(id);
-        if (streamRequests.length === 1) cutAfter = cutFirstStreamAfterBytes;
+        if (streamRequests.length === 1) {
+          cutAfter = cutFirstStreamAfterBytes;
+          firstStream = () => {
+            upstream.destroy();
+            client.destroy();
+          };
+        }
       }
       upstream.write(chunk);
     });
@@ -67,6 +76,10 @@ export function startRelay(target: URL, options: RelayOptions): Promise<Relay> {
       resolve({
         url: `http://127.0.0.1:${port}`,
         streamRequests,
+        cutFirstStream: () => {
+          firstStream?.();
+          firstStream = null;
+        },
         close: () =>
           new Promise<void>((done) => {
             for (const s of sockets) s.destroy();
