@@ -52,7 +52,18 @@ const fromServer = (err: unknown): boolean =>
   typeof err === 'object' &&
   err !== null &&
   typeof (err as { code?: unknown }).code === 'string' &&
-  /^[0-9A-Z]{5}$/.test((err as { code: string }).code);
+  /^[0-9A-Z]{5}$/.test((err as { code: string }).code) &&
+  !connectionGone((err as { code: string }).code);
+
+/**
+ * SQLSTATEs of a connection the server ended (`57P01` terminated by an administrator, `57P02`
+ * a crash, `57P03` not accepting connections now, class `08` connection exceptions): not a
+ * refusal of the batch but a connection lost, whose batch may be run again on another.
+ */
+const connectionGone = (code: string): boolean => /^(08|57P0)/.test(code);
+
+/** Calls of one batch at most, each on a connection of its own, while connections are lost. */
+const CALL_TRIES = 3;
 
 /** One operation of a batch: `op` names the schema's function, the rest are its arguments. */
 export interface BatchOp {
@@ -209,17 +220,22 @@ export class PostgresBatcher {
    * when the kept answers cannot be read either.
    */
   async #once(ops: readonly BatchOp[]): Promise<Answer[]> {
-    const id = `${this.#id}:${++this.#calls}`;
-    try {
-      return await this.#call(ops, id);
-    } catch (err) {
-      if (!(err instanceof CallFailed)) throw err;
-      // The server's refusal (rolled back), or a call that never reached it.
-      if (fromServer(err.reason) || err.pid === null) throw err.reason as Error;
-      // Lost on the way: answered from what the server kept, if it committed.
-      const kept = await this.#kept(id, err.pid).catch(() => null);
-      if (kept === null) throw err.reason as Error;
-      return kept;
+    for (let tries = 1; ; tries++) {
+      const id = `${this.#id}:${++this.#calls}`;
+      try {
+        return await this.#call(ops, id);
+      } catch (err) {
+        if (!(err instanceof CallFailed)) throw err;
+        // The server's refusal: rolled back, nothing to run again.
+        if (fromServer(err.reason)) throw err.reason as Error;
+        // Lost on the way: answered from what the server kept, if it committed; run again
+        // on another connection if it did not (a pooled connection the server ended too).
+        if (err.pid !== null) {
+          const kept = await this.#kept(id, err.pid);
+          if (kept !== null) return kept;
+        }
+        if (tries >= CALL_TRIES) throw err.reason as Error;
+      }
     }
   }
 
@@ -258,19 +274,29 @@ export class PostgresBatcher {
    */
   async #kept(id: string, pid: number | null): Promise<Answer[] | null> {
     if (pid !== null) {
-      await this.#pool.query('SELECT pg_terminate_backend($1)', [pid]);
+      await this.#query('SELECT pg_terminate_backend($1)', [pid]);
       const until = Date.now() + GONE_WAIT_MS;
       for (;;) {
-        const { rowCount } = await this.#pool.query(
-          'SELECT 1 FROM pg_stat_activity WHERE pid = $1',
-          [pid],
-        );
+        const { rowCount } = await this.#query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [
+          pid,
+        ]);
         if (rowCount === 0) break;
         if (Date.now() > until) throw new Error(`server process ${pid} did not end`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     }
-    const { rows } = await this.#pool.query<{ answers: Answer[] }>(this.#answered, [id]);
-    return rows[0]?.answers ?? null;
+    const { rows } = await this.#query(this.#answered, [id]);
+    return (rows[0] as { answers: Answer[] } | undefined)?.answers ?? null;
+  }
+
+  /** A statement of the batcher's own, on another connection while the server ends them. */
+  async #query(text: string, values: readonly unknown[]): Promise<pg.QueryResult> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await this.#pool.query(text, values as unknown[]);
+      } catch (err) {
+        if (fromServer(err) || tries >= CALL_TRIES) throw err;
+      }
+    }
   }
 }
