@@ -83,17 +83,24 @@ export class StreamingStore {
           details: { reason: 'handed_back' },
         }),
       );
+    const writes = new Map<string, (...args: unknown[]) => unknown>();
     this.store = new Proxy(inner, {
       get: (target, prop, receiver) => {
         const value: unknown = Reflect.get(target, prop, receiver);
         if (typeof value !== 'function') return value;
         const method = value as (...args: unknown[]) => unknown;
         if (typeof prop === 'string' && !READS.has(prop)) {
-          const write =
-            this.#wakes && (prop === 'appendEvents' || prop === 'endStep')
-              ? (woken(prop, method) as (...args: unknown[]) => unknown)
-              : method.bind(target);
-          return (...args: unknown[]) => (this.#fenced ? fence(prop) : write(...args));
+          // Made once per method: every write passes here.
+          let write = writes.get(prop);
+          if (!write) {
+            const call =
+              this.#wakes && (prop === 'appendEvents' || prop === 'endStep')
+                ? (woken(prop, method) as (...args: unknown[]) => unknown)
+                : method.bind(target);
+            write = (...args: unknown[]) => (this.#fenced ? fence(prop) : call(...args));
+            writes.set(prop, write);
+          }
+          return write;
         }
         return (...args: unknown[]) => method.apply(target, args);
       },

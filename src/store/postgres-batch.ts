@@ -28,11 +28,21 @@ import { WorkerLostError } from '../errors/worker-lost-error.js';
 /** Operations in one call of `apply` at most (its JSON and its transaction stay bounded). */
 export const MAX_BATCH = 1_000;
 
-/** Every this many calls, one also removes the kept answers of batches an hour old. */
+/**
+ * Every this many calls, one also removes the kept answers of batches five minutes old (they
+ * are read only just after a connection is lost).
+ */
 const PRUNE_EVERY = 1_000;
 
 /** How long the batcher waits for a lost connection's server process to end, ms. */
 const GONE_WAIT_MS = 5_000;
+
+/**
+ * A batch whose connection was lost and whose outcome could not be learnt (its server process
+ * did not end, or the kept answers could not be read): it may have committed, so it is not run
+ * again; its operations reject with this.
+ */
+class OutcomeUnknown extends Error {}
 
 /** A call that failed, with the server process of its connection (`null`: unknown). */
 class CallFailed extends Error {
@@ -196,7 +206,11 @@ export class PostgresBatcher {
     let answers: Answer[] | null;
     try {
       answers = await this.#once(batch.map((p) => p.op));
-    } catch {
+    } catch (err) {
+      if (err instanceof OutcomeUnknown) {
+        for (const p of batch) p.reject(err);
+        return;
+      }
       answers = null;
     }
     if (answers === null) {
@@ -231,7 +245,12 @@ export class PostgresBatcher {
         // Lost on the way: answered from what the server kept, if it committed; run again
         // on another connection if it did not (a pooled connection the server ended too).
         if (err.pid !== null) {
-          const kept = await this.#kept(id, err.pid);
+          const kept = await this.#kept(id, err.pid).catch((e: unknown) => {
+            throw new OutcomeUnknown(
+              `the connection was lost during a write, and whether it committed could not be learnt: ${(e as Error).message}`,
+              { cause: err.reason },
+            );
+          });
           if (kept !== null) return kept;
         }
         if (tries >= CALL_TRIES) throw err.reason as Error;

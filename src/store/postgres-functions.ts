@@ -332,7 +332,8 @@ export function writeFunctions(s: string): string {
     END $f$;
 
     -- A batch: each operation in order, each answer in its place, kept under the batch's id
-    -- (with "prune", those of batches an hour old leave). An operation carrying a "fence" (a
+    -- (with "prune", those of batches five minutes old leave: they are read only just after a
+    -- connection is lost). An operation carrying a "fence" (a
     -- fleet replica's turn) runs only while that turn is still its step's.
     CREATE OR REPLACE FUNCTION ${s}.apply(ops jsonb, batch text, prune boolean)
     RETURNS jsonb LANGUAGE plpgsql AS $f$
@@ -369,7 +370,7 @@ export function writeFunctions(s: string): string {
       result := to_jsonb(answers);
       INSERT INTO ${s}.batches (id, answers) VALUES (batch, result);
       IF prune THEN
-        DELETE FROM ${s}.batches WHERE at < now() - interval '1 hour';
+        DELETE FROM ${s}.batches WHERE at < now() - interval '5 minutes';
       END IF;
       RETURN result;
     END $f$;`;
