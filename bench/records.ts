@@ -52,6 +52,7 @@ export function benchStep(runId: string, fields: Partial<StepRecord> = {}): Step
     ended_at: null,
     budgets: {},
     placement_decision: null,
+    first_token_at: null,
     ...fields,
   };
 }

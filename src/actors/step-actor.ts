@@ -59,6 +59,11 @@ export interface StepActorOptions {
    * step machine that it watches (see `interpreted-lifecycle.ts`), not on the compiled one.
    */
   readonly inspect?: XStateInspect | undefined;
+  /**
+   * When the step's first `token` was logged (ms since the epoch), for a step picked up
+   * from a log that holds one already; default none (the first token it emits sets it).
+   */
+  readonly firstTokenAt?: number | null;
 }
 
 /** A step's lifecycle: compiled (the default), or on an interpreted XState actor. */
@@ -86,10 +91,12 @@ export class StepActor implements HandlerSink {
   #detached = false;
   /** Set by {@link holdLog}: accepted events wait for the step's end write. */
   #held = false;
+  #firstTokenAt: number | null;
 
   constructor(options: StepActorOptions) {
     this.#opts = options;
     this.#logged = options.logged ?? null;
+    this.#firstTokenAt = options.firstTokenAt ?? null;
     this.stepId = options.stepId;
     this.path = options.path;
     this.actor = options.inspect
@@ -118,6 +125,14 @@ export class StepActor implements HandlerSink {
   /** True while tokens and events are accepted. */
   get isOpen(): boolean {
     return this.state === 'running';
+  }
+
+  /**
+   * When its first `token` was accepted (ms since the epoch; the `ts` it is logged with),
+   * `null` before one: the step's `first_token_at`, its time to first token.
+   */
+  get firstTokenAt(): number | null {
+    return this.#firstTokenAt;
   }
 
   /** True once the step has ended, failed or been cancelled. */
@@ -307,6 +322,7 @@ export class StepActor implements HandlerSink {
     }
     const accepted = this.actor.getSnapshot().context.accepted;
     const ts = this.#opts.clock.now();
+    if (eventType === 'token') this.#firstTokenAt ??= ts;
     for (const body of accepted) this.#buffer.push(stamp(body, this.stepId, ts));
     // Held events wait for the step's end write (see `holdLog`).
     if (!this.#held) this.#flushing ??= this.#flush();

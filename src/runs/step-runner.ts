@@ -191,7 +191,11 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       ctx?.cancel(err);
     },
     ...(resume && resume.fresh !== true
-      ? { lifecycle: resume.lifecycle, logged: new LoggedWork(stepId, resume.logged) }
+      ? {
+          lifecycle: resume.lifecycle,
+          logged: new LoggedWork(stepId, resume.logged),
+          firstTokenAt: resume.logged.find((e) => e.type === 'token')?.ts ?? null,
+        }
       : {}),
   });
   try {
@@ -224,6 +228,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       ended_at: null,
       budgets: req.submission?.budgets ?? NO_BUDGETS,
       placement_decision: runCallsOf(parentCtx)?.placement ?? deps.placement ?? null,
+      first_token_at: null,
     };
     if (resume) {
       // A queued step starts now; one going on keeps the start it had.
@@ -415,6 +420,7 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
       budget_usage: usage,
       provenance,
       ended_at: isoTime(endedAt),
+      ...(step.firstTokenAt === null ? {} : { first_token_at: isoTime(step.firstTokenAt) }),
     },
     // A submitted step's use (its children's with it) is its run's.
     ...(req.submission ? { runUsage: usage } : {}),

@@ -74,6 +74,28 @@ const RUN_LIST_PARAMETERS: Json[] = [
       'Only runs created before this one (the last run_id of the page before): the next page',
     schema: { type: 'string' },
   },
+  {
+    name: 'entry',
+    in: 'query',
+    required: false,
+    description: "Only runs of this entry (the Run's entry: its flow's or agent's name)",
+    schema: { type: 'string', minLength: 1, maxLength: 256 },
+    example: 'hello',
+  },
+  {
+    name: 'since',
+    in: 'query',
+    required: false,
+    description: 'Only runs created at or after this ISO 8601 date-time (with a zone)',
+    schema: { type: 'string', format: 'date-time' },
+  },
+  {
+    name: 'until',
+    in: 'query',
+    required: false,
+    description: 'Only runs created before this ISO 8601 date-time (with a zone)',
+    schema: { type: 'string', format: 'date-time' },
+  },
 ];
 
 /** The OpenAPI document; `version` is the package's. */
@@ -146,7 +168,7 @@ export function openApiDocument(version: string): Json {
       },
       '/v1/runs': {
         get: op(
-          "The caller's runs, newest first (?status=a,b, ?limit=1..500, default 50, ?before=run_id)",
+          "The caller's runs, newest first (?status=a,b, ?entry=, ?since=, ?until=, ?limit=1..500, default 50, ?before=run_id)",
           { 200: ok('Run', 'The runs', true) },
           { parameters: RUN_LIST_PARAMETERS },
         ),

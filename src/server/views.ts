@@ -71,6 +71,7 @@ export function stepView(s: StepRecord): Record<string, unknown> {
     name: s.name,
     actor_path: s.actor_path,
     started_at: s.started_at,
+    first_token_at: s.first_token_at ?? null,
   };
 }
 
@@ -157,6 +158,7 @@ export const RESPONSE_SCHEMAS = {
     name: z.string(),
     actor_path: z.array(z.string()),
     started_at: z.string().nullable(),
+    first_token_at: z.string().nullable(),
   }),
   Fact: z.object({
     fact_id: z.string(),

@@ -341,6 +341,7 @@ async function dispatchStep(
     ended_at: null,
     budgets: (request.budgets as WireBudgets | undefined) ?? {},
     placement_decision: decision,
+    first_token_at: null,
   };
   const claim = await host.store.claimStep(record);
   if (!claim.created) {

@@ -211,6 +211,7 @@ export function copyStepRecord(s: StepRecord, nested: NestedCopy = FRESH): StepR
     ended_at: s.ended_at,
     budgets: nested.budgets(s.budgets),
     placement_decision: s.placement_decision && { ...s.placement_decision },
+    first_token_at: s.first_token_at ?? null,
   };
 }
 
@@ -244,6 +245,8 @@ export function patchStepRecord(
     ended_at: patch.ended_at === undefined ? s.ended_at : patch.ended_at,
     budgets: s.budgets,
     placement_decision: s.placement_decision,
+    first_token_at:
+      patch.first_token_at === undefined ? (s.first_token_at ?? null) : patch.first_token_at,
   };
 }
 

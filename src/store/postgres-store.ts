@@ -108,6 +108,7 @@ function stepPatch(patch: StepPatch): { patch: Record<string, unknown>; drop: st
   if (patch.error !== undefined) out['error'] = patch.error;
   if (patch.started_at !== undefined) out['started_at'] = patch.started_at;
   if (patch.ended_at !== undefined) out['ended_at'] = patch.ended_at;
+  if (patch.first_token_at !== undefined) out['first_token_at'] = patch.first_token_at;
   return { patch: out, drop };
 }
 

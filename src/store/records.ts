@@ -110,6 +110,12 @@ export interface StepRecord {
    * `pool_policy` kind and the reason; `null` for a step stored before steps kept it.
    */
   readonly placement_decision: PlacementDecision | null;
+  /**
+   * When the step logged its first `token` (its time to first token is this less
+   * `started_at`), written with its end; `null` until then, and for a step that streamed
+   * none (a step stored before steps kept it reads `null` too).
+   */
+  readonly first_token_at: string | null;
 }
 
 /** A step's placement decision (see `placement/pool-choice.ts`). */
@@ -130,7 +136,14 @@ export type RunPatch = Partial<
 export type StepPatch = Partial<
   Pick<
     StepRecord,
-    'status' | 'budget_usage' | 'provenance' | 'output' | 'error' | 'started_at' | 'ended_at'
+    | 'status'
+    | 'budget_usage'
+    | 'provenance'
+    | 'output'
+    | 'error'
+    | 'started_at'
+    | 'ended_at'
+    | 'first_token_at'
   >
 >;
 

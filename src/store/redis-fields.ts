@@ -45,6 +45,7 @@ export function asRun(fields: Record<string, unknown> | null): RunRecord | null 
 export function asStep(fields: Record<string, unknown> | null): StepRecord | null {
   if (fields && fields['budgets'] === undefined) fields['budgets'] = {};
   if (fields && fields['placement_decision'] === undefined) fields['placement_decision'] = null;
+  if (fields && fields['first_token_at'] === undefined) fields['first_token_at'] = null;
   return fields as StepRecord | null;
 }
 

@@ -130,6 +130,8 @@ const STEP_FIELDS = [
   'ended_at',
   // Added by migration 6; set at creation, never patched.
   'placement_decision',
+  // Set with the step's end; a row written before has none (`json_set` appends it).
+  'first_token_at',
 ] as const satisfies readonly (keyof StepRecord)[];
 
 /** A run's row; `RunPatch`'s fields but the status (a column) are its changing ones. */
@@ -361,6 +363,7 @@ export function stepFromRow(r: StepRow): StepRecord {
     ended_at: f[14] as string | null,
     budgets: f[7] as WireBudgets,
     placement_decision: (f[15] ?? null) as PlacementDecision | null,
+    first_token_at: (f[16] ?? null) as string | null,
   };
 }
 

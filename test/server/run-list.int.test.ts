@@ -252,7 +252,14 @@ describe('/openapi.json', () => {
       paths: Record<string, Record<string, { parameters?: { name: string }[]; responses: object }>>;
     };
     const runs = doc.paths['/v1/runs']?.['get'];
-    expect(runs?.parameters?.map((p) => p.name).sort()).toEqual(['before', 'limit', 'status']);
+    expect(runs?.parameters?.map((p) => p.name).sort()).toEqual([
+      'before',
+      'entry',
+      'limit',
+      'since',
+      'status',
+      'until',
+    ]);
     expect(JSON.stringify(runs?.responses)).toContain('#/components/schemas/Run');
     const steps = doc.paths['/v1/runs/{run_id}/steps']?.['get'];
     expect(steps?.parameters?.map((p) => p.name)).toEqual(['run_id']);

@@ -17,7 +17,7 @@ import {
   type StepRecord,
 } from '../../src/store/records.js';
 import type { Provenance, StepEvent } from '../../src/streams/events.js';
-import type { RunPageQuery, RunStore } from '../../src/store/run-store.js';
+import { flushed, type RunPageQuery, type RunStore } from '../../src/store/run-store.js';
 import {
   makeCheckpoint,
   makeFact,
@@ -172,6 +172,33 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
 
         const expected = { ...step, status: 'failed', error, ended_at: '2025-01-01T00:00:02.000Z' };
         expect(await store.getStep(step.step_id)).toEqual(expected);
+      });
+
+      it("keeps a step's first_token_at: null when created, set by a patch and by its end", async () => {
+        const { steps } = await runWithSteps(2);
+        const [a, b] = steps;
+        if (!a || !b) throw new Error('no step');
+        expect((await store.getStep(a.step_id))?.first_token_at).toBeNull();
+        await store.updateStep(a.step_id, { first_token_at: '2025-01-01T00:00:00.250Z' });
+        expect(await store.getStep(a.step_id)).toEqual({
+          ...a,
+          first_token_at: '2025-01-01T00:00:00.250Z',
+        });
+        await store.endStep({
+          stepId: b.step_id,
+          runId: b.run_id,
+          events: [],
+          patch: {
+            status: 'succeeded',
+            ended_at: '2025-01-01T00:00:01.000Z',
+            first_token_at: '2025-01-01T00:00:00.500Z',
+          },
+        });
+        await flushed(store);
+        expect((await store.listSteps(b.run_id)).map((s) => s.first_token_at)).toEqual([
+          '2025-01-01T00:00:00.250Z',
+          '2025-01-01T00:00:00.500Z',
+        ]);
       });
 
       it('rejects an update of an unknown step with NotFoundError', async () => {

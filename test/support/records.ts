@@ -65,6 +65,7 @@ export function makeStep(runId: string, overrides: Partial<StepRecord> = {}): St
       policy: 'auto',
       reason: 'auto; the only feasible pool',
     },
+    first_token_at: null,
     ...overrides,
   };
 }
