@@ -283,12 +283,8 @@ export { MIGRATIONS, type Migration } from './store/sqlite-migrations.js';
 export { redisStore, RedisRunStore, type RedisStoreOptions } from './store/redis-store.js';
 export { flowInputSchema, runInputSchema, type FlowInput, type RunInput } from './runs/flow-api.js';
 export { factInputSchema, type FactInput } from './runs/facts.js';
-export {
-  stepSubmissionSchema,
-  type StepPlacement,
-  type SubmissionCaller,
-  type SubmittedStep,
-} from './steps/step-submission.js';
+export { stepSubmissionSchema, type SubmittedStep } from './steps/step-submission.js';
+export type { StepPlacement, SubmissionCaller } from './steps/submission-host.js';
 export type { JoinedRun, JoinRunOptions } from './steps/run-join.js';
 export { shareImmutable } from './store/deep-copy.js';
 export { FleetWorker, type FleetWorkerOptions, type StopReport } from './fleet/fleet-worker.js';

@@ -8,7 +8,7 @@ import { flushed, type RunStore } from '../store/run-store.js';
 import { usageProvenance } from '../streams/events.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import type { AgentResult } from '../actors/agent-result.js';
-import type { StepOutcome } from './step-runner.js';
+import type { StepOutcome } from './step-request.js';
 
 /** The run an invocation works under. */
 export interface RunHandle {

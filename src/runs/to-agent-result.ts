@@ -2,7 +2,7 @@
 import { InternalError } from '../errors/internal-error.js';
 import { TimeoutError } from '../errors/timeout-error.js';
 import type { AgentOutcome, AgentResult } from '../actors/agent-result.js';
-import type { StepOutcome } from './step-runner.js';
+import type { StepOutcome } from './step-request.js';
 
 /**
  * The {@link AgentResult} of an agent step: `timeout` or `error` when the step failed,

@@ -35,7 +35,8 @@ import {
   type FollowOptions,
 } from '../runs/step-follow.js';
 import { joinRun, type JoinedRun, type JoinRunOptions } from '../steps/run-join.js';
-import { submitStep, type SubmissionCaller, type SubmittedStep } from '../steps/step-submission.js';
+import { submitStep, type SubmittedStep } from '../steps/step-submission.js';
+import type { SubmissionCaller } from '../steps/submission-host.js';
 import type { BreakerState } from '../supervisors/circuit-breaker.js';
 import type { PoolInfo } from '../placement/pool-info.js';
 import type { Leases } from './leases.js';

@@ -28,12 +28,8 @@ import {
   sumUsage,
   type RunRecordsDeps,
 } from '../runs/run-records.js';
-import {
-  runStep,
-  type StepOutcome,
-  type StepRunnerDeps,
-  type StepSubmission,
-} from '../runs/step-runner.js';
+import { runStep } from '../runs/step-runner.js';
+import type { StepOutcome, StepRunnerDeps, StepSubmission } from '../runs/step-request.js';
 import { toAgentResult } from '../runs/to-agent-result.js';
 import type { PolicyGate } from '../runs/policy-gate.js';
 import type { WorkerPool } from '../placement/worker-pool.js';

@@ -8,12 +8,8 @@
 import type { ExecContext } from '../context/exec-context.js';
 import type { FlowApiDeps } from '../runs/flow-api.js';
 import { checkpointRun } from '../runs/run-control.js';
-import {
-  runStep,
-  type StepOutcome,
-  type StepRunnerDeps,
-  type StepSubmission,
-} from '../runs/step-runner.js';
+import { runStep } from '../runs/step-runner.js';
+import type { StepOutcome, StepRunnerDeps, StepSubmission } from '../runs/step-request.js';
 
 /** Runs a `checkpoint` step in run `runId`. Rejects only when the step could not begin. */
 export function runCheckpointStep(

@@ -18,7 +18,8 @@ import type { PolicyGate } from '../runs/policy-gate.js';
 import { parseBody } from '../runs/request-bodies.js';
 import { runCallsOf } from '../runs/run-calls.js';
 import { closeRun, openRun, RUN_STATUS, type RunRecordsDeps } from '../runs/run-records.js';
-import { runStep, type StepRunnerDeps, type StepSubmission } from '../runs/step-runner.js';
+import { runStep } from '../runs/step-runner.js';
+import type { StepRunnerDeps, StepSubmission } from '../runs/step-request.js';
 
 /** What `fs_op` steps need from the runtime. */
 export interface FsOpDeps {

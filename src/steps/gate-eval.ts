@@ -13,12 +13,8 @@ import type { Clock } from '../context/clock.js';
 import type { ExecContext } from '../context/exec-context.js';
 import type { FactRecord } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
-import {
-  runStep,
-  type StepOutcome,
-  type StepRunnerDeps,
-  type StepSubmission,
-} from '../runs/step-runner.js';
+import { runStep } from '../runs/step-runner.js';
+import type { StepOutcome, StepRunnerDeps, StepSubmission } from '../runs/step-request.js';
 
 /** How often a waiting gate reads the run's facts again, in milliseconds. */
 export const GATE_POLL_MS = 25;

@@ -8,12 +8,8 @@ import type { BudgetUsage } from '../streams/events.js';
 import { DEFAULT_ENGINE } from '../engines/engine-registry.js';
 import { llmCall, llmPlan, type LlmStepDeps } from './llm-steps.js';
 import { closeRun, openRun, RUN_STATUS, type RunRecordsDeps } from '../runs/run-records.js';
-import {
-  runStep,
-  type StepOutcome,
-  type StepRunnerDeps,
-  type StepSubmission,
-} from '../runs/step-runner.js';
+import { runStep } from '../runs/step-runner.js';
+import type { StepOutcome, StepRunnerDeps, StepSubmission } from '../runs/step-request.js';
 
 /** How an `llm_call` or `llm_plan` step ended. */
 export interface LlmStepResult<TOutput> {

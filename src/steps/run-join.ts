@@ -12,7 +12,7 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { attachRunCalls } from '../runs/run-calls.js';
-import type { RunJoinIdentity, SubmissionHost } from './step-submission.js';
+import type { RunJoinIdentity, SubmissionHost } from './submission-host.js';
 
 /** The identity keys {@link joinRun} takes (the run decides everything else of the context). */
 export const RUN_JOIN_KEYS: readonly string[] = Object.freeze([

@@ -18,7 +18,8 @@ import { flushed } from '../store/run-store.js';
 import { StepLifecycle } from '../actors/step-lifecycle.js';
 import { endStoredStep } from '../runs/stored-step-end.js';
 import type { ResumeFrom } from '../runs/submitted-step.js';
-import { submitStep, type SubmissionHost } from './step-submission.js';
+import { submitStep } from './step-submission.js';
+import type { SubmissionHost } from './submission-host.js';
 
 /** A step's record and its run's, read together (`null` for one the store does not have). */
 export interface StepAndRun {

@@ -30,12 +30,8 @@ import {
 } from '../runs/run-records.js';
 import type { PolicyGate } from '../runs/policy-gate.js';
 import { bookedToolCall, runCallsOf } from '../runs/run-calls.js';
-import {
-  runStep,
-  type StepOutcome,
-  type StepRunnerDeps,
-  type StepSubmission,
-} from '../runs/step-runner.js';
+import { runStep } from '../runs/step-runner.js';
+import type { StepOutcome, StepRunnerDeps, StepSubmission } from '../runs/step-request.js';
 
 /** What a tool call needs from its runtime. */
 export interface ToolCallDeps {

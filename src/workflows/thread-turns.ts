@@ -7,7 +7,7 @@
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { deepCopy, isImmutable, shareImmutable, shareImmutableItems } from '../store/deep-copy.js';
-import type { StepPlacement } from '../steps/step-submission.js';
+import type { StepPlacement } from '../steps/submission-host.js';
 import type { StepEnding } from '../runs/submitted-step.js';
 import type { StepRecord } from '../store/records.js';
 import { turnNumber, turnRole } from './thread-records.js';

@@ -7,7 +7,7 @@
  */
 import { defineAgent } from '../actors/define-agent.js';
 import type { AgentDefinition } from '../actors/agent-runtime.js';
-import type { StepPlacement } from '../steps/step-submission.js';
+import type { StepPlacement } from '../steps/submission-host.js';
 import type { WorkflowDefinition } from './workflow-definition.js';
 import {
   turnAgentName,
