@@ -24,11 +24,10 @@ import {
   workflowOf,
   type EndReason,
   type ThreadFactData,
-  type ThreadStatus,
   type ThreadView,
 } from './thread-records.js';
 import { listThreads, liveThreadRuns, type ThreadQuery } from './thread-listing.js';
-import { runTurn, sharedTurn, sharedTurns, turnOf } from './thread-turns.js';
+import { turnOf } from './thread-turns.js';
 import {
   refuseOverflow,
   workflowState,
@@ -36,14 +35,13 @@ import {
   type WorkflowState,
 } from './workflow-slots.js';
 import { DEFAULT_LEASE_MS, sweepEvery, ThreadLeases } from './thread-leases.js';
-import { turnPlacement, workflowAgents, type TurnThread } from './turn-agent.js';
+import { workflowAgents } from './turn-agent.js';
 import {
   describeWorkflow,
-  END,
   type ThreadTurn,
   type WorkflowDefinition,
-  type WorkflowRoleSpec,
 } from './workflow-definition.js';
+import { driveThread, type LiveThread, type ThreadDriver, type ThreadEnd } from './thread-drive.js';
 
 /** Options of {@link WorkflowEngine.trigger}. */
 export interface TriggerOptions {
@@ -83,20 +81,6 @@ export interface WorkflowEngineOptions {
   readonly leaseMs?: number;
 }
 
-/** A thread this engine drives. */
-interface LiveThread {
-  readonly id: string;
-  readonly workflow: WorkflowDefinition;
-  readonly input: string;
-  /** The step of the turn running now. */
-  step: string | null;
-  killed: boolean;
-  /** Its lease went to another engine: this one stops driving it, writing nothing more. */
-  lost: boolean;
-  /** Settles once this engine stopped driving the thread (it ended, or could not go on). */
-  done: Promise<void>;
-}
-
 /** Threads of workflows on a runtime; see the module. */
 export class WorkflowEngine {
   readonly runtime: Runtime;
@@ -110,6 +94,8 @@ export class WorkflowEngine {
   /** With a fleet: `recover()` again every `leaseMs`, for threads whose engine died. */
   #sweep: NodeJS.Timeout | null = null;
   #closed = false;
+  /** What each thread's turn loop (`thread-drive.ts`) is given of this engine. */
+  readonly #driver: ThreadDriver;
 
   constructor(
     runtime: Runtime,
@@ -118,6 +104,16 @@ export class WorkflowEngine {
   ) {
     this.runtime = runtime;
     this.#events.setMaxListeners(0);
+    this.#driver = {
+      runtime,
+      isClosed: () => this.#isClosed(),
+      changed: (threadId) => {
+        this.#events.emit(`changed:${threadId}`);
+      },
+      note: (threadId, data) => this.#note(threadId, data),
+      end: (threadId, workflow, status, reason, error) =>
+        this.#end(threadId, workflow, status, reason, error),
+    };
     const unknown = Object.keys(options).filter((k) => k !== 'leaseMs');
     if (unknown.length > 0) {
       throw new TypeError(`WorkflowEngine: unknown option ${unknown.join(', ')}`);
@@ -336,13 +332,6 @@ export class WorkflowEngine {
   }
 
   /**
-   * Picks up what a process that stopped left (call it once, after the runtime resumed its
-   * runs): each thread that was running is marked `crashed`, then resumed from its last
-   * finished turn if its workflow allows (`resume`, default true) or left `crashed`; each
-   * thread that was waiting is queued again, oldest first. Threads of workflows not
-   * registered here are left alone.
-   */
-  /**
    * Whether `run` is a thread of one of this engine's workflows: its `recover()` resumes it
    * (under its lease), so `runtime.resumeRuns({ except })` should leave it alone.
    */
@@ -351,6 +340,13 @@ export class WorkflowEngine {
     return name !== null && this.#workflows.has(name);
   }
 
+  /**
+   * Picks up what a process that stopped left (call it once, after the runtime resumed its
+   * runs): each thread that was running is marked `crashed`, then resumed from its last
+   * finished turn if its workflow allows (`resume`, default true) or left `crashed`; each
+   * thread that was waiting is queued again, oldest first. Threads of workflows not
+   * registered here are left alone.
+   */
   async recover(): Promise<RecoveredThreads> {
     this.#sweepLater();
     const resumed: string[] = [];
@@ -449,7 +445,7 @@ export class WorkflowEngine {
       done: Promise.resolve(),
     };
     this.#live.set(threadId, live);
-    const driving = this.#drive(live, turns, resumed)
+    const driving = driveThread(this.#driver, live, turns, resumed)
       .catch((err: unknown) => {
         this.runtime.logger.error({ err, thread: threadId }, 'a workflow thread failed to run');
         return this.#end(threadId, s.definition.name, 'failed', 'turn_failed', toErrorPayload(err));
@@ -473,77 +469,10 @@ export class WorkflowEngine {
     this.#driving.add(driving);
   }
 
-  async #drive(live: LiveThread, turns: ThreadTurn[], resumed: boolean): Promise<void> {
-    const w = live.workflow;
-    await this.#note(live.id, {
-      status: 'started',
-      workflow: w.name,
-      ...(resumed ? { resumed } : {}),
-    });
-    this.#events.emit(`changed:${live.id}`);
-    // What each turn's input holds of the finished ones: one immutable item per turn.
-    const shared = turns.map(sharedTurn);
-    for (;;) {
-      // Another engine drives it now: nothing more is written from here.
-      if (live.lost) return;
-      if (live.killed) return this.#end(live.id, w.name, 'killed', 'killed', null);
-      // Closing: the thread stays `started`; the next engine on the store resumes it here.
-      if (this.#isClosed()) return;
-      if (turns.length >= w.maxRounds)
-        return this.#end(live.id, w.name, 'completed', 'max_rounds', null);
-      let next: string;
-      try {
-        next = w.moderator({
-          threadId: live.id,
-          workflow: w.name,
-          input: live.input,
-          turns: [...turns],
-        });
-      } catch (err) {
-        return this.#end(live.id, w.name, 'failed', 'moderator_failed', toErrorPayload(err));
-      }
-      if (next === END) return this.#end(live.id, w.name, 'completed', 'end', null);
-      if (typeof next !== 'string' || !(next in w.roles)) {
-        const err = new InvalidParamsError(
-          `the moderator of ${w.name} named ${JSON.stringify(next)}, which is no role (roles: ${w.roleNames.join(', ')})`,
-        );
-        return this.#end(live.id, w.name, 'failed', 'unknown_role', toErrorPayload(err));
-      }
-      const n = turns.length + 1;
-      const thread: TurnThread = {
-        threadId: live.id,
-        workflow: w.name,
-        input: live.input,
-        turns: sharedTurns(shared),
-      };
-      const placement = turnPlacement((w.roles[next] as WorkflowRoleSpec).placement);
-      const step = await runTurn(this.runtime, w.name, n, next, thread, placement, {
-        started: (stepId) => {
-          live.step = stepId;
-          this.#events.emit(`changed:${live.id}`);
-          if (live.killed) void this.runtime.cancelStep(stepId).catch(() => undefined);
-        },
-      });
-      live.step = null;
-      this.#events.emit(`changed:${live.id}`);
-      if (isLost(live)) return;
-      // Killed while the turn ran (kill() sets it meanwhile).
-      if (isKilled(live)) return this.#end(live.id, w.name, 'killed', 'killed', null);
-      // A turn cut short by a shutdown (the server's drain) is run again on recovery.
-      if (step.status === 'cancelled' && this.#isClosed()) return;
-      if (step.status !== 'succeeded') {
-        return this.#end(live.id, w.name, 'failed', 'turn_failed', step.error);
-      }
-      const turn = turnOf(step);
-      turns.push(turn);
-      shared.push(sharedTurn(turn));
-    }
-  }
-
   async #end(
     threadId: string,
     workflow: string,
-    status: Extract<ThreadStatus, 'completed' | 'failed' | 'crashed' | 'killed'>,
+    status: ThreadEnd,
     reason: EndReason,
     error: ErrorPayload | null,
     note = true,
@@ -557,15 +486,6 @@ export class WorkflowEngine {
   async #note(threadId: string, data: ThreadFactData): Promise<void> {
     await this.runtime.appendFact(threadId, { type: THREAD_FACT, data });
   }
-}
-
-function isKilled(live: LiveThread): boolean {
-  return live.killed;
-}
-
-/** Read afresh after an await: the renewal may have lost the lease meanwhile. */
-function isLost(live: LiveThread): boolean {
-  return live.lost;
 }
 
 /** A workflow engine on `runtime` with `workflows` registered. */
