@@ -18,6 +18,7 @@ import { parseJsonBody } from './json-body.js';
 import { openApiDocument } from './openapi.js';
 import { registerRoutes } from './routes.js';
 import { registerRunListRoutes } from './run-list-routes.js';
+import { registerRunStreamRoute } from './run-stream-route.js';
 import { registerThreadRoutes } from './thread-routes.js';
 import type { WorkflowEngine } from '../workflows/workflow-engine.js';
 import { ServerMetrics } from './server-metrics.js';
@@ -263,6 +264,15 @@ export async function createServer(
     logger,
   });
   registerRunListRoutes(app, runtime);
+  registerRunStreamRoute(app, {
+    runtime,
+    keepAliveMs: whole('keepAliveMs', options.keepAliveMs, 15_000),
+    sseFlushMs: whole('sseFlushMs', options.sseFlushMs, 50, 0),
+    logger,
+    streams,
+    slots,
+    metrics,
+  });
   if (options.workflows) {
     registerThreadRoutes(app, {
       engine: options.workflows,

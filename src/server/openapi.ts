@@ -168,7 +168,7 @@ export function openApiDocument(version: string): Json {
       },
       '/v1/runs': {
         get: op(
-          "The caller's runs, newest first (?status=a,b, ?entry=, ?since=, ?until=, ?limit=1..500, default 50, ?before=run_id)",
+          "The caller's runs, newest first (?status, ?entry, ?since, ?until, ?limit, ?before)",
           { 200: ok('Run', 'The runs', true) },
           { parameters: RUN_LIST_PARAMETERS },
         ),
@@ -196,6 +196,18 @@ export function openApiDocument(version: string): Json {
           'Submit a step, idempotent by client_token (NERVE-4003)',
           { 201: ok('StepCreated', 'Submitted'), 200: ok('StepCreated', 'Submitted before') },
           { parameters: [id('run_id')], requestBody: body('StepInput') },
+        ),
+      },
+      '/v1/runs/{run_id}/stream': {
+        get: op(
+          "A run's changes as Server-Sent Events (`step` and `run` frames)",
+          {
+            200: {
+              description: 'text/event-stream: `id: <n>`, `event: run|step`, `data: <json>`',
+              content: { 'text/event-stream': { schema: { type: 'string' } } },
+            },
+          },
+          { parameters: [id('run_id')] },
         ),
       },
       '/v1/steps/{step_id}': {
