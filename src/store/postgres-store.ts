@@ -23,20 +23,16 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import type {
-  ApprovalDecision,
-  ApprovalRecord,
-  CallRecording,
-  CheckpointRecord,
   FactQuery,
   FactRecord,
   FlowRecord,
-  RecordingKey,
   RunPatch,
   RunRecord,
   RunStatus,
   StepPatch,
   StepRecord,
 } from './records.js';
+import { ForwardedRecords } from './forwarded-records.js';
 import type { RunPageQuery, RunStore, StepEnd } from './run-store.js';
 import type { BudgetHolder, BudgetReservations } from './budget-reservations.js';
 import { PostgresBatcher, turnLost, type BatchOp } from './postgres-batch.js';
@@ -118,7 +114,7 @@ const holderArgs = (h: BudgetHolder) => ({ run_id: h.runId, step_id: h.stepId, t
 const holderTarget = (h: BudgetHolder): WriteTarget => ({ runId: h.runId, stepId: h.stepId });
 
 /** A {@link RunStore} in PostgreSQL; see the module. Use {@link postgresStore}. */
-export class PostgresRunStore implements RunStore {
+export class PostgresRunStore extends ForwardedRecords implements RunStore {
   readonly #pool: pg.Pool;
   readonly #owned: boolean;
   readonly #s: string;
@@ -133,8 +129,11 @@ export class PostgresRunStore implements RunStore {
   #identity: Promise<string> | undefined;
   /** Facts, checkpoints, recordings and approvals (`postgres-run-records.ts`). */
   readonly #runRecords: PostgresRunRecords;
+  protected readonly checkpoints: PostgresRunRecords;
+  protected readonly approvals: PostgresRunRecords;
 
   constructor(options: PostgresStoreOptions) {
+    super();
     const unknown = Object.keys(options).filter((k) => !STORE_OPTIONS.has(k));
     if (unknown.length > 0) {
       throw new TypeError(`postgresStore: no option ${unknown.join(', ')}`);
@@ -162,12 +161,15 @@ export class PostgresRunStore implements RunStore {
     this.#ready.catch(() => undefined);
     this.#batch = new PostgresBatcher(this.#pool, this.#s, this.#ready);
     this.leases = postgresLeases((text, values) => this.#q(text, values), this.#s);
-    this.#runRecords = new PostgresRunRecords({
-      s: this.#s,
-      tx: (body) => this.#tx(body),
-      q: (text, values) => this.#q(text, values),
-      guard: (q, target) => this.#guard(q, target),
-    });
+    this.checkpoints =
+      this.approvals =
+      this.#runRecords =
+        new PostgresRunRecords({
+          s: this.#s,
+          tx: (body) => this.#tx(body),
+          q: (text, values) => this.#q(text, values),
+          guard: (q, target) => this.#guard(q, target),
+        });
     this.budgets = {
       reserve: (holder, draw, limits) =>
         this.#write({ op: 'reserve', ...holderArgs(holder), draw, limits }, holderTarget(holder)),
@@ -420,49 +422,11 @@ export class PostgresRunStore implements RunStore {
     return this.#runRecords.listFacts(query);
   }
 
-  createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
-    return this.#runRecords.createCheckpoint(checkpoint);
-  }
-
-  listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
-    return this.#runRecords.listCheckpoints(runId);
-  }
-
   async addRunUsage(runId: string, usage: BudgetUsage, stepId?: string): Promise<BudgetUsage> {
     return this.#write(
       { op: 'add_run_usage', id: runId, usage, ...(stepId === undefined ? {} : { step: stepId }) },
       { runId, stepId },
     );
-  }
-
-  putRecording(recording: CallRecording): Promise<void> {
-    return this.#runRecords.putRecording(recording);
-  }
-
-  getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null> {
-    return this.#runRecords.getRecording(runId, key);
-  }
-
-  listRecordings(runId: string): Promise<CallRecording[]> {
-    return this.#runRecords.listRecordings(runId);
-  }
-
-  createApproval(
-    approval: ApprovalRecord,
-  ): Promise<{ approval: ApprovalRecord; created: boolean }> {
-    return this.#runRecords.createApproval(approval);
-  }
-
-  getApproval(approvalId: string): Promise<ApprovalRecord | null> {
-    return this.#runRecords.getApproval(approvalId);
-  }
-
-  listApprovals(runId: string): Promise<ApprovalRecord[]> {
-    return this.#runRecords.listApprovals(runId);
-  }
-
-  decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
-    return this.#runRecords.decideApproval(approvalId, decision);
   }
 
   /** Every write is committed before its promise resolves: nothing is held back. */

@@ -29,20 +29,16 @@ import { Op, type OpCode } from './redis-scripts.js';
 export type { WriteGuard, WriteTarget } from './redis-batch.js';
 export type { EndNotice, RedisStoreOptions } from './redis-store-options.js';
 import type {
-  ApprovalDecision,
-  ApprovalRecord,
-  CallRecording,
-  CheckpointRecord,
   FactQuery,
   FactRecord,
   FlowRecord,
-  RecordingKey,
   RunPatch,
   RunRecord,
   RunStatus,
   StepPatch,
   StepRecord,
 } from './records.js';
+import { ForwardedRecords } from './forwarded-records.js';
 import type { RunPageQuery, RunStore, StepEnd } from './run-store.js';
 
 /**
@@ -52,7 +48,7 @@ import type { RunPageQuery, RunStore, StepEnd } from './run-store.js';
  * @example
  * const runtime = createRuntime({ store: redisStore({ url: 'redis://127.0.0.1:6379', prefix: 'axon:' }) });
  */
-export class RedisRunStore implements RunStore {
+export class RedisRunStore extends ForwardedRecords implements RunStore {
   readonly prefix: string;
   readonly client: RedisClient;
   readonly #owned: boolean;
@@ -62,10 +58,12 @@ export class RedisRunStore implements RunStore {
   /** Reservations against runs' budgets, which every process on this Redis sees. */
   readonly budgets: BudgetReservations;
   /** A run's checkpoints, recordings and approvals. */
-  readonly #records: RedisRunRecords;
+  protected readonly checkpoints: RedisRunRecords;
+  protected readonly approvals: RedisRunRecords;
   readonly #streams: RedisStoreOptions['streams'] | null;
   readonly #endNotice: RedisStoreOptions['endNotice'] | null;
   constructor(options: RedisStoreOptions = {}) {
+    super();
     const { cluster, prefix } = redisTargetOf(options, 'redisStore', {
       single: 'axon:',
       cluster: CLUSTER_PREFIX,
@@ -99,7 +97,7 @@ export class RedisRunStore implements RunStore {
       () => this.#read(),
       (code, keys, args) => this.#write(code, keys, args),
     );
-    this.#records = new RedisRunRecords(
+    this.checkpoints = this.approvals = new RedisRunRecords(
       this.prefix,
       () => this.#read(),
       (code, keys, args, target) => this.#write(code, keys, args, target),
@@ -432,44 +430,6 @@ export class RedisRunStore implements RunStore {
    */
   async takeTurn(fence: WriteGuard, mark: string): Promise<boolean> {
     return (await this.#batch.write(Op.take, [mark], [], undefined, [fence])) === 1;
-  }
-
-  createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
-    return this.#records.createCheckpoint(checkpoint);
-  }
-
-  listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
-    return this.#records.listCheckpoints(runId);
-  }
-
-  putRecording(recording: CallRecording): Promise<void> {
-    return this.#records.putRecording(recording);
-  }
-
-  getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null> {
-    return this.#records.getRecording(runId, key);
-  }
-
-  listRecordings(runId: string): Promise<CallRecording[]> {
-    return this.#records.listRecordings(runId);
-  }
-
-  createApproval(
-    approval: ApprovalRecord,
-  ): Promise<{ readonly approval: ApprovalRecord; readonly created: boolean }> {
-    return this.#records.createApproval(approval);
-  }
-
-  getApproval(approvalId: string): Promise<ApprovalRecord | null> {
-    return this.#records.getApproval(approvalId);
-  }
-
-  listApprovals(runId: string): Promise<ApprovalRecord[]> {
-    return this.#records.listApprovals(runId);
-  }
-
-  decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
-    return this.#records.decideApproval(approvalId, decision);
   }
 
   listRuns(query: { readonly status?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {

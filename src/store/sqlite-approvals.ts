@@ -41,7 +41,7 @@ export class SqliteApprovals {
     this.#runExists = runExists;
   }
 
-  create(
+  createApproval(
     approval: ApprovalRecord,
   ): Promise<{ readonly approval: ApprovalRecord; readonly created: boolean }> {
     return this.#write(() => {
@@ -55,11 +55,11 @@ export class SqliteApprovals {
     });
   }
 
-  get(approvalId: string): Promise<ApprovalRecord | null> {
+  getApproval(approvalId: string): Promise<ApprovalRecord | null> {
     return this.#read(() => this.#get(approvalId));
   }
 
-  list(runId: string): Promise<ApprovalRecord[]> {
+  listApprovals(runId: string): Promise<ApprovalRecord[]> {
     return this.#read(() =>
       (this.#stmt.list.all(runId) as { body: string }[]).map(
         (r) => JSON.parse(r.body) as ApprovalRecord,
@@ -67,7 +67,7 @@ export class SqliteApprovals {
     );
   }
 
-  decide(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
+  decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
     return this.#write(() => {
       const found = this.#get(approvalId);
       if (!found) throw new NotFoundError('approval', approvalId);

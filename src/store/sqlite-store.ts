@@ -9,15 +9,11 @@ import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
 import { addUsage } from './records.js';
+import { ForwardedRecords } from './forwarded-records.js';
 import type {
-  ApprovalDecision,
-  ApprovalRecord,
-  CallRecording,
-  CheckpointRecord,
   FactQuery,
   FactRecord,
   FlowRecord,
-  RecordingKey,
   RunPatch,
   RunRecord,
   RunStatus,
@@ -71,7 +67,7 @@ export const DEFAULT_SQLITE_PATH = './.axon/axon.db';
  * @example
  * const runtime = createRuntime({ store: sqliteStore('./.axon/axon.db') });
  */
-export class SqliteRunStore implements RunStore {
+export class SqliteRunStore extends ForwardedRecords implements RunStore {
   readonly path: string;
   readonly db: Database.Database;
   /** The schema version after migrating. */
@@ -86,14 +82,16 @@ export class SqliteRunStore implements RunStore {
   #closed = false;
   /** The writes of this turn of the event loop, committed together. */
   readonly #turn: TurnCommit;
-  readonly #approvals: SqliteApprovals;
+  protected readonly approvals: SqliteApprovals;
   readonly #appendOnly: SqliteAppendOnly;
+  protected readonly checkpoints: SqliteAppendOnly;
   /** Checkpoints the WAL in a thread of its own (file stores, unless turned off). */
   readonly #checkpointer: WalCheckpointer | null;
   /** Leases in the file, which every process opening it sees (`store-leases.ts`). */
   readonly leases: Leases;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
+    super();
     this.path = path;
     const opened = openSqlite(path, options);
     this.db = opened.db;
@@ -119,7 +117,7 @@ export class SqliteRunStore implements RunStore {
     this.#runPatches = new RowPatches(db, RUN_LAYOUT, this.#stmt.runExists);
     this.#stepPatches = new RowPatches(db, STEP_LAYOUT, this.#stmt.stepExists);
     this.#logEnds = new LogEnds(db);
-    this.#approvals = new SqliteApprovals(
+    this.approvals = new SqliteApprovals(
       db,
       (fn) => this.#write(fn),
       (fn) => this.#read(fn),
@@ -130,7 +128,7 @@ export class SqliteRunStore implements RunStore {
       (fn) => this.#write(fn),
       () => this.flush(),
     );
-    this.#appendOnly = new SqliteAppendOnly(
+    this.checkpoints = this.#appendOnly = new SqliteAppendOnly(
       db,
       this.#stmt,
       (fn) => this.#write(fn),
@@ -337,44 +335,6 @@ export class SqliteRunStore implements RunStore {
     const total = this.#addUsage(runId, usage);
     if (!total) throw new NotFoundError('run', runId);
     return total;
-  }
-
-  createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
-    return this.#appendOnly.createCheckpoint(checkpoint);
-  }
-
-  listCheckpoints(runId: string): Promise<CheckpointRecord[]> {
-    return this.#appendOnly.listCheckpoints(runId);
-  }
-
-  putRecording(recording: CallRecording): Promise<void> {
-    return this.#appendOnly.putRecording(recording);
-  }
-
-  getRecording(runId: string, key: RecordingKey): Promise<CallRecording | null> {
-    return this.#appendOnly.getRecording(runId, key);
-  }
-
-  listRecordings(runId: string): Promise<CallRecording[]> {
-    return this.#appendOnly.listRecordings(runId);
-  }
-
-  createApproval(
-    approval: ApprovalRecord,
-  ): Promise<{ readonly approval: ApprovalRecord; readonly created: boolean }> {
-    return this.#approvals.create(approval);
-  }
-
-  getApproval(approvalId: string): Promise<ApprovalRecord | null> {
-    return this.#approvals.get(approvalId);
-  }
-
-  listApprovals(runId: string): Promise<ApprovalRecord[]> {
-    return this.#approvals.list(runId);
-  }
-
-  decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord> {
-    return this.#approvals.decide(approvalId, decision);
   }
 
   listRuns(query: { readonly status?: readonly RunStatus[] } = {}): Promise<RunRecord[]> {
