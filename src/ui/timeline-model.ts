@@ -207,3 +207,34 @@ export function percentOf(offsetMs: number, spanMs: number): number {
   if (!(spanMs > 0)) return 0;
   return Math.min(100, Math.max(0, (offsetMs / spanMs) * 100));
 }
+
+/** What the timeline reads of a thread's turn (`GET /v1/threads/{id}`'s `turns`). */
+export interface TimelineTurn {
+  readonly n: number;
+  readonly role: string;
+  readonly step_id: string;
+  readonly status: string;
+  readonly started_at: string | null;
+  readonly ended_at: string | null;
+  readonly tokens_in: number;
+  readonly tokens_out: number;
+  readonly cost_usd: number;
+}
+
+/**
+ * A thread's turns as timeline steps, one row each (`<n>. <role>`): a turn's bar starts
+ * when its step started; one not started yet waits from the thread's creation.
+ */
+export function turnSteps(turns: readonly TimelineTurn[], threadCreatedAt: string): TimelineStep[] {
+  return turns.map((t) => ({
+    step_id: t.step_id,
+    parent_step_id: null,
+    name: `${t.n}. ${t.role}`,
+    type: 'turn',
+    status: t.status,
+    created_at: t.started_at ?? threadCreatedAt,
+    started_at: t.started_at,
+    ended_at: t.ended_at,
+    budget_usage: { tokens_in: t.tokens_in, tokens_out: t.tokens_out, cost_usd: t.cost_usd },
+  }));
+}

@@ -9,6 +9,7 @@ import {
   percentOf,
   tickStep,
   timelineModel,
+  turnSteps,
   type TimelineStep,
 } from '../../src/ui/timeline-model.js';
 
@@ -191,5 +192,41 @@ describe('the axis', () => {
     expect(percentOf(-5, 1000)).toBe(0);
     expect(percentOf(2000, 1000)).toBe(100);
     expect(percentOf(5, 0)).toBe(0);
+  });
+});
+
+describe('turnSteps', () => {
+  it("draws a thread's turns one row each, in order, with the turn's own tokens and cost", () => {
+    const turns = [
+      {
+        n: 1,
+        role: 'writer',
+        step_id: 's1',
+        status: 'succeeded',
+        started_at: at(100),
+        ended_at: at(900),
+        tokens_in: 10,
+        tokens_out: 52,
+        cost_usd: 0.001,
+      },
+      {
+        n: 2,
+        role: 'linter',
+        step_id: 's2',
+        status: 'running',
+        started_at: at(950),
+        ended_at: null,
+        tokens_in: 0,
+        tokens_out: 0,
+        cost_usd: 0,
+      },
+    ];
+    const model = timelineModel(turnSteps(turns, at(0)), { now: T0 + 2000 });
+    expect(model.rows.map((r) => [r.name, r.depth, r.type])).toEqual([
+      ['1. writer', 0, 'turn'],
+      ['2. linter', 0, 'turn'],
+    ]);
+    expect(model.rows[0]).toMatchObject({ startOffsetMs: 0, durationMs: 800, tokensOut: 52 });
+    expect(model.rows[1]).toMatchObject({ startOffsetMs: 850, live: true, durationMs: 1050 });
   });
 });
