@@ -114,31 +114,7 @@ export {
 export type { StreamSink, SinkEvent, StreamTap } from './context/stream-sink.js';
 export { parseTraceparent, formatTraceparent, type TraceParent } from './context/traceparent.js';
 
-export { AxonError, isAxonError, type AxonErrorOptions } from './errors/axon-error.js';
-export { ERROR_CODES, type ErrorCode } from './errors/error-code.js';
-export { BudgetExceededError, type BudgetLimit } from './errors/budget-exceeded-error.js';
-export { CancelledError } from './errors/cancelled-error.js';
-export { ConflictError } from './errors/conflict-error.js';
-export { DepthLimitError } from './errors/depth-limit-error.js';
-export { InternalError } from './errors/internal-error.js';
-export { InvalidParamsError } from './errors/invalid-params-error.js';
-export { InvalidWireContextError } from './errors/invalid-wire-context-error.js';
-export { NotFoundError } from './errors/not-found-error.js';
-export { PermissionDeniedError, type PermissionSubject } from './errors/permission-denied-error.js';
-export { SchemaViolationError, type SchemaIssue } from './errors/schema-violation-error.js';
-export { StreamClosedError } from './errors/stream-closed-error.js';
-export { TimeoutError } from './errors/timeout-error.js';
-export { WideningError } from './errors/widening-error.js';
-export { WorkerResetError } from './errors/worker-reset-error.js';
-export { CircuitOpenError } from './errors/circuit-open-error.js';
-export { PoolUnavailableError } from './errors/pool-unavailable-error.js';
-export { QueueFullError } from './errors/queue-full-error.js';
-export { EngineError, type EngineFailure } from './errors/engine-error.js';
-export { RateLimitedError } from './errors/rate-limited-error.js';
-export { ToolError, type ToolFailure } from './errors/tool-error.js';
-export { CliAgentError, type CliAgentFailure } from './errors/cli-agent-error.js';
-export { ExtractError, type ExtractAttempt } from './errors/extract-error.js';
-export { ReplayMismatchError } from './errors/replay-mismatch-error.js';
+export * from './errors/public-errors.js';
 export {
   RestartSupervisor,
   RESTART_DEFAULTS,
@@ -152,8 +128,6 @@ export {
   type BreakerOptions,
   type BreakerState,
 } from './supervisors/circuit-breaker.js';
-export { RemoteError, fromErrorPayload } from './errors/remote-error.js';
-export { toAxonError, toErrorPayload, type ErrorPayload } from './errors/to-error-payload.js';
 
 export * from './streams/events.js';
 export {
@@ -345,7 +319,6 @@ export {
   type RateLimiter,
   type RateVerdict,
 } from './policy/rate-limiter.js';
-export { PolicyDeniedError } from './errors/policy-denied-error.js';
 export {
   createFsBroker,
   fsOpInputSchema,
@@ -360,7 +333,6 @@ export {
 export { createSandbox, type Sandbox, type SandboxOptions } from './policy/sandbox.js';
 export { redactingStore } from './store/redacting-store.js';
 export { redactingTracer } from './observability/redacting-tracer.js';
-export { StepSuspendedError } from './errors/step-suspended-error.js';
 export { decisionBodySchema, type DecidedApproval } from './runs/approvals.js';
 export type { ApprovalDecision, ApprovalRecord, ApprovalStatus } from './store/records.js';
 export {

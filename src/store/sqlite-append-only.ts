@@ -15,14 +15,13 @@ import type {
   FactRecord,
   RecordingKey,
 } from './records.js';
+import { json, parse } from './sqlite-rows.js';
 import {
-  json,
-  parse,
   recordingFromRow,
   type CheckpointRow,
   type FactRow,
   type RecordingRow,
-} from './sqlite-rows.js';
+} from './sqlite-record-rows.js';
 import type { Statements } from './sqlite-statements.js';
 
 /**

@@ -23,14 +23,7 @@ import {
   type Provenance,
   type StepEvent,
 } from '../streams/events.js';
-import type {
-  CallRecording,
-  FlowRecord,
-  PlacementDecision,
-  RunRecord,
-  StepRecord,
-  WireBudgets,
-} from './records.js';
+import type { PlacementDecision, RunRecord, StepRecord, WireBudgets } from './records.js';
 
 /** A run's row: the columns the store queries, and the rest of the run as a JSON array. */
 export interface RunRow {
@@ -430,75 +423,4 @@ export function eventsFromChunk(
     }
     into.push(event as StepEvent);
   }
-}
-
-export interface FlowRow {
-  flow_id: string;
-  hash: string;
-  name: string;
-  ast: string | null;
-  tools: string;
-  config: string;
-  labels: string;
-  created_at: string;
-}
-
-export interface FactRow {
-  fact_id: string;
-  run_id: string;
-  type: string;
-  schema_uri: string | null;
-  data: string | null;
-  emitted_by_step: string | null;
-  ts: number;
-}
-
-export interface CheckpointRow {
-  checkpoint_id: string;
-  run_id: string;
-  step_id: string | null;
-  label: string | null;
-  snapshots: string;
-  log_offsets: string;
-  ts: number;
-}
-
-export function flowFromRow(r: FlowRow): FlowRecord {
-  return {
-    flow_id: r.flow_id,
-    hash: r.hash,
-    name: r.name,
-    ast: parse(r.ast),
-    tools: parse(r.tools) as FlowRecord['tools'],
-    config: parse(r.config) as FlowRecord['config'],
-    labels: parse(r.labels) as FlowRecord['labels'],
-    created_at: r.created_at,
-  };
-}
-
-export interface RecordingRow {
-  run_id: string;
-  call_key: string;
-  client_token: string;
-  actor_path: string;
-  seq: number;
-  kind: string;
-  name: string;
-  inputs: string;
-  output: string | null;
-  ts: number;
-}
-
-export function recordingFromRow(r: RecordingRow): CallRecording {
-  return {
-    run_id: r.run_id,
-    client_token: r.client_token,
-    actor_path: parse(r.actor_path) as CallRecording['actor_path'],
-    seq: r.seq,
-    kind: r.kind as CallRecording['kind'],
-    name: r.name,
-    inputs: parse(r.inputs) as CallRecording['inputs'],
-    output: parse(r.output),
-    ts: r.ts,
-  };
 }

@@ -33,7 +33,6 @@ import { settle, TurnCommit } from './sqlite-turn-commit.js';
 import { prepareStatements, type Statements } from './sqlite-statements.js';
 import {
   eventsFromChunk,
-  flowFromRow,
   json,
   runFromRow,
   RUN_LAYOUT,
@@ -43,10 +42,10 @@ import {
   stepRow,
   storedEventJson,
   type ChunkRow,
-  type FlowRow,
   type RunRow,
   type StepRow,
 } from './sqlite-rows.js';
+import { flowFromRow, type FlowRow } from './sqlite-record-rows.js';
 
 export { migrate } from './sqlite-migrations.js';
 export type { SqliteDurability, SqliteStoreOptions } from './sqlite-statements.js';
