@@ -11,6 +11,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import { CancelledError } from '../errors/cancelled-error.js';
 import type { Logger } from '../observability/logger.js';
 import type { Runtime } from '../runtime/runtime.js';
+import { allowedMethods } from './allowed-methods.js';
 import { KeyRing, requirePermission, type ApiKey, type Caller } from './auth.js';
 import { answerClientError, ERROR_STATUSES, errorReply, HttpError } from './http-errors.js';
 import { checkAllowedHosts, hostGuard } from './host-guard.js';
@@ -193,13 +194,14 @@ export async function createServer(
     allowedHost(req.headers.host);
     const route = req.routeOptions.url ?? '';
     if (PUBLIC.has(route)) return;
-    // Every other path needs a key when keys are configured, an unknown one too: a caller
-    // without a key learns nothing of which routes exist.
+    // Every other path needs a key when keys are configured, an unknown one too (and a known
+    // path asked with a wrong method): a caller without a key learns nothing of which routes
+    // exist. No route, no permission to check: a valid key gets the 404 or 405.
     const caller = keys.caller(req.headers.authorization);
     if (route === METRICS_PATH) {
       // The figures name every agent, tool, engine and pool: for operators' keys only.
       if (!caller.permissions.has('admin')) requirePermission(caller, 'metrics');
-    } else {
+    } else if (route !== '') {
       requirePermission(caller, req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
     }
     (req as FastifyRequest & { caller: Caller }).caller = caller;
@@ -234,11 +236,23 @@ export async function createServer(
     if (!closed && drainAfterAnswer(req.raw, reply.raw)) void reply.removeHeader('connection');
   };
 
+  // No route for the method and path: 405 with `Allow` when the path has routes for other
+  // methods (read from the route table), else 404.
   app.setNotFoundHandler((req, reply) => {
     const correlationId = correlationOf(req);
     keepReading(req, reply);
+    const path = req.url.split('?')[0] ?? '';
+    const allowed = allowedMethods(app, req.url);
+    if (allowed.length > 0) void reply.header('allow', allowed.join(', '));
     const { status, body } = errorReply(
-      new HttpError(404, 'NOT_FOUND', `no route ${req.method} ${req.url.split('?')[0] ?? ''}`),
+      allowed.length > 0
+        ? new HttpError(
+            405,
+            'METHOD_NOT_ALLOWED',
+            `${path} does not take ${req.method}; it takes ${allowed.join(', ')}`,
+            { method: req.method, allowed },
+          )
+        : new HttpError(404, 'NOT_FOUND', `no route ${req.method} ${path}`),
       correlationId,
     );
     void reply.code(status).send(body);
@@ -354,7 +368,7 @@ function fastifyError(err: unknown): unknown {
       return new HttpError(404, 'NOT_FOUND', 'no such resource: an id in the path is too long');
     default:
       if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) {
-        // Only the statuses API.md lists; Fastify's others (405, 406, 414, …) become 400.
+        // Only the statuses API.md lists; Fastify's others (406, 414, …) become 400.
         const status = ERROR_STATUSES.has(e.statusCode) ? e.statusCode : 400;
         return new HttpError(status, 'INVALID_PARAMS', e.message ?? 'bad request');
       }

@@ -18,6 +18,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
   NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
   CONFLICT: 409,
   PAYLOAD_TOO_LARGE: 413,
   SCHEMA_VIOLATION: 422,
@@ -37,7 +38,7 @@ export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
 
 /** The statuses API.md allows an error to have; anything else a library makes becomes 400. */
 export const ERROR_STATUSES: ReadonlySet<number> = new Set([
-  400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 501, 503,
+  400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 500, 501, 503,
 ]);
 
 /** An error body of API.md. */

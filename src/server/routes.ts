@@ -116,10 +116,18 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
     return step;
   }
 
+  // A flow is its content (NERVE-4001: ast, tools, config), not its name: the same content
+  // posted under another name is the flow stored before, with its own name, and `posted_name`
+  // says the name posted was not kept.
   app.post('/v1/flows', async (req, reply) => {
-    checkBody(flowInputSchema, 'flow', req.body);
+    const posted = checkBody(flowInputSchema, 'flow', req.body);
     const { flow, created } = await runtime.createFlow(req.body);
-    return reply.code(created ? 201 : 200).send({ flow_id: flow.flow_id, hash: flow.hash });
+    return reply.code(created ? 201 : 200).send({
+      flow_id: flow.flow_id,
+      hash: flow.hash,
+      name: flow.name,
+      ...(flow.name === posted.name ? {} : { posted_name: posted.name }),
+    });
   });
 
   app.get('/v1/flows/:flow_id', async (req) => {

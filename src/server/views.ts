@@ -119,7 +119,14 @@ export const RESPONSE_SCHEMAS = {
     labels: z.record(z.string(), z.string()),
     created_at: z.string(),
   }),
-  FlowCreated: z.object({ flow_id: z.string(), hash: z.string() }),
+  FlowCreated: z.object({
+    flow_id: z.string(),
+    hash: z.string(),
+    /** The stored flow's name: on a 200, the name it was first posted with. */
+    name: z.string(),
+    /** On a 200 only, when the name posted is not the stored flow's: the name posted. */
+    posted_name: z.string().optional(),
+  }),
   Run: z.object({
     run_id: z.string(),
     flow_id: z.string().nullable(),

@@ -71,7 +71,8 @@ describe('facts (NERVE-4004)', () => {
       'INVALID_PARAMS',
     );
     expectApiError(await s.api('GET', '/v1/runs/run_nope/facts'), 404, 'NOT_FOUND');
-    // Append-only: no update, no delete.
+    // Append-only: no update, no delete (a fact has no path of its own; the list takes GET
+    // and POST only).
     const factId = String(posted[0]?.['fact_id']);
     for (const method of ['PUT', 'PATCH', 'DELETE']) {
       expectApiError(
@@ -81,8 +82,8 @@ describe('facts (NERVE-4004)', () => {
       );
       expectApiError(
         await s.api(method, `/v1/runs/${run.run_id}/facts`, { type: 'a', data: {} }),
-        404,
-        'NOT_FOUND',
+        405,
+        'METHOD_NOT_ALLOWED',
       );
     }
     expect(await get('')).toEqual([1, 2, 3, 4, 5]);

@@ -69,7 +69,11 @@ describe('flows (NERVE-4001)', () => {
     const expected = createHash('sha256')
       .update(canonical({ ast: flow.ast, tools: flow.tools, config: flow.config }))
       .digest('hex');
-    expect(first.body).toEqual({ flow_id: expect.any(String) as string, hash: expected });
+    expect(first.body).toEqual({
+      flow_id: expect.any(String) as string,
+      hash: expected,
+      name: 'trip-planner',
+    });
 
     // The same content with its keys in another order and other whitespace: the same flow.
     const reordered = `{ "labels": {"team":"travel"}, "config": {"alpha":[2,1],"zeta":1,

@@ -301,11 +301,12 @@ describe('bodies: 400, 413, 415 with the error body, never a crash', () => {
 });
 
 describe('URLs and requests the router or the HTTP parser refuses', () => {
-  it('unknown routes and methods are 404; an undecodable URL 400; an overlong id 404; all with the error body', async () => {
+  it('unknown routes are 404, a known path with a wrong method 405; an undecodable URL 400; an overlong id 404; all with the error body', async () => {
     const s = await servers.start();
     expectApiError(await s.api('GET', '/v1/nowhere'), 404, 'NOT_FOUND');
-    expectApiError(await s.api('DELETE', '/v1/flows'), 404, 'NOT_FOUND');
-    expectApiError(await s.api('PUT', '/healthz'), 404, 'NOT_FOUND');
+    // More of 405 in method-not-allowed.int.test.ts.
+    expectApiError(await s.api('DELETE', '/v1/flows'), 405, 'METHOD_NOT_ALLOWED');
+    expectApiError(await s.api('PUT', '/healthz'), 405, 'METHOD_NOT_ALLOWED');
     expectApiError(await s.api('GET', '/v1/runs/%E0%A4%A'), 400, 'INVALID_PARAMS');
     expectApiError(await s.api('GET', '/v1/steps/%ZZ/stream'), 400, 'INVALID_PARAMS');
     expectApiError(await s.api('GET', `/v1/runs/${'r'.repeat(500)}`), 404, 'NOT_FOUND');

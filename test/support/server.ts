@@ -59,7 +59,7 @@ export function testStore(db: string): RunStore {
 
 /** The statuses API.md allows an error answer to have. */
 export const API_ERROR_STATUSES: readonly number[] = [
-  400, 401, 403, 404, 409, 413, 415, 422, 429, 500, 501, 503,
+  400, 401, 403, 404, 405, 409, 413, 415, 422, 429, 500, 501, 503,
 ];
 
 /**
@@ -72,6 +72,7 @@ export const API_ERROR_CODES: readonly string[] = [
   'UNAUTHORIZED',
   'FORBIDDEN',
   'NOT_FOUND',
+  'METHOD_NOT_ALLOWED',
   'CONFLICT',
   'PAYLOAD_TOO_LARGE',
   'SCHEMA_VIOLATION',
