@@ -6,10 +6,12 @@
  * axon wants them (an option of another command, an extra argument, an unknown command: one
  * line naming it, the command's help, exit 2). A new command is a `registerXCommand(program,
  * ctx)` like `registerRunsCommand`, called from {@link createProgram}; what it reads runs from
- * comes from `source-options.ts`, its `--json` from `json-output.ts`.
+ * comes from `source-options.ts`, its `--json` from `json-output.ts`. Defining the program
+ * loads only commander and these definitions: an action imports what it runs (the store, the
+ * server, an HTTP client) when it runs, so `axon --help` and `axon runs list --url` start fast.
  */
 import { Command, Help, Option } from 'commander';
-import { LOG_LEVELS } from '../observability/logger.js';
+import { LOG_LEVEL_NAMES } from './cli-defaults.js';
 import { CliError } from './cli-error.js';
 import type { CliStream } from './cli-io.js';
 import { commandAction, commandPath, type CommandContext } from './command-context.js';
@@ -41,7 +43,7 @@ Run \`axon <command> --help\` for a command's options.
 ${EXIT_CODES_HELP}
 Environment:
   AXON_LOG_LEVEL          level of the logs on stderr (default warn): one of
-                          ${LOG_LEVELS.join(', ')}
+                          ${LOG_LEVEL_NAMES.join(', ')}
   AXON_ENGINE_URL         an OpenAI-compatible endpoint, registered as the engine openai;
                           AXON_ENGINE_MODEL (default gpt-4o-mini), AXON_ENGINE_KEY and
                           AXON_PRICE_TABLE (a YAML price table file) go with it

@@ -1,16 +1,14 @@
 /**
  * @module The commands `axon` had before it read runs: `run <example>`, `serve`, `worker` and
  * `list` — their options, help and actions, each handing its flags to its command module
- * (`run-command.ts`, `serve-command.ts`, `worker-command.ts`).
+ * (`run-command.ts`, `serve-command.ts`, `worker-command.ts`), which it imports only when
+ * the command runs: the help and the other commands load none of them.
  */
 import type { Command } from 'commander';
-import { EXAMPLES } from '../../examples/index.js';
+import { EXAMPLE_NAMES, RUN_ROUTERS, type RunRouter } from './cli-defaults.js';
 import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
-import { runCommand, RUN_ROUTERS, type RunRouter } from './run-command.js';
-import { serveCommand } from './serve-command.js';
-import { workerCommand } from './worker-command.js';
 
 const RUN_AFTER = `
 Environment: AXON_SCRIPTED_TOKEN_MS (delay per scripted token, default 5).
@@ -57,8 +55,9 @@ function routerOption(value: string | undefined): RunRouter | undefined {
   return value as RunRouter;
 }
 
-/** The examples with their descriptions, for `list` and `run --help`. */
-function examplesText(): string {
+/** The examples with their descriptions, for `list`. */
+async function examplesText(): Promise<string> {
+  const { EXAMPLES } = await import('../../examples/index.js');
   return Object.entries(EXAMPLES)
     .map(([name, build]) => `${name}\t${build().description}`)
     .join('\n');
@@ -71,7 +70,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     .description(
       "Send an example's message through the front door: stream it, print its trace tree",
     )
-    .argument('<example>', `The example: ${Object.keys(EXAMPLES).join(', ')} (axon list)`)
+    .argument('<example>', `The example: ${EXAMPLE_NAMES.join(', ')} (axon list)`)
     .option('--message <text>', "The message to send instead of the example's default")
     .option(
       '--seed <n>',
@@ -89,25 +88,24 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     )
     .addHelpText('after', RUN_AFTER);
   run.action(
-    commandAction(ctx, run, () => {
+    commandAction(ctx, run, async () => {
       const o = run.opts<Record<string, string | boolean | undefined>>();
       const str = (key: string): string | undefined => {
         const v = o[key];
         return typeof v === 'string' ? v : undefined;
       };
-      return runCommand(
-        {
-          example: run.processedArgs[0] as string,
-          message: str('message'),
-          seed: intOption('seed', str('seed')),
-          tokenDelayMs: intOption('token-ms', str('tokenMs')),
-          json: o['json'] === true,
-          trace: o['trace'] !== false,
-          router: routerOption(str('router')),
-          ...(ctx.signal ? { signal: ctx.signal } : {}),
-        },
-        ctx.io,
-      );
+      const options = {
+        example: run.processedArgs[0] as string,
+        message: str('message'),
+        seed: intOption('seed', str('seed')),
+        tokenDelayMs: intOption('token-ms', str('tokenMs')),
+        json: o['json'] === true,
+        trace: o['trace'] !== false,
+        router: routerOption(str('router')),
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      };
+      const { runCommand } = await import('./run-command.js');
+      return runCommand(options, ctx.io);
     }),
   );
 }
@@ -141,8 +139,9 @@ export function registerServeCommand(program: Command, ctx: CommandContext): voi
     )
     .addHelpText('after', SERVE_AFTER);
   serve.action(
-    commandAction(ctx, serve, () => {
+    commandAction(ctx, serve, async () => {
       const o = serve.opts<Record<string, string | undefined>>();
+      const { serveCommand } = await import('./serve-command.js');
       return serveCommand(
         {
           flags: {
@@ -206,8 +205,9 @@ export function registerWorkerCommand(program: Command, ctx: CommandContext): vo
     )
     .addHelpText('after', WORKER_AFTER);
   worker.action(
-    commandAction(ctx, worker, () => {
+    commandAction(ctx, worker, async () => {
       const o = worker.opts<Record<string, string | undefined>>();
+      const { workerCommand } = await import('./worker-command.js');
       return workerCommand(
         {
           flags: {
@@ -238,9 +238,9 @@ export function registerWorkerCommand(program: Command, ctx: CommandContext): vo
 export function registerListCommand(program: Command, ctx: CommandContext): void {
   const list = program.command('list').description('List the examples');
   list.action(
-    commandAction(ctx, list, () => {
-      ctx.io.stdout.write(`${examplesText()}\n`);
-      return Promise.resolve(EXIT.OK);
+    commandAction(ctx, list, async () => {
+      ctx.io.stdout.write(`${await examplesText()}\n`);
+      return EXIT.OK;
     }),
   );
 }

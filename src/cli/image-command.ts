@@ -5,7 +5,6 @@
  */
 import type { Command } from 'commander';
 import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
-import { buildContainerImage } from '../placement/container-image.js';
 import {
   CONTAINER_ENGINES,
   DEFAULT_CONTAINER_IMAGE,
@@ -62,6 +61,7 @@ Examples:
           `--engine must be ${CONTAINER_ENGINES.join(' or ')}, got "${flags.engine}"`,
         );
       }
+      const { buildContainerImage } = await import('../placement/container-image.js');
       let built;
       try {
         built = await buildContainerImage({

@@ -1,7 +1,7 @@
 /** @module The `axon` executable: runs the CLI on the process's arguments. */
 import { readFileSync } from 'node:fs';
 import { processIo } from './cli-io.js';
-import { runCli } from './cli.js';
+import { runCli } from './run-cli.js';
 
 function packageVersion(): string {
   // dist/src/cli/main.js and src/cli/main.ts both sit three levels below the package root.

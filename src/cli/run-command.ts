@@ -16,14 +16,9 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { renderTraceTree } from '../observability/trace-tree.js';
 import { seedMetadata, type Example } from '../../examples/example.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../examples/index.js';
+import type { RunRouter } from './cli-defaults.js';
 import type { CliIo } from './cli-io.js';
 import { frontDoorTree } from './front-door-trace.js';
-
-/** How `axon run` routes a message: the example's rules, or its agents' descriptions. */
-export const RUN_ROUTERS = ['rules', 'embedding'] as const;
-
-/** One of {@link RUN_ROUTERS}. */
-export type RunRouter = (typeof RUN_ROUTERS)[number];
 
 /** Options of {@link runCommand}. */
 export interface RunCommandOptions {

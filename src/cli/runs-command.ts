@@ -165,7 +165,7 @@ Examples:
       const flags = list.opts<RunsListFlags>();
       // Checked before the source is opened: a typo costs no connection.
       const query = { limit: parseLimit(flags.limit), status: parseStatuses(flags.status) };
-      const source = openSource(flags, ctx);
+      const source = await openSource(flags, ctx);
       try {
         return await listRuns(query, flags.json === true, source, ctx);
       } finally {

@@ -16,17 +16,8 @@ import { apiKeySchema, type ApiKey } from '../server/auth.js';
 import type { WorkflowDefinition } from '../workflows/workflow-definition.js';
 import { CLUSTER_NODES, type RedisConfig } from './redis-config.js';
 
-/** The defaults of API.md's "Running, and the embedded defaults". */
-export const SERVE_DEFAULTS = {
-  host: '127.0.0.1',
-  port: 7070,
-  dataDir: './.axon',
-  configFile: 'axon.yaml',
-  model: 'gpt-4o-mini',
-} as const;
+export { SERVE_DEFAULTS, STORE_FILE } from './cli-defaults.js';
 
-/** The SQLite store's file inside the data dir. */
-export const STORE_FILE = 'axon.db';
 /** The memory tiers' file inside the data dir, when the `memory` section names none. */
 export const MEMORY_FILE = 'memory.db';
 

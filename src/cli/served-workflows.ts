@@ -4,17 +4,12 @@
  * example `code-review` (examples/code-review) unless the file declares a workflow of that
  * name, which then replaces it.
  */
-import { codeReview, CODE_REVIEW_INPUT } from '../../examples/code-review/index.js';
+import { codeReview } from '../../examples/code-review/index.js';
 import type { Engine } from '../engines/chat-request.js';
 import type { WorkflowDefinition } from '../workflows/workflow-definition.js';
+import { EXAMPLE_WORKFLOW } from './cli-defaults.js';
 
-/** The example workflow served beside the configured ones. */
-export const EXAMPLE_WORKFLOW = 'code-review';
-
-/** The input of a thread triggered without `--input`, by workflow. */
-export const DEFAULT_INPUTS: Readonly<Record<string, string>> = {
-  [EXAMPLE_WORKFLOW]: CODE_REVIEW_INPUT,
-};
+export { DEFAULT_INPUTS, EXAMPLE_WORKFLOW } from './cli-defaults.js';
 
 /** What {@link servedWorkflows} gives: the workflows, and the engines their roles need. */
 export interface ServedWorkflows {

@@ -2,17 +2,14 @@
  * @module The options that say where a command reads runs from — `--url` (with `--api-key`)
  * for a server, `--data-dir` for the store a server wrote — and opening that
  * {@link RunSource}. A command that reads runs adds them with {@link addSourceOptions} and
- * opens its source with {@link openSource}.
+ * opens its source with {@link openSource}, which imports only the kind of source it opens
+ * (a server's needs no SQLite, a data dir's no HTTP client).
  */
 import { Option, type Command } from 'commander';
 import { CliError } from './cli-error.js';
 import type { CommandContext } from './command-context.js';
-import { openDataDirSource } from './data-dir-source.js';
+import { SERVE_DEFAULTS } from './cli-defaults.js';
 import type { RunSource } from './run-source.js';
-import { SERVE_DEFAULTS } from './serve-config.js';
-import { createServerSource } from './server-source.js';
-import { openThreadDataDirSource } from './thread-data-dir-source.js';
-import { createThreadServerSource } from './thread-server-source.js';
 import type { ThreadSource } from './thread-source.js';
 
 /** The source options as commander parses them. */
@@ -52,11 +49,14 @@ export function addSourceOptions(command: Command): Command {
  * `AXON_DATA_DIR`, else `./.axon`). `CliError` `USAGE` for `--api-key` without `--url` or a
  * URL that is not http(s); `UNREACHABLE` for a data dir that is not there.
  */
-export function openSource(flags: SourceFlags, ctx: CommandContext): RunSource {
+export async function openSource(flags: SourceFlags, ctx: CommandContext): Promise<RunSource> {
   const where = sourceOf(flags, ctx);
-  return where.kind === 'server'
-    ? createServerSource({ url: where.url, apiKey: where.apiKey, signal: ctx.signal })
-    : openDataDirSource({ dir: where.dir, cwd: ctx.cwd });
+  if (where.kind === 'server') {
+    const { createServerSource } = await import('./server-source.js');
+    return createServerSource({ url: where.url, apiKey: where.apiKey, signal: ctx.signal });
+  }
+  const { openDataDirSource } = await import('./data-dir-source.js');
+  return openDataDirSource({ dir: where.dir, cwd: ctx.cwd });
 }
 
 /** Where `flags` point: a server, or a data dir (`CliError` `USAGE` as {@link openSource}). */
@@ -95,15 +95,21 @@ export function addThreadSourceOptions(command: Command): Command {
  * The {@link ThreadSource} `flags` name, as {@link openSource}: the server at `--url`, else
  * the data dir, whose workflows are `--config`'s plus the example `code-review`.
  */
-export function openThreadSource(flags: SourceFlags, ctx: CommandContext): ThreadSource {
+export async function openThreadSource(
+  flags: SourceFlags,
+  ctx: CommandContext,
+): Promise<ThreadSource> {
   const where = sourceOf(flags, ctx);
-  return where.kind === 'server'
-    ? createThreadServerSource({ url: where.url, apiKey: where.apiKey, signal: ctx.signal })
-    : openThreadDataDirSource({
-        dir: where.dir,
-        config: flags.config,
-        cwd: ctx.cwd,
-        env: ctx.env,
-        signal: ctx.signal,
-      });
+  if (where.kind === 'server') {
+    const { createThreadServerSource } = await import('./thread-server-source.js');
+    return createThreadServerSource({ url: where.url, apiKey: where.apiKey, signal: ctx.signal });
+  }
+  const { openThreadDataDirSource } = await import('./thread-data-dir-source.js');
+  return openThreadDataDirSource({
+    dir: where.dir,
+    config: flags.config,
+    cwd: ctx.cwd,
+    env: ctx.env,
+    signal: ctx.signal,
+  });
 }

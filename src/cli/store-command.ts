@@ -7,16 +7,12 @@ import { existsSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Command } from 'commander';
 import { ConflictError } from '../errors/conflict-error.js';
-import { postgresStore } from '../store/postgres-store.js';
 import type { RunStore } from '../store/run-store.js';
-import { sqliteStore } from '../store/sqlite-store.js';
-import { copyStore } from '../store/store-copy.js';
 import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
 import { addJsonOption, writeJson } from './json-output.js';
-import { shownPostgres } from '../store/postgres-url.js';
-import { STORE_FILE } from './serve-config.js';
+import { STORE_FILE } from './cli-defaults.js';
 
 interface StoreCopyFlags {
   readonly from: string;
@@ -38,14 +34,18 @@ interface Named {
  * `sqlite:<data dir or file>` or a `postgres://` URL (its tables in `schema`). A source must
  * exist: a SQLite path that does not is refused rather than made empty.
  */
-function openStore(
+async function openStore(
   flag: string,
   spec: string,
   schema: string,
   cwd: string,
   source: boolean,
-): Named {
+): Promise<Named> {
   if (POSTGRES_URL.test(spec)) {
+    const [{ postgresStore }, { shownPostgres }] = await Promise.all([
+      import('../store/postgres-store.js'),
+      import('../store/postgres-url.js'),
+    ]);
     const shown = `${shownPostgres(spec)} schema ${schema}`;
     return { store: postgresStore({ connection: spec, schema }), shown };
   }
@@ -60,6 +60,7 @@ function openStore(
   if (source && !existsSync(path)) {
     throw new CliError('NOT_FOUND', `${flag}: there is no SQLite store at ${path}`);
   }
+  const { sqliteStore } = await import('../store/sqlite-store.js');
   return { store: sqliteStore(path), shown: `sqlite:${path}` };
 }
 
@@ -105,8 +106,9 @@ Examples:
       let from: Named | null = null;
       let to: Named | null = null;
       try {
-        from = openStore('--from', flags.from, flags.fromSchema ?? 'axon', cwd, true);
-        to = openStore('--to', flags.to, flags.toSchema ?? 'axon', cwd, false);
+        from = await openStore('--from', flags.from, flags.fromSchema ?? 'axon', cwd, true);
+        to = await openStore('--to', flags.to, flags.toSchema ?? 'axon', cwd, false);
+        const { copyStore } = await import('../store/store-copy.js');
         const counts = await copyStore(from.store, to.store);
         if (flags.json === true) writeJson(ctx.io, { from: from.shown, to: to.shown, ...counts });
         else {

@@ -48,7 +48,7 @@ async function withSource(
   ctx: CommandContext,
   body: (source: ThreadSource) => Promise<number>,
 ): Promise<number> {
-  const source = openThreadSource(flags, ctx);
+  const source = await openThreadSource(flags, ctx);
   try {
     return await body(source);
   } finally {

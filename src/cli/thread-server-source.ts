@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { CliError } from './cli-error.js';
-import { baseUrl, errorSchema, networkReason } from './server-source.js';
+import { createServerClient, type ServerClientOptions } from './server-client.js';
 import type {
   ThreadInfo,
   ThreadProgress,
@@ -36,13 +36,7 @@ function delay(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 /** Options of {@link createThreadServerSource}. */
-export interface ThreadServerSourceOptions {
-  readonly url: string;
-  readonly apiKey?: string | undefined;
-  readonly signal?: AbortSignal | undefined;
-  /** How long one request (not a stream) may take; default 30 000 ms. */
-  readonly timeoutMs?: number;
-}
+export type ThreadServerSourceOptions = ServerClientOptions;
 
 /** What the CLI checks of a Workflow body (the rest is kept as it came). */
 const workflowSchema = z.looseObject({
@@ -66,54 +60,10 @@ const threadSchema = z.looseObject({
  * http(s); nothing is sent until a method is called.
  */
 export function createThreadServerSource(options: ThreadServerSourceOptions): ThreadSource {
-  const base = baseUrl(options.url);
-  const shown = options.url.replace(/\/+$/, '');
-  const timeoutMs = options.timeoutMs ?? 30_000;
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (options.apiKey !== undefined) headers['authorization'] = `Bearer ${options.apiKey}`;
+  const client = createServerClient(options);
+  const { shown } = client;
 
-  const unreachable = (err: unknown, timeout: AbortSignal | null): CliError => {
-    const why = options.signal?.aborted
-      ? 'interrupted'
-      : timeout?.aborted === true
-        ? `no answer within ${timeoutMs.toLocaleString('en-US')} ms`
-        : networkReason(err);
-    return new CliError('UNREACHABLE', `cannot reach the server at ${shown}: ${why}`, {
-      cause: err,
-    });
-  };
-
-  /** The error of a response that is not ok; `notFound` says what a 404 means there. */
-  function failure(res: Response, body: unknown, what: string, notFound: () => CliError): CliError {
-    const error = errorSchema.safeParse(body);
-    const detail = error.success
-      ? `${res.status} ${error.data.error.code}: ${error.data.error.message}`
-      : `${res.status} ${res.statusText}`;
-    if (res.status === 404 && error.success && error.data.error.code === 'NOT_FOUND') {
-      return notFound();
-    }
-    if (res.status === 404 && !error.success) {
-      return new CliError(
-        'UNREACHABLE',
-        `the server at ${shown} has no ${what}: is it axon serve?`,
-      );
-    }
-    if (res.status === 401 || res.status === 403) {
-      const hint = options.apiKey === undefined ? ' (give --api-key or set AXON_API_KEY)' : '';
-      return new CliError('REQUEST_FAILED', `the server refused ${what}: ${detail}${hint}`);
-    }
-    if (res.status === 502 || res.status === 503 || res.status === 504 || !error.success) {
-      return new CliError(
-        'UNREACHABLE',
-        `the server at ${shown} could not answer ${what}: ${detail}`,
-      );
-    }
-    if (res.status === 409) {
-      return new CliError('REQUEST_FAILED', error.data.error.message);
-    }
-    return new CliError('REQUEST_FAILED', `${what} failed: ${detail}`);
-  }
-
+  /** `method path`'s answer, checked with `schema` (`UNREACHABLE` when it is not API.md's). */
   async function request<T>(
     method: 'GET' | 'POST',
     path: string,
@@ -122,35 +72,8 @@ export function createThreadServerSource(options: ThreadServerSourceOptions): Th
     notFound: () => CliError,
     body?: unknown,
   ): Promise<T> {
-    const timeout = AbortSignal.timeout(timeoutMs);
-    const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-    let res: Response;
-    let text: string;
-    try {
-      res = await fetch(new URL(path, base), {
-        method,
-        headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal,
-      });
-      text = await res.text();
-    } catch (err) {
-      throw unreachable(err, timeout);
-    }
-    let parsed: unknown;
-    try {
-      parsed = text === '' ? undefined : JSON.parse(text);
-    } catch {
-      parsed = undefined;
-    }
-    if (!res.ok) throw failure(res, parsed, what, notFound);
-    const checked = schema.safeParse(parsed);
-    if (!checked.success) {
-      throw new CliError(
-        'UNREACHABLE',
-        `the server at ${shown} answered ${what} with something other than docs/http-api.md's bodies: is it axon serve?`,
-      );
-    }
+    const checked = schema.safeParse(await client.request(method, path, what, notFound, body));
+    if (!checked.success) throw client.notAxon(what);
     return checked.data;
   }
 
@@ -222,28 +145,21 @@ export function createThreadServerSource(options: ThreadServerSourceOptions): Th
         if (attempt > 0) await delay(FOLLOW_RETRY_MS * attempt, options.signal);
         let res: Response;
         try {
-          res = await fetch(new URL(`v1/threads/${enc(id)}/stream`, base), {
-            headers: {
-              ...headers,
+          res = await fetch(client.url(`v1/threads/${enc(id)}/stream`), {
+            headers: client.headers({
               accept: 'text/event-stream',
               ...(lastId === null ? {} : { 'last-event-id': lastId }),
-            },
+            }),
             ...(options.signal ? { signal: options.signal } : {}),
           });
         } catch (err) {
           // Never reached: unreachable. Reached before, then gone: try again.
-          if (lastId === null || options.signal?.aborted) throw unreachable(err, null);
+          if (lastId === null || options.signal?.aborted) throw client.unreachable(err, null);
           continue;
         }
         if (!res.ok || !res.body) {
           const text = await res.text().catch(() => '');
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            parsed = undefined;
-          }
-          throw failure(res, parsed, what, noThread(id));
+          throw client.failure(res, text, what, noThread(id));
         }
         const decoder = new TextDecoder();
         let buffered = '';
@@ -271,7 +187,7 @@ export function createThreadServerSource(options: ThreadServerSourceOptions): Th
           }
         } catch (err) {
           if (err instanceof CliError) throw err;
-          if (options.signal?.aborted) throw unreachable(err, null);
+          if (options.signal?.aborted) throw client.unreachable(err, null);
           // The connection dropped mid-stream: opened again after the last frame read.
         }
       }

@@ -87,7 +87,7 @@ function traceTable(
 
 /** Prints the trace of `runId` from the source `flags` name; resolves the exit code. */
 async function trace(runId: string, flags: TraceFlags, ctx: CommandContext): Promise<number> {
-  const source = openSource(flags, ctx);
+  const source = await openSource(flags, ctx);
   try {
     const run = await source.getRun(runId);
     const steps = await source.listSteps(runId);

@@ -11,7 +11,7 @@ import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
 import { addJsonOption, writeJson } from './json-output.js';
 import { addThreadSourceOptions, openThreadSource, type SourceFlags } from './source-options.js';
-import { DEFAULT_INPUTS, EXAMPLE_WORKFLOW } from './served-workflows.js';
+import { DEFAULT_INPUTS, EXAMPLE_WORKFLOW } from './cli-defaults.js';
 import {
   concurrencyText,
   ProgressLine,
@@ -42,7 +42,7 @@ async function withSource(
   ctx: CommandContext,
   body: (source: ThreadSource) => Promise<number>,
 ): Promise<number> {
-  const source = openThreadSource(flags, ctx);
+  const source = await openThreadSource(flags, ctx);
   try {
     return await body(source);
   } finally {
