@@ -1,6 +1,7 @@
 /**
  * @module The SQLite store's rows (schema 5): how runs and steps become rows and back, and
- * how a step's events become the chunks of its log.
+ * how a step's events become the chunks of its log (the other tables' rows are in
+ * `sqlite-record-rows.ts`).
  *
  * A run's row and a step's row keep as columns what the store looks rows up by (its rowid,
  * ids, the run's flow and status, the step's run and client token); the rest of the record is

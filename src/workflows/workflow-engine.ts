@@ -1,10 +1,10 @@
 /**
  * @module The workflow engine: runs the threads of registered workflows on a runtime. A
  * thread is a run; each turn the moderator names a role, whose turn is a step of the run
- * (`turn-<n>`); its output joins the thread for the next decision. Threads are durable (see
- * `thread-records.ts`): `recover()` finds those a dead process left and resumes them from
- * their last finished turn. Per workflow at most `concurrency.max` threads run; more wait in
- * order (`queue`) or are refused (`drop`).
+ * (`turn-<n>`; the loop is `thread-drive.ts`). Threads are durable (`thread-records.ts`):
+ * `recover()` finds those a dead process left and resumes them from their last finished
+ * turn. Per workflow at most `concurrency.max` threads run; more wait in order (`queue`) or
+ * are refused (`drop`).
  */
 import { EventEmitter } from 'node:events';
 import { ConflictError } from '../errors/conflict-error.js';
