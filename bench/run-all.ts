@@ -27,6 +27,7 @@ const scripts = [
   'bench:orchestrator',
   'bench:workflow',
   'bench:container',
+  'bench:cli',
 ];
 
 /** Why a bench failed, from the end of its stderr: its last line that is not a stack frame. */

@@ -4,14 +4,19 @@
  * (`run-command.ts`, `serve-command.ts`, `worker-command.ts`), which it imports only when
  * the command runs: the help and the other commands load none of them.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { EXAMPLE_NAMES, RUN_ROUTERS, type RunRouter } from './cli-defaults.js';
+import { EXAMPLE_NAMES, RUN_ROUTERS, SERVE_DEFAULTS, type RunRouter } from './cli-defaults.js';
 import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
+import { dataDirOf } from './source-options.js';
 
 const RUN_AFTER = `
-Environment: AXON_SCRIPTED_TOKEN_MS (delay per scripted token, default 5).
+The run, its steps and their events are written to the data dir's store: axon runs list,
+axon trace <run_id> and the trace UI of an axon serve on that data dir show it.
+Environment: AXON_SCRIPTED_TOKEN_MS (delay per scripted token, default 5),
+AXON_DATA_DIR (as --data-dir).
 It exits 0 when the run succeeds, 1 when it does not (or the example is unknown).
 `;
 
@@ -83,6 +88,10 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
     .option('--json', 'Print every event as a JSON line, then the result')
     .option('--no-trace', 'Do not print the trace tree')
     .option(
+      '--data-dir <dir>',
+      `Write the run to the store (axon.db) in <dir>, where runs list, trace and the UI of axon serve show it (default AXON_DATA_DIR or ${SERVE_DEFAULTS.dataDir})`,
+    )
+    .option(
       '--router <kind>',
       "rules (the example's, the default) or embedding (its agents' descriptions, similarity >= 0.1)",
     )
@@ -102,6 +111,10 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
         json: o['json'] === true,
         trace: o['trace'] !== false,
         router: routerOption(str('router')),
+        dataDir: resolve(
+          ctx.cwd,
+          dataDirOf({ dataDir: str('dataDir') }, ctx) ?? SERVE_DEFAULTS.dataDir,
+        ),
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       };
       const { runCommand } = await import('./run-command.js');

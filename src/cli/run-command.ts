@@ -3,6 +3,7 @@
  * memory, router, the example's agents, responder), stream it, print its trace tree.
  */
 import { randomUUID } from 'node:crypto';
+import { join, relative, resolve } from 'node:path';
 import { createOrchestrator } from '../orchestrator/orchestrator.js';
 import { createEmbeddingRouter } from '../orchestrator/embedding-router.js';
 import { createMemoryRegistry } from '../orchestrator/memory-registry.js';
@@ -16,7 +17,8 @@ import { createLogger, type Logger } from '../observability/logger.js';
 import { renderTraceTree } from '../observability/trace-tree.js';
 import { seedMetadata, type Example } from '../../examples/example.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../examples/index.js';
-import type { RunRouter } from './cli-defaults.js';
+import { STORE_FILE, type RunRouter } from './cli-defaults.js';
+import { sqliteStore } from '../store/sqlite-store.js';
 import type { CliIo } from './cli-io.js';
 import { frontDoorTree } from './front-door-trace.js';
 
@@ -33,6 +35,12 @@ export interface RunCommandOptions {
   readonly trace?: boolean;
   /** How the message is routed; default `rules`. */
   readonly router?: RunRouter | undefined;
+  /**
+   * The data dir whose SQLite store (`axon.db`) the run is written to, where `axon runs list`,
+   * `axon trace` and the UI of an `axon serve` on it find it; relative to the working dir.
+   * Without it the run is kept in memory only.
+   */
+  readonly dataDir?: string | undefined;
   /** Aborting it cancels the run (the CLI wires Ctrl-C to it). */
   readonly signal?: AbortSignal;
 }
@@ -62,10 +70,12 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   const example = build({
     ...(options.tokenDelayMs === undefined ? {} : { tokenDelayMs: options.tokenDelayMs }),
   });
+  const dir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
   const runtime = createRuntime({
     agents: example.agents,
     tools: [...example.tools, ...EXAMPLE_TOOLS],
     logger,
+    ...(dir === undefined ? {} : { store: sqliteStore(join(dir, STORE_FILE)) }),
   });
   const message = options.message ?? example.input;
   const registry = createMemoryRegistry();
@@ -124,6 +134,12 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     out.write(
       `\nstatus: ${status}${detail} (${ms} ms, ${result?.usage.totalTokens ?? 0} tokens)\n`,
     );
+    if (dir !== undefined && result?.runId) {
+      const rel = relative(process.cwd(), dir);
+      const shown = rel === '' ? '.' : rel.startsWith('..') ? dir : rel;
+      const at = shown === '.axon' ? '' : ` --data-dir ${shown}`;
+      out.write(`kept in ${shown}: axon trace ${result.runId}${at}\n`);
+    }
     if (options.trace !== false) {
       const steps = result?.runId ? await runtime.store.listSteps(result.runId) : [];
       out.write(

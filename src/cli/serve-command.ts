@@ -26,6 +26,7 @@ import { WorkflowEngine } from '../workflows/workflow-engine.js';
 import { connectRedis, parseClusterNodes } from '../store/redis-connection.js';
 import { aborted, type CliIo } from './cli-io.js';
 import { describeProblem, ServeConfigError } from './config-problems.js';
+import { markDataDir } from './data-dir-lock.js';
 import { fleetTarget, shownRedis, storeTarget } from './redis-config.js';
 import {
   guardedPaths,
@@ -307,14 +308,18 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   io.stdout.write(
     `axon serve: listening on ${server.url} (${data}, ${from})\n` +
       `axon serve: workflows: ${names}${replaced}\n` +
+      `trace UI: ${server.url}/ui\n` +
       `try: curl -s${auth} ${server.url}/v1/pools\n`,
   );
+  // The SQLite store in the data dir is this server's while it runs (`data-dir-lock.ts`).
+  const unmark = config.redis || config.postgres ? null : markDataDir(config.dataDir, server.url);
 
   await aborted(options.signal);
   const reason: unknown = options.signal.reason;
   const why = typeof reason === 'string' ? reason : 'stop';
   io.stdout.write(`axon serve: ${why}: draining (a second signal stops at once)\n`);
   await server.close();
+  unmark?.();
   io.stdout.write('axon serve: stopped\n');
   return 0;
 }

@@ -83,6 +83,12 @@ function sourceOf(
   return { kind: 'dataDir', dir };
 }
 
+/** The data dir `flags` name (`--data-dir`, `AXON_DATA_DIR`, `./.axon`), or `undefined` with `--url`. */
+export function dataDirOf(flags: SourceFlags, ctx: CommandContext): string | undefined {
+  const where = sourceOf(flags, ctx);
+  return where.kind === 'dataDir' ? where.dir : undefined;
+}
+
 /** Adds {@link addSourceOptions} and `--config <file>` (the workflows of a data dir). */
 export function addThreadSourceOptions(command: Command): Command {
   return addSourceOptions(command).option(

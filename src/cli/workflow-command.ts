@@ -5,12 +5,18 @@
  * in this process, to its end. `npx axon workflow trigger code-review` is the first thing a
  * new user runs.
  */
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
 import { addJsonOption, writeJson } from './json-output.js';
-import { addThreadSourceOptions, openThreadSource, type SourceFlags } from './source-options.js';
+import {
+  addThreadSourceOptions,
+  dataDirOf,
+  openThreadSource,
+  type SourceFlags,
+} from './source-options.js';
 import { DEFAULT_INPUTS, EXAMPLE_WORKFLOW } from './cli-defaults.js';
 import {
   concurrencyText,
@@ -48,6 +54,23 @@ async function withSource(
   } finally {
     await source.close();
   }
+}
+
+/**
+ * Refuses to run a thread in this process on a data dir a running `axon serve` holds: it
+ * would write the server's store beside it and take the server's running threads for ones
+ * a stopped process left. `CliError` `USAGE` naming `--url <the server>`.
+ */
+async function refuseServedDataDir(flags: SourceFlags, ctx: CommandContext): Promise<void> {
+  const dir = dataDirOf(flags, ctx);
+  if (dir === undefined) return;
+  const { serverOn } = await import('./data-dir-lock.js');
+  const server = serverOn(resolve(ctx.cwd, dir));
+  if (server === null) return;
+  throw new CliError(
+    'USAGE',
+    `axon serve (pid ${server.pid}) is running on the data dir ${dir}: trigger through it with --url ${server.url} (or stop it first)`,
+  );
 }
 
 /** A role as `workflow status` shows it: `coder (engine)`, `judge (engine, pool:gpu)`. */
@@ -195,7 +218,8 @@ Examples:
     `
 With --url the server runs the thread; --wait follows its stream. Without --url the thread
 runs in this process on the data dir's store (made if missing), after picking up what a
-stopped process left — do not point it at the data dir of a server that is running.
+stopped process left. It refuses a data dir a running axon serve holds (exit 2): give
+that server's --url instead.
 While it waits, a terminal's stderr shows the turn, its role and its tokens so far.
 It exits 0 when the thread completed, 1 when it failed, crashed or was killed.
 
@@ -206,10 +230,11 @@ Examples:
 `,
   );
   trigger.action(
-    commandAction(ctx, trigger, () => {
+    commandAction(ctx, trigger, async () => {
       const flags = trigger.opts<TriggerFlags>();
       const name = trigger.processedArgs[0] as string;
       const input = flags.input ?? DEFAULT_INPUTS[name];
+      await refuseServedDataDir(flags, ctx);
       return withSource(flags, ctx, async (source) => {
         if (input === undefined) {
           // An unknown workflow is named as such (exit 1), not asked for an input.

@@ -21,9 +21,17 @@ interface Exit {
   readonly stderr: string;
 }
 
+/** Where `axon run` writes its runs here: not the package root's ./.axon. */
+const DATA_DIR = mkdtempSync(join(tmpdir(), 'axon-cli-int-'));
+
 /** The child's environment: the test's own, minus anything that would change the output. */
 function childEnv(overrides: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, AXON_LOG_LEVEL: 'warn', ...overrides };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    AXON_LOG_LEVEL: 'warn',
+    AXON_DATA_DIR: DATA_DIR,
+    ...overrides,
+  };
   delete env['AXON_SCRIPTED_TOKEN_MS'];
   delete env['NODE_OPTIONS'];
   return env;

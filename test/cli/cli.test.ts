@@ -1,3 +1,6 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HELP, helpText, runCli } from '../../src/cli/cli.js';
 import { LOG_LEVELS } from '../../src/observability/logger.js';
@@ -9,11 +12,18 @@ interface Captured {
   readonly stderr: () => string;
 }
 
+/** Where `axon run` writes its runs here: not the package root's ./.axon. */
+const DATA_DIR = mkdtempSync(join(tmpdir(), 'axon-cli-'));
+
 function capture(onStdout?: (text: string) => void): Captured {
   const out: string[] = [];
   const err: string[] = [];
   return {
     io: {
+      // Read when the command runs: a test's vi.stubEnv is seen.
+      get env() {
+        return { ...process.env, AXON_DATA_DIR: DATA_DIR };
+      },
       stdout: {
         write(text: string) {
           out.push(text);
@@ -81,7 +91,10 @@ describe('axon --help, --version, list', () => {
   });
 
   it.each([
-    ['run', ['--message', '--seed', '--token-ms', '--json', '--no-trace', '--router']],
+    [
+      'run',
+      ['--message', '--seed', '--token-ms', '--json', '--no-trace', '--router', '--data-dir'],
+    ],
     [
       'serve',
       ['--host', '--port', '--data-dir', '--config', '--redis', '--redis-cluster', '--postgres'],
@@ -228,8 +241,11 @@ describe('axon run trip-planner', () => {
     const run = async (seed: string): Promise<string> => {
       const { code, stdout } = await cli(['run', 'trip-planner', '--token-ms=0', '--seed', seed]);
       expect(code).toBe(0);
-      // Only the run's duration on the status line and the trace tree (ids, timings) vary.
-      return stdout.slice(0, stdout.indexOf('\ntrace:\n')).replace(/\([\d,]+ ms, /, '(N ms, ');
+      // Only the run's duration on the status line, its id and the trace tree (ids, timings) vary.
+      return stdout
+        .slice(0, stdout.indexOf('\ntrace:\n'))
+        .replace(/\([\d,]+ ms, /, '(N ms, ')
+        .replace(/axon trace run_\w+/, 'axon trace RUN');
     };
     const one = await run('1');
     const two = await run('2');
@@ -296,8 +312,10 @@ describe('axon run trip-planner', () => {
     const c = capture((text) => {
       if (text === 'Here') controller.abort();
     });
+    // 1 ms a token: at 0 the whole answer can be produced (and written to the SQLite store)
+    // before the abort is seen, as it would be before a person's Ctrl-C.
     const code = await runCli(
-      ['run', 'trip-planner', '--token-ms', '0'],
+      ['run', 'trip-planner', '--token-ms', '1'],
       c.io,
       '0.0.0',
       controller.signal,

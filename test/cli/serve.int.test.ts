@@ -265,8 +265,13 @@ describe('axon serve (the built binary, a real child process)', () => {
         /^axon serve: listening on http:\/\/127\.0\.0\.1:\d+ \(data in .*data, no config file\)$/,
       ),
       'axon serve: workflows: code-review',
+      `trace UI: ${server.url}/ui`,
       `try: curl -s ${server.url}/v1/pools`,
     ]);
+    // The UI is where the banner says.
+    const ui = await fetch(`${server.url}/ui`);
+    expect(ui.status).toBe(200);
+    expect(ui.headers.get('content-type')).toMatch(/^text\/html/);
     // The example workflow is served, its scripted model beside the default engine.
     const workflows = await call(server.url, 'GET', '/v1/workflows');
     expect(workflows.status).toBe(200);
