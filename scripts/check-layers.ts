@@ -1,6 +1,7 @@
 /**
  * @module Checks the layering of docs/architecture.md: each folder of src/ imports only from
- * its own layer or layers below it, never from src/index.ts. Exits 1 listing every violation.
+ * its own layer or layers below it, never from src/index.ts; the trace UI's browser code
+ * (src/ui) only from itself and the shared formatting. Exits 1 listing every violation.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -17,8 +18,15 @@ const LAYERS: readonly (readonly string[])[] = [
   ['steps'],
   ['runtime'],
   ['orchestrator', 'workflows'],
-  ['cli', 'server', 'fleet'],
+  ['cli', 'server', 'fleet', 'ui'],
 ];
+
+/**
+ * The trace UI's browser code (src/ui, bundled for the page) may import only itself and the
+ * DOM-free, Node-free formatting it shares with the CLI; nothing else imports it.
+ */
+const BROWSER = 'ui';
+const BROWSER_MAY_IMPORT: ReadonlySet<string> = new Set(['observability/human-format.ts']);
 
 const root = resolve(import.meta.dirname, '..');
 const src = join(root, 'src');
@@ -57,6 +65,17 @@ for (const file of files(src)) {
       continue;
     }
     const targetFolder = target.split('/')[0] ?? '';
+    if (folder === BROWSER && targetFolder !== BROWSER) {
+      if (!BROWSER_MAY_IMPORT.has(target.replace(/\.js$/, '.ts')))
+        problems.push(
+          `${rel}: the browser code imports ${spec} (only src/ui and ${[...BROWSER_MAY_IMPORT].join(', ')})`,
+        );
+      continue;
+    }
+    if (targetFolder === BROWSER && folder !== BROWSER) {
+      problems.push(`${rel}: imports the browser code ${spec} (src/ui is bundled for the page)`);
+      continue;
+    }
     const theirs = rank.get(targetFolder);
     if (own !== undefined && theirs !== undefined && theirs > own) {
       problems.push(

@@ -247,11 +247,15 @@ describe('the Threads view in headless Chromium', () => {
       expect(await view.getByTestId('thread-input').textContent()).toBe('Write add(a, b)');
       expect((await threadOf(s.url, id)).status).toBe('started');
 
-      // Turn 3 stops after 4 tokens: shown as they came, the thread running.
+      // Turn 3 stops after 4 tokens: shown as they came (told apart from its figures, the
+      // API's, none until it ends), the thread running.
       await turn(page, 3).waitFor({ timeout: POLL.timeout });
       await expect
-        .poll(() => turn(page, 3).getByTestId('trace-node-tokens').textContent(), POLL)
-        .toMatch(/ 4 out$/);
+        .poll(() => turn(page, 3).getByTestId('trace-node-streamed').textContent(), POLL)
+        .toBe(' · 4 streamed');
+      expect(await turn(page, 3).getByTestId('trace-node-tokens').textContent()).toBe(
+        '0 in / 0 out',
+      );
       expect(await turn(page, 3).getAttribute('data-status')).toBe('running');
       expect(await view.getByTestId('thread-status').textContent()).toBe('started');
       expect(await view.getByTestId('trace-node').count()).toBe(3);

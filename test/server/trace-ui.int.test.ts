@@ -11,10 +11,12 @@
  * Needs `/usr/bin/chromium` (`apt-get install -y chromium`); without it this test fails and
  * says so — it is never skipped.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import type { AgentDefinition } from '../../src/actors/agent-runtime.js';
+import { IMMUTABLE, TRACE_UI_CSP } from '../../src/server/ui/trace-ui.js';
 import { POLL, useTestServers, type TestServer } from '../support/server.js';
 import { expectCleanPage, goTo, hashOf, useBrowser } from './trace-ui-browser.js';
 
@@ -91,6 +93,13 @@ async function stepStatus(s: TestServer, stepId: string, headers = {}): Promise<
   return (res.body as { status: string }).status;
 }
 
+/** A step's tokens as the API gives them, in the page's form (`12 in / 34 out`). */
+async function stepTokens(s: TestServer, stepId: string, headers = {}): Promise<string> {
+  const res = await s.api('GET', `/v1/steps/${stepId}`, undefined, headers);
+  const u = (res.body as { budget_usage: { tokens_in: number; tokens_out: number } }).budget_usage;
+  return `${u.tokens_in} in / ${u.tokens_out} out`;
+}
+
 async function stepIds(s: TestServer, runId: string, headers = {}): Promise<string[]> {
   const res = await s.api('GET', `/v1/runs/${runId}/steps`, undefined, headers);
   return (res.body as { step_id: string }[]).map((st) => st.step_id);
@@ -99,15 +108,17 @@ async function stepIds(s: TestServer, runId: string, headers = {}): Promise<stri
 describe('GET /ui: the assets', () => {
   it('are served with their content types, nosniff and a Content-Security-Policy of default-src self; /ui/ redirects to /ui', async () => {
     const s = await servers.start();
+    const page = await (await fetch(`${s.url}/ui`)).text();
+    // The bundle's two files, named by their content's hash.
+    const script = /<script type="module" src="ui\/(app-[A-Z0-9]+\.js)"><\/script>/.exec(page)?.[1];
+    const style = /<link rel="stylesheet" href="ui\/(app-[A-Z0-9]+\.css)" \/>/.exec(page)?.[1];
+    expect(script).toBeDefined();
+    expect(style).toBeDefined();
     const types: Record<string, RegExp> = {
       '/ui': /^text\/html; charset=utf-8$/,
-      '/ui/app.css': /^text\/css/,
-      '/ui/app.js': /^text\/javascript/,
-      '/ui/api.js': /^text\/javascript/,
-      '/ui/run-view.js': /^text\/javascript/,
-      '/ui/trace-tree.js': /^text\/javascript/,
-      '/ui/threads-view.js': /^text\/javascript/,
-      '/ui/thread-view.js': /^text\/javascript/,
+      [`/ui/${style}`]: /^text\/css; charset=utf-8$/,
+      [`/ui/${script}`]: /^text\/javascript; charset=utf-8$/,
+      [`/ui/${script}.map`]: /^application\/json/,
       '/ui/icon.svg': /^image\/svg\+xml/,
     };
     for (const [path, type] of Object.entries(types)) {
@@ -116,15 +127,82 @@ describe('GET /ui: the assets', () => {
       expect(res.headers.get('content-type'), path).toMatch(type);
       expect(res.headers.get('content-security-policy'), path).toMatch(/^default-src 'self'(;|$)/);
       expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+      expect(res.headers.get('referrer-policy'), path).toBe('no-referrer');
     }
-    const page = await (await fetch(`${s.url}/ui`)).text();
-    expect(page).toContain('<script type="module" src="ui/app.js">');
+    // The bundle is real code: the views' modules, in one file.
+    const js = await (await fetch(`${s.url}/ui/${script}`)).text();
+    expect(js).toContain('trace-node');
+    expect(js).toContain('thread-turns');
     // No inline script or style, nothing from elsewhere.
     expect(page).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>|\sstyle=|https?:\/\//);
     const slash = await fetch(`${s.url}/ui/`, { redirect: 'manual' });
     expect(slash.status).toBe(302);
     expect(new URL(slash.headers.get('location') ?? '', `${s.url}/ui/`).pathname).toBe('/ui');
-    expect((await fetch(`${s.url}/ui/nope.js`)).status).toBe(404);
+    for (const missing of ['/ui/nope.js', '/ui/app.js', '/ui/index.html']) {
+      const res = await fetch(s.url + missing);
+      expect(res.status, missing).toBe(404);
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('NOT_FOUND');
+    }
+  });
+
+  it('caches the hashed assets for good, and the page no-cache with an ETag that answers 304', async () => {
+    const s = await servers.start({
+      server: { keys: [{ key: 'alice-key-0123456789abcdef', user_id: 'alice' }] },
+    });
+    // Public even with keys: the assets hold no data.
+    const first = await fetch(`${s.url}/ui`);
+    expect(first.status).toBe(200);
+    expect(first.headers.get('cache-control')).toBe('no-cache');
+    const etag = first.headers.get('etag') ?? '';
+    expect(etag).toMatch(/^"[0-9a-f]{32}"$/);
+    const page = await first.text();
+    const again = await fetch(`${s.url}/ui`, { headers: { 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe('');
+    expect(again.headers.get('etag')).toBe(etag);
+    expect(again.headers.get('content-security-policy')).toBe(TRACE_UI_CSP);
+    const other = await fetch(`${s.url}/ui`, { headers: { 'if-none-match': '"0000"' } });
+    expect(other.status).toBe(200);
+    expect(await other.text()).toBe(page);
+
+    const names = [...page.matchAll(/ui\/(app-[A-Z0-9]+\.(?:js|css))"/g)].map((m) => m[1]);
+    expect(names).toHaveLength(2);
+    for (const name of names) {
+      const res = await fetch(`${s.url}/ui/${name}`);
+      expect(res.status, name).toBe(200);
+      expect(res.headers.get('cache-control'), name).toBe(IMMUTABLE);
+      expect(IMMUTABLE).toBe('public, max-age=31536000, immutable');
+      const tag = res.headers.get('etag') ?? '';
+      const cached = await fetch(`${s.url}/ui/${name}`, { headers: { 'if-none-match': tag } });
+      expect(cached.status, name).toBe(304);
+    }
+    const icon = await fetch(`${s.url}/ui/icon.svg`);
+    expect(icon.headers.get('cache-control')).toBe('no-cache');
+    expect((await fetch(`${s.url}/v1/runs`)).status).toBe(401);
+  });
+
+  it('is TypeScript of its own: no browser code left in string modules of src/server/ui', () => {
+    const serverUi = new URL('../../src/server/ui/', import.meta.url);
+    const files = readdirSync(serverUi);
+    expect(files.filter((f) => f.endsWith('-js.ts') || f.startsWith('page-'))).toEqual([]);
+    for (const f of files) {
+      expect(readFileSync(new URL(f, serverUi), 'utf8'), f).not.toMatch(/String\.raw`|document\./);
+    }
+    const ui = readdirSync(new URL('../../src/ui/', import.meta.url));
+    for (const module of [
+      'api',
+      'app',
+      'format',
+      'run-view',
+      'runs-view',
+      'step-detail',
+      'trace-tree',
+      'thread-view',
+      'threads-view',
+      'poller',
+    ]) {
+      expect(ui).toContain(`${module}.ts`);
+    }
   });
 });
 
@@ -153,11 +231,15 @@ describe('the trace UI in headless Chromium', () => {
       await row.getByTestId('run-row-entry').click();
       await expect.poll(() => hashOf(page), POLL).toBe(`#run=${run.run_id}`);
 
-      // The root step, live: its 8 tokens counted from its stream while it waits at the gate.
+      // The root step, live: its 8 tokens counted from its stream while it waits at the gate,
+      // told apart from its figures, which are the API's (none until it ends).
       await node(page, root).waitFor();
       await expect
-        .poll(() => field(page, root, 'trace-node-tokens').textContent(), POLL)
-        .toMatch(/ 8 out$/);
+        .poll(() => field(page, root, 'trace-node-streamed').textContent(), POLL)
+        .toBe(' · 8 streamed');
+      expect(await field(page, root, 'trace-node-tokens').textContent()).toBe(
+        await stepTokens(s, root),
+      );
       expect(await node(page, root).getAttribute('data-status')).toBe('running');
       expect(await page.getByTestId('trace-node').count()).toBe(1);
       expect(await page.getByTestId('run-status').textContent()).toBe('running');
@@ -181,8 +263,11 @@ describe('the trace UI in headless Chromium', () => {
       await detail.waitFor();
       expect(await detail.getByTestId('step-detail-id').textContent()).toBe(childId);
       await expect
-        .poll(() => field(page, childId, 'trace-node-tokens').textContent(), POLL)
-        .toMatch(/ 6 out$/);
+        .poll(() => field(page, childId, 'trace-node-streamed').textContent(), POLL)
+        .toBe(' · 6 streamed');
+      await expect
+        .poll(() => detail.getByTestId('step-detail-streamed').textContent(), POLL)
+        .toBe(' (6 streamed)');
       const midway = (await detail.getByTestId('step-text').textContent()) ?? '';
       expect(midway.split(' ').length).toBeGreaterThanOrEqual(5);
       expect(await stepStatus(s, childId)).toBe('running');
@@ -232,7 +317,7 @@ describe('the trace UI in headless Chromium', () => {
       },
     });
     // The page is public (it holds no data); the API is not.
-    expect((await fetch(`${s.url}/ui/app.js`)).status).toBe(200);
+    expect((await fetch(`${s.url}/ui`)).status).toBe(200);
     expect((await fetch(`${s.url}/v1/runs`)).status).toBe(401);
     const theirs = await s.newRun({}, as('bob'));
     const run = await s.newRun({}, as('alice'));
@@ -264,8 +349,8 @@ describe('the trace UI in headless Chromium', () => {
       await node(page, root).click();
       const detail = page.getByTestId('step-detail');
       await expect
-        .poll(() => field(page, root, 'trace-node-tokens').textContent(), POLL)
-        .toMatch(/ 8 out$/);
+        .poll(() => field(page, root, 'trace-node-streamed').textContent(), POLL)
+        .toBe(' · 8 streamed');
       await expect
         .poll(
           async () => ((await detail.getByTestId('step-text').textContent()) ?? '').length,

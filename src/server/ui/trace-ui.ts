@@ -1,53 +1,53 @@
 /**
- * @module The trace UI of `axon serve` (`GET /ui`, docs/trace-ui.md): one page and its
- * browser modules, kept as strings in this folder so they ship in `dist/` and run offline
- * with no build step and nothing fetched from elsewhere. Every asset is answered with its
+ * @module The trace UI of `axon serve` (`GET /ui`, docs/trace-ui.md): the page and the assets
+ * `ui-bundle.ts` built from `src/ui/` (TypeScript bundled by esbuild), served with their
  * content type and a strict Content-Security-Policy (`default-src 'self'`: no inline script,
- * no other origin). The assets hold no data — the page reads the API with the tab's key — so
- * they are public even where keys are configured: their paths are {@link TRACE_UI_PATHS}.
+ * no other origin). Assets whose names carry their content's hash are cached for good
+ * (`immutable`); the page and the icon are `no-cache` with an `ETag` (304 on
+ * `If-None-Match`), so a new build shows at the next load. A `dist/` install built without
+ * the UI answers 503 ({@link UiNotBuiltError}) and the API works on. The assets hold no data
+ * — the page reads the API with the tab's key — so they are public even where keys are
+ * configured: their routes are {@link TRACE_UI_PATHS}.
  */
-import type { FastifyInstance } from 'fastify';
-import { API_JS } from './api-js.js';
-import { APP_JS } from './app-js.js';
-import { FORMAT_JS } from './format-js.js';
-import { PAGE_CSS } from './page-css.js';
-import { PAGE_HTML } from './page-html.js';
-import { RUN_VIEW_JS } from './run-view-js.js';
-import { RUNS_VIEW_JS } from './runs-view-js.js';
-import { STEP_DETAIL_JS } from './step-detail-js.js';
-import { THREAD_VIEW_JS } from './thread-view-js.js';
-import { THREADS_VIEW_JS } from './threads-view-js.js';
-import { TRACE_TREE_JS } from './trace-tree-js.js';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError } from '../http-errors.js';
+import { PAGE_FILE, uiAssets, type UiAsset } from './ui-bundle.js';
+import { UiNotBuiltError } from './ui-not-built-error.js';
+
+export { UiNotBuiltError };
 
 /** The Content-Security-Policy of every asset of the UI. */
 export const TRACE_UI_CSP =
   "default-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-const JS = 'text/javascript; charset=utf-8';
-
-const ICON_SVG = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><circle cx="4" cy="4" r="2.5" fill="#2f5bd3"/><circle cx="12" cy="8" r="2.5" fill="#1f8a4c"/><circle cx="4" cy="12" r="2.5" fill="#a86a00"/><path d="M4 4 12 8 4 12" stroke="#888" fill="none"/></svg>`;
-
-/** The UI's assets by path. */
-const ASSETS: Readonly<Record<string, { readonly type: string; readonly body: string }>> = {
-  '/ui': { type: 'text/html; charset=utf-8', body: PAGE_HTML },
-  '/ui/app.css': { type: 'text/css; charset=utf-8', body: PAGE_CSS },
-  '/ui/icon.svg': { type: 'image/svg+xml', body: ICON_SVG },
-  '/ui/app.js': { type: JS, body: APP_JS },
-  '/ui/api.js': { type: JS, body: API_JS },
-  '/ui/format.js': { type: JS, body: FORMAT_JS },
-  '/ui/runs-view.js': { type: JS, body: RUNS_VIEW_JS },
-  '/ui/run-view.js': { type: JS, body: RUN_VIEW_JS },
-  '/ui/step-detail.js': { type: JS, body: STEP_DETAIL_JS },
-  '/ui/trace-tree.js': { type: JS, body: TRACE_TREE_JS },
-  '/ui/threads-view.js': { type: JS, body: THREADS_VIEW_JS },
-  '/ui/thread-view.js': { type: JS, body: THREAD_VIEW_JS },
-};
+/** `cache-control` of an asset whose name carries its content's hash. */
+export const IMMUTABLE = 'public, max-age=31536000, immutable';
 
 /**
- * The paths of the UI: the page, `/ui/` (a redirect to it) and its assets. They need no key
+ * The routes of the UI: the page, `/ui/` (a redirect to it) and its assets. They need no key
  * (the server's auth hook lets them through); they hold no data.
  */
-export const TRACE_UI_PATHS: readonly string[] = [...Object.keys(ASSETS), '/ui/'];
+export const TRACE_UI_PATHS: readonly string[] = ['/ui', '/ui/', '/ui/:asset'];
+
+/** Whether `header` (an `If-None-Match`) names `etag`. */
+function matches(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return header.split(',').some((t) => {
+    const tag = t.trim();
+    return tag === '*' || tag === etag || tag === `W/${etag}`;
+  });
+}
+
+function send(req: FastifyRequest, reply: FastifyReply, item: UiAsset): FastifyReply {
+  void reply
+    .header('content-security-policy', TRACE_UI_CSP)
+    .header('x-content-type-options', 'nosniff')
+    .header('referrer-policy', 'no-referrer')
+    .header('cache-control', item.immutable ? IMMUTABLE : 'no-cache')
+    .header('etag', item.etag);
+  if (matches(req.headers['if-none-match'], item.etag)) return reply.code(304).send();
+  return reply.header('content-type', item.type).send(item.body);
+}
 
 /**
  * Registers `GET /ui` (the page), its assets under `/ui/`, and `/ui/` → `/ui`, on `app`.
@@ -56,17 +56,19 @@ export const TRACE_UI_PATHS: readonly string[] = [...Object.keys(ASSETS), '/ui/'
  * registerTraceUi(app); // then open http://127.0.0.1:7070/ui
  */
 export function registerTraceUi(app: FastifyInstance): void {
-  for (const [path, asset] of Object.entries(ASSETS)) {
-    app.get(path, (_req, reply) =>
-      reply
-        .header('content-type', asset.type)
-        .header('content-security-policy', TRACE_UI_CSP)
-        .header('x-content-type-options', 'nosniff')
-        .header('referrer-policy', 'no-referrer')
-        .header('cache-control', 'no-cache')
-        .send(asset.body),
-    );
-  }
+  app.get('/ui', async (req, reply) => {
+    const assets = await uiAssets();
+    const page = assets.get(PAGE_FILE);
+    if (!page) throw new UiNotBuiltError(PAGE_FILE);
+    return send(req, reply, page);
+  });
+  app.get<{ Params: { asset: string } }>('/ui/:asset', async (req, reply) => {
+    const assets = await uiAssets();
+    const name = req.params.asset;
+    const item = name === PAGE_FILE ? undefined : assets.get(name);
+    if (!item) throw new HttpError(404, 'NOT_FOUND', `no asset ${name} in the trace UI`);
+    return send(req, reply, item);
+  });
   // Relative, so a server behind a path prefix redirects within it.
   app.get('/ui/', (_req, reply) => reply.redirect('../ui', 302));
 }

@@ -1,41 +1,44 @@
 /**
- * @module The trace UI's `ui/app.js` (the page's entry module, kept as a string): routes the
+ * @module The trace UI's entry (bundled with its imports into `ui/app-<hash>.js`): routes the
  * URL hash to a view (`#runs`, `#run=<id>[&step=<id>]`, `#threads`,
  * `#thread=<id>[&step=<id>]`), asks for the API key when the server answers 401, shows
  * failures in a banner, and names a run's entry. The views are a table by name.
  */
-
-/** `ui/app.js`. */
-export const APP_JS = String.raw`// axon trace UI: the page.
-import { getJson, hasKey, onUnauthorized, setKey } from './api.js';
-import { setText } from './format.js';
+import './app.css';
+import { getJson, hasKey, httpStatus, isApiError, onUnauthorized, setKey } from './api.js';
+import type { Flow, Run } from './api-types.js';
+import { setText } from './dom.js';
 import { createRunView } from './run-view.js';
 import { createRunsView } from './runs-view.js';
 import { createThreadView } from './thread-view.js';
 import { createThreadsView } from './threads-view.js';
+import type { App, Route, RouteLink, View, ViewName } from './view.js';
 
-const byTestId = (id) => document.querySelector('[data-testid="' + id + '"]');
+/** The element of the page with `data-testid="<id>"`; the page (page.html) has each one. */
+function byTestId(id: string): HTMLElement {
+  const found = document.querySelector<HTMLElement>(`[data-testid="${id}"]`);
+  if (!found) throw new Error(`the page has no [data-testid="${id}"]`);
+  return found;
+}
+
 const banner = byTestId('error-banner');
 const authForm = byTestId('auth-form');
-const authKey = byTestId('auth-key');
+const authKey = byTestId('auth-key') as HTMLInputElement;
 const authMessage = byTestId('auth-message');
 const authState = byTestId('auth-state');
 const authForget = byTestId('auth-forget');
 
-/**
- * What a route looks like in the hash: { run, step } '#run=<id>&step=<id>', { thread, step }
- * '#thread=<id>&step=<id>', { view: 'threads' } '#threads', {} '#runs'.
- */
-function hashOf(route) {
+/** A route's hash: see {@link RouteLink}. */
+function hashOf(route: RouteLink): string {
   const params = new URLSearchParams();
   if (route.run) params.set('run', route.run);
   if (route.thread) params.set('thread', route.thread);
   if (route.step) params.set('step', route.step);
   const text = params.toString();
-  return '#' + (text || route.view || 'runs');
+  return `#${text || route.view || 'runs'}`;
 }
 
-function routeOf(hash) {
+function routeOf(hash: string): Route {
   const params = new URLSearchParams(hash.replace(/^#/, ''));
   const run = params.get('run');
   if (run) return { view: 'run', nav: 'runs', run, step: params.get('step') };
@@ -45,10 +48,9 @@ function routeOf(hash) {
   return { view: 'runs', nav: 'runs' };
 }
 
-const flowNames = new Map();
+const flowNames = new Map<string, Promise<string>>();
 
-/** What the views share of the page. */
-const app = {
+const app: App = {
   href: hashOf,
   go(route) {
     const hash = hashOf(route);
@@ -56,60 +58,68 @@ const app = {
     else location.hash = hash;
   },
   showError(err) {
-    if (err && err.status === 401) return; // the key form says it
+    if (httpStatus(err) === 401) return; // the key form says it
     banner.hidden = false;
-    setText(banner, (err && err.code ? err.code + ': ' : '') + (err && err.message ? err.message : String(err)));
+    const message = err instanceof Error ? err.message : String(err);
+    setText(banner, isApiError(err) ? `${err.code}: ${message}` : message);
   },
   clearError() {
     banner.hidden = true;
   },
-  /** A run's entry: the server's entry field when the view has one, else its flow's name. */
-  entryOf(run) {
+  entryOf(run: Run) {
     if (typeof run.entry === 'string' && run.entry !== '') return Promise.resolve(run.entry);
-    if (!run.flow_id) return Promise.resolve(run.run_id);
-    let name = flowNames.get(run.flow_id);
+    const flowId = run.flow_id;
+    if (flowId === null) return Promise.resolve(run.run_id);
+    let name = flowNames.get(flowId);
     if (!name) {
-      name = getJson('/v1/flows/' + encodeURIComponent(run.flow_id)).then(
-        (flow) => flow.name || run.flow_id,
+      name = getJson<Flow>(`/v1/flows/${encodeURIComponent(flowId)}`).then(
+        (flow) => flow.name ?? flowId,
         () => {
-          flowNames.delete(run.flow_id);
-          return run.flow_id;
+          flowNames.delete(flowId);
+          return flowId;
         },
       );
-      flowNames.set(run.flow_id, name);
+      flowNames.set(flowId, name);
     }
     return name;
   },
 };
 
-// The views, by the name a route gives. Each is { root, show(route), hide() }, its root a
-// <section> of the page. A thread is a run of a workflow, its turns the steps of that run:
-// the thread view shows them with the run view's tree, and each opens in the other.
-const VIEWS = {
+// The views, by the name a route gives, each in its <section> of the page. A thread is a run
+// of a workflow, its turns the steps of that run: the thread view shows them with the run
+// view's tree, and each opens in the other.
+const VIEWS: Readonly<Record<ViewName, View>> = {
   runs: createRunsView(byTestId('runs-view'), app),
   run: createRunView(byTestId('run-view'), app),
   threads: createThreadsView(byTestId('threads-view'), app),
   thread: createThreadView(byTestId('thread-view'), app),
 };
-let current = null;
+let current: ViewName | null = null;
 
-function render() {
+function render(): void {
   const route = routeOf(location.hash);
-  for (const [name, view] of Object.entries(VIEWS)) {
+  for (const [name, view] of Object.entries(VIEWS) as [ViewName, View][]) {
     if (name !== route.view) {
       if (current === name) view.hide();
       view.root.hidden = true;
     }
   }
-  for (const link of document.querySelectorAll('nav a[data-view]')) {
-    link.classList.toggle('active', link.dataset.view === route.nav);
+  for (const link of document.querySelectorAll<HTMLElement>('nav a[data-view]')) {
+    link.classList.toggle('active', link.dataset['view'] === route.nav);
   }
   current = route.view;
   VIEWS[route.view].root.hidden = false;
   VIEWS[route.view].show(route);
 }
 
-function renderAuth() {
+/** Starts the current view again (with a new key, or none). */
+function restart(): void {
+  if (current !== null) VIEWS[current].hide();
+  current = null;
+  render();
+}
+
+function renderAuth(): void {
   authState.hidden = !hasKey();
   authForget.hidden = !hasKey();
   setText(authState, hasKey() ? 'key set for this tab' : '');
@@ -130,21 +140,15 @@ authForm.addEventListener('submit', (e) => {
   authKey.value = '';
   authForm.hidden = true;
   renderAuth();
-  // Start the view again, with the key.
-  if (current) VIEWS[current].hide();
-  current = null;
-  render();
+  restart();
 });
 
 authForget.addEventListener('click', () => {
   setKey(null);
   renderAuth();
-  if (current) VIEWS[current].hide();
-  current = null;
-  render();
+  restart();
 });
 
 window.addEventListener('hashchange', render);
 renderAuth();
 render();
-`;

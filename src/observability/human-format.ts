@@ -1,0 +1,49 @@
+/**
+ * @module How figures read to a person, in the CLI's tables and the trace UI alike: one
+ * form each for durations (`850ms`, `4.2s`, `2m05s`, `1h02m`), counts (`1,204`), tokens
+ * (`1,204 in / 56 out`), dollars (`$0.0123`) and times (`2026-11-27 18:05:19Z`, UTC). Pure
+ * functions, no DOM and no Node: the UI's bundle imports this file too.
+ */
+
+/** `412ms`, `3.2s`, `2m05s`, `1h04m`; `-` for none (null, negative or not a number). */
+export function formatDuration(ms: number | null): string {
+  if (ms === null || !Number.isFinite(ms) || ms < 0) return '-';
+  const n = Math.round(ms);
+  if (n < 1_000) return `${n}ms`;
+  if (n < 60_000) return `${(n / 1_000).toFixed(1)}s`;
+  const s = Math.floor(n / 1_000);
+  if (s < 3_600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3_600)}h${String(Math.floor((s % 3_600) / 60)).padStart(2, '0')}m`;
+}
+
+/** `1,204`. */
+export function formatCount(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+/** `1,204 in / 56 out`. */
+export function formatTokens(tokensIn: number, tokensOut: number): string {
+  return `${formatCount(tokensIn)} in / ${formatCount(tokensOut)} out`;
+}
+
+/** `$0.0213` (four decimals), `$0` for nothing, `<$0.0001` for less than shows. */
+export function formatCost(usd: number): string {
+  if (!(usd > 0)) return '$0';
+  if (usd < 0.00005) return '<$0.0001';
+  return `$${usd.toFixed(4)}`;
+}
+
+/** An ISO time as `2026-11-26 03:44:26Z` (UTC, to the second); `-` for none. */
+export function formatTime(iso: string | null): string {
+  if (iso === null) return '-';
+  const ms = Date.parse(iso);
+  if (Number.isNaN(ms)) return iso;
+  return `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')}Z`;
+}
+
+/** Milliseconds from `from` to `to` (ISO times); `null` when either is missing. */
+export function elapsedMs(from: string | null, to: string | null): number | null {
+  if (from === null || to === null) return null;
+  const ms = Date.parse(to) - Date.parse(from);
+  return Number.isFinite(ms) ? Math.max(0, ms) : null;
+}

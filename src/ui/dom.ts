@@ -1,0 +1,31 @@
+/**
+ * @module The trace UI's two DOM helpers: `el` makes an element with its attributes and
+ * children, `setText` changes a node's text only when it differs.
+ */
+
+/** An attribute's value: `null`, `undefined` and `false` leave it out, `true` sets it empty. */
+export type AttrValue = string | number | boolean | null | undefined;
+/** A child of {@link el}: nothing, text or a node. */
+export type Child = Node | string | null | undefined;
+
+/** An element: `el('span', { class: 'x', 'data-testid': 'y' }, 'text', child, …)`. */
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs?: Readonly<Record<string, AttrValue>> | null,
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs ?? {})) {
+    if (value === null || value === undefined || value === false) continue;
+    node.setAttribute(name, value === true ? '' : String(value));
+  }
+  for (const child of children) {
+    if (child !== null && child !== undefined) node.append(child);
+  }
+  return node;
+}
+
+/** Sets an element's text only when it differs (no needless layout). */
+export function setText(node: Node, text: string): void {
+  if (node.textContent !== text) node.textContent = text;
+}
