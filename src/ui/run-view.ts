@@ -1,26 +1,28 @@
 /**
- * @module One run in the trace UI — its figures, and the trace tree of its steps by
- * `parent_step_id`, kept live: the step list is read again every second while a step is live
- * (new children appear), and the streams of the opened step and of up to three live steps
- * are followed (tokens, ends). A run with `cancel_on_disconnect` is never followed live:
- * closing the last stream of a live step would cancel it. Every token and cost figure is the
- * API's (`GET /v1/runs/{id}`, `GET /v1/runs/{id}/steps`).
+ * @module One run in the trace UI — its figures, its timeline (a bar per step on one time
+ * axis, `timeline.ts`), the trace tree of its steps by `parent_step_id`, and the operator's
+ * actions (cancel the run, complete it, cancel the opened step). Kept live without a poll:
+ * the run's stream (`GET /v1/runs/{id}/stream`) brings each new step and each change, a clock
+ * draws the live bars longer, and the streams of the opened step and of up to two live steps
+ * are followed (tokens, a first token's time). A run with `cancel_on_disconnect` never has
+ * its live steps followed: closing the last stream of a live step would cancel it (its run
+ * stream cancels nothing). Every token and cost figure is the API's.
  */
-import { getJson, isFinalRefusal } from './api.js';
+import { ACTIONABLE_RUN, actionButton, type ActionHooks } from './actions.js';
 import type { Run, Step, StepEventData } from './api-types.js';
 import { el, setText } from './dom.js';
-import { LIVE_RUN, LIVE_STEP, cost, duration, elapsed, tokens, when } from './format.js';
-import { createPoller, type Poller } from './poller.js';
+import { LIVE_STEP, cost, duration, elapsed, tokens, when } from './format.js';
 import { createStepDetail, type StepLog } from './step-detail.js';
 import { createStepFollows, type StepFollows } from './step-follows.js';
+import { createTimeline } from './timeline.js';
+import { followRunLive, type RunFollow } from './timeline-live.js';
+import { timelineModel } from './timeline-model.js';
 import { createTraceTree } from './trace-tree.js';
 import type { App, Route, View } from './view.js';
 
-const FAST_MS = 1000; // re-read the steps this often while one of them is live
-const SLOW_MS = 2500; // ... and this often while the run is live and no step is
 // Streams of live steps followed at once, besides the opened step's: a browser opens about
-// six connections to one server, and the polls need one too.
-const MAX_FOLLOWS = 3;
+// six connections to one server; the run's stream takes one, an action's POST another.
+const MAX_FOLLOWS = 2;
 const NOT_FOLLOWED =
   'This run has cancel_on_disconnect: closing the last stream of a live step cancels it, ' +
   'so the page does not follow its live steps. Their events show here once they end.';
@@ -36,7 +38,10 @@ interface RunState {
   /** step_id -> its log, while followed or once its stream ended. */
   readonly logs: Map<string, StepLog>;
   readonly follows: StepFollows;
-  readonly poller: Poller;
+  /** The run's stream and clock, from the first show on. */
+  live: RunFollow | null;
+  /** step_id -> when its first token came on its followed stream (ms): a running step's TTFT. */
+  readonly firstTokens: Map<string, number>;
   selected: string | null;
 }
 
@@ -59,8 +64,32 @@ export function createRunView(root: HTMLElement, app: App): View {
     'No steps yet: submit one with POST /v1/runs/{run_id}/steps.',
   );
   const aside = el('aside', { class: 'detail', 'data-testid': 'step-detail' });
+  // The operator's actions; a refused one shows the API's error in the banner. What an
+  // accepted one changes comes on the run's stream.
+  const acted: ActionHooks = {
+    done: () => {
+      app.clearError();
+    },
+    failed: (err) => {
+      app.showError(err);
+    },
+  };
+  const cancelRun = actionButton('cancel-run', 'run-cancel', acted);
+  const completeRun = actionButton('complete-run', 'run-complete', acted);
+  const timeline = createTimeline({
+    href: (stepId) => app.href({ run: state?.runId ?? '', step: stepId }),
+    selected: () => state?.selected ?? null,
+  });
   root.append(
-    el('div', { class: 'toolbar' }, back, entry, status, asThread),
+    el(
+      'div',
+      { class: 'toolbar' },
+      back,
+      entry,
+      status,
+      asThread,
+      el('span', { class: 'actions' }, completeRun.button, cancelRun.button),
+    ),
     el(
       'dl',
       { class: 'figures' },
@@ -76,6 +105,7 @@ export function createRunView(root: HTMLElement, app: App): View {
       spent,
     ),
     note,
+    timeline.root,
     el('div', { class: 'split' }, el('section', { class: 'trace' }, list, empty), aside),
   );
   const tree = createTraceTree(list, {
@@ -83,10 +113,14 @@ export function createRunView(root: HTMLElement, app: App): View {
       app.go({ run: step.run_id, step: step.step_id });
     },
   });
-  const detail = createStepDetail(aside, {
-    step: (step) => app.href({ run: step.run_id, step: step.step_id }),
-    close: (step) => app.href({ run: step.run_id }),
-  });
+  const detail = createStepDetail(
+    aside,
+    {
+      step: (step) => app.href({ run: step.run_id, step: step.step_id }),
+      close: (step) => app.href({ run: step.run_id }),
+    },
+    acted,
+  );
   let state: RunState | null = null;
 
   function fresh(id: string): RunState {
@@ -105,7 +139,8 @@ export function createRunView(root: HTMLElement, app: App): View {
           if (s === state) app.showError(err);
         },
       }),
-      poller: createPoller((current) => refresh(s, current)),
+      live: null,
+      firstTokens: new Map(),
       selected: null,
     };
     return s;
@@ -113,11 +148,18 @@ export function createRunView(root: HTMLElement, app: App): View {
 
   function stop(): void {
     if (!state) return;
-    state.poller.stop();
+    state.live?.stop();
     state.follows.stop();
     state = null;
     tree.clear();
+    timeline.clear();
     detail.hide();
+    cancelRun.target(null);
+    completeRun.target(null);
+  }
+
+  function drawTimeline(s: RunState, now: number): void {
+    timeline.render(timelineModel(s.order, { now, firstTokens: s.firstTokens }));
   }
 
   function childrenOf(s: RunState, stepId: string): Step[] {
@@ -139,6 +181,9 @@ export function createRunView(root: HTMLElement, app: App): View {
     setText(took, duration(elapsed(run, now)));
     setText(used, tokens(run.budget_usage.tokens_in, run.budget_usage.tokens_out));
     setText(spent, cost(run.budget_usage.cost_usd));
+    const actionable = ACTIONABLE_RUN.has(run.status) ? run.run_id : null;
+    cancelRun.target(actionable);
+    completeRun.target(actionable);
     note.hidden = run.cancel_on_disconnect !== true;
     // A thread is a run of its workflow's flow, 'workflow:<name>'.
     const thread = typeof run.entry === 'string' && run.entry.startsWith('workflow:');
@@ -159,14 +204,14 @@ export function createRunView(root: HTMLElement, app: App): View {
 
   function onLogEvent(s: RunState, id: string, type: string, data: StepEventData): void {
     if (s !== state) return;
+    if (type === 'token' && !s.firstTokens.has(id)) s.firstTokens.set(id, data.ts);
     const step = s.steps.get(id);
     if (step) node(s, step, Date.now());
     if (s.selected === id && detail.current() === id) {
       detail.event(type, data);
       if (step) detail.update(step, childrenOf(s, id));
     }
-    // The step's record and its parent's change when it ends: read them soon.
-    if (type === 'end' || type === 'error') s.poller.poke();
+    // The step's record (and its parent's) change when it ends: the run's stream brings them.
   }
 
   /** Starts and stops streams: the opened step's, and the newest live steps' (MAX_FOLLOWS). */
@@ -182,32 +227,42 @@ export function createRunView(root: HTMLElement, app: App): View {
     s.follows.sync(wanted);
   }
 
-  async function refresh(s: RunState, current: () => boolean): Promise<number | null> {
-    const path = `/v1/runs/${encodeURIComponent(s.runId)}`;
-    try {
-      const [run, steps] = await Promise.all([
-        getJson<Run>(path),
-        getJson<Step[]>(`${path}/steps`),
-      ]);
-      if (!current()) return null;
-      app.clearError();
-      s.run = run;
-      s.order = steps;
-      for (const step of steps) s.steps.set(step.step_id, step);
-      const now = Date.now();
-      renderRun(s, run, now);
-      for (const step of steps) node(s, step, now);
-      empty.hidden = steps.length > 0;
-      syncFollows(s);
-      renderDetail(s);
-      const stepLive = steps.some((st) => LIVE_STEP.has(st.status));
-      return stepLive ? FAST_MS : LIVE_RUN.has(run.status) ? SLOW_MS : null;
-    } catch (err) {
-      if (!current()) return null;
-      app.showError(err);
-      // 401 (the key form is up), 404 (no such run, or not the caller's): stop here.
-      return isFinalRefusal(err) ? null : SLOW_MS;
-    }
+  /** The run and its steps as the run's stream last gave them: draw them all. */
+  function changed(s: RunState, run: Run | null, steps: readonly Step[]): void {
+    if (s !== state) return;
+    app.clearError();
+    s.run = run;
+    s.order = [...steps];
+    for (const step of steps) s.steps.set(step.step_id, step);
+    const now = Date.now();
+    if (run) renderRun(s, run, now);
+    for (const step of steps) node(s, step, now);
+    empty.hidden = steps.length > 0;
+    drawTimeline(s, now);
+    syncFollows(s);
+    renderDetail(s);
+  }
+
+  /** The clock, while something is live: the live bars and durations reach `now`. */
+  function tick(s: RunState, now: number): void {
+    if (s !== state) return;
+    drawTimeline(s, now);
+    if (s.run) setText(took, duration(elapsed(s.run, now)));
+  }
+
+  function follow(s: RunState): RunFollow {
+    return followRunLive(s.runId, {
+      changed: (run, steps) => {
+        changed(s, run as Run | null, steps as unknown as readonly Step[]);
+      },
+      tick: (now) => {
+        tick(s, now);
+      },
+      failed: (err) => {
+        // 401 (the key form is up), 404 (no such run, or not the caller's).
+        if (s === state) app.showError(err);
+      },
+    });
   }
 
   return {
@@ -224,11 +279,13 @@ export function createRunView(root: HTMLElement, app: App): View {
       }
       s.selected = route.step ?? null;
       if (s.run) {
-        for (const step of s.order) node(s, step, Date.now());
+        const now = Date.now();
+        for (const step of s.order) node(s, step, now);
+        drawTimeline(s, now);
         syncFollows(s);
         renderDetail(s);
       }
-      s.poller.poke();
+      s.live ??= follow(s);
     },
     hide() {
       stop();

@@ -1,7 +1,9 @@
 /**
- * @module The recent runs in the trace UI (`GET /v1/runs`, newest first, 50 at most), by
- * status if asked, read again every two seconds while shown; each row opens its run. Its
- * figures are each run's, as the API gives them.
+ * @module The recent runs in the trace UI (`GET /v1/runs`, newest first, 50 at most), read
+ * again every two seconds while shown; each row opens its run. Its figures are each run's,
+ * as the API gives them. Filters: a status, an entry (the flow's name, exact) and a time
+ * window (created in the last 15 minutes, hour, day or week) are the server's (`?status`,
+ * `?entry`, `?since`); the search box keeps the listed runs whose id or entry holds its text.
  */
 import { getJson, httpStatus } from './api.js';
 import type { Run, RunStatus } from './api-types.js';
@@ -13,6 +15,13 @@ import type { App, View } from './view.js';
 
 const REFRESH_MS = 2000;
 const LIMIT = 50;
+/** The time windows of the `since` filter: a label and its length, ms. */
+const WINDOWS: readonly (readonly [string, number])[] = [
+  ['last 15 minutes', 15 * 60_000],
+  ['last hour', 3_600_000],
+  ['last 24 hours', 86_400_000],
+  ['last 7 days', 7 * 86_400_000],
+];
 const STATUSES: readonly RunStatus[] = [
   'running',
   'waiting',
@@ -41,6 +50,26 @@ export function createRunsView(root: HTMLElement, app: App): View {
     el('option', { value: '' }, 'every status'),
     ...STATUSES.map((s) => el('option', { value: s }, s)),
   );
+  const entryFilter = el('input', {
+    type: 'search',
+    'data-testid': 'run-entry-filter',
+    'aria-label': 'entry',
+    placeholder: 'entry (flow name)',
+    spellcheck: 'false',
+  });
+  const sinceFilter = el(
+    'select',
+    { 'data-testid': 'run-since-filter', 'aria-label': 'created' },
+    el('option', { value: '' }, 'any time'),
+    ...WINDOWS.map(([label, ms]) => el('option', { value: String(ms) }, label)),
+  );
+  const search = el('input', {
+    type: 'search',
+    'data-testid': 'run-search',
+    'aria-label': 'search',
+    placeholder: 'search id or entry',
+    spellcheck: 'false',
+  });
   const updated = el('span', { class: 'muted', 'data-testid': 'runs-updated' });
   const body = el('tbody', { 'data-testid': 'run-list' });
   const head = el(
@@ -56,7 +85,13 @@ export function createRunsView(root: HTMLElement, app: App): View {
     'No runs yet. Runs started over the API (POST /v1/flows/{flow_id}/runs) show here.',
   );
   root.append(
-    el('div', { class: 'toolbar' }, el('h1', null, 'Runs'), filter, updated),
+    el(
+      'div',
+      { class: 'toolbar' },
+      el('h1', null, 'Runs'),
+      el('span', { class: 'filters' }, filter, entryFilter, sinceFilter, search),
+      updated,
+    ),
     el('table', { class: 'runs' }, el('thead', null, head), body),
     empty,
   );
@@ -69,11 +104,66 @@ export function createRunsView(root: HTMLElement, app: App): View {
     poller.poke();
   }
 
-  filter.addEventListener('change', () => {
+  /** The listed runs, as last read, for the search box. */
+  let listed: readonly Run[] = [];
+  /** The entry asked of the server: the filter's text when it was last applied. */
+  let entryAsked = '';
+
+  function restart(): void {
     rows.clear();
     body.replaceChildren();
     start();
+  }
+  filter.addEventListener('change', restart);
+  sinceFilter.addEventListener('change', restart);
+  // The entry filter is asked of the server when it is applied (Enter, or leaving the box).
+  const applyEntry = (): void => {
+    if (entryFilter.value.trim() === entryAsked) return;
+    entryAsked = entryFilter.value.trim();
+    restart();
+  };
+  entryFilter.addEventListener('change', applyEntry);
+  entryFilter.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') applyEntry();
   });
+  search.addEventListener('input', () => {
+    place(Date.now());
+  });
+
+  /** The listed runs the search box keeps: its text in their id or entry (case aside). */
+  function searched(runs: readonly Run[]): readonly Run[] {
+    const text = search.value.trim().toLowerCase();
+    if (text === '') return runs;
+    return runs.filter(
+      (run) =>
+        run.run_id.toLowerCase().includes(text) ||
+        (rows.get(run.run_id)?.entry.textContent ?? run.entry ?? '').toLowerCase().includes(text),
+    );
+  }
+
+  function place(now: number): void {
+    const shown = searched(listed);
+    for (const run of shown) row(run, now);
+    placeRows(
+      body,
+      rows,
+      shown.map((run) => run.run_id),
+      (r) => r.tr,
+    );
+    empty.hidden = shown.length > 0;
+  }
+
+  /** The query of `GET /v1/runs` the filters ask. */
+  function query(): string {
+    const params = new URLSearchParams({ limit: String(LIMIT) });
+    if (filter.value) params.set('status', filter.value);
+    if (entryAsked !== '') params.set('entry', entryAsked);
+    const windowMs = Number(sinceFilter.value);
+    if (sinceFilter.value !== '' && windowMs > 0) {
+      params.set('since', new Date(Date.now() - windowMs).toISOString());
+    }
+    return `?${params.toString()}`;
+  }
 
   function row(run: Run, now: number): RunRow {
     let r = rows.get(run.run_id);
@@ -119,19 +209,12 @@ export function createRunsView(root: HTMLElement, app: App): View {
 
   async function refresh(current: () => boolean): Promise<number | null> {
     try {
-      const query = `?limit=${LIMIT}${filter.value ? `&status=${filter.value}` : ''}`;
-      const runs = await getJson<Run[]>(`/v1/runs${query}`);
+      const runs = await getJson<Run[]>(`/v1/runs${query()}`);
       if (!current()) return null;
       app.clearError();
       const now = Date.now();
-      for (const run of runs) row(run, now);
-      placeRows(
-        body,
-        rows,
-        runs.map((run) => run.run_id),
-        (r) => r.tr,
-      );
-      empty.hidden = runs.length > 0;
+      listed = runs;
+      place(now);
       setText(updated, `updated ${when(new Date(now).toISOString())}`);
       return REFRESH_MS;
     } catch (err) {

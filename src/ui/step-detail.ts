@@ -5,6 +5,7 @@
  * (its `tool_call` children). Every token and cost figure shown is the API's (the step's
  * `budget_usage`); what a live step's stream has shown is told apart (`… streamed`).
  */
+import { ACTIONABLE_STEP, actionButton, type ActionHooks } from './actions.js';
 import type { Step, StepEventData, StepStatus } from './api-types.js';
 import { el, setText } from './dom.js';
 import { LIVE_STEP, cost, duration, elapsed, json, stepName, tokens } from './format.js';
@@ -156,8 +157,16 @@ export interface StepDetail {
   hide(): void;
 }
 
-/** The panel of one step, in `root`; hidden until `show()`. */
-export function createStepDetail(root: HTMLElement, links: StepDetailLinks): StepDetail {
+/**
+ * The panel of one step, in `root`; hidden until `show()`. With `actions`, it has a button
+ * that cancels the step while it is live (`POST /v1/steps/{id}/cancel`), told to `actions`.
+ */
+export function createStepDetail(
+  root: HTMLElement,
+  links: StepDetailLinks,
+  actions?: ActionHooks,
+): StepDetail {
+  const cancel = actions ? actionButton('cancel-step', 'step-cancel', actions) : null;
   const name = el('h2', { 'data-testid': 'step-detail-name' });
   const status = el('span', { class: 'status', 'data-testid': 'step-detail-status' });
   const type = el('dd', { 'data-testid': 'step-detail-type' });
@@ -179,7 +188,7 @@ export function createStepDetail(root: HTMLElement, links: StepDetailLinks): Ste
     'x',
   );
   root.append(
-    el('div', { class: 'detail-head' }, name, status, close),
+    el('div', { class: 'detail-head' }, name, status, cancel?.button ?? null, close),
     el(
       'dl',
       null,
@@ -243,6 +252,7 @@ export function createStepDetail(root: HTMLElement, links: StepDetailLinks): Ste
       const log = shown.log;
       setText(name, stepName(step));
       const st = statusOf(step, log);
+      cancel?.target(ACTIONABLE_STEP.has(st) ? step.step_id : null);
       setText(status, st);
       status.dataset['status'] = st;
       setText(type, step.type);
@@ -307,6 +317,7 @@ export function createStepDetail(root: HTMLElement, links: StepDetailLinks): Ste
     },
     hide() {
       shown = null;
+      cancel?.target(null);
       root.hidden = true;
     },
   };

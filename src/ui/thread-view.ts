@@ -16,11 +16,15 @@ import { LIVE_STEP, LIVE_THREAD, cost, duration, elapsed, json, tokens, when } f
 import { createPoller, type Poller } from './poller.js';
 import { createStepDetail, createStepLog, type ShownUsage, type StepLog } from './step-detail.js';
 import { createStepFollows, type StepFollows } from './step-follows.js';
+import { createTurnTimeline } from './timeline-turns.js';
+import type { TimelineTurn } from './timeline-model.js';
 import { createTraceTree, type TraceNode } from './trace-tree.js';
 import type { App, Route, View } from './view.js';
 
-const FAST_MS = 1000; // read the thread and its steps again this often while it is live
-const SLOW_MS = 2500; // ... after a failure that reading again may mend
+// Read the thread and its steps again this long after its stream said something (a burst
+// of events, one read); nothing is read while the stream is quiet.
+const REREAD_MS = 1000;
+const SLOW_MS = 2500; // read again after a failure that reading again may mend
 // Streams of live steps below the turns followed at once, besides the thread's and the
 // opened step's: a browser opens about six connections to one server.
 const MAX_FOLLOWS = 2;
@@ -71,6 +75,8 @@ interface ThreadState {
   /** The thread's stream said `thread_end`. */
   ended: boolean;
   selected: string | null;
+  /** A read asked by the stream is on its way (one per {@link REREAD_MS}). */
+  reread: ReturnType<typeof setTimeout> | null;
 }
 
 /** The view of one thread (the hash `#thread=<id>[&step=<id>]`), in `root`. */
@@ -99,6 +105,15 @@ export function createThreadView(root: HTMLElement, app: App): View {
     'No turns yet: the thread waits for its first.',
   );
   const aside = el('aside', { class: 'detail', 'data-testid': 'thread-step-detail' });
+  const timeline = createTurnTimeline({
+    href: (stepId) => app.href({ thread: state?.threadId ?? '', step: stepId }),
+    selected: () => state?.selected ?? null,
+    turns: () => (state ? timelineTurns(state) : []),
+    createdAt: () => state?.thread?.created_at ?? null,
+    tick: (now) => {
+      if (state?.thread) setText(took, duration(elapsed(state.thread, now)));
+    },
+  });
   root.append(
     el('div', { class: 'toolbar' }, back, title, status, reason, asRun),
     el(
@@ -120,6 +135,7 @@ export function createThreadView(root: HTMLElement, app: App): View {
       spent,
     ),
     failure,
+    timeline.root,
     el('div', { class: 'split' }, el('section', { class: 'trace' }, list, empty), aside),
   );
   let state: ThreadState | null = null;
@@ -166,14 +182,47 @@ export function createThreadView(root: HTMLElement, app: App): View {
       stream: new AbortController(),
       ended: false,
       selected: null,
+      reread: null,
     };
     return s;
+  }
+
+  /** The turns as the timeline draws them: the thread's word for each, else its sketch. */
+  function timelineTurns(s: ThreadState): TimelineTurn[] {
+    const out: TimelineTurn[] = [];
+    for (const [id, tag] of s.turns) {
+      const step = s.steps.get(id);
+      const started = step ? (step.started_at ?? step.created_at) : null;
+      const sketch: TimelineTurn = {
+        ...tag,
+        step_id: id,
+        status: step?.status ?? 'running',
+        started_at: started,
+        ended_at: step?.ended_at ?? null,
+        tokens_in: 0,
+        tokens_out: 0,
+        cost_usd: 0,
+      };
+      out.push(turnView(id) ?? sketch);
+    }
+    return out.sort((a, b) => a.n - b.n);
+  }
+
+  /** The stream said something: read the thread and its steps again soon (once a burst). */
+  function readSoon(s: ThreadState): void {
+    if (s.reread !== null || s !== state) return;
+    s.reread = setTimeout(() => {
+      s.reread = null;
+      if (s === state) s.poller.poke();
+    }, REREAD_MS);
   }
 
   function stop(): void {
     if (!state) return;
     state.poller.stop();
     state.stream.abort();
+    if (state.reread !== null) clearTimeout(state.reread);
+    timeline.clear();
     state.follows.stop();
     state = null;
     turnNodes.clear();
@@ -283,6 +332,8 @@ export function createThreadView(root: HTMLElement, app: App): View {
     renderThread(s, now);
     for (const step of s.order) node(s, step, now);
     empty.hidden = s.order.length > 0;
+    timeline.draw(now);
+    timeline.live(s.thread === null || LIVE_THREAD.has(s.thread.status));
     renderDetail(s);
   }
 
@@ -302,6 +353,9 @@ export function createThreadView(root: HTMLElement, app: App): View {
   /** A turn's step event on the thread's stream. */
   function onTurnEvent(s: ThreadState, type: string, data: TurnEventData): void {
     const id = data.step_id;
+    if (type === 'token') timeline.firstToken(id, data.ts);
+    // Its step's record, its children and the thread's figures may have changed.
+    readSoon(s);
     if (!s.turns.has(id)) s.turns.set(id, { n: data.turn, role: data.role });
     if (!s.steps.has(id)) {
       // A new turn, seen on the stream before its record is read: a sketch of it until then.
@@ -323,6 +377,7 @@ export function createThreadView(root: HTMLElement, app: App): View {
       s.steps.set(id, sketch);
       s.order.push(sketch);
       empty.hidden = true;
+      timeline.draw(Date.now());
     }
     let log = s.logs.get(id);
     if (!log) {
@@ -395,9 +450,8 @@ export function createThreadView(root: HTMLElement, app: App): View {
       }
       render(s);
       syncFollows(s);
-      const stepLive = steps.some((st) => LIVE_STEP.has(st.status));
-      const threadLive = s.thread ? LIVE_THREAD.has(s.thread.status) : true;
-      return threadLive || stepLive ? FAST_MS : null;
+      // Live, it is read again when its stream says something (readSoon), not on a timer.
+      return null;
     } catch (err) {
       if (!current()) return null;
       app.showError(err);

@@ -16,7 +16,8 @@ export interface TimelineStep {
   readonly actor_path?: readonly string[];
   /** When it was made (submitted, or asked for by its parent): the start of its queue wait. */
   readonly created_at: string;
-  readonly started_at: string | null;
+  /** When it started; `null` (or absent) while it has not. */
+  readonly started_at?: string | null;
   readonly ended_at: string | null;
   /** When it logged its first token; absent or `null` when it has streamed none. */
   readonly first_token_at?: string | null;

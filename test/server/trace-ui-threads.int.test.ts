@@ -348,7 +348,10 @@ describe('the Threads view in headless Chromium', () => {
       // The thread's stream was read, with fetch, and no step's: the turns came on it.
       const streams = watched.requests.filter((r) => r.url.endsWith('/stream'));
       expect(streams.map((r) => new URL(r.url).pathname)).toContain(`/v1/threads/${id}/stream`);
-      for (const r of streams) expect(new URL(r.url).pathname).toMatch(/^\/v1\/threads\//);
+      // (A run's stream, of the thread's run, is no step's.)
+      for (const r of streams) {
+        expect(new URL(r.url).pathname).toMatch(/^\/v1\/(threads\/|runs\/[^/]+\/stream$)/);
+      }
       expectCleanPage(s.url, watched);
     } finally {
       await page.close();

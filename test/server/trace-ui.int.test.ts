@@ -291,10 +291,13 @@ describe('the trace UI in headless Chromium', () => {
         .poll(() => node(page, childId).getAttribute('data-status'), POLL)
         .toBe('succeeded');
 
-      // Every stream the page read was of this run's steps, with fetch (Last-Event-ID aside).
-      const streams = watched.requests.filter((r) => r.url.includes('/stream'));
+      // Every step stream the page read was of this run's steps, with fetch (Last-Event-ID
+      // aside); the run's own stream brought its steps (no poll).
+      const streams = watched.requests.filter((r) => r.url.includes('/v1/steps/'));
       expect(streams.length).toBeGreaterThanOrEqual(2);
       for (const r of streams) expect([root, childId]).toContain(r.url.split('/').at(-2));
+      const paths = watched.requests.map((r) => new URL(r.url).pathname);
+      expect(paths).toContain(`/v1/runs/${run.run_id}/stream`);
       expectCleanPage(s.url, watched);
     } finally {
       await page.close();
@@ -405,7 +408,8 @@ describe('the trace UI in headless Chromium', () => {
       await goTo(s.url, page, 'runs');
       await page.getByTestId('runs-view').waitFor();
       expect(await stepStatus(s, root)).toBe('running');
-      expect(watched.requests.filter((r) => r.url.includes('/stream'))).toEqual([]);
+      // No step's stream (the run's stream, which cancels nothing, is not one).
+      expect(watched.requests.filter((r) => r.url.includes('/v1/steps/'))).toEqual([]);
 
       traced.beforeDelegating.open();
       traced.helperMidway.open();
