@@ -31,11 +31,18 @@ Environment:
                           (replaces the config file's auth.keys)
   AXON_KEEP_ALIVE_MS      interval of the SSE keep-alive comments (default 15000)
   AXON_REDIS_URL          as --redis
+  AXON_LOG_LEVEL          level of the logs on stderr (default warn)
+It prints what it serves on stdout; its logs go to stderr, pino's JSON lines (readable
+lines when stderr is a terminal).
 `;
 
 const WORKER_AFTER = `
 Environment:
   AXON_REDIS_URL          as --redis
+  AXON_LOG_LEVEL          level of the logs on stderr (default warn; info names each step
+                          it takes and hands back)
+It prints what it serves on stdout; its logs go to stderr, pino's JSON lines (readable
+lines when stderr is a terminal).
 `;
 
 /** A flag value that must be a non-negative integer (`CliError` `USAGE` otherwise). */

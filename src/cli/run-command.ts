@@ -13,7 +13,8 @@ import { createRuleRouter } from '../orchestrator/rule-router.js';
 import type { Registry } from '../orchestrator/registry.js';
 import { createRuntime } from '../runtime/runtime.js';
 import { toAxonError } from '../errors/to-error-payload.js';
-import { createLogger, type Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/logger.js';
+import { createCliLogger } from './cli-logger.js';
 import { renderTraceTree } from '../observability/trace-tree.js';
 import { seedMetadata, type Example } from '../../examples/example.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../examples/index.js';
@@ -61,7 +62,7 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   // of one line, not a stack trace from inside the runtime.
   let logger: Logger;
   try {
-    logger = createLogger();
+    logger = createCliLogger(io.stderr, process.env);
   } catch (err) {
     if (!(err instanceof RangeError)) throw err;
     io.stderr.write(`axon: ${err.message}\n`);

@@ -10,7 +10,8 @@ import { createOpenAIEngine } from '../engines/openai-engine.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { createMemory } from '../memory/memory-config.js';
 import type { Memory } from '../memory/memory-types.js';
-import { createLogger, type Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/logger.js';
+import { createCliLogger } from './cli-logger.js';
 import { systemClock } from '../context/clock.js';
 import { configuredPolicy } from '../policy/configured-policy.js';
 import { redisRateLimiter, type RateLimiter } from '../policy/rate-limiter.js';
@@ -197,7 +198,7 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
       ...(options.env ? { env: options.env } : {}),
     });
     // Made here so that a bad AXON_LOG_LEVEL is a line, not a stack trace (as in `axon run`).
-    logger = createLogger();
+    logger = createCliLogger(io.stderr, options.env ?? process.env);
   } catch (err) {
     if (err instanceof ServeConfigError || err instanceof RangeError) return fail(2, err.message);
     throw err;

@@ -6,7 +6,8 @@
  */
 import { execFile } from 'node:child_process';
 import { FleetWorker, type FleetWorkerOptions } from '../fleet/fleet-worker.js';
-import { createLogger, type Logger } from '../observability/logger.js';
+import type { Logger } from '../observability/logger.js';
+import { createCliLogger } from './cli-logger.js';
 import { aborted, type CliIo } from './cli-io.js';
 import { ServeConfigError } from './config-problems.js';
 import { configuredRuntimeOptions } from './serve-command.js';
@@ -116,8 +117,8 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
       ...(options.env ? { env: options.env } : {}),
       ...(options.cwd ? { cwd: options.cwd } : {}),
     });
-    // A worker says what it does: which steps it takes, what it hands back.
-    logger = createLogger({ level: (env['AXON_LOG_LEVEL'] as 'info' | undefined) ?? 'info' });
+    // At AXON_LOG_LEVEL, default warn: info says which steps it takes, what it hands back.
+    logger = createCliLogger(io.stderr, env);
     const vram = positive('vram-mb', flags.vramMb);
     const features = list(flags.features);
     const declared: Record<string, unknown> = {

@@ -60,7 +60,7 @@ describe('axon serve: the command line', () => {
       ['list', '--data-dir', 'x'],
       'list',
       'data-dir',
-      'serve, runs list, trace, workflow and thread',
+      'run, serve, runs list, trace, workflow and thread',
     ],
     [['help', '--config', 'a.yaml'], 'help', 'config', 'serve, worker, workflow and thread'],
     [['serve', '--pool', 'gpu'], 'serve', 'pool', 'worker'],
