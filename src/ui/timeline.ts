@@ -66,7 +66,13 @@ export function createTimeline(hooks: TimelineHooks): Timeline {
   const root = el(
     'section',
     { class: 'timeline', 'data-testid': 'timeline' },
-    el('div', { class: 'tl-head' }, el('span', { class: 'tl-name' }, 'step'), axis),
+    el(
+      'div',
+      { class: 'tl-head' },
+      el('span', { class: 'tl-name' }, 'step'),
+      axis,
+      el('span', { class: 'tl-figures' }, 'tokens · cost'),
+    ),
     rowsBox,
     empty,
     legend,
