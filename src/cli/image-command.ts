@@ -13,7 +13,7 @@ import {
 import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
-import { addJsonOption, writeJson } from './json-output.js';
+import { addJsonOption, printAnswer } from './json-output.js';
 
 interface ImageBuildFlags {
   readonly tag: string;
@@ -73,13 +73,14 @@ Examples:
         if (err instanceof PoolUnavailableError) throw new CliError('UNREACHABLE', err.message);
         throw err;
       }
-      if (flags.json === true) writeJson(ctx.io, built);
-      else {
-        const mb = (built.bytes / 1024 / 1024).toFixed(1);
-        ctx.io.stdout.write(
+      const mb = (built.bytes / 1024 / 1024).toFixed(1);
+      printAnswer(
+        ctx,
+        flags.json,
+        built,
+        () =>
           `built ${built.image} with ${built.engine}: node ${built.nodeVersion}, ${built.files.length} files, ${mb} MiB\n`,
-        );
-      }
+      );
       return EXIT.OK;
     }),
   );

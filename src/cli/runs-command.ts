@@ -9,7 +9,7 @@ import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
 import { elapsedMs, formatCost, formatCount, formatDuration, formatTime } from './human-format.js';
-import { addJsonOption, writeJson } from './json-output.js';
+import { addJsonOption, printAnswer } from './json-output.js';
 import {
   RUN_STATUSES,
   type RunInfo,
@@ -19,7 +19,7 @@ import {
 } from './run-source.js';
 import { addSourceOptions, openSource, type SourceFlags } from './source-options.js';
 import { formatTable } from './table.js';
-import { createTerminalStyle, statusPaint } from './terminal-style.js';
+import { statusPaint, type TerminalStyle } from './terminal-style.js';
 
 /** How many runs `runs list` shows by default, and at most. */
 export const RUNS_LIMIT = { default: 50, max: 500 } as const;
@@ -44,22 +44,32 @@ export function parseLimit(value: string | undefined): number {
   return n;
 }
 
-/** `--status`, checked: statuses of {@link RUN_STATUSES}, comma-separated. */
-export function parseStatuses(value: string | undefined): RunStatusName[] | undefined {
+/**
+ * `--status`, checked: one or more of `known`, comma-separated, each once; `undefined` when
+ * not given. `CliError` `USAGE` naming the statuses otherwise.
+ */
+export function parseStatusList<S extends string>(
+  value: string | undefined,
+  known: readonly S[],
+): S[] | undefined {
   if (value === undefined) return undefined;
   const given = value
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '');
-  const known: readonly string[] = RUN_STATUSES;
-  const bad = given.find((s) => !known.includes(s));
-  if (given.length === 0 || bad !== undefined) {
+  const isKnown = (s: string): s is S => (known as readonly string[]).includes(s);
+  if (given.length === 0 || !given.every(isKnown)) {
     throw new CliError(
       'USAGE',
-      `--status must be one or more of ${RUN_STATUSES.join(', ')} (comma-separated), got "${value}"`,
+      `--status must be one or more of ${known.join(', ')} (comma-separated), got "${value}"`,
     );
   }
-  return [...new Set(given)] as RunStatusName[];
+  return [...new Set(given.filter(isKnown))];
+}
+
+/** `--status` of `runs list`, checked: statuses of {@link RUN_STATUSES}. */
+export function parseStatuses(value: string | undefined): RunStatusName[] | undefined {
+  return parseStatusList<RunStatusName>(value, RUN_STATUSES);
 }
 
 /** A run as `runs list --json` prints it: the raw figures the table shows. */
@@ -84,26 +94,8 @@ export function entryOf(run: RunInfo): string {
   return run.entry ?? (run.flow_id === null ? '-' : `flow ${run.flow_id}`);
 }
 
-/** Prints the runs `query` asks for from `source`; resolves the exit code. */
-async function listRuns(
-  query: RunQuery,
-  json: boolean,
-  source: RunSource,
-  ctx: CommandContext,
-): Promise<number> {
-  const runs = await source.listRuns(query);
-  const { io } = ctx;
-  const { status } = query;
-  if (json) {
-    writeJson(io, runs.map(runJson));
-    return EXIT.OK;
-  }
-  if (runs.length === 0) {
-    const which = status ? ` with status ${status.join(' or ')}` : '';
-    io.stdout.write(`no runs${which} in ${source.description}\n`);
-    return EXIT.OK;
-  }
-  const style = createTerminalStyle(io.stdout, ctx.env);
+/** The runs as `runs list` prints them: one row each, newest first. */
+function runsTable(runs: readonly RunInfo[], style: TerminalStyle): string {
   const rows = runs.map((run) => [
     run.run_id,
     entryOf(run),
@@ -113,20 +105,33 @@ async function listRuns(
     formatCount(run.budget_usage.tokens_in + run.budget_usage.tokens_out),
     formatCost(run.budget_usage.cost_usd),
   ]);
-  io.stdout.write(
-    formatTable(
-      [
-        { header: 'RUN' },
-        { header: 'ENTRY' },
-        { header: 'STATUS' },
-        { header: 'CREATED' },
-        { header: 'DURATION', align: 'right' },
-        { header: 'TOKENS', align: 'right' },
-        { header: 'COST', align: 'right' },
-      ],
-      rows,
-      { header: style.bold },
-    ),
+  return formatTable(
+    [
+      { header: 'RUN' },
+      { header: 'ENTRY' },
+      { header: 'STATUS' },
+      { header: 'CREATED' },
+      { header: 'DURATION', align: 'right' },
+      { header: 'TOKENS', align: 'right' },
+      { header: 'COST', align: 'right' },
+    ],
+    rows,
+    { header: style.bold },
+  );
+}
+
+/** Prints the runs `query` asks for from `source`; resolves the exit code. */
+async function listRuns(
+  query: RunQuery,
+  json: boolean,
+  source: RunSource,
+  ctx: CommandContext,
+): Promise<number> {
+  const runs = await source.listRuns(query);
+  const which = query.status ? ` with status ${query.status.join(' or ')}` : '';
+  // --json prints the raw figures (runJson), the table the formatted ones.
+  printAnswer(ctx, json, runs.map(runJson), (style) =>
+    runs.length === 0 ? `no runs${which} in ${source.description}\n` : runsTable(runs, style),
   );
   return EXIT.OK;
 }

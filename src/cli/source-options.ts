@@ -119,3 +119,17 @@ export async function openThreadSource(
     signal: ctx.signal,
   });
 }
+
+/** Runs `body` on the {@link ThreadSource} `flags` name ({@link openThreadSource}), closing it after. */
+export async function withThreadSource(
+  flags: SourceFlags,
+  ctx: CommandContext,
+  body: (source: ThreadSource) => Promise<number>,
+): Promise<number> {
+  const source = await openThreadSource(flags, ctx);
+  try {
+    return await body(source);
+  } finally {
+    await source.close();
+  }
+}

@@ -11,7 +11,7 @@ import type { RunStore } from '../store/run-store.js';
 import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
-import { addJsonOption, writeJson } from './json-output.js';
+import { addJsonOption, printAnswer } from './json-output.js';
 import { STORE_FILE } from './cli-defaults.js';
 
 interface StoreCopyFlags {
@@ -110,12 +110,15 @@ Examples:
         to = await openStore('--to', flags.to, flags.toSchema ?? 'axon', cwd, false);
         const { copyStore } = await import('../store/store-copy.js');
         const counts = await copyStore(from.store, to.store);
-        if (flags.json === true) writeJson(ctx.io, { from: from.shown, to: to.shown, ...counts });
-        else {
-          ctx.io.stdout.write(
-            `copied ${counts.runs} runs (${counts.steps} steps, ${counts.events} events, ${counts.facts} facts, ${counts.checkpoints} checkpoints, ${counts.recordings} recordings, ${counts.approvals} approvals) and ${counts.flows} flows from ${from.shown} to ${to.shown}\n`,
-          );
-        }
+        const { shown: fromShown } = from;
+        const { shown: toShown } = to;
+        printAnswer(
+          ctx,
+          flags.json,
+          { from: fromShown, to: toShown, ...counts },
+          () =>
+            `copied ${counts.runs} runs (${counts.steps} steps, ${counts.events} events, ${counts.facts} facts, ${counts.checkpoints} checkpoints, ${counts.recordings} recordings, ${counts.approvals} approvals) and ${counts.flows} flows from ${fromShown} to ${toShown}\n`,
+        );
         return EXIT.OK;
       } catch (err) {
         if (err instanceof ConflictError) throw new CliError('REQUEST_FAILED', err.message);

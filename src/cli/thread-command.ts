@@ -6,15 +6,17 @@
  */
 import type { Command } from 'commander';
 import type { ThreadStatus } from '../workflows/thread-records.js';
-import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
-import { addJsonOption, writeJson } from './json-output.js';
-import { parseLimit, RUNS_LIMIT } from './runs-command.js';
-import { addThreadSourceOptions, openThreadSource, type SourceFlags } from './source-options.js';
+import { addJsonOption, printAnswer, printList } from './json-output.js';
+import { parseLimit, parseStatusList, RUNS_LIMIT } from './runs-command.js';
+import {
+  addThreadSourceOptions,
+  withThreadSource as withSource,
+  type SourceFlags,
+} from './source-options.js';
 import { threadInspectText, threadLine, threadsTable, threadText } from './thread-format.js';
-import { THREAD_STATUSES, type ThreadSource } from './thread-source.js';
-import { createTerminalStyle } from './terminal-style.js';
+import { THREAD_STATUSES } from './thread-source.js';
 
 interface ThreadFlags extends SourceFlags {
   readonly json?: boolean | undefined;
@@ -26,34 +28,9 @@ interface ThreadListFlags extends ThreadFlags {
   readonly limit?: string | undefined;
 }
 
-/** `--status`, checked: thread statuses, comma-separated. */
+/** `--status` of `thread list`, checked: thread statuses, comma-separated. */
 export function parseThreadStatuses(value: string | undefined): ThreadStatus[] | undefined {
-  if (value === undefined) return undefined;
-  const given = value
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s !== '');
-  const known: readonly string[] = THREAD_STATUSES;
-  if (given.length === 0 || given.some((s) => !known.includes(s))) {
-    throw new CliError(
-      'USAGE',
-      `--status must be one or more of ${THREAD_STATUSES.join(', ')} (comma-separated), got "${value}"`,
-    );
-  }
-  return [...new Set(given)] as ThreadStatus[];
-}
-
-async function withSource(
-  flags: SourceFlags,
-  ctx: CommandContext,
-  body: (source: ThreadSource) => Promise<number>,
-): Promise<number> {
-  const source = await openThreadSource(flags, ctx);
-  try {
-    return await body(source);
-  } finally {
-    await source.close();
-  }
+  return parseStatusList<ThreadStatus>(value, THREAD_STATUSES);
 }
 
 const WHERE = `
@@ -97,15 +74,17 @@ Examples:
       };
       return withSource(flags, ctx, async (source) => {
         const threads = await source.listThreads(query);
-        const { io } = ctx;
-        if (flags.json === true) writeJson(io, threads);
-        else if (threads.length === 0) {
-          const which = [
-            query.workflow === undefined ? '' : ` of ${query.workflow}`,
-            query.status ? ` with status ${query.status.join(' or ')}` : '',
-          ].join('');
-          io.stdout.write(`no threads${which} in ${source.description}\n`);
-        } else io.stdout.write(threadsTable(threads, createTerminalStyle(io.stdout, ctx.env)));
+        const which = [
+          query.workflow === undefined ? '' : ` of ${query.workflow}`,
+          query.status ? ` with status ${query.status.join(' or ')}` : '',
+        ].join('');
+        printList(
+          ctx,
+          flags.json,
+          threads,
+          `no threads${which} in ${source.description}`,
+          threadsTable,
+        );
         return EXIT.OK;
       });
     }),
@@ -129,8 +108,7 @@ Examples:
       const flags = show.opts<ThreadFlags>();
       return withSource(flags, ctx, async (source) => {
         const t = await source.getThread(show.processedArgs[0] as string);
-        if (flags.json === true) writeJson(ctx.io, t);
-        else ctx.io.stdout.write(threadText(t, createTerminalStyle(ctx.io.stdout, ctx.env)));
+        printAnswer(ctx, flags.json, t, (style) => threadText(t, style));
         return EXIT.OK;
       });
     }),
@@ -155,8 +133,7 @@ Examples:
       const flags = inspect.opts<ThreadFlags>();
       return withSource(flags, ctx, async (source) => {
         const t = await source.getThread(inspect.processedArgs[0] as string);
-        if (flags.json === true) writeJson(ctx.io, t);
-        else ctx.io.stdout.write(threadInspectText(t, createTerminalStyle(ctx.io.stdout, ctx.env)));
+        printAnswer(ctx, flags.json, t, (style) => threadInspectText(t, style));
         return EXIT.OK;
       });
     }),
@@ -184,8 +161,7 @@ Examples:
       const flags = kill.opts<ThreadFlags>();
       return withSource(flags, ctx, async (source) => {
         const t = await source.kill(kill.processedArgs[0] as string);
-        if (flags.json === true) writeJson(ctx.io, t);
-        else ctx.io.stdout.write(threadLine(t, createTerminalStyle(ctx.io.stdout, ctx.env)));
+        printAnswer(ctx, flags.json, t, (style) => threadLine(t, style));
         return EXIT.OK;
       });
     }),

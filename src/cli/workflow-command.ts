@@ -10,11 +10,11 @@ import type { Command } from 'commander';
 import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
-import { addJsonOption, writeJson } from './json-output.js';
+import { addJsonOption, printAnswer, printList, writeJson } from './json-output.js';
 import {
   addThreadSourceOptions,
   dataDirOf,
-  openThreadSource,
+  withThreadSource as withSource,
   type SourceFlags,
 } from './source-options.js';
 import { DEFAULT_INPUTS, EXAMPLE_WORKFLOW } from './cli-defaults.js';
@@ -41,20 +41,6 @@ interface TriggerFlags extends WorkflowFlags {
 /** How many threads `workflow status` lists, and reads to count. */
 const STATUS_LATEST = 10;
 const STATUS_COUNTED = 500;
-
-/** Runs `body` on the source `flags` name, closing it after. */
-async function withSource(
-  flags: SourceFlags,
-  ctx: CommandContext,
-  body: (source: ThreadSource) => Promise<number>,
-): Promise<number> {
-  const source = await openThreadSource(flags, ctx);
-  try {
-    return await body(source);
-  } finally {
-    await source.close();
-  }
-}
 
 /**
  * Refuses to run a thread in this process on a data dir a running `axon serve` holds: it
@@ -112,8 +98,7 @@ async function followAndPrint(
   } finally {
     if (line.shown) io.stderr.write('\r\u001b[K');
   }
-  if (json) writeJson(io, ended);
-  else io.stdout.write(threadText(ended, createTerminalStyle(io.stdout, ctx.env)));
+  printAnswer(ctx, json, ended, (style) => threadText(ended, style));
   return threadExit(ended);
 }
 
@@ -144,14 +129,13 @@ Examples:
       const flags = list.opts<WorkflowFlags>();
       return withSource(flags, ctx, async (source) => {
         const workflows = await source.listWorkflows();
-        if (flags.json === true) writeJson(ctx.io, workflows);
-        else if (workflows.length === 0)
-          ctx.io.stdout.write(`no workflows at ${source.description}\n`);
-        else {
-          ctx.io.stdout.write(
-            workflowsTable(workflows, createTerminalStyle(ctx.io.stdout, ctx.env)),
-          );
-        }
+        printList(
+          ctx,
+          flags.json,
+          workflows,
+          `no workflows at ${source.description}`,
+          workflowsTable,
+        );
         return EXIT.OK;
       });
     }),
@@ -244,14 +228,14 @@ Examples:
         const started = await source.trigger(name, input);
         const wait = flags.wait === true || flags.url === undefined;
         if (wait) return followAndPrint(source, started, flags.json === true, ctx);
-        if (flags.json === true) writeJson(ctx.io, started);
-        else {
-          const style = createTerminalStyle(ctx.io.stdout, ctx.env);
-          ctx.io.stdout.write(
+        printAnswer(
+          ctx,
+          flags.json,
+          started,
+          (style) =>
             `thread ${style.bold(started.thread_id)} of ${started.workflow}: ${started.status}\n` +
-              `follow it: axon thread show ${started.thread_id} --url ${source.description}\n`,
-          );
-        }
+            `follow it: axon thread show ${started.thread_id} --url ${source.description}\n`,
+        );
         return EXIT.OK;
       });
     }),
