@@ -48,7 +48,8 @@ Environment:
                           AXON_ENGINE_MODEL (default gpt-4o-mini), AXON_ENGINE_KEY and
                           AXON_PRICE_TABLE (a YAML price table file) go with it
   AXON_SCRIPTED_TOKEN_MS  delay per scripted token of the examples' engine (default 5)
-  AXON_DATA_DIR           serve, runs, trace, workflow, thread: the data dir (as --data-dir)
+  AXON_DATA_DIR           run, serve, runs, trace, workflow, thread: the data dir (as
+                          --data-dir)
   AXON_API_KEY            runs, trace, workflow, thread: the key --url sends (as --api-key)
   NO_COLOR                set (to anything but "") for no colour; there is none unless
                           the output is a terminal
