@@ -59,7 +59,6 @@ async function main(): Promise<void> {
     input: { tool: 'add', args: { a: 2, b: 3 } },
   });
   await ended(sum.step_id);
-  await api('POST', `/v1/runs/${run.run_id}/complete`, {});
 
   mkdirSync(out, { recursive: true });
   const browser = await chromium.launch({
@@ -77,7 +76,9 @@ async function main(): Promise<void> {
     await page.goto(`${base}/ui#run=${run.run_id}&step=${plan.step_id}`);
     await page.getByTestId('timeline-row').first().waitFor();
     await page.waitForTimeout(500);
+    // Still running (its steps ended): the page shows the run's buttons.
     await page.screenshot({ path: join(out, 'trace-ui-timeline.png'), fullPage: true });
+    await api('POST', `/v1/runs/${run.run_id}/complete`, {});
     await page.goto(`${base}/ui#runs`);
     await page.getByTestId('run-row').first().waitFor();
     await page.screenshot({ path: join(out, 'trace-ui-runs.png') });
