@@ -335,6 +335,46 @@ describe('operator actions in headless Chromium', () => {
   });
 });
 
+describe('a refused action with a read-only key', () => {
+  it('shows the API’s 403 FORBIDDEN code and message in the banner, and changes nothing', async () => {
+    browser.require();
+    const KEYS = { writer: 'writer-key-0123456789abcdef', reader: 'reader-key-0123456789abcdef' };
+    const s = await servers.start({
+      server: {
+        keys: [
+          { key: KEYS.writer, user_id: 'ann' },
+          { key: KEYS.reader, user_id: 'ann', permissions: ['read'] },
+        ],
+      },
+    });
+    const writer = { authorization: `Bearer ${KEYS.writer}` };
+    const run = await s.newRun({}, writer);
+    const { page, watched } = await browser.open(s.url, `run=${run.run_id}`);
+    try {
+      await page.getByTestId('auth-form').waitFor();
+      await page.getByTestId('auth-key').fill(KEYS.reader);
+      await page.getByTestId('auth-submit').click();
+      const cancel = page.getByTestId('run-cancel');
+      await cancel.waitFor({ timeout: POLL.timeout });
+      await cancel.click();
+      const banner = page.getByTestId('error-banner');
+      await banner.waitFor({ timeout: POLL.timeout });
+      const refused = await s.api('POST', `/v1/runs/${run.run_id}/cancel`, undefined, {
+        authorization: `Bearer ${KEYS.reader}`,
+      });
+      expect(refused.status).toBe(403);
+      const error = (refused.body as { error: { code: string; message: string } }).error;
+      expect(error.code).toBe('FORBIDDEN');
+      expect(await banner.textContent()).toBe(`${error.code}: ${error.message}`);
+      const now = await s.api('GET', `/v1/runs/${run.run_id}`, undefined, writer);
+      expect((now.body as { status: string }).status).toBe('running');
+      expectCleanPage(s.url, watched);
+    } finally {
+      await page.close();
+    }
+  });
+});
+
 describe('the runs list in headless Chromium', () => {
   it('narrows the runs by status, entry, time and a search', async () => {
     browser.require();
