@@ -233,6 +233,9 @@ describe('the timeline in headless Chromium', () => {
       await expect
         .poll(async () => Number(await row(page, slow).getAttribute('data-end-ms')), POLL)
         .toBeGreaterThan(end1 + 400);
+      // Its first token's tick shows while it runs: its followed stream's first token.
+      await expect.poll(() => row(page, slow).getAttribute('data-ttft-ms'), POLL).not.toBe('');
+      const liveTtft = Number(await row(page, slow).getAttribute('data-ttft-ms'));
       // The delegation shows under it while it still runs.
       gated.midway.open();
       const child = page
@@ -240,7 +243,12 @@ describe('the timeline in headless Chromium', () => {
         .locator('[data-testid="timeline-row"][data-depth="1"]');
       await child.waitFor({ timeout: POLL.timeout });
       await expect.poll(() => row(page, slow).getAttribute('data-live'), POLL).toBe('false');
-      await settled(s, run.run_id);
+      const ended = (await settled(s, run.run_id)).find((st) => st.step_id === slow);
+      // The tick it had while it ran is the one its record keeps.
+      expect(liveTtft).toBe(
+        Date.parse(ended?.first_token_at ?? '') - Date.parse(ended?.started_at ?? ''),
+      );
+      expect(Number(await row(page, slow).getAttribute('data-ttft-ms'))).toBe(liveTtft);
       // The run is open and idle: a step submitted now appears too.
       const tool = await s.submit(run.run_id, {
         type: 'tool_call',
