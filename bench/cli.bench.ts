@@ -3,10 +3,11 @@
  * runs it: the built CLI (`bin/axon.js` runs `dist/`, so the bench runs `npm run build`
  * first), one whole process per sample, wall time from spawn to exit.
  *
- * - `metrics.help_ms`: `node bin/axon.js --help`, the median of the samples (target ≤ 300).
+ * - `metrics.help_ms`: `node bin/axon.js --help`, the median of the samples (issue 33's
+ *   target: ≤ 300).
  * - `metrics.runs_list_ms`: `node bin/axon.js runs list --url <server>` against a real
  *   `axon serve` the bench starts on a free port with a temporary data dir that holds a run
- *   (`axon run help-desk --data-dir`), the median (target ≤ 300).
+ *   (`axon run help-desk --data-dir`), the median (issue 33's target: ≤ 300).
  *
  * The two commands are sampled in turn (A, B, A, B, …) after a warm-up of each, so that the
  * machine's drift hits both alike. `AXON_BENCH_SAMPLES` (default 15) sets the samples of each;
@@ -21,7 +22,7 @@ import { report } from './harness.js';
 const root = join(import.meta.dirname, '..');
 const bin = join(root, 'bin', 'axon.js');
 const samples = Number(process.env['AXON_BENCH_SAMPLES'] ?? '15');
-const env = { ...process.env, NO_COLOR: '1', AXON_LOG_LEVEL: 'warn' };
+const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', AXON_LOG_LEVEL: 'warn' };
 // A loader of the parent (`tsx`) would be timed too: the CLI runs on plain node.
 delete env['NODE_OPTIONS'];
 
