@@ -28,7 +28,8 @@ export interface Target {
     | 'issue 21'
     | 'issue 30'
     | 'issue 31'
-    | 'issue 32';
+    | 'issue 32'
+    | 'issue 33';
 }
 
 /** What a figure is against its target; `not measured` when the result has no such figure. */
@@ -273,6 +274,24 @@ export const TARGETS: readonly Target[] = [
     threshold: 3,
     what: 'two-step runs/s on the PostgreSQL store, 16 in flight: ≥ 3× the same two-node graph in LangGraph.js with its PostgreSQL checkpointer',
     source: 'issue 32',
+  },
+  {
+    bench: 'cli',
+    kind: 'metrics',
+    name: 'help_ms',
+    comparison: '<=',
+    threshold: 300,
+    what: '`axon --help`, a whole process from start to exit: median ≤ 300 ms',
+    source: 'issue 33',
+  },
+  {
+    bench: 'cli',
+    kind: 'metrics',
+    name: 'runs_list_ms',
+    comparison: '<=',
+    threshold: 300,
+    what: '`axon runs list --url` against a running server, a whole process: median ≤ 300 ms',
+    source: 'issue 33',
   },
 ];
 

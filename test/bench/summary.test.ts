@@ -99,7 +99,7 @@ describe('the benchmark summary', () => {
       result: 'met',
     });
     expect(row(summary, 'actors', 'metrics.actors_alive').result).toBe('**missed**');
-    expect(summary).toContain('2 met, 2 missed, 22 not measured.');
+    expect(summary).toContain('2 met, 2 missed, 24 not measured.');
   });
 
   it('shows a target whose figure is absent, null or whose bench has no result as not measured', () => {
@@ -205,6 +205,8 @@ describe('the targets', () => {
       'container ratios.warm_vs_process ≥ 0.5',
       'store ratios.postgres_vs_memory ≥ 0.3',
       'store ratios.vs_langgraph_postgres ≥ 3',
+      'cli metrics.help_ms ≤ 300',
+      'cli metrics.runs_list_ms ≤ 300',
     ]);
   });
 

@@ -51,7 +51,7 @@ describe('pageRunsInWindow', () => {
     const { ids, pageRuns } = await storeOf(30);
     const completed = await pageRunsInWindow(
       pageRuns,
-      { limit: 5, status: ['completed'], before: ids[25] },
+      { limit: 5, status: ['completed'], before: ids[25] ?? '' },
       T0 + 6_000,
       T0 + 20_000,
     );

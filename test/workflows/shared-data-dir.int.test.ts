@@ -2,7 +2,9 @@
  * Two processes on one data dir (issue 29): `axon serve` drives a thread while
  * `axon workflow trigger --data-dir` runs another thread on the same SQLite file. The thread
  * leases are in the file, so the second process leaves the server's live thread alone — it
- * does not mark it crashed nor drive it — and each thread ends where it started.
+ * does not mark it crashed nor drive it — and each thread ends where it started. Since issue
+ * 33 the trigger first refuses a data dir whose server left its mark (`server.json`); the
+ * leases are proven with the mark removed.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -76,6 +78,17 @@ describe('a data dir shared by a server and a CLI trigger', () => {
       if (i > 200) throw new Error('the server never started its thread');
       await new Promise((r) => setTimeout(r, 25));
     }
+    // The server's mark in the data dir sends the trigger through the server (issue 33)…
+    const refused = await axonOnce(['workflow', 'trigger', 'code-review', '--data-dir', data], {
+      AXON_SCRIPTED_TOKEN_MS: '0',
+    });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `is running on the data dir ${data}: trigger through it with --url ${url}`,
+    );
+    // …and without the mark (deleted, or a server from before it) the thread leases still
+    // keep the two processes apart.
+    rmSync(join(data, 'server.json'));
     const cli = await axonOnce(['workflow', 'trigger', 'code-review', '--data-dir', data], {
       AXON_SCRIPTED_TOKEN_MS: '0',
     });
