@@ -1,6 +1,7 @@
 /**
- * @module The trace UI's two DOM helpers: `el` makes an element with its attributes and
- * children, `setText` changes a node's text only when it differs.
+ * @module The trace UI's DOM helpers: `el` makes an element with its attributes and children,
+ * `figureList` a page's figures as a definition list, `setText` changes a node's text only
+ * when it differs.
  */
 
 /** An attribute's value: `null`, `undefined` and `false` leave it out, `true` sets it empty. */
@@ -28,4 +29,21 @@ export function el<K extends keyof HTMLElementTagNameMap>(
 /** Sets an element's text only when it differs (no needless layout). */
 export function setText(node: Node, text: string): void {
   if (node.textContent !== text) node.textContent = text;
+}
+
+/**
+ * A page's figures as `<dl class="figures">`: each name a `<dt>`, each value a `<dd>` (text,
+ * or a `<dd>` the caller keeps to update).
+ */
+export function figureList(
+  figures: readonly (readonly [string, string | HTMLElement])[],
+): HTMLDListElement {
+  return el(
+    'dl',
+    { class: 'figures' },
+    ...figures.flatMap(([name, value]) => [
+      el('dt', null, name),
+      typeof value === 'string' ? el('dd', null, value) : value,
+    ]),
+  );
 }

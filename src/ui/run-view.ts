@@ -10,7 +10,7 @@
  */
 import { ACTIONABLE_RUN, actionButton, type ActionHooks } from './actions.js';
 import type { Run, Step, StepEventData } from './api-types.js';
-import { el, setText } from './dom.js';
+import { el, figureList, setText } from './dom.js';
 import { LIVE_STEP, cost, duration, elapsed, tokens, when } from './format.js';
 import { createStepDetail, type StepLog } from './step-detail.js';
 import { createStepFollows, type StepFollows } from './step-follows.js';
@@ -90,20 +90,13 @@ export function createRunView(root: HTMLElement, app: App): View {
       asThread,
       el('span', { class: 'actions' }, completeRun.button, cancelRun.button),
     ),
-    el(
-      'dl',
-      { class: 'figures' },
-      el('dt', null, 'run'),
-      el('dd', null, runId),
-      el('dt', null, 'started'),
-      started,
-      el('dt', null, 'duration'),
-      took,
-      el('dt', null, 'tokens'),
-      used,
-      el('dt', null, 'cost'),
-      spent,
-    ),
+    figureList([
+      ['run', runId],
+      ['started', started],
+      ['duration', took],
+      ['tokens', used],
+      ['cost', spent],
+    ]),
     note,
     timeline.root,
     el('div', { class: 'split' }, el('section', { class: 'trace' }, list, empty), aside),

@@ -11,7 +11,7 @@
  */
 import { followThread, getJson, isFinalRefusal, type TurnEventData } from './api.js';
 import type { Step, StepEventData, Thread, Turn } from './api-types.js';
-import { el, setText } from './dom.js';
+import { el, figureList, setText } from './dom.js';
 import { LIVE_STEP, LIVE_THREAD, cost, duration, elapsed, json, tokens, when } from './format.js';
 import { createPoller, type Poller } from './poller.js';
 import { createStepDetail, createStepLog, type ShownUsage, type StepLog } from './step-detail.js';
@@ -116,24 +116,15 @@ export function createThreadView(root: HTMLElement, app: App): View {
   });
   root.append(
     el('div', { class: 'toolbar' }, back, title, status, reason, asRun),
-    el(
-      'dl',
-      { class: 'figures' },
-      el('dt', null, 'thread'),
-      el('dd', null, threadId),
-      el('dt', null, 'input'),
-      input,
-      el('dt', null, 'started'),
-      started,
-      el('dt', null, 'duration'),
-      took,
-      el('dt', null, 'rounds'),
-      rounds,
-      el('dt', null, 'tokens'),
-      used,
-      el('dt', null, 'cost'),
-      spent,
-    ),
+    figureList([
+      ['thread', threadId],
+      ['input', input],
+      ['started', started],
+      ['duration', took],
+      ['rounds', rounds],
+      ['tokens', used],
+      ['cost', spent],
+    ]),
     failure,
     timeline.root,
     el('div', { class: 'split' }, el('section', { class: 'trace' }, list, empty), aside),
