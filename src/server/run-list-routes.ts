@@ -31,6 +31,12 @@ const RUN_QUERY_KEYS: ReadonlySet<string> = new Set([
   'since',
   'until',
 ]);
+/**
+ * The most runs created at or after `until` that one `GET /v1/runs` passes over (20 reads of
+ * {@link MAX_RUN_LIMIT}): the store's indexes are by creation order, not by time, so a window
+ * further back is refused rather than read without bound.
+ */
+export const MAX_RUNS_PASSED = 10_000;
 /** The longest `entry` asked for (a flow's or agent's name, `workflow:<name>`). */
 const MAX_ENTRY = 256;
 /** An ISO 8601 date-time with its zone: `2026-11-28T18:05:19Z`, `…:19.123+01:00`. */
@@ -146,7 +152,8 @@ function limitOf(value: unknown): number {
  * The runs of `query` created in its time window, newest first, `query.limit` at most: pages
  * of the store's indexes read newest first, those created at or after `until` passed over,
  * the reading stopped at the first created before `since` (runs are indexed in creation
- * order). `since` costs nothing more than a page; `until` costs the runs newer than it.
+ * order). `since` costs nothing more than a page; `until` costs the runs newer than it, at
+ * most {@link MAX_RUNS_PASSED} (400 `INVALID_PARAMS` past them).
  */
 export async function pageRunsInWindow(
   pageRuns: (query: RunPageQuery) => Promise<RunRecord[]>,
@@ -159,6 +166,7 @@ export async function pageRunsInWindow(
   // Past an `until`, read in larger pages: the runs passed over are not answered.
   const chunk = until === null ? query.limit : MAX_RUN_LIMIT;
   let before = query.before;
+  let passed = 0;
   for (;;) {
     const page = await pageRuns({
       ...query,
@@ -168,7 +176,15 @@ export async function pageRunsInWindow(
     for (const run of page) {
       const at = Date.parse(run.created_at);
       if (since !== null && at < since) return out;
-      if (until !== null && at >= until) continue;
+      if (until !== null && at >= until) {
+        if (++passed > MAX_RUNS_PASSED) {
+          throw new InvalidParamsError(
+            `until is more than ${MAX_RUNS_PASSED} runs back: page with before=<run_id> instead`,
+            { param: 'until' },
+          );
+        }
+        continue;
+      }
       out.push(run);
       if (out.length >= query.limit) return out;
     }

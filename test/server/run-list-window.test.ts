@@ -4,7 +4,12 @@
  * stops at the first run created before it; both keep the store's other filters and `before`.
  */
 import { describe, expect, it } from 'vitest';
-import { pageRunsInWindow } from '../../src/server/run-list-routes.js';
+import { InvalidParamsError } from '../../src/errors/invalid-params-error.js';
+import {
+  MAX_RUN_LIMIT,
+  MAX_RUNS_PASSED,
+  pageRunsInWindow,
+} from '../../src/server/run-list-routes.js';
 import { memoryStore } from '../../src/store/memory-store.js';
 import type { RunPageQuery } from '../../src/store/run-store.js';
 import { makeRun } from '../support/records.js';
@@ -13,7 +18,7 @@ const T0 = Date.parse('2026-11-28T00:00:00.000Z');
 
 /** A store of `n` runs created 1 s apart (run i at T0 + i s), every third `completed`. */
 async function storeOf(n: number) {
-  const store = memoryStore();
+  const store = memoryStore({ maxRuns: n });
   const ids: string[] = [];
   for (let i = 0; i < n; i++) {
     const run = makeRun({
@@ -38,6 +43,18 @@ describe('pageRunsInWindow', () => {
     const got = await pageRunsInWindow(pageRuns, { limit: 50 }, null, T0 + 200_000);
     expect(got.map((r) => r.run_id)).toEqual(ids.slice(150, 200).reverse());
     expect(reads()).toBe(3);
+  });
+
+  it('refuses an until more than MAX_RUNS_PASSED runs back (400 INVALID_PARAMS), after reading no more than them', async () => {
+    const { pageRuns, reads } = await storeOf(MAX_RUNS_PASSED + 10);
+    // Runs 0..4 are before T0 + 5 s: MAX_RUNS_PASSED + 5 newer ones would be passed over.
+    const asked = pageRunsInWindow(pageRuns, { limit: 50 }, null, T0 + 5_000);
+    await expect(asked).rejects.toBeInstanceOf(InvalidParamsError);
+    await expect(asked).rejects.toMatchObject({
+      code: 'INVALID_PARAMS',
+      details: { param: 'until' },
+    });
+    expect(reads()).toBe(MAX_RUNS_PASSED / MAX_RUN_LIMIT + 1);
   });
 
   it('stops at the first run created before since, with one read', async () => {
