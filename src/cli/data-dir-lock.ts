@@ -8,6 +8,7 @@
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { processAlive } from '../placement/container-orphans.js';
 import { SERVER_LOCK_FILE } from './cli-defaults.js';
 
 /** What `server.json` holds. */
@@ -16,16 +17,6 @@ export interface ServerMark {
   /** The server's base URL, `http://127.0.0.1:7070`. */
   readonly url: string;
   readonly started_at: string;
-}
-
-/** Whether process `pid` is alive (one of another user counts). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** Marks `dir` as served at `url` by this process; the returned function removes the mark. */
@@ -48,6 +39,6 @@ export function serverOn(dir: string): ServerMark | null {
     return null;
   }
   const { pid, url, started_at } = mark;
-  if (typeof pid !== 'number' || typeof url !== 'string' || !alive(pid)) return null;
+  if (typeof pid !== 'number' || typeof url !== 'string' || !processAlive(pid)) return null;
   return { pid, url, started_at: started_at ?? '' };
 }

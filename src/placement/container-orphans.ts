@@ -6,8 +6,8 @@ import { hostname } from 'node:os';
 import type { Logger } from '../observability/logger.js';
 import type { ContainerEngine } from './container-engine.js';
 
-/** Whether process `pid` of this host is alive. */
-function alive(pid: number): boolean {
+/** Whether process `pid` of this host is alive (one of another user counts). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -25,7 +25,7 @@ export async function sweepOrphans(engine: ContainerEngine, logger: Logger): Pro
     const names = await engine.list(`axon.host=${hostname()}`);
     const orphans = names.filter((name) => {
       const pid = /^axon-[\w]+-p(\d+)-\d+$/.exec(name)?.[1];
-      return pid !== undefined && !alive(Number(pid));
+      return pid !== undefined && !processAlive(Number(pid));
     });
     if (orphans.length === 0) return;
     await engine.remove(orphans);
