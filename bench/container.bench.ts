@@ -18,7 +18,7 @@ import { createInterface } from 'node:readline';
 import { defineAgent } from '../src/actors/define-agent.js';
 import { createSubprocessAgent } from '../src/adapters/subprocess-agent.js';
 import { createLogger } from '../src/observability/logger.js';
-import { buildContainerImage } from '../src/placement/container-image.js';
+import { buildContainerImage } from '../src/placement/container/container-image.js';
 import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { interleave, report } from './harness.js';
 

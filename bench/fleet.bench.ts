@@ -35,7 +35,7 @@ import { Queue, QueueEvents } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { createLogger } from '../src/observability/logger.js';
 import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
-import { redisStore } from '../src/store/redis-store.js';
+import { redisStore } from '../src/store/redis/redis-store.js';
 import type { StepEvent } from '../src/streams/events.js';
 import { interleave, report } from './harness.js';
 import { commandsRun, watchSent } from './redis-counts.js';

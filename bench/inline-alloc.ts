@@ -13,7 +13,7 @@ import { Session } from 'node:inspector/promises';
 import { defineAgent } from '../src/actors/define-agent.js';
 import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { createLogger } from '../src/observability/logger.js';
-import { memoryStore } from '../src/store/memory-store.js';
+import { memoryStore } from '../src/store/memory/memory-store.js';
 
 interface SamplingNode {
   readonly callFrame: { readonly functionName: string; readonly url: string };

@@ -7,7 +7,7 @@ import { Annotation, END, START, StateGraph } from '@langchain/langgraph';
 import { defineAgent } from '../src/actors/define-agent.js';
 import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { createLogger } from '../src/observability/logger.js';
-import { memoryStore } from '../src/store/memory-store.js';
+import { memoryStore } from '../src/store/memory/memory-store.js';
 import { interleave, report } from './harness.js';
 
 const b = defineAgent({ name: 'b', handler: () => 'b' });

@@ -10,7 +10,7 @@
 import { defineAgent } from '../src/actors/define-agent.js';
 import { createRuntime, type Runtime } from '../src/runtime/runtime.js';
 import { createLogger } from '../src/observability/logger.js';
-import { MemoryRunStore } from '../src/store/memory-store.js';
+import { MemoryRunStore } from '../src/store/memory/memory-store.js';
 import type { StepEnd } from '../src/store/run-store.js';
 import type { StepEvent } from '../src/streams/events.js';
 import { report } from './harness.js';

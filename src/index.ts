@@ -22,8 +22,11 @@ export {
   DEFAULT_CONTAINER_IMAGE,
   type ContainerOptions,
   type ContainerEngineName,
-} from './placement/container-options.js';
-export { buildContainerImage, type BuildImageOptions } from './placement/container-image.js';
+} from './placement/container/container-options.js';
+export {
+  buildContainerImage,
+  type BuildImageOptions,
+} from './placement/container/container-image.js';
 export type { ChatCall, ChatCallOptions } from './engines/chat-call.js';
 export type { LlmStepResult } from './steps/llm-step.js';
 export {
@@ -39,8 +42,8 @@ export {
   WorkerPool,
   WORKER_POOL_DEFAULTS,
   type WorkerPoolOptions,
-} from './placement/worker-pool.js';
-export { WORKER_STREAM_CREDIT } from './placement/worker-placement.js';
+} from './placement/worker/worker-pool.js';
+export { WORKER_STREAM_CREDIT } from './placement/worker/worker-placement.js';
 export type {
   AgentDefinition,
   InlineAgentDefinition,
@@ -237,14 +240,14 @@ export {
   MemoryRunStore,
   DEFAULT_MAX_RUNS,
   type MemoryStoreOptions,
-} from './store/memory-store.js';
+} from './store/memory/memory-store.js';
 export type { RunStore } from './store/run-store.js';
 export {
   postgresStore,
   PostgresRunStore,
   POSTGRES_SCHEMA_VERSION,
   type PostgresStoreOptions,
-} from './store/postgres-store.js';
+} from './store/postgres/postgres-store.js';
 export {
   sqliteStore,
   SqliteRunStore,
@@ -252,9 +255,9 @@ export {
   migrate,
   type SqliteStoreOptions,
   type SqliteDurability,
-} from './store/sqlite-store.js';
-export { MIGRATIONS, type Migration } from './store/sqlite-migrations.js';
-export { redisStore, RedisRunStore, type RedisStoreOptions } from './store/redis-store.js';
+} from './store/sqlite/sqlite-store.js';
+export { MIGRATIONS, type Migration } from './store/sqlite/sqlite-migrations.js';
+export { redisStore, RedisRunStore, type RedisStoreOptions } from './store/redis/redis-store.js';
 export { flowInputSchema, runInputSchema, type FlowInput, type RunInput } from './runs/flow-api.js';
 export { factInputSchema, type FactInput } from './runs/facts.js';
 export { stepSubmissionSchema, type SubmittedStep } from './steps/step-submission.js';
@@ -262,9 +265,9 @@ export type { StepPlacement, SubmissionCaller } from './steps/submission-host.js
 export type { JoinedRun, JoinRunOptions } from './steps/run-join.js';
 export { shareImmutable } from './store/deep-copy.js';
 export { FleetWorker, type FleetWorkerOptions, type StopReport } from './fleet/fleet-worker.js';
-export type { FleetOptions } from './placement/fleet-link.js';
-export { stepJobSchema, type StepJob } from './placement/fleet-jobs.js';
-export type { QueueFigures } from './placement/fleet-registry.js';
+export type { FleetOptions } from './placement/fleet/fleet-link.js';
+export { stepJobSchema, type StepJob } from './placement/fleet/fleet-jobs.js';
+export type { QueueFigures } from './placement/fleet/fleet-registry.js';
 export type {
   PoolCandidate,
   PoolPlacement,

@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { createLogger } from '../../src/observability/logger.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
-import { redisStore } from '../../src/store/redis-store.js';
+import { redisStore } from '../../src/store/redis/redis-store.js';
 import { commandsRun, watchSent } from '../redis-counts.js';
 import { clearRedisPrefix } from '../../test/support/redis.js';
 

@@ -13,8 +13,8 @@ import { addTool } from '../../examples/tools/add.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
 import { createServer } from '../../src/server/create-server.js';
-import { memoryStore } from '../../src/store/memory-store.js';
-import { sqliteStore } from '../../src/store/sqlite-store.js';
+import { memoryStore } from '../../src/store/memory/memory-store.js';
+import { sqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { BurstCommand, BurstResult } from '../http-clients.js';
 
 const ms = Number(process.env['AXON_PROBE_MS'] ?? '8000');

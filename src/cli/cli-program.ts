@@ -23,11 +23,11 @@ import {
   registerWorkerCommand,
 } from './core-commands.js';
 import { registerImageCommand } from './image-command.js';
-import { registerRunsCommand } from './runs-command.js';
+import { registerRunsCommand } from './runs/runs-command.js';
 import { registerStoreCommand } from './store-command.js';
-import { registerThreadCommand } from './thread-command.js';
-import { registerTraceCommand } from './trace-command.js';
-import { registerWorkflowCommand } from './workflow-command.js';
+import { registerThreadCommand } from './threads/thread-command.js';
+import { registerTraceCommand } from './runs/trace-command.js';
+import { registerWorkflowCommand } from './threads/workflow-command.js';
 
 /** The help's width where the stream is not a terminal (a pipe, a test). */
 const PLAIN_HELP_WIDTH = 90;

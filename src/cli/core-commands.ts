@@ -10,7 +10,7 @@ import { EXAMPLE_NAMES, RUN_ROUTERS, SERVE_DEFAULTS, type RunRouter } from './cl
 import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
-import { dataDirOf } from './source-options.js';
+import { dataDirOf } from './sources/source-options.js';
 
 const RUN_AFTER = `
 The run, its steps and their events are written to the data dir's store: axon runs list,
@@ -124,7 +124,7 @@ export function registerRunCommand(program: Command, ctx: CommandContext): void 
         ),
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       };
-      const { runCommand } = await import('./run-command.js');
+      const { runCommand } = await import('./run/run-command.js');
       return runCommand(options, ctx.io);
     }),
   );
@@ -161,7 +161,7 @@ export function registerServeCommand(program: Command, ctx: CommandContext): voi
   serve.action(
     commandAction(ctx, serve, async () => {
       const o = serve.opts<Record<string, string | undefined>>();
-      const { serveCommand } = await import('./serve-command.js');
+      const { serveCommand } = await import('./serve/serve-command.js');
       return serveCommand(
         {
           flags: {

@@ -1,7 +1,7 @@
 /**
  * @module `axon image build`: makes the local image container placement runs in
  * (`placement: 'container'`), from this host's `node` and axon's container program, with no
- * registry (see `placement/container-image.ts` for what it holds).
+ * registry (see `placement/container/container-image.ts` for what it holds).
  */
 import type { Command } from 'commander';
 import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
@@ -9,7 +9,7 @@ import {
   CONTAINER_ENGINES,
   DEFAULT_CONTAINER_IMAGE,
   type ContainerEngineName,
-} from '../placement/container-options.js';
+} from '../placement/container/container-options.js';
 import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
 import { EXIT } from './exit-codes.js';
@@ -61,7 +61,7 @@ Examples:
           `--engine must be ${CONTAINER_ENGINES.join(' or ')}, got "${flags.engine}"`,
         );
       }
-      const { buildContainerImage } = await import('../placement/container-image.js');
+      const { buildContainerImage } = await import('../placement/container/container-image.js');
       let built;
       try {
         built = await buildContainerImage({

@@ -43,8 +43,8 @@ async function openStore(
 ): Promise<Named> {
   if (POSTGRES_URL.test(spec)) {
     const [{ postgresStore }, { shownPostgres }] = await Promise.all([
-      import('../store/postgres-store.js'),
-      import('../store/postgres-url.js'),
+      import('../store/postgres/postgres-store.js'),
+      import('../store/postgres/postgres-url.js'),
     ]);
     const shown = `${shownPostgres(spec)} schema ${schema}`;
     return { store: postgresStore({ connection: spec, schema }), shown };
@@ -60,7 +60,7 @@ async function openStore(
   if (source && !existsSync(path)) {
     throw new CliError('NOT_FOUND', `${flag}: there is no SQLite store at ${path}`);
   }
-  const { sqliteStore } = await import('../store/sqlite-store.js');
+  const { sqliteStore } = await import('../store/sqlite/sqlite-store.js');
   return { store: sqliteStore(path), shown: `sqlite:${path}` };
 }
 

@@ -9,10 +9,10 @@ import { FleetWorker, type FleetWorkerOptions } from '../fleet/fleet-worker.js';
 import type { Logger } from '../observability/logger.js';
 import { createCliLogger } from './cli-logger.js';
 import { aborted, type CliIo } from './cli-io.js';
-import { ServeConfigError } from './config-problems.js';
-import { configuredRuntimeOptions } from './serve-command.js';
-import { loadServeConfig, type ServeEnv } from './serve-config.js';
-import { servedWorkflows } from './served-workflows.js';
+import { ServeConfigError } from './serve/config-problems.js';
+import { configuredRuntimeOptions } from './serve/serve-command.js';
+import { loadServeConfig, type ServeEnv } from './serve/serve-config.js';
+import { servedWorkflows } from './serve/served-workflows.js';
 import { workflowAgents } from '../workflows/turn-agent.js';
 
 /** The flags of `axon worker`, as given. */

@@ -12,10 +12,10 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import { createLogger, type Logger } from '../observability/logger.js';
-import { checkPoolId, FleetKeys } from '../placement/fleet-keys.js';
-import { checkStepJob, type StepJob } from '../placement/fleet-jobs.js';
-import { countersKey } from '../placement/fleet-link.js';
-import { removeBeat, writeBeat, type ReplicaBeat } from '../placement/fleet-registry.js';
+import { checkPoolId, FleetKeys } from '../placement/fleet/fleet-keys.js';
+import { checkStepJob, type StepJob } from '../placement/fleet/fleet-jobs.js';
+import { countersKey } from '../placement/fleet/fleet-link.js';
+import { removeBeat, writeBeat, type ReplicaBeat } from '../placement/fleet/fleet-registry.js';
 import { createRuntime, type Runtime } from '../runtime/runtime.js';
 import {
   checkClusterPrefix,
@@ -24,7 +24,7 @@ import {
   duplicateClient,
   parseClusterNodes,
   type RedisClient,
-} from '../store/redis-connection.js';
+} from '../store/redis/redis-connection.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import {
   KNOWN,

@@ -16,10 +16,10 @@
  * Once another replica has taken the job (this one frozen past its lock, or its job handed
  * back) — on Redis, once the lock has lapsed — this one writes nothing.
  */
-import type { FleetKeys } from '../placement/fleet-keys.js';
-import type { StepJob } from '../placement/fleet-jobs.js';
+import type { FleetKeys } from '../placement/fleet/fleet-keys.js';
+import type { StepJob } from '../placement/fleet/fleet-jobs.js';
 import type { StepStatus } from '../store/records.js';
-import type { WriteGuard } from '../store/redis-store.js';
+import type { WriteGuard } from '../store/redis/redis-store.js';
 import type { WriteTarget } from '../store/write-target.js';
 
 /** This replica's turn at a step it took. */

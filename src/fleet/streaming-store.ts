@@ -2,16 +2,16 @@
  * @module A fleet worker's store: the shared records, whose every append of events also adds
  * an entry to the step's Redis Stream (bounded; the store's log holds every event, so no
  * `token` or `fact` is lost to the trim), which is how API processes learn of it at once
- * (`placement/fleet-relay.ts`). The Redis store adds it in the same call as the append; with
+ * (`placement/fleet/fleet-relay.ts`). The Redis store adds it in the same call as the append; with
  * the records elsewhere (PostgreSQL) this store adds it once the append has committed — the
  * entries of one turn of the event loop in one round trip. A worker handing its steps back fences the store first:
  * from then on every write is refused, so a step it gave up writes nothing more to a log
  * another worker now goes on with.
  */
-import type { RedisClient } from '../store/redis-connection.js';
+import type { RedisClient } from '../store/redis/redis-connection.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
-import type { FleetKeys } from '../placement/fleet-keys.js';
-import { announceEnded } from '../placement/fleet-relay.js';
+import type { FleetKeys } from '../placement/fleet/fleet-keys.js';
+import { announceEnded } from '../placement/fleet/fleet-relay.js';
 import type { StepStatus } from '../store/records.js';
 import type { RunStore, StepEnd } from '../store/run-store.js';
 import type { StepEvent } from '../streams/events.js';

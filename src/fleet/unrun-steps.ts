@@ -9,7 +9,7 @@ import { CancelledError } from '../errors/cancelled-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
 import type { Logger } from '../observability/logger.js';
-import { stepJobSchema, type StepJob } from '../placement/fleet-jobs.js';
+import { stepJobSchema, type StepJob } from '../placement/fleet/fleet-jobs.js';
 import { endIfOpen } from '../runs/stored-step-end.js';
 import type { StepStatus } from '../store/records.js';
 import type { StreamingStore } from './streaming-store.js';

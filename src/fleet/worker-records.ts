@@ -6,13 +6,13 @@
  * streams, cancels and the registry are in Redis either way.
  */
 import type { Logger } from '../observability/logger.js';
-import type { FleetKeys } from '../placement/fleet-keys.js';
-import { countersKey } from '../placement/fleet-link.js';
-import { endedNotice, EVENTS_FIELD, STREAM_TTL_MS } from '../placement/fleet-relay.js';
-import { postgresStore } from '../store/postgres-store.js';
-import { shownPostgres } from '../store/postgres-url.js';
-import type { RedisClient } from '../store/redis-connection.js';
-import { redisStore } from '../store/redis-store.js';
+import type { FleetKeys } from '../placement/fleet/fleet-keys.js';
+import { countersKey } from '../placement/fleet/fleet-link.js';
+import { endedNotice, EVENTS_FIELD, STREAM_TTL_MS } from '../placement/fleet/fleet-relay.js';
+import { postgresStore } from '../store/postgres/postgres-store.js';
+import { shownPostgres } from '../store/postgres/postgres-url.js';
+import type { RedisClient } from '../store/redis/redis-connection.js';
+import { redisStore } from '../store/redis/redis-store.js';
 import { StepTurns } from './step-turns.js';
 import { StreamingStore } from './streaming-store.js';
 

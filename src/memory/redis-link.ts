@@ -1,5 +1,5 @@
 /** @module The Redis connection of a memory tier: the caller's, or one of its own (to a server or a Redis Cluster). */
-import { connectRedis, redisTargetOf, type RedisClient } from '../store/redis-connection.js';
+import { connectRedis, redisTargetOf, type RedisClient } from '../store/redis/redis-connection.js';
 
 /** How a Redis tier is told where to connect. */
 export interface RedisLinkOptions {

@@ -3,7 +3,7 @@
  * outlive it. Entries go when the process does; use `createSqliteRegistry` to keep them.
  */
 import { systemClock, type Clock } from '../context/clock.js';
-import { settle } from '../store/sqlite-turn-commit.js';
+import { settle } from '../store/sqlite/sqlite-turn-commit.js';
 import {
   checkEntryCall,
   checkEntryKind,

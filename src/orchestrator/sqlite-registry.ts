@@ -9,7 +9,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { systemClock, type Clock } from '../context/clock.js';
 import type { JsonSchema } from '../tools/json-schema.js';
-import { settle } from '../store/sqlite-turn-commit.js';
+import { settle } from '../store/sqlite/sqlite-turn-commit.js';
 import {
   checkEntryCall,
   checkEntryKind,

@@ -5,7 +5,7 @@
  * the worker pool's threads die faster than its restart intensity allows).
  */
 import type { ActorSystem } from '../actors/actor-system.js';
-import type { WorkerPool } from './worker-pool.js';
+import type { WorkerPool } from './worker/worker-pool.js';
 
 /** A replica of a pool: one process that runs its steps. */
 export interface PoolReplica {

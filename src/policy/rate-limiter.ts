@@ -3,7 +3,7 @@
  * processes through Redis (one Lua script per hit over a sorted set, so concurrent hits from
  * many processes never pass the limit together).
  */
-import type { RedisClient } from '../store/redis-connection.js';
+import type { RedisClient } from '../store/redis/redis-connection.js';
 import type { Clock } from '../context/clock.js';
 
 /** What one hit got. */

@@ -17,7 +17,7 @@ import { compileJsonSchema, type JsonSchema } from '../tools/json-schema.js';
 import { schemaContradictions } from '../tools/schema-contradictions.js';
 import type { SchemaRegistry } from '../tools/schema-registry.js';
 import type { ActorSystem } from '../actors/actor-system.js';
-import type { StepDispatch } from '../placement/fleet-jobs.js';
+import type { StepDispatch } from '../placement/fleet/fleet-jobs.js';
 import { choosePool, type PoolCandidate } from '../placement/pool-choice.js';
 import { parseBody, wireBudgetsSchema, wirePlacementSchema } from './request-bodies.js';
 

@@ -11,7 +11,7 @@
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import { WorkerLostError } from '../errors/worker-lost-error.js';
 import type { Logger } from '../observability/logger.js';
-import type { StepDispatch } from '../placement/fleet-jobs.js';
+import type { StepDispatch } from '../placement/fleet/fleet-jobs.js';
 import type { StepRecord } from '../store/records.js';
 import type { FlowApiDeps } from './flow-api.js';
 import { onFleet } from './run-control.js';

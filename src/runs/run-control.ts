@@ -11,7 +11,7 @@ import type { CheckpointRecord, RunRecord, StepRecord } from '../store/records.j
 import { flushed, stopWaiting } from '../store/run-store.js';
 import { usageProvenance, type Provenance } from '../streams/events.js';
 import type { ActorEntry } from '../actors/actor-system.js';
-import type { StepDispatch } from '../placement/fleet-jobs.js';
+import type { StepDispatch } from '../placement/fleet/fleet-jobs.js';
 import type { FlowApiDeps } from './flow-api.js';
 import { endStoredStep } from './stored-step-end.js';
 

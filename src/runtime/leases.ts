@@ -6,7 +6,7 @@
  * `store/store-leases.ts`), else this process's (`memoryLeases`); with a fleet, they are in
  * its Redis (`redisLeases`), seen by every process of it.
  */
-import type { RedisClient } from '../store/redis-connection.js';
+import type { RedisClient } from '../store/redis/redis-connection.js';
 import type { Clock } from '../context/clock.js';
 
 import type { Leases } from '../store/store-leases.js';

@@ -6,8 +6,8 @@
  * embedded service has what the server exposes; a shell over the runs (the HTTP server, a
  * fleet member) needs no more than this surface.
  */
-import { stepJobOf, type StepJob } from '../placement/fleet-jobs.js';
-import type { QueueFigures } from '../placement/fleet-registry.js';
+import { stepJobOf, type StepJob } from '../placement/fleet/fleet-jobs.js';
+import type { QueueFigures } from '../placement/fleet/fleet-registry.js';
 import { takeStep, type StepAndRun } from '../steps/take-step.js';
 import type { StepEvent } from '../streams/events.js';
 import type {

@@ -13,9 +13,9 @@ import {
   resolveContainerOptions,
   type ContainerMount,
   type ContainerOptions,
-} from '../placement/container-options.js';
-import type { ContainerHost } from '../placement/container-placement.js';
-import { ContainerPool } from '../placement/container-pool.js';
+} from '../placement/container/container-options.js';
+import type { ContainerHost } from '../placement/container/container-placement.js';
+import { ContainerPool } from '../placement/container/container-pool.js';
 import { BASE_PLACEMENTS } from '../placement/pool-choice.js';
 import { runCallsOf } from '../runs/run-calls.js';
 

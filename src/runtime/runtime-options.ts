@@ -1,5 +1,5 @@
 /** @module The options of `createRuntime`. */
-import type { ContainerOptions } from '../placement/container-options.js';
+import type { ContainerOptions } from '../placement/container/container-options.js';
 import type { Memory } from '../memory/memory-types.js';
 import type { Tracer } from '@opentelemetry/api';
 import type { PolicyEngine } from '../policy/policy-engine.js';
@@ -15,8 +15,8 @@ import type { JsonSchema } from '../tools/json-schema.js';
 import type { ToolManager } from '../tools/tool-manager.js';
 import type { AgentDefinition } from '../actors/agent-runtime.js';
 import type { XStateInspect } from '../actors/interpreted-lifecycle.js';
-import type { WorkerPoolOptions } from '../placement/worker-pool.js';
-import type { FleetOptions } from '../placement/fleet-link.js';
+import type { WorkerPoolOptions } from '../placement/worker/worker-pool.js';
+import type { FleetOptions } from '../placement/fleet/fleet-link.js';
 
 /** Options of `createRuntime`. */
 export interface RuntimeOptions {

@@ -8,7 +8,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { BreakerState } from '../supervisors/circuit-breaker.js';
 import type { PoolInfo } from '../placement/pool-info.js';
-import type { QueueFigures } from '../placement/fleet-registry.js';
+import type { QueueFigures } from '../placement/fleet/fleet-registry.js';
 
 /** What the figures read at scrape time. */
 export interface MetricsSource {

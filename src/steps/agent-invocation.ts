@@ -32,9 +32,12 @@ import { runStep } from '../runs/step-runner.js';
 import type { StepOutcome, StepRunnerDeps, StepSubmission } from '../runs/step-request.js';
 import { toAgentResult } from '../runs/to-agent-result.js';
 import type { PolicyGate } from '../runs/policy-gate.js';
-import type { WorkerPool } from '../placement/worker-pool.js';
-import { executeInWorker } from '../placement/worker-placement.js';
-import { executeInContainer, type ContainerHost } from '../placement/container-placement.js';
+import type { WorkerPool } from '../placement/worker/worker-pool.js';
+import { executeInWorker } from '../placement/worker/worker-placement.js';
+import {
+  executeInContainer,
+  type ContainerHost,
+} from '../placement/container/container-placement.js';
 
 /** What invoking an agent needs from its runtime. */
 export interface AgentInvocationHost {

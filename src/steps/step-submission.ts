@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { isoTime } from '../context/clock.js';
 import { formatTraceparent, parseTraceparent } from '../context/traceparent.js';
 import { toAxonError, toErrorPayload } from '../errors/to-error-payload.js';
-import type { StepDispatch } from '../placement/fleet-jobs.js';
+import type { StepDispatch } from '../placement/fleet/fleet-jobs.js';
 import { requirementsOf, type PoolPlacement, type StepNeeds } from '../placement/pool-choice.js';
 import { PoolUnavailableError } from '../errors/pool-unavailable-error.js';
 import { zeroUsage, type PlacementDecision } from '../store/records.js';

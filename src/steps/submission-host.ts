@@ -12,7 +12,7 @@ import type { Logger } from '../observability/logger.js';
 import type { PlacementDecision, RunRecord } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 import type { ToolResult } from '../tools/tool-result.js';
-import type { StepDispatch } from '../placement/fleet-jobs.js';
+import type { StepDispatch } from '../placement/fleet/fleet-jobs.js';
 import type { PoolPlacement, StepNeeds } from '../placement/pool-choice.js';
 import type { PolicyGate } from '../runs/policy-gate.js';
 import type { RunCalls } from '../runs/run-calls.js';

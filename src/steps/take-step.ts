@@ -12,7 +12,7 @@ import { CancelledError } from '../errors/cancelled-error.js';
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
-import type { StepJob } from '../placement/fleet-jobs.js';
+import type { StepJob } from '../placement/fleet/fleet-jobs.js';
 import { STEP_ENDED, type RunRecord, type StepRecord, type StepStatus } from '../store/records.js';
 import { flushed } from '../store/run-store.js';
 import { StepLifecycle } from '../actors/step-lifecycle.js';

@@ -20,7 +20,10 @@ import type { ToolResult, ToolStatus } from '../tools/tool-result.js';
 import { validateToolArgs } from '../tools/validate-args.js';
 import type { AgentRuntime } from '../actors/agent-runtime.js';
 import type { StepActor } from '../actors/step-actor.js';
-import { executeInContainer, type ContainerHost } from '../placement/container-placement.js';
+import {
+  executeInContainer,
+  type ContainerHost,
+} from '../placement/container/container-placement.js';
 import {
   closeRun,
   openRun,

@@ -6,7 +6,7 @@ import { stepMachine } from '../../src/actors/step-machine.js';
 import { SimulatedClock } from '../../src/context/clock.js';
 import type { StreamTap } from '../../src/context/stream-sink.js';
 import { StreamClosedError } from '../../src/errors/stream-closed-error.js';
-import { memoryStore, type MemoryRunStore } from '../../src/store/memory-store.js';
+import { memoryStore, type MemoryRunStore } from '../../src/store/memory/memory-store.js';
 import { emptyProvenance, type StepEvent } from '../../src/streams/events.js';
 import { makeRun, makeStep } from '../support/records.js';
 

@@ -3,8 +3,8 @@ import { CODE_REVIEW_INPUT } from '../../examples/code-review/index.js';
 import { EXAMPLES } from '../../examples/index.js';
 import * as defaults from '../../src/cli/cli-defaults.js';
 import { LOG_LEVELS } from '../../src/observability/logger.js';
-import { DEFAULT_INPUTS, EXAMPLE_WORKFLOW } from '../../src/cli/served-workflows.js';
-import { SERVE_DEFAULTS, STORE_FILE } from '../../src/cli/serve-config.js';
+import { DEFAULT_INPUTS, EXAMPLE_WORKFLOW } from '../../src/cli/serve/served-workflows.js';
+import { SERVE_DEFAULTS, STORE_FILE } from '../../src/cli/serve/serve-config.js';
 
 // cli-defaults.ts copies values that live in modules `axon --help` must not load; each copy
 // is the value it stands for.

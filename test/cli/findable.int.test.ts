@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { serveCommand } from '../../src/cli/serve-command.js';
+import { serveCommand } from '../../src/cli/serve/serve-command.js';
 import { axon, tableRows } from './run-fixtures.js';
 
 let dir: string;

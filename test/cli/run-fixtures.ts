@@ -16,7 +16,7 @@ import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { createLogger } from '../../src/observability/logger.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import type { RunRecord, StepRecord } from '../../src/store/records.js';
-import { sqliteStore } from '../../src/store/sqlite-store.js';
+import { sqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { defineTool } from '../../src/tools/define-tool.js';
 import type { CliIo } from '../../src/cli/cli-io.js';
 import { runCli } from '../../src/cli/cli.js';

@@ -12,7 +12,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const BIN = join(ROOT, 'bin/axon.js');
 const BUILD_INFO = join(ROOT, 'dist/.tsbuildinfo');
-const BUILT_SERVE = join(ROOT, 'dist/src/cli/serve-command.js');
+const BUILT_SERVE = join(ROOT, 'dist/src/cli/serve/serve-command.js');
 
 /** The newest modification time of the `.ts` files under `dir`. */
 function newestSource(dir: string): number {

@@ -13,9 +13,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import { runCli } from '../../src/cli/cli.js';
 import type { CliIo } from '../../src/cli/cli-io.js';
-import { postgresStore } from '../../src/store/postgres-store.js';
+import { postgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { RunStore } from '../../src/store/run-store.js';
-import { sqliteStore } from '../../src/store/sqlite-store.js';
+import { sqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { makeCheckpoint, makeFact, makeFlow } from '../support/records.js';
 import { quietRuntime } from '../support/runtime.js';
 

@@ -15,7 +15,7 @@ import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { FleetWorker } from '../../src/fleet/fleet-worker.js';
 import { createLogger } from '../../src/observability/logger.js';
 import type { SubmittedStep } from '../../src/steps/step-submission.js';
-import { redisStore } from '../../src/store/redis-store.js';
+import { redisStore } from '../../src/store/redis/redis-store.js';
 import type { StepStatus } from '../../src/store/records.js';
 import { startThrowawayCluster, type ThrowawayCluster } from '../support/redis-cluster-setup.js';
 import { quietRuntime } from '../support/runtime.js';

@@ -10,7 +10,7 @@ import {
   InMemorySpanExporter,
   SimpleSpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { redisStore } from '../../src/store/redis-store.js';
+import { redisStore } from '../../src/store/redis/redis-store.js';
 import { describe, expect, it } from 'vitest';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { FleetWorker, type FleetWorkerOptions } from '../../src/fleet/fleet-worker.js';

@@ -13,7 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createScriptedEngine } from '../../src/engines/scripted-engine.js';
 import { FleetWorker } from '../../src/fleet/fleet-worker.js';
 import { createLogger } from '../../src/observability/logger.js';
-import { redisStore } from '../../src/store/redis-store.js';
+import { redisStore } from '../../src/store/redis/redis-store.js';
 import { freePort, redisAnswers } from '../support/redis-setup.js';
 import { quietRuntime } from '../support/runtime.js';
 

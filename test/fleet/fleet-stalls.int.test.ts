@@ -8,7 +8,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FleetKeys } from '../../src/placement/fleet-keys.js';
+import { FleetKeys } from '../../src/placement/fleet/fleet-keys.js';
 import { FAST_REPLICA_FLAGS, useTestFleet } from '../support/fleet.js';
 import { redisUrl } from '../support/redis.js';
 import { parseSse, request } from '../support/server.js';

@@ -9,7 +9,7 @@ import { StepLifecycle } from '../../src/actors/step-lifecycle.js';
 import { ConflictError } from '../../src/errors/conflict-error.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';
 import type { FactRecord, StepRecord } from '../../src/store/records.js';
-import { sqliteStore } from '../../src/store/sqlite-store.js';
+import { sqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { emptyProvenance, type BudgetUsage, type StepEvent } from '../../src/streams/events.js';
 import { quietRuntime } from '../support/runtime.js';
 

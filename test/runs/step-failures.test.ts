@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
-import { MemoryRunStore } from '../../src/store/memory-store.js';
+import { MemoryRunStore } from '../../src/store/memory/memory-store.js';
 import type { StepEnd } from '../../src/store/run-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { quietRuntime, settle } from '../support/runtime.js';

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sqliteStore } from '../../src/store/sqlite-store.js';
+import { sqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { RunStore } from '../../src/store/run-store.js';
 import {
   curl,

@@ -10,7 +10,7 @@ import {
   MAX_RUNS_PASSED,
   pageRunsInWindow,
 } from '../../src/server/run-list-routes.js';
-import { memoryStore } from '../../src/store/memory-store.js';
+import { memoryStore } from '../../src/store/memory/memory-store.js';
 import type { RunPageQuery } from '../../src/store/run-store.js';
 import { makeRun } from '../support/records.js';
 

@@ -14,7 +14,7 @@ import { defineAgent } from '../../src/actors/define-agent.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 import { PolicyDeniedError } from '../../src/errors/policy-denied-error.js';
 import { ALLOW, deny, type PolicyEngine } from '../../src/policy/policy-engine.js';
-import { sqliteStore } from '../../src/store/sqlite-store.js';
+import { sqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { quietRuntime } from '../support/runtime.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-fsop-'));

@@ -8,7 +8,7 @@ import {
   patchStepRecord,
 } from '../../src/store/copy-records.js';
 import { emptyProvenance, type StepEvent } from '../../src/streams/events.js';
-import { memoryStore } from '../../src/store/memory-store.js';
+import { memoryStore } from '../../src/store/memory/memory-store.js';
 import { makeRun, makeStep } from '../support/records.js';
 
 /** Every object reachable from `value`. */

@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
-import { postgresStore } from '../../src/store/postgres-store.js';
-import { redisStore } from '../../src/store/redis-store.js';
+import { postgresStore } from '../../src/store/postgres/postgres-store.js';
+import { redisStore } from '../../src/store/redis/redis-store.js';
 import type { RunStore } from '../../src/store/run-store.js';
-import { sqliteStore } from '../../src/store/sqlite-store.js';
+import { sqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { clearRedisPrefix, redisUrl } from '../support/redis.js';
 import { quietRuntime } from '../support/runtime.js';
 

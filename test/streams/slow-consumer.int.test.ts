@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
-import { MemoryRunStore } from '../../src/store/memory-store.js';
+import { MemoryRunStore } from '../../src/store/memory/memory-store.js';
 import type { StepEnd } from '../../src/store/run-store.js';
 import type { StepEvent } from '../../src/streams/events.js';
 import { quietRuntime } from '../support/runtime.js';

@@ -5,8 +5,8 @@
  * `AXON_TEST_IMAGE`. Without a working engine the run stops with one line saying what to
  * install: those tests are never skipped.
  */
-import { findContainerEngine } from '../../src/placement/container-engine.js';
-import { buildContainerImage } from '../../src/placement/container-image.js';
+import { findContainerEngine } from '../../src/placement/container/container-engine.js';
+import { buildContainerImage } from '../../src/placement/container/container-image.js';
 
 export const TEST_IMAGE = 'localhost/axon-node:test';
 

@@ -11,9 +11,9 @@ import { FleetWorker, type FleetWorkerOptions } from '../../src/fleet/fleet-work
 import { createLogger } from '../../src/observability/logger.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 import type { RuntimeOptions } from '../../src/runtime/runtime-options.js';
-import type { RedisClient } from '../../src/store/redis-connection.js';
-import { redisStore } from '../../src/store/redis-store.js';
-import { postgresStore } from '../../src/store/postgres-store.js';
+import type { RedisClient } from '../../src/store/redis/redis-connection.js';
+import { redisStore } from '../../src/store/redis/redis-store.js';
+import { postgresStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchemas, POSTGRES_URL, sql, testSchema } from './postgres.js';
 import { Redis } from 'ioredis';
 import {

@@ -1,6 +1,6 @@
 /** @module Test helper: `axon serve` (its command, in this process) on a free port. */
 import type { CliIo } from '../../src/cli/cli-io.js';
-import { serveCommand } from '../../src/cli/serve-command.js';
+import { serveCommand } from '../../src/cli/serve/serve-command.js';
 
 /** Starts serveCommand on port 0 in `dir`; resolves once it listens, with its URL and a stop. */
 export async function serveOnFreePort(

@@ -22,9 +22,9 @@ import {
   type ServerOptions,
 } from '../../src/server/create-server.js';
 import pg from 'pg';
-import { postgresStore } from '../../src/store/postgres-store.js';
+import { postgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { RunStore } from '../../src/store/run-store.js';
-import { sqliteStore } from '../../src/store/sqlite-store.js';
+import { sqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 /** Whether the servers keep their runs in PostgreSQL (`AXON_TEST_STORE=postgres`). */
 const ON_POSTGRES = process.env['AXON_TEST_STORE'] === 'postgres';

@@ -1,0 +1,326 @@
+/**
+ * @module `axon serve`: the HTTP server of API.md on the embedded defaults — a SQLite store
+ * in the data dir, the scripted engine (and `openai` when configured), the examples' agents
+ * and tools — configured by `serve-config.ts`. It resumes the runs a stopped server left
+ * running, listens, and on its signal (SIGINT, SIGTERM) drains and resolves 0.
+ */
+import { join, relative } from 'node:path';
+import type { Engine } from '../../engines/chat-request.js';
+import { createOpenAIEngine } from '../../engines/openai-engine.js';
+import { InvalidParamsError } from '../../errors/invalid-params-error.js';
+import { createMemory } from '../../memory/memory-config.js';
+import type { Memory } from '../../memory/memory-types.js';
+import type { Logger } from '../../observability/logger.js';
+import { createCliLogger } from '../cli-logger.js';
+import { systemClock } from '../../context/clock.js';
+import { configuredPolicy } from '../../policy/configured-policy.js';
+import { redisRateLimiter, type RateLimiter } from '../../policy/rate-limiter.js';
+import { createRuntime, type Runtime } from '../../runtime/runtime.js';
+import type { RuntimeOptions } from '../../runtime/runtime-options.js';
+import { postgresStore } from '../../store/postgres/postgres-store.js';
+import { shownPostgres } from '../../store/postgres/postgres-url.js';
+import { redisStore } from '../../store/redis/redis-store.js';
+import { createServer, type AxonServer } from '../../server/create-server.js';
+import { sqliteStore } from '../../store/sqlite/sqlite-store.js';
+import { EXAMPLE_TOOLS, EXAMPLES } from '../../../examples/index.js';
+import { WorkflowEngine } from '../../workflows/workflow-engine.js';
+import { connectRedis, parseClusterNodes } from '../../store/redis/redis-connection.js';
+import { aborted, type CliIo } from '../cli-io.js';
+import { describeProblem, ServeConfigError } from './config-problems.js';
+import { markDataDir } from './data-dir-lock.js';
+import { fleetTarget, shownRedis, storeTarget } from './redis-config.js';
+import {
+  guardedPaths,
+  loadServeConfig,
+  STORE_FILE,
+  type ServeConfig,
+  type ServeEnv,
+  type ServeFlags,
+} from './serve-config.js';
+import { EXAMPLE_WORKFLOW, servedWorkflows } from './served-workflows.js';
+
+/** Options of {@link serveCommand}. */
+export interface ServeCommandOptions {
+  readonly flags: ServeFlags;
+  /** The version `/openapi.json` reports. */
+  readonly version: string;
+  /** Aborted when the process is asked to stop (the CLI wires SIGINT and SIGTERM to it). */
+  readonly signal: AbortSignal;
+  /** Default `process.env`. */
+  readonly env?: ServeEnv;
+  /** Default `process.cwd()`. */
+  readonly cwd?: string;
+}
+
+/**
+ * The runtime options `axon serve` and `axon worker` share, from `config`: API.md's embedded
+ * defaults (the examples' agents and tools, the scripted engine) plus the configured engine,
+ * policy and memory. `close` releases what was opened, for a caller that cannot go on. A
+ * memory backend axon does not have is `InvalidParamsError` naming the key (`createMemory`'s).
+ */
+export function configuredRuntimeOptions(
+  config: ServeConfig,
+  logger: Logger,
+): { readonly options: RuntimeOptions; readonly close: () => Promise<void> } {
+  const engines: Engine[] = config.openai
+    ? [createOpenAIEngine({ name: 'openai', ...config.openai })]
+    : [];
+  // With Redis (a fleet), per-user rate limits are counted there: every API process and
+  // worker of the fleet sees the same counts.
+  const policy = config.policy
+    ? configuredPolicy(
+        config.policy,
+        config.redis ? { rateLimiter: sharedLimiter(config.redis, logger) } : {},
+      )
+    : undefined;
+  const examples = Object.values(EXAMPLES).map((build) => build());
+  let memory: Memory | undefined;
+  try {
+    memory = config.memory ? createMemory(config.memory) : undefined;
+  } catch (err) {
+    void policy?.close?.();
+    throw err;
+  }
+  return {
+    options: {
+      dataDir: config.dataDir,
+      // The operator's files are never a run's to read: no sandbox root may hold them.
+      fs: {
+        ...(config.fsRoots === null ? {} : { roots: config.fsRoots }),
+        guarded: guardedPaths(config.configFile, config.memory),
+      },
+      logger,
+      agents: [...examples.flatMap((e) => e.agents), ...config.agents],
+      tools: [...examples.flatMap((e) => e.tools), ...EXAMPLE_TOOLS, ...config.tools],
+      ...(config.container ? { container: config.container } : {}),
+      engines,
+      ...(policy ? { policy } : {}),
+      ...(memory ? { memory } : {}),
+    },
+    close: async () => {
+      await Promise.allSettled([memory?.close(), policy?.close?.()]);
+    },
+  };
+}
+
+/**
+ * A rate limiter on the fleet's Redis under its prefix (`<prefix>rate:`, where runs' steps
+ * per minute are counted too), on a connection of its own that closing it closes.
+ */
+function sharedLimiter(redis: NonNullable<ServeConfig['redis']>, logger: Logger): RateLimiter {
+  const client = connectRedis(
+    redis.url !== null
+      ? { url: redis.url }
+      : { cluster: parseClusterNodes(redis.cluster, 'redis.cluster') },
+    { maxRetriesPerRequest: 2, lazyConnect: true },
+  );
+  client.on('error', (err) => {
+    logger.warn({ err }, 'rate limits: a Redis connection failed');
+  });
+  return {
+    ...redisRateLimiter(client, systemClock, `${redis.prefix}rate:`),
+    close: () => {
+      client.disconnect();
+      return Promise.resolve();
+    },
+  };
+}
+
+/**
+ * The runtime `axon serve` runs: {@link configuredRuntimeOptions} over a SQLite store in the
+ * data dir — or, with `redis`, the Redis store and the fleet's pools, where its submitted
+ * steps go. Whatever it opened is closed again if a later part cannot be made.
+ */
+export async function serveRuntime(
+  config: ServeConfig,
+  logger: Logger,
+  extraEngines: readonly Engine[] = [],
+): Promise<Runtime> {
+  const parts = configuredRuntimeOptions(config, logger);
+  // A fleet's records are in its Redis unless PostgreSQL is named (then only its queues,
+  // streams and registry are).
+  const store = config.postgres
+    ? postgresStore({ connection: config.postgres.url, schema: config.postgres.schema })
+    : config.redis
+      ? redisStore({ ...storeTarget(config.redis), prefix: config.redis.prefix })
+      : sqliteStore(join(config.dataDir, STORE_FILE));
+  try {
+    return createRuntime({
+      ...parts.options,
+      engines: [...(parts.options.engines ?? []), ...extraEngines],
+      store,
+      ...(config.redis ? { fleet: fleetTarget(config.redis) } : {}),
+    });
+  } catch (err) {
+    await Promise.allSettled([store.close(), parts.close()]);
+    throw err;
+  }
+}
+
+/** `dir` as the user would type it: relative to `cwd` when inside it. */
+function shownPath(dir: string, cwd: string): string {
+  const rel = relative(cwd, dir);
+  return rel === '' ? '.' : rel.startsWith('..') ? dir : rel;
+}
+
+/** Why `listen` failed, for the errors a user can fix. */
+const LISTEN_ERRORS: Readonly<Record<string, string>> = {
+  EADDRINUSE: 'the port is in use (--port 0 picks a free one)',
+  EACCES: 'permission denied (ports below 1024 need privileges)',
+  EADDRNOTAVAIL: 'this machine has no such address',
+};
+
+const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/**
+ * Runs `axon serve` until `options.signal` aborts, then drains (no new steps, the running ones
+ * end, their streams get their last event, the store closes) and resolves 0. Resolves 2 for
+ * a configuration the server cannot run with (one line on stderr naming the key), 1 when it
+ * cannot start (the port taken, the store unreadable).
+ *
+ * @example
+ * const stop = new AbortController();
+ * process.once('SIGTERM', () => stop.abort());
+ * process.exitCode = await serveCommand({ flags: { port: '7070' }, version, signal: stop.signal }, processIo);
+ */
+export async function serveCommand(options: ServeCommandOptions, io: CliIo): Promise<number> {
+  const cwd = options.cwd ?? process.cwd();
+  const fail = (code: number, message: string): number => {
+    io.stderr.write(`axon serve: ${message}\n`);
+    return code;
+  };
+  let config: ServeConfig;
+  let logger: Logger;
+  try {
+    config = loadServeConfig({
+      flags: options.flags,
+      cwd,
+      ...(options.env ? { env: options.env } : {}),
+    });
+    // Made here so that a bad AXON_LOG_LEVEL is a line, not a stack trace (as in `axon run`).
+    logger = createCliLogger(io.stderr, options.env ?? process.env);
+  } catch (err) {
+    if (err instanceof ServeConfigError || err instanceof RangeError) return fail(2, err.message);
+    throw err;
+  }
+  // With --redis too: inline roles' turns run here, pool roles' on the fleet's replicas
+  // (`axon worker` with the same config has the workflows' agents).
+  const served = servedWorkflows(config.workflows);
+  let runtime: Runtime;
+  try {
+    runtime = await serveRuntime(config, logger, served.engines);
+  } catch (err) {
+    if (err instanceof InvalidParamsError && config.configFile !== null && err.param) {
+      // createMemory names the key (`memory.warm.backend`); the file knows its line.
+      const source = shownPath(config.configFile, cwd);
+      const line = config.lineOf(err.param);
+      return fail(2, describeProblem({ source, line, key: '', message: err.message }));
+    }
+    // An option an engine, the memory or createRuntime refuses.
+    if (err instanceof InvalidParamsError || err instanceof RangeError || err instanceof TypeError)
+      return fail(2, err.message);
+    return fail(1, `cannot start: ${err instanceof Error ? err.message : String(err)}`);
+  }
+
+  let server: AxonServer;
+  let workflows: WorkflowEngine | undefined;
+  try {
+    const engine = new WorkflowEngine(runtime, served.workflows);
+    workflows = engine;
+    // Before taking work: a restarted server picks up what it left running (NERVE-4005) —
+    // but the threads, which the workflow engine resumes under their leases below. With a
+    // fleet its steps run on the workers, which go on with them themselves.
+    const resumed = config.redis
+      ? []
+      : (await runtime.resumeRuns({ except: (run) => engine.drives(run) })).filter(
+          (r) => r.interrupted.length > 0,
+        );
+    if (config.redis) {
+      try {
+        await runtime.refreshPools();
+      } catch (err) {
+        await runtime.close();
+        return fail(1, `cannot reach ${shownRedis(config.redis)}: ${(err as Error).message}`);
+      }
+    }
+    if (resumed.length > 0) {
+      const steps = resumed.reduce((n, r) => n + r.interrupted.length, 0);
+      const again = resumed.reduce((n, r) => n + r.rerun.length, 0);
+      io.stdout.write(
+        `axon serve: resumed ${plural(resumed.length, 'run')} a stop interrupted: ${plural(steps, 'step')} closed with WORKER_RESET, ${again} submitted again\n`,
+      );
+    }
+    // After the runs: a thread a stop left running is resumed from its last finished turn.
+    const recovered = await engine.recover();
+    const threads = [
+      recovered.resumed.length > 0 ? `resumed ${plural(recovered.resumed.length, 'thread')}` : '',
+      recovered.crashed.length > 0
+        ? `${plural(recovered.crashed.length, 'thread')} ended crashed (resume: false)`
+        : '',
+      recovered.requeued.length > 0
+        ? `queued ${plural(recovered.requeued.length, 'waiting thread')} again`
+        : '',
+      recovered.elsewhere.length > 0
+        ? `${plural(recovered.elsewhere.length, 'thread')} left to the engine that holds ${recovered.elsewhere.length === 1 ? 'it' : 'them'}`
+        : '',
+    ].filter((x) => x !== '');
+    if (threads.length > 0) {
+      io.stdout.write(`axon serve: workflows: ${threads.join(', ')}\n`);
+    }
+    server = await createServer(runtime, {
+      ...(served.workflows.length > 0 ? { workflows } : {}),
+      host: config.host,
+      port: config.port,
+      keys: config.keys,
+      version: options.version,
+      ...(config.keepAliveMs === undefined ? {} : { keepAliveMs: config.keepAliveMs }),
+      ...(config.bodyLimitBytes === undefined ? {} : { bodyLimitBytes: config.bodyLimitBytes }),
+      ...(config.maxStepsPerRun === undefined ? {} : { maxStepsPerRun: config.maxStepsPerRun }),
+      ...(config.drainMs === undefined ? {} : { drainMs: config.drainMs }),
+      ...(config.sseFlushMs === undefined ? {} : { sseFlushMs: config.sseFlushMs }),
+      ...(config.maxStreams === undefined ? {} : { maxStreams: config.maxStreams }),
+      ...(config.maxStreamsPerUser === undefined
+        ? {}
+        : { maxStreamsPerUser: config.maxStreamsPerUser }),
+      ...(config.allowedHosts === undefined ? {} : { allowedHosts: config.allowedHosts }),
+    });
+  } catch (err) {
+    await workflows?.close();
+    await runtime.close();
+    if (err instanceof RangeError || err instanceof TypeError) return fail(2, err.message);
+    const e = err as NodeJS.ErrnoException;
+    const why = e.code === undefined ? undefined : LISTEN_ERRORS[e.code];
+    if (why !== undefined) return fail(1, `cannot listen on ${config.host}:${config.port}: ${why}`);
+    throw err;
+  }
+
+  const from = config.configFile ? `config ${shownPath(config.configFile, cwd)}` : 'no config file';
+  const postgres = config.postgres
+    ? `store in PostgreSQL at ${shownPostgres(config.postgres.url)}, schema ${config.postgres.schema}`
+    : null;
+  const data = config.redis
+    ? postgres
+      ? `${postgres}; fleet on ${shownRedis(config.redis)}`
+      : `store and fleet on ${shownRedis(config.redis)}`
+    : (postgres ?? `data in ${shownPath(config.dataDir, cwd)}`);
+  const auth = config.keys.length > 0 ? " -H 'Authorization: Bearer <key>'" : '';
+  const names = served.workflows.map((w) => w.name).join(', ');
+  const replaced = served.exampleReplaced ? ` (${EXAMPLE_WORKFLOW} from the config file)` : '';
+  io.stdout.write(
+    `axon serve: listening on ${server.url} (${data}, ${from})\n` +
+      `axon serve: workflows: ${names}${replaced}\n` +
+      `trace UI: ${server.url}/ui\n` +
+      `try: curl -s${auth} ${server.url}/v1/pools\n`,
+  );
+  // The SQLite store in the data dir is this server's while it runs (`data-dir-lock.ts`).
+  const unmark = config.redis || config.postgres ? null : markDataDir(config.dataDir, server.url);
+
+  await aborted(options.signal);
+  const reason: unknown = options.signal.reason;
+  const why = typeof reason === 'string' ? reason : 'stop';
+  io.stdout.write(`axon serve: ${why}: draining (a second signal stops at once)\n`);
+  await server.close();
+  unmark?.();
+  io.stdout.write('axon serve: stopped\n');
+  return 0;
+}

@@ -1,0 +1,279 @@
+/**
+ * The PostgreSQL store (issue 32, first step): the RunStore conformance suite against the
+ * server on 127.0.0.1:5432 (`AXON_TEST_POSTGRES` to name another), each store in a schema of
+ * its own, dropped after; its migrations, and a schema newer than the code refused.
+ */
+import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  POSTGRES_SCHEMA_VERSION,
+  postgresStore,
+} from '../../../src/store/postgres/postgres-store.js';
+import { defineAgent } from '../../../src/actors/define-agent.js';
+import { MAX_BATCH } from '../../../src/store/postgres/postgres-batch.js';
+import { ConflictError } from '../../../src/errors/conflict-error.js';
+import { NotFoundError } from '../../../src/errors/not-found-error.js';
+import { makeRun, makeStep, narration } from '../../support/records.js';
+import { quietRuntime } from '../../support/runtime.js';
+import { expectSharedLeases } from '../leases-conformance.js';
+import { describeRunStore } from '../run-store.conformance.js';
+
+const url = process.env['AXON_TEST_POSTGRES'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const admin = new pg.Pool({ connectionString: url, max: 2 });
+const schemas: string[] = [];
+const schema = (): string => {
+  const s = `axon_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`;
+  schemas.push(s);
+  return s;
+};
+
+afterAll(async () => {
+  for (const s of schemas) await admin.query(`DROP SCHEMA IF EXISTS "${s}" CASCADE`);
+  await admin.end();
+});
+
+describeRunStore('postgres (a schema per store)', () =>
+  postgresStore({ connection: url, schema: schema() }),
+);
+
+describe('the PostgreSQL store', () => {
+  it('applies its migrations once, records the version, and opens the same schema again', async () => {
+    const s = schema();
+    const first = postgresStore({ connection: url, schema: s });
+    const run = makeRun();
+    await first.createRun(run);
+    await first.close();
+    const again = postgresStore({ connection: url, schema: s });
+    expect(await again.getRun(run.run_id)).toEqual(run);
+    await again.close();
+    const { rows } = await admin.query(
+      `SELECT value FROM "${s}".meta WHERE key = 'schema_version'`,
+    );
+    expect(rows).toEqual([{ value: String(POSTGRES_SCHEMA_VERSION) }]);
+  });
+
+  it('refuses a schema newer than the code knows, touching nothing', async () => {
+    const s = schema();
+    await admin.query(`CREATE SCHEMA "${s}"`);
+    await admin.query(`CREATE TABLE "${s}".meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
+    await admin.query(`INSERT INTO "${s}".meta VALUES ('schema_version', '99')`);
+    const store = postgresStore({ connection: url, schema: s });
+    await expect(store.getRun('run_x')).rejects.toThrow(/version 99, newer than this axon knows/);
+    await store.close();
+  });
+
+  it('refuses a schema name that is not a plain identifier', () => {
+    expect(() => postgresStore({ connection: url, schema: 'a"; DROP' })).toThrow(RangeError);
+  });
+});
+
+describe('the PostgreSQL store’s batches (one call of its apply function per turn)', () => {
+  it('a refused write in a batch rejects alone; the others of its turn commit', async () => {
+    const store = postgresStore({ connection: url, schema: schema() });
+    const first = makeRun();
+    await store.createRun(first);
+    const second = makeRun();
+    // Asked in one turn: one batch.
+    const asked = [
+      store.createRun(first),
+      store.createRun(second),
+      store.updateRun('run_unknown', { status: 'failed' }),
+      store.updateRun(second.run_id, { status: 'completed' }),
+    ];
+    const settled = await Promise.allSettled(asked);
+    expect(settled.map((s) => s.status)).toEqual([
+      'rejected',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    expect((settled[0] as PromiseRejectedResult).reason).toBeInstanceOf(ConflictError);
+    expect((settled[2] as PromiseRejectedResult).reason).toBeInstanceOf(NotFoundError);
+    expect((await store.getRun(second.run_id))?.status).toBe('completed');
+    await store.close();
+  });
+
+  it('a batch the server fails as a whole is run again one write at a time: only the bad one fails', async () => {
+    const store = postgresStore({ connection: url, schema: schema() });
+    const run = makeRun();
+    await store.createRun(run);
+    const step = makeStep(run.run_id);
+    await store.createStep(step);
+    const good = makeRun();
+    const asked = [
+      store.createRun(good),
+      // A seq PostgreSQL cannot take as an integer fails the statement, not just the write.
+      store.appendEvents([{ ...narration(step.step_id, 1), seq: 2 ** 40 }]),
+      store.appendEvents([narration(step.step_id, 1)]),
+    ];
+    const settled = await Promise.allSettled(asked);
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    expect(String((settled[1] as PromiseRejectedResult).reason)).toMatch(/out of range/);
+    expect(await store.getRun(good.run_id)).toEqual(good);
+    expect((await store.readEvents(step.step_id)).map((e) => e.seq)).toEqual([1]);
+    await store.close();
+  });
+
+  it('a turn asking more than MAX_BATCH writes sends them in bounded calls, each committed, in order', async () => {
+    const store = postgresStore({ connection: url, schema: schema() });
+    const runs = Array.from({ length: MAX_BATCH * 2 + 5 }, () => makeRun());
+    await Promise.all(runs.map((r) => store.createRun(r)));
+    expect((await store.listRuns()).map((r) => r.run_id)).toEqual(runs.map((r) => r.run_id));
+    await store.close();
+  });
+
+  it('reads after writes of the same turn see them (a list waits for the batch before it)', async () => {
+    const store = postgresStore({ connection: url, schema: schema() });
+    const run = makeRun();
+    const created = store.createRun(run);
+    const listed = store.listRuns();
+    await created;
+    expect((await listed).map((r) => r.run_id)).toEqual([run.run_id]);
+    await store.close();
+  });
+});
+
+describe('the PostgreSQL store when the server drops its connections', () => {
+  it('a step whose connections are killed mid-turn completes after reconnecting; nothing acknowledged is lost', async () => {
+    const s = schema();
+    const app = `axon_kill_${randomUUID().slice(0, 8)}`;
+    const connection = `${url}${url.includes('?') ? '&' : '?'}application_name=${app}`;
+    const store = postgresStore({ connection, schema: s });
+    let killed = 0;
+    const writer = defineAgent({
+      name: 'writer',
+      async *handler() {
+        yield 'before ';
+        const { rows } = await admin.query(
+          `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE application_name = $1`,
+          [app],
+        );
+        killed = rows.length;
+        yield 'after';
+        return 'done';
+      },
+    });
+    const rt = quietRuntime({ store, agents: [writer] });
+    const result = await rt.invoke<string>('writer', 'go');
+    expect(killed).toBeGreaterThan(0);
+    expect(result.status).toBe('success');
+    expect(result.output).toBe('done');
+    await rt.close();
+
+    // What the runtime was told is there, read through connections of another store.
+    const again = postgresStore({ connection: url, schema: s });
+    expect((await again.getRun(result.runId))?.status).toBe('completed');
+    expect((await again.getStep(result.stepId))?.status).toBe('succeeded');
+    const log = await again.readEvents(result.stepId);
+    expect(log.map((e) => e.type)).toEqual(['started', 'token', 'token', 'end']);
+    await again.close();
+  });
+});
+
+/**
+ * A TCP relay to the tests' PostgreSQL whose `swallowNextAnswer` drops the server's next answer
+ * on a connection and cuts that connection: what a network failure between the commit and its
+ * answer looks like to the client.
+ */
+async function answerSwallowingRelay(): Promise<{
+  url: string;
+  swallowNextAnswer(): void;
+  close(): Promise<void>;
+}> {
+  const target = new URL(url);
+  const sockets = new Set<net.Socket>();
+  let armed = false;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(client).add(upstream);
+    let asked = false;
+    client.on('data', (chunk: Buffer) => {
+      asked = true;
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk: Buffer) => {
+      if (armed && asked) {
+        armed = false;
+        client.destroy();
+        upstream.destroy();
+        return;
+      }
+      asked = false;
+      client.write(chunk);
+    });
+    const end = (): void => {
+      client.destroy();
+      upstream.destroy();
+    };
+    for (const s of [client, upstream]) s.on('close', end).on('error', end);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  const via = new URL(url);
+  via.hostname = '127.0.0.1';
+  via.port = String(port);
+  return {
+    url: via.toString(),
+    swallowNextAnswer: () => {
+      armed = true;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const sock of sockets) sock.destroy();
+        server.close(() => {
+          resolve();
+        });
+      }),
+  };
+}
+
+describe('the PostgreSQL store when an answer is lost after the commit', () => {
+  it('a batch committed but unanswered is answered from what the server kept: each write resolves once, none is refused as done already', async () => {
+    const relay = await answerSwallowingRelay();
+    const s = schema();
+    const store = postgresStore({ connection: relay.url, schema: s });
+    await store.ready();
+    const run = makeRun();
+    await store.createRun(run);
+    const step = makeStep(run.run_id);
+    await store.createStep(step);
+    // One batch: the run's patch, two appends and a read; its answer never arrives.
+    relay.swallowNextAnswer();
+    const writes = await Promise.allSettled([
+      store.updateRun(run.run_id, { status: 'running' }),
+      store.appendEvents([narration(step.step_id, 1), narration(step.step_id, 2)]),
+      store.appendEvents([narration(step.step_id, 3)]),
+      store.getStep(step.step_id),
+    ]);
+    expect(writes.map((w) => w.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+    ]);
+    expect((writes[3] as PromiseFulfilledResult<unknown>).value).toEqual(step);
+    // Each once, read through a connection of another store.
+    const again = postgresStore({ connection: url, schema: s });
+    expect((await again.readEvents(step.step_id)).map((e) => e.seq)).toEqual([1, 2, 3]);
+    expect((await again.getRun(run.run_id))?.status).toBe('running');
+    // And the store goes on.
+    await store.appendEvents([narration(step.step_id, 4)]);
+    expect(await again.readEvents(step.step_id, 3)).toHaveLength(1);
+    await again.close();
+    await store.close();
+    await relay.close();
+  });
+});
+
+describe('the PostgreSQL store’s leases', () => {
+  it('two stores on one schema (two processes) see each other’s leases, renewals, expiry and release', async () => {
+    const s = schema();
+    const a = postgresStore({ connection: url, schema: s });
+    const b = postgresStore({ connection: url, schema: s });
+    await expectSharedLeases(a.leases, b.leases);
+    await expect(a.leases.acquire('thread:3', 'engine-a', 0)).rejects.toThrow(RangeError);
+    await Promise.all([a.close(), b.close()]);
+  });
+});
