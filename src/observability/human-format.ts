@@ -1,8 +1,8 @@
 /**
  * @module How figures read to a person, in the CLI's tables and the trace UI alike: one
  * form each for durations (`850ms`, `4.2s`, `2m05s`, `1h02m`), counts (`1,204`), tokens
- * (`1,204 in / 56 out`), dollars (`$0.0123`) and times (`2026-11-27 18:05:19Z`, UTC). Pure
- * functions, no DOM and no Node: the UI's bundle imports this file too.
+ * (`1,204 in / 56 out`), dollars (`$0.0123`, `$0.000033`) and times (`2026-11-27 18:05:19Z`,
+ * UTC). Pure functions, no DOM and no Node: the UI's bundle imports this file too.
  */
 
 /** `412ms`, `3.2s`, `2m05s`, `1h04m`; `-` for none (null, negative or not a number). */
@@ -26,11 +26,20 @@ export function formatTokens(tokensIn: number, tokensOut: number): string {
   return `${formatCount(tokensIn)} in / ${formatCount(tokensOut)} out`;
 }
 
-/** `$0.0213` (four decimals), `$0` for nothing, `<$0.0001` for less than shows. */
+/**
+ * `$0.0213`: four decimals, and more below a cent, until two significant digits show —
+ * `$0.000033`, `$0.00015` — so that a small cost reads as what it is, never as a bound or a
+ * zero; `$0` for nothing (zero, negative or not a number).
+ */
 export function formatCost(usd: number): string {
   if (!(usd > 0)) return '$0';
-  if (usd < 0.00005) return '<$0.0001';
-  return `$${usd.toFixed(4)}`;
+  if (usd >= 0.01) return `$${usd.toFixed(4)}`;
+  if (usd < 1e-15) return `$${usd.toExponential(1)}`;
+  // The decimals that reach the second significant digit, at least four; the zeros a
+  // fifth and later decimal would add (0.00010) are not figures.
+  const decimals = Math.max(4, 1 - Math.floor(Math.log10(usd)));
+  const text = usd.toFixed(decimals);
+  return `$${decimals > 4 ? text.replace(/(\.\d{4}\d*?)0+$/, '$1') : text}`;
 }
 
 /** An ISO time as `2026-11-26 03:44:26Z` (UTC, to the second); `-` for none. */

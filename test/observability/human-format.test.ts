@@ -39,11 +39,28 @@ describe('human-format', () => {
   it.each([
     [0, '$0'],
     [-1, '$0'],
-    [0.00001, '<$0.0001'],
+    [Number.NaN, '$0'],
     [0.0123, '$0.0123'],
     [1.25, '$1.2500'],
+    [12.3456789, '$12.3457'],
+    // Below a cent, decimals until two significant digits show: never a bound, never $0.
+    [0.000033, '$0.000033'],
+    [0.0000333333, '$0.000033'],
+    [0.00001, '$0.00001'],
+    [0.00015, '$0.00015'],
+    [0.0001, '$0.0001'],
+    [0.0000999, '$0.0001'],
+    [0.001234, '$0.0012'],
+    [0.000000001, '$0.000000001'],
+    [1e-16, '$1.0e-16'],
   ])('formatCost(%s) is %s', (usd, text) => {
     expect(formatCost(usd)).toBe(text);
+  });
+
+  it('shows a cost of $0.000033 in full, in the CLI and the trace UI alike (issue 45)', () => {
+    expect(cli.formatCost(0.000033)).toBe('$0.000033');
+    expect(cost(0.000033)).toBe('$0.000033');
+    expect(formatCost(0.000033)).not.toContain('<');
   });
 
   it('shows times in UTC to the second, whatever the zone', () => {
