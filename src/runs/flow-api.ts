@@ -133,9 +133,28 @@ const fsPolicySchema = z
   })
   .strict();
 
-/** The body of `POST /v1/flows/{flow_id}/runs` (API.md, NERVE-4002). */
+/** The longest run `entry` a caller may give (what `GET /v1/runs?entry=` can ask for). */
+export const MAX_RUN_ENTRY = 256;
+/** The entries of a workflow's threads begin so (`workflow:<name>`): not a flow run's to take. */
+const THREAD_ENTRY_PREFIX = 'workflow:';
+
+/**
+ * The body of `POST /v1/flows/{flow_id}/runs` (API.md, NERVE-4002), and `entry`: the name the
+ * run is listed under (its Run's `entry`, `GET /v1/runs?entry=`), the flow's stored name when
+ * absent. A flow is its content, so the name a caller posted it under may not be the stored
+ * one (`posted_name`); a run made with `entry` set to that name is listed as its caller calls
+ * it.
+ */
 export const runInputSchema = z
   .object({
+    entry: z
+      .string()
+      .min(1)
+      .max(MAX_RUN_ENTRY)
+      .refine((e) => !e.startsWith(THREAD_ENTRY_PREFIX), {
+        message: `must not begin with "${THREAD_ENTRY_PREFIX}": those are a workflow's threads`,
+      })
+      .optional(),
     mode: z.enum(['record', 'replay', 'strict_replay']).default('record'),
     seed: z.number().int().nullable().default(null),
     budgets: wireBudgetsSchema.default({}),
@@ -217,11 +236,12 @@ export async function createFlow(
 }
 
 /**
- * Starts a run of a flow (NERVE-4002). A `pool_policy` no pool of the runtime satisfies (a
- * pin of another pool, tags none has) is refused with `PoolUnavailableError`. A `replay` or
- * `strict_replay` run names the recorded run in `replay_of`: `NotFoundError` if there is none; a `strict_replay` run whose seed or
- * policy is not the recorded run's is refused with `ReplayMismatchError` (NERVE-4022). Its
- * seed and policy default to the recorded run's.
+ * Starts a run of a flow (NERVE-4002), listed under the body's `entry` or else the flow's
+ * name. A `pool_policy` no pool of the runtime satisfies (a pin of another pool, tags none
+ * has) is refused with `PoolUnavailableError`. A `replay` or `strict_replay` run names the
+ * recorded run in `replay_of`: `NotFoundError` if there is none; a `strict_replay` run whose
+ * seed or policy is not the recorded run's is refused with `ReplayMismatchError`
+ * (NERVE-4022). Its seed and policy default to the recorded run's.
  */
 export async function createFlowRun(
   deps: FlowApiDeps,
@@ -287,7 +307,7 @@ export async function createFlowRun(
     status: 'running',
     budget_usage: { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 },
     provenance: null,
-    entry: flow.name,
+    entry: input.entry ?? flow.name,
     trace_id: deps.ids.id('request').slice(-32),
     user_id: owner.userId ?? null,
     created_at: isoTime(deps.clock.now()),

@@ -893,6 +893,35 @@ export function describeRunStore(name: string, create: () => Promise<RunStore> |
         await store.updateRun(run.run_id, { status: 'completed' });
         expect(await store.getRun(run.run_id)).toEqual({ ...run, status: 'completed' });
       });
+
+      it("keeps each run's own entry, not its flow's name, and pages by it (issue 45)", async () => {
+        // One flow (its content), posted as `hello` and later as `trip`: each run keeps the
+        // name its caller made it under.
+        const hello = `hello-${randomUUID()}`;
+        const trip = `trip-${randomUUID()}`;
+        const { flow } = await store.putFlow(makeFlow({ name: hello }));
+        const asStored = makeRun({ flow_id: flow.flow_id, entry: hello });
+        const asPosted = makeRun({
+          flow_id: flow.flow_id,
+          entry: trip,
+          created_at: '2025-01-01T00:00:01.000Z',
+        });
+        for (const r of [asStored, asPosted]) await store.createRun(r);
+        expect((await store.getRun(asPosted.run_id))?.entry).toBe(trip);
+        const byEntry = async (entry: string) =>
+          (await store.pageRuns({ entry, limit: 10 })).map((r) => r.run_id);
+        expect(await byEntry(trip)).toEqual([asPosted.run_id]);
+        expect(await byEntry(hello)).toEqual([asStored.run_id]);
+        // Its end changes its status, never its entry.
+        await store.updateRun(asPosted.run_id, { status: 'completed' });
+        expect(await store.getRun(asPosted.run_id)).toEqual({ ...asPosted, status: 'completed' });
+        expect(await byEntry(trip)).toEqual([asPosted.run_id]);
+        expect(
+          (await store.pageRuns({ entry: trip, status: ['completed'], limit: 10 })).map(
+            (r) => r.entry,
+          ),
+        ).toEqual([trip]);
+      });
     });
 
     describe("a step's end, one write", () => {
