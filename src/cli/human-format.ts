@@ -8,6 +8,7 @@ export {
   formatCost,
   formatCount,
   formatDuration,
+  formatRunStatus,
   formatTime,
   formatTokens,
 } from '../observability/human-format.js';

@@ -1,8 +1,9 @@
 /**
  * @module How figures read to a person, in the CLI's tables and the trace UI alike: one
  * form each for durations (`850ms`, `4.2s`, `2m05s`, `1h02m`), counts (`1,204`), tokens
- * (`1,204 in / 56 out`), dollars (`$0.0123`, `$0.000033`) and times (`2026-11-27 18:05:19Z`,
- * UTC). Pure functions, no DOM and no Node: the UI's bundle imports this file too.
+ * (`1,204 in / 56 out`), dollars (`$0.0123`, `$0.000033`), a run's status with its failed
+ * steps (`running · 2 failed steps`) and times (`2026-11-27 18:05:19Z`, UTC). Pure functions,
+ * no DOM and no Node: the UI's bundle imports this file too.
  */
 
 /** `412ms`, `3.2s`, `2m05s`, `1h04m`; `-` for none (null, negative or not a number). */
@@ -40,6 +41,16 @@ export function formatCost(usd: number): string {
   const decimals = Math.max(4, 1 - Math.floor(Math.log10(usd)));
   const text = usd.toFixed(decimals);
   return `$${decimals > 4 ? text.replace(/(\.\d{4}\d*?)0+$/, '$1') : text}`;
+}
+
+/**
+ * A run's status with how many of its steps failed, when any did: `running · 2 failed steps`,
+ * `completed · 1 failed step`; the status alone otherwise. A run goes on after a failed step
+ * (more can be submitted), so its status alone does not tell.
+ */
+export function formatRunStatus(status: string, failedSteps: number): string {
+  if (!(failedSteps > 0)) return status;
+  return `${status} · ${formatCount(failedSteps)} failed step${failedSteps === 1 ? '' : 's'}`;
 }
 
 /** An ISO time as `2026-11-26 03:44:26Z` (UTC, to the second); `-` for none. */

@@ -9,6 +9,7 @@ import {
   formatCost,
   formatCount,
   formatDuration,
+  formatRunStatus,
   formatTime,
   formatTokens,
 } from '../../src/observability/human-format.js';
@@ -63,6 +64,18 @@ describe('human-format', () => {
     expect(formatCost(0.000033)).not.toContain('<');
   });
 
+  it.each([
+    ['running', 0, 'running'],
+    ['running', 2, 'running · 2 failed steps'],
+    ['completed', 1, 'completed · 1 failed step'],
+    ['failed', 1_204, 'failed · 1,204 failed steps'],
+  ])(
+    'formatRunStatus(%s, %s) is %s: a run whose steps failed says so (issue 45)',
+    (status, n, text) => {
+      expect(formatRunStatus(status, n)).toBe(text);
+    },
+  );
+
   it('shows times in UTC to the second, whatever the zone', () => {
     expect(formatTime('2026-11-27T18:05:19.902Z')).toBe('2026-11-27 18:05:19Z');
     expect(formatTime('2026-11-27T19:05:19+01:00')).toBe('2026-11-27 18:05:19Z');
@@ -76,6 +89,7 @@ describe('human-format', () => {
     expect(cli.formatTime).toBe(formatTime);
     expect(cli.formatCost).toBe(formatCost);
     expect(cli.formatTokens).toBe(formatTokens);
+    expect(cli.formatRunStatus).toBe(formatRunStatus);
     expect(duration(125_000)).toBe(cli.formatDuration(125_000));
     expect(when('2026-11-27T18:05:19Z')).toBe(cli.formatTime('2026-11-27T18:05:19Z'));
     expect(tokens(52_000, 52)).toBe('52,000 in / 52 out');

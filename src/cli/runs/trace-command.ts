@@ -7,10 +7,17 @@
 import type { Command } from 'commander';
 import { commandAction, type CommandContext } from '../command-context.js';
 import { EXIT } from '../exit-codes.js';
-import { elapsedMs, formatCost, formatCount, formatDuration, formatTime } from '../human-format.js';
+import {
+  elapsedMs,
+  formatCost,
+  formatCount,
+  formatDuration,
+  formatRunStatus,
+  formatTime,
+} from '../human-format.js';
 import { addJsonOption, writeJson } from '../json-output.js';
 import type { RunInfo, StepInfo } from '../sources/run-source.js';
-import { entryOf, runJson } from './runs-command.js';
+import { entryOf, failedStepCount, runJson } from './runs-command.js';
 import { addSourceOptions, openSource, type SourceFlags } from '../sources/source-options.js';
 import {
   buildStepNodes,
@@ -30,13 +37,16 @@ interface TraceFlags extends SourceFlags {
   readonly json?: boolean | undefined;
 }
 
-/** The run's line above the tree: `run <id>: <entry>, <status>, created <time>, took <d>`. */
-function runLine(run: RunInfo, style: TerminalStyle): string {
+/**
+ * The run's line above the tree: `run <id>: <entry>, <status>, created <time>, took <d>`; the
+ * status says how many of its steps failed, when any did (`running · 2 failed steps`).
+ */
+function runLine(run: RunInfo, failedSteps: number, style: TerminalStyle): string {
   const took =
     run.ended_at === null
       ? ''
       : `, took ${formatDuration(elapsedMs(run.created_at, run.ended_at))}`;
-  const status = statusPaint(style, run.status)(run.status);
+  const status = statusPaint(style, run.status)(formatRunStatus(run.status, failedSteps));
   return `run ${style.bold(run.run_id)}: ${entryOf(run)}, ${status}, created ${formatTime(run.created_at)}${took}\n`;
 }
 
@@ -93,13 +103,14 @@ async function trace(runId: string, flags: TraceFlags, ctx: CommandContext): Pro
     const steps = await source.listSteps(runId);
     const roots = buildStepNodes(steps);
     const totals = totalsOf(roots, steps);
+    const failed = failedStepCount(steps);
     const { io } = ctx;
     if (flags.json) {
-      writeJson(io, { run: runJson(run), steps: roots.map(stepJson), totals });
+      writeJson(io, { run: runJson(run, failed), steps: roots.map(stepJson), totals });
       return EXIT.OK;
     }
     const style = createTerminalStyle(io.stdout, ctx.env);
-    io.stdout.write(runLine(run, style));
+    io.stdout.write(runLine(run, failed, style));
     io.stdout.write(
       steps.length === 0 ? 'no steps\n' : `\n${traceTable(run, roots, totals, style)}`,
     );

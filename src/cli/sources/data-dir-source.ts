@@ -100,6 +100,7 @@ export function openDataDirSource(options: DataDirSourceOptions): RunSource {
       const runs = await store.pageRuns({
         limit: query.limit,
         ...(query.status ? { status: query.status } : {}),
+        ...(query.entry === undefined ? {} : { entry: query.entry }),
       });
       return runs.map(runInfoOf);
     },

@@ -59,6 +59,8 @@ export interface StepInfo {
 export interface RunQuery {
   /** Only runs with one of these statuses; all when absent. */
   readonly status?: readonly RunStatusName[] | undefined;
+  /** Only runs of this entry (the Run's `entry`), exact; all when absent. */
+  readonly entry?: string | undefined;
   /** At most this many, newest first. */
   readonly limit: number;
 }

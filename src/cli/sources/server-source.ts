@@ -164,6 +164,7 @@ export function createServerSource(options: ServerSourceOptions): RunSource {
     async listRuns(query: RunQuery): Promise<RunInfo[]> {
       const params = new URLSearchParams({ limit: String(query.limit) });
       if (query.status) params.set('status', query.status.join(','));
+      if (query.entry !== undefined) params.set('entry', query.entry);
       return get(
         `v1/runs?${params.toString()}`,
         'GET /v1/runs',

@@ -46,7 +46,7 @@ describe('against a server without keys', () => {
     expect(rows[0]).toEqual(['RUN', 'ENTRY', 'STATUS', 'CREATED', 'DURATION', 'TOKENS', 'COST']);
     expect(rows.slice(1).map((r) => r.slice(0, 3))).toEqual([
       [s.ids.last, 'lead', 'completed'],
-      [s.ids.broken, 'broken', 'failed'],
+      [s.ids.broken, 'broken', 'failed · 1 failed step'],
       [s.ids.first, 'lead', 'completed'],
     ]);
     expect(fromServer.stdout).toBe((await axon(['runs', 'list', '--data-dir', s.data.dir])).stdout);

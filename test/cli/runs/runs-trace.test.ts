@@ -6,7 +6,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { formatDuration } from '../../../src/cli/human-format.js';
+import { formatDuration, formatRunStatus } from '../../../src/cli/human-format.js';
 import { stripStyle } from '../../../src/cli/terminal-style.js';
 import type { RunRecord, StepRecord } from '../../../src/store/records.js';
 import { axon, createDataDir, invokeRun, tableRows, type DataDir } from '../run-fixtures.js';
@@ -42,10 +42,11 @@ describe('on a data dir a runtime wrote: three runs, one of them failed', () => 
     const expected = await Promise.all(
       [ids.last, ids.broken, ids.first].map(async (id) => {
         const run = await data.run(id);
+        const failed = (await data.steps(id)).filter((st) => st.status === 'failed').length;
         return [
           id,
           run.entry,
-          run.status,
+          formatRunStatus(run.status, failed),
           `${run.created_at.slice(0, 10)} ${run.created_at.slice(11, 19)}Z`,
           ms(run.created_at, run.ended_at),
           String(tokens(run)),
@@ -56,7 +57,7 @@ describe('on a data dir a runtime wrote: three runs, one of them failed', () => 
     expect(rows).toEqual(expected);
     expect(rows.map((r) => r.slice(1, 3))).toEqual([
       ['lead', 'completed'],
-      ['broken', 'failed'],
+      ['broken', 'failed · 1 failed step'],
       ['lead', 'completed'],
     ]);
     // The priced engine answered: lead's run cost something; broken's nothing.
@@ -106,6 +107,7 @@ describe('on a data dir a runtime wrote: three runs, one of them failed', () => 
       entry: 'lead',
       flow_id: null,
       status: 'completed',
+      failed_steps: 0,
       mode: 'record',
       created_at: first.created_at,
       ended_at: first.ended_at,
@@ -187,6 +189,7 @@ describe('on a data dir a runtime wrote: three runs, one of them failed', () => 
   it('trace of a failed run: its status, and an ERROR column with the code and message', async () => {
     const { code, stdout } = await axon(['trace', ids.broken, '--data-dir', data.dir]);
     expect(code).toBe(0);
+    expect(stdout.split('\n')[0]).toMatch(/^run \S+: broken, failed · 1 failed step, created /);
     const rows = tableRows(stdout.split('\n').slice(2).join('\n'));
     expect(rows[0]?.at(-1)).toBe('ERROR');
     expect(rows[1]?.[0]).toBe('agent broken');
@@ -204,7 +207,12 @@ describe('on a data dir a runtime wrote: three runs, one of them failed', () => 
       totals: Record<string, number>;
     };
     const run = await data.run(ids.last);
-    expect(doc.run).toMatchObject({ run_id: ids.last, status: 'completed', entry: 'lead' });
+    expect(doc.run).toMatchObject({
+      run_id: ids.last,
+      status: 'completed',
+      entry: 'lead',
+      failed_steps: 0,
+    });
     const shape = (n: { type: string; name: string; children: unknown[] }): unknown => [
       `${n.type} ${n.name}`,
       (n.children as (typeof n)[]).map(shape),
@@ -245,7 +253,7 @@ describe('on a data dir a runtime wrote: three runs, one of them failed', () => 
       expect(tty.code).toBe(0);
       expect(tty.stdout).toContain(`${ESC}1mRUN`);
       expect(tty.stdout).toContain(`${ESC}32mcompleted${ESC}39m`);
-      expect(tty.stdout).toContain(`${ESC}31mfailed${ESC}39m`);
+      expect(tty.stdout).toContain(`${ESC}31mfailed · 1 failed step${ESC}39m`);
       expect(stripStyle(tty.stdout)).toBe(plain.stdout);
       const trace = await axon(['trace', ids.broken, '--data-dir', data.dir], { tty: true });
       const code = /([A-Z_]+): the disk is on fire/.exec(stripStyle(trace.stdout))?.[1] ?? '';
