@@ -1,4 +1,6 @@
 /** @module The RunStore interface: runs, steps and each step's append-only event log. */
+import type { ActorEndWrite } from './actor-records.js';
+import type { ActorStore } from './actor-store.js';
 import type { BudgetReservations } from './budget-reservations.js';
 import type { Leases } from './store-leases.js';
 import type { BudgetUsage, StepEvent } from '../streams/events.js';
@@ -61,6 +63,11 @@ export interface StepEnd {
    * the run is not touched.
    */
   readonly runUsage?: BudgetUsage;
+  /**
+   * A durable agent's message ending: the state it leaves, and its place in the mailbox
+   * given up, in the same write (issue 46). A store without `actors` refuses it.
+   */
+  readonly actor?: ActorEndWrite;
 }
 
 export interface RunStore {
@@ -170,6 +177,11 @@ export interface RunStore {
    * `ConflictError` (with `details.status`) for one already decided.
    */
   decideApproval(approvalId: string, decision: ApprovalDecision): Promise<ApprovalRecord>;
+  /**
+   * Durable agents' records (actors, mailboxes, wakes, schedules; issue 46); absent, the
+   * store keeps none and a runtime on it refuses durable agents.
+   */
+  readonly actors?: ActorStore;
   /**
    * Leases kept in the store, which every process that opens it sees (the SQLite store's);
    * absent, a runtime keeps its own (or its fleet's, in Redis).

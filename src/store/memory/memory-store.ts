@@ -31,6 +31,7 @@ import type {
 } from '../records.js';
 import { ofRunPage } from '../run-pages.js';
 import type { RunPageQuery, RunStore, StepEnd } from '../run-store.js';
+import { MemoryActors } from './memory-actors.js';
 
 interface StepEntry {
   record: StepRecord;
@@ -93,15 +94,38 @@ export class MemoryRunStore implements RunStore {
   #finished: string[] = [];
   #evictFrom = 0;
 
+  /** Durable agents (issue 46): actors, mailboxes, wakes and schedules, in the heap too. */
+  readonly actors: MemoryActors;
+
   constructor(options: MemoryStoreOptions = {}) {
     const maxRuns = options.maxRuns ?? DEFAULT_MAX_RUNS;
     if (!(maxRuns >= 1)) throw new RangeError(`memoryStore: maxRuns must be >= 1, got ${maxRuns}`);
     this.maxRuns = maxRuns;
+    this.actors = new MemoryActors({
+      createRun: (run) => this.#createRun(run),
+      claim: (step) => this.#claim(step),
+      byToken: (runId, token) => {
+        const found = this.#runs.get(runId)?.tokens?.get(token);
+        return found ? copyStepRecord(found.record) : undefined;
+      },
+      step: (stepId) => {
+        const found = this.#steps.get(stepId);
+        return found ? copyStepRecord(found.record) : undefined;
+      },
+      patchStep: (stepId, patch) => {
+        const found = this.#steps.get(stepId);
+        if (found) found.record = patchStepRecord(found.record, patch);
+      },
+    });
   }
 
   createRun(run: RunRecord): Promise<void> {
-    if (this.#runs.has(run.run_id))
-      return Promise.reject(new ConflictError(`run ${run.run_id} exists`));
+    const refused = this.#createRun(run);
+    return refused ? Promise.reject(refused) : Promise.resolve();
+  }
+
+  #createRun(run: RunRecord): Error | null {
+    if (this.#runs.has(run.run_id)) return new ConflictError(`run ${run.run_id} exists`);
     this.#runs.set(run.run_id, {
       run: copyRunRecord(run, KEPT),
       steps: [],
@@ -113,7 +137,7 @@ export class MemoryRunStore implements RunStore {
     });
     if (FINISHED.has(run.status)) this.#finished.push(run.run_id);
     if (this.#runs.size > this.maxRuns) this.#evict();
-    return Promise.resolve();
+    return null;
   }
 
   /**
@@ -154,24 +178,33 @@ export class MemoryRunStore implements RunStore {
   }
 
   createStep(step: StepRecord): Promise<void> {
+    const refused = this.#createStep(step);
+    return refused ? Promise.reject(refused) : Promise.resolve();
+  }
+
+  #createStep(step: StepRecord): Error | null {
     const entry = this.#runs.get(step.run_id);
-    if (!entry) return Promise.reject(new NotFoundError('run', step.run_id));
-    if (this.#steps.has(step.step_id))
-      return Promise.reject(new ConflictError(`step ${step.step_id} exists`));
+    if (!entry) return new NotFoundError('run', step.run_id);
+    if (this.#steps.has(step.step_id)) return new ConflictError(`step ${step.step_id} exists`);
     const stepEntry: StepEntry = { record: copyStepRecord(step, KEPT), log: [] };
     this.#steps.set(step.step_id, stepEntry);
     entry.steps.push(stepEntry);
     if (step.client_token !== null) (entry.tokens ??= new Map()).set(step.client_token, stepEntry);
-    return Promise.resolve();
+    return null;
   }
 
-  async claimStep(step: StepRecord): Promise<{ step: StepRecord; created: boolean }> {
+  claimStep(step: StepRecord): Promise<{ step: StepRecord; created: boolean }> {
+    const claimed = this.#claim(step);
+    return claimed instanceof Error ? Promise.reject(claimed) : Promise.resolve(claimed);
+  }
+
+  #claim(step: StepRecord): { step: StepRecord; created: boolean } | Error {
     const token = step.client_token;
     const existing = token === null ? undefined : this.#runs.get(step.run_id)?.tokens?.get(token);
     if (existing) return { step: copyStepRecord(existing.record), created: false };
-    await this.createStep(step);
+    const refused = this.#createStep(step);
     // The caller's own record: the store keeps a copy of its own, so nothing is shared.
-    return { step, created: true };
+    return refused ?? { step, created: true };
   }
 
   putFlow(flow: FlowRecord): Promise<{ flow: FlowRecord; created: boolean }> {
@@ -374,10 +407,13 @@ export class MemoryRunStore implements RunStore {
     if (end.runUsage !== undefined && !run) {
       return Promise.reject(new NotFoundError('run', end.runId));
     }
+    const unknownActor = end.actor ? this.actors.checkEnd(end.actor) : null;
+    if (unknownActor) return Promise.reject(unknownActor);
     const refused = this.#append(end.events);
     if (refused) return Promise.reject(refused);
     entry.record = patchStepRecord(entry.record, end.patch);
     if (STEP_ENDED.has(entry.record.status)) entry.log = entry.log.slice();
+    if (end.actor) this.actors.applyEnd(end.actor, end.stepId);
     if (run && end.runUsage !== undefined) {
       run.run = patchRunRecord(run.run, {
         budget_usage: addUsage(run.run.budget_usage, end.runUsage),

@@ -6,6 +6,15 @@
  * transaction began (`PRAGMA data_version`).
  */
 import type Database from 'better-sqlite3';
+import { ConflictError } from '../../errors/conflict-error.js';
+import type { StepEvent } from '../../streams/events.js';
+
+/** The refusal of an event whose `seq` does not continue its log. */
+export function seqConflict(ev: StepEvent, expected: number): ConflictError {
+  return new ConflictError(`step ${ev.step_id}: expected seq ${expected}, got ${ev.seq}`, {
+    details: { step_id: ev.step_id, expected, got: ev.seq },
+  });
+}
 
 /** A log this store appends to: its step's rowid and its last `seq`. */
 export interface LogEnd {
@@ -46,5 +55,38 @@ export class LogEnds {
   /** Forgets a log (its step ended: no more appends to it are expected). */
   delete(stepId: string): void {
     this.#ends.delete(stepId);
+  }
+
+  /**
+   * Each step's log as `events` continue it, checked: `seq` must follow the log's end (a
+   * log not remembered is looked up), else `conflict` is thrown and nothing changes.
+   */
+  continued(
+    events: readonly StepEvent[],
+    lookUp: (stepId: string) => LogEnd,
+    conflict: (ev: StepEvent, expected: number) => Error,
+  ): Map<string, LogEnd> {
+    // The cache changes only once all of the batch fits (`settle`).
+    const logs = new Map<string, LogEnd>();
+    for (const ev of events) {
+      let log = logs.get(ev.step_id);
+      if (!log) {
+        const known = this.#ends.get(ev.step_id) ?? lookUp(ev.step_id);
+        log = { ref: known.ref, seq: known.seq };
+        logs.set(ev.step_id, log);
+      }
+      if (ev.seq !== log.seq + 1) throw conflict(ev, log.seq + 1);
+      log.seq = ev.seq;
+    }
+    return logs;
+  }
+
+  /** Remembers the logs' ends a batch checked by {@link continued} left, once it is held. */
+  settle(logs: ReadonlyMap<string, LogEnd>): void {
+    for (const [stepId, log] of logs) {
+      const cached = this.#ends.get(stepId);
+      if (cached) cached.seq = log.seq;
+      else this.set(stepId, log);
+    }
   }
 }

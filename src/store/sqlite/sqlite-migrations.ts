@@ -242,6 +242,68 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX runs_by_user ON runs (user_id, status, run_ref);
       CREATE INDEX runs_by_entry ON runs (entry, run_ref);`,
   },
+  {
+    version: 9,
+    name: 'durable agents: actors, mailboxes, wakes and schedules',
+    // Issue 46 (`sqlite-actors.ts`). An actor's state is JSON; its queried fields are
+    // columns. Its mailbox holds its messages not ended, by step rowid (a message's step is
+    // in the actor's run), `queued` until taken. Wakes and schedules keep their record as
+    // JSON beside the columns their indexes need: due times (one index of due wakes, not a
+    // timer per sleeper), event names, fired ones.
+    sql: `CREATE TABLE actors (
+        actor_ref  INTEGER PRIMARY KEY,
+        actor_id   TEXT NOT NULL UNIQUE,
+        user_id    TEXT,
+        name       TEXT NOT NULL,
+        key        TEXT NOT NULL,
+        run_id     TEXT NOT NULL,
+        version    INTEGER NOT NULL,
+        state      TEXT NOT NULL,
+        status     TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX actors_by_user ON actors (user_id, actor_ref);
+      CREATE INDEX actors_by_name ON actors (name, actor_ref);
+      CREATE INDEX actors_by_key ON actors (key);
+      CREATE INDEX actors_open ON actors (status, actor_id) WHERE status <> 'idle';
+      CREATE TABLE mailbox (
+        actor_ref INTEGER NOT NULL,
+        step_ref  INTEGER NOT NULL,
+        queued    INTEGER NOT NULL,
+        PRIMARY KEY (actor_ref, step_ref)
+      ) WITHOUT ROWID;
+      CREATE TABLE wakes (
+        wake_id  TEXT PRIMARY KEY,
+        actor_id TEXT NOT NULL,
+        user_id  TEXT,
+        kind     TEXT NOT NULL,
+        step_id  TEXT,
+        status   TEXT NOT NULL,
+        due_at   INTEGER,
+        event    TEXT,
+        fired_at INTEGER,
+        created  INTEGER NOT NULL,
+        record   TEXT NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX wakes_due ON wakes (due_at) WHERE status = 'pending' AND due_at IS NOT NULL;
+      CREATE INDEX wakes_by_event ON wakes (event, user_id, created)
+        WHERE status = 'pending' AND event IS NOT NULL;
+      CREATE INDEX wakes_fired ON wakes (fired_at) WHERE status = 'fired' AND kind <> 'reminder';
+      CREATE INDEX wakes_by_actor ON wakes (actor_id);
+      CREATE INDEX wakes_by_step ON wakes (step_id) WHERE step_id IS NOT NULL;
+      CREATE TABLE schedules (
+        schedule_ref INTEGER PRIMARY KEY,
+        schedule_id  TEXT NOT NULL UNIQUE,
+        user_id      TEXT,
+        status       TEXT NOT NULL,
+        next_at      INTEGER,
+        record       TEXT NOT NULL
+      );
+      CREATE INDEX schedules_due ON schedules (next_at)
+        WHERE status = 'active' AND next_at IS NOT NULL;
+      CREATE INDEX schedules_by_user ON schedules (user_id, schedule_ref);`,
+  },
 ];
 
 /**

@@ -23,10 +23,11 @@ import type {
 import type { RunPageQuery, RunStore, StepEnd } from '../run-store.js';
 import { SqliteRunPages } from './sqlite-run-pages.js';
 import { SqliteAppendOnly } from './sqlite-append-only.js';
+import { SqliteActors } from './sqlite-actors.js';
 import { SqliteApprovals } from './sqlite-approvals.js';
 import type { WalCheckpointer } from './sqlite-checkpointer.js';
 import { openSqlite } from './sqlite-open.js';
-import { LogEnds, type LogEnd } from './sqlite-log-ends.js';
+import { LogEnds, seqConflict, type LogEnd } from './sqlite-log-ends.js';
 import { PendingRows } from './sqlite-pending.js';
 import { RowPatches } from './sqlite-patches.js';
 import { settle, TurnCommit } from './sqlite-turn-commit.js';
@@ -88,6 +89,8 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
   readonly #checkpointer: WalCheckpointer | null;
   /** Leases in the file, which every process opening it sees (`store-leases.ts`). */
   readonly leases: Leases;
+  /** Durable agents (issue 46), in the file: `sqlite-actors.ts`. */
+  readonly actors: SqliteActors;
 
   constructor(path: string, options: SqliteStoreOptions = {}) {
     super();
@@ -127,6 +130,23 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
       (fn) => this.#write(fn),
       () => this.flush(),
     );
+    this.actors = new SqliteActors(db, {
+      write: (fn) => this.#writeHeld(fn),
+      read: (fn) => this.#read(fn),
+      createRun: (run) => {
+        this.#holdRun(run);
+      },
+      claim: (step) => this.#claim(step),
+      byToken: (runId, token) => {
+        const row =
+          this.#pending.heldByToken(runId, token) ??
+          (this.#stmt.stepByToken.get(runId, token) as StepRow | undefined);
+        return row ? stepFromRow(row) : undefined;
+      },
+      heldStepRef: (stepId) => this.#pending.stepRef(stepId),
+      patchStep: (stepId, patch) =>
+        this.#pending.patchStep(stepId, patch) || this.#stepPatches.apply(stepId, patch),
+    });
     this.checkpoints = this.#appendOnly = new SqliteAppendOnly(
       db,
       this.#stmt,
@@ -173,29 +193,14 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
    * this store has not appended to lately is looked up (held rows written first).
    */
   #appendHeld(events: readonly StepEvent[]): void {
-    // Each step's log as this batch continues it; the cache changes only if all of it fits.
-    const logs = new Map<string, LogEnd>();
-    for (const ev of events) {
-      let log = logs.get(ev.step_id);
-      if (!log) {
-        const known = this.#logEnds.get(ev.step_id) ?? this.#lookUpLog(ev.step_id);
-        log = { ref: known.ref, seq: known.seq };
-        logs.set(ev.step_id, log);
-      }
-      if (ev.seq !== log.seq + 1) throw this.#seqConflict(ev, log.seq + 1);
-      log.seq = ev.seq;
-    }
+    const logs = this.#logEnds.continued(events, (stepId) => this.#lookUpLog(stepId), seqConflict);
     // All checked: now hold them (an event that cannot be JSON throws before any is held).
     const texts = events.map(storedEventJson);
     for (let i = 0; i < events.length; i++) {
       const ev = events[i] as StepEvent;
       this.#pending.addEvent(logs.get(ev.step_id)?.ref ?? 0, ev.seq, texts[i] as string);
     }
-    for (const [stepId, log] of logs) {
-      const cached = this.#logEnds.get(stepId);
-      if (cached) cached.seq = log.seq;
-      else this.#logEnds.set(stepId, log);
-    }
+    this.#logEnds.settle(logs);
   }
 
   /** A step's log from the file: its rowid and last seq (held rows written first). */
@@ -240,19 +245,18 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
     this.#logEnds.set(step.step_id, { ref, seq: 0 });
   }
 
-  #seqConflict(ev: StepEvent, expected: number): ConflictError {
-    return new ConflictError(`step ${ev.step_id}: expected seq ${expected}, got ${ev.seq}`, {
-      details: { step_id: ev.step_id, expected, got: ev.seq },
+  createRun(run: RunRecord): Promise<void> {
+    return this.#writeHeld(() => {
+      this.#holdRun(run);
     });
   }
 
-  createRun(run: RunRecord): Promise<void> {
-    return this.#writeHeld(() => {
-      if (this.#pending.runRef(run.run_id) !== undefined || this.#stmt.runExists.get(run.run_id)) {
-        throw new ConflictError(`run ${run.run_id} exists`);
-      }
-      this.#pending.addRun(runRow(run, this.#pending.newRunRef()));
-    });
+  /** Holds a new run's row; refuses a taken id (Conflict). */
+  #holdRun(run: RunRecord): void {
+    if (this.#pending.runRef(run.run_id) !== undefined || this.#stmt.runExists.get(run.run_id)) {
+      throw new ConflictError(`run ${run.run_id} exists`);
+    }
+    this.#pending.addRun(runRow(run, this.#pending.newRunRef()));
   }
 
   getRun(runId: string): Promise<RunRecord | null> {
@@ -397,6 +401,7 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
       ) {
         throw new NotFoundError('run', end.runId);
       }
+      if (end.actor) this.actors.checkEnd(end.actor);
       this.#appendHeld(end.events);
       // A step made in this turn is still held: its row goes in ended, with no update.
       if (
@@ -409,6 +414,7 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
         this.#logEnds.delete(end.stepId);
       }
       if (usage !== undefined) this.#runUsage(end.runId, usage);
+      if (end.actor) this.actors.applyEnd(end.actor, end.stepId);
     });
   }
 

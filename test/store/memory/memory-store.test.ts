@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { memoryStore } from '../../../src/store/memory/memory-store.js';
 import { makeRun, makeStep } from '../../support/records.js';
+import { describeActorStore } from '../actor-store.conformance.js';
 import { describeRunStore } from '../run-store.conformance.js';
 
 describeRunStore('memory', () => memoryStore());
+describeActorStore('memory', () => memoryStore());
 
 describe('memory store retention', () => {
   it('drops the oldest finished runs, with their steps and logs, past maxRuns', async () => {

@@ -16,6 +16,7 @@ import { emptyProvenance, type StepEvent } from '../../../src/streams/events.js'
 import { makeFact, makeRun, makeStep, narration } from '../../support/records.js';
 import type { RunPatch, StepPatch, StepRecord } from '../../../src/store/records.js';
 import { expectSharedLeases } from '../leases-conformance.js';
+import { describeActorStore } from '../actor-store.conformance.js';
 import { describeRunStore } from '../run-store.conformance.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'axon-sqlite-'));
@@ -27,6 +28,7 @@ afterAll(() => {
 });
 
 describeRunStore('sqlite (a file, WAL)', () => sqliteStore(file()));
+describeActorStore('sqlite (a file, WAL)', () => sqliteStore(file()));
 
 describe('SqliteRunStore', () => {
   it('keeps runs, steps and logs across a reopen of the same file', async () => {
