@@ -41,10 +41,13 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          // The HTTP API's tests again, each server's runs in PostgreSQL (issue 32: `axon
-          // serve --postgres` passes the same HTTP tests as SQLite); test/support/server.ts.
+          // Every server test again — the HTTP API, workflow threads, the trace UI, the
+          // framework bridges and their front door — with each runtime's runs in PostgreSQL
+          // (issue 32: `axon serve --postgres` passes the same tests as SQLite). Each test
+          // takes its store from test/support/server.ts (`testStore`, `useTestServers`'
+          // `start` and `runtime`), which reads AXON_TEST_STORE; none keeps its own.
           name: 'http-on-postgres',
-          include: ['test/server/*.int.test.ts'],
+          include: ['test/server/**/*.int.test.ts'],
           env: { AXON_TEST_STORE: 'postgres' },
           testTimeout: 60_000,
           hookTimeout: 60_000,

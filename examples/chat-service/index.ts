@@ -19,6 +19,7 @@ import { createOrchestrator } from '../../src/orchestrator/orchestrator.js';
 import { createRuleRouter } from '../../src/orchestrator/rule-router.js';
 import { createRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import { axonHono, type AxonHonoEnv } from '../../src/server/contrib/hono.js';
+import type { RunStore } from '../../src/store/run-store.js';
 
 /** Options of {@link startChatService}. */
 export interface ChatServiceOptions {
@@ -28,6 +29,8 @@ export interface ChatServiceOptions {
   readonly host?: string;
   /** Delay per streamed token, ms; default 5. */
   readonly tokenDelayMs?: number;
+  /** Where the runtime keeps its runs; default in memory. */
+  readonly store?: RunStore;
 }
 
 /** A running chat service. */
@@ -65,7 +68,7 @@ export function forecastFor(message: string): string {
 
 /** The runtime of the example: its engine and its two agents. */
 export function chatServiceRuntime(
-  options: Pick<ChatServiceOptions, 'tokenDelayMs'> = {},
+  options: Pick<ChatServiceOptions, 'tokenDelayMs' | 'store'> = {},
 ): Runtime {
   const engine = createScriptedEngine({
     name: PLANNER_ENGINE,
@@ -108,6 +111,7 @@ export function chatServiceRuntime(
     agents: [weather, planner],
     engines: [engine],
     logger: createLogger({ level: process.env['LOG_LEVEL'] ?? 'warn' }),
+    ...(options.store ? { store: options.store } : {}),
   });
 }
 

@@ -6,7 +6,7 @@
  * turn. Per workflow at most `concurrency.max` threads run; more wait in order (`queue`) or
  * are refused (`drop`).
  */
-import { EventEmitter } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { ConflictError } from '../errors/conflict-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
@@ -31,6 +31,7 @@ import { turnOf } from './thread-turns.js';
 import {
   refuseOverflow,
   workflowState,
+  type Admitted,
   type Waiting,
   type WorkflowState,
 } from './workflow-slots.js';
@@ -200,8 +201,9 @@ export class WorkflowEngine {
    * Starts a thread of workflow `name` on `input`: it runs at once if fewer than
    * `concurrency.max` threads of it run here, else it waits in order (`queue`, up to
    * `maxQueue`) or is refused (`drop`) with `QueueFullError` — a refused thread leaves no
-   * trace. Resolves the thread as stored (`queued` or `started`). `NotFoundError` for an
-   * unknown workflow; `InvalidParamsError` for a bad input or replay.
+   * trace. Resolves the thread as stored: `started` (once stored) if it runs at once, else
+   * `queued`. `NotFoundError` for an unknown workflow; `InvalidParamsError` for a bad input or
+   * replay.
    */
   async trigger(name: string, input: string, options: TriggerOptions = {}): Promise<ThreadView> {
     if (this.#closed) throw new InvalidParamsError('the workflow engine is closed');
@@ -211,12 +213,13 @@ export class WorkflowEngine {
     }
     const admitted = s.admitting.then(() => this.#admit(s, input, options));
     s.admitting = admitted.catch(() => undefined);
-    const threadId = await admitted;
+    const [threadId, started] = await admitted;
+    await started;
     return (await readThread(this.runtime, threadId)) as ThreadView;
   }
 
-  /** Admits a thread (see {@link trigger}); its id. Runs alone per workflow. */
-  async #admit(s: WorkflowState, input: string, options: TriggerOptions): Promise<string> {
+  /** Admits a thread (see {@link trigger}); its id and its start. Runs alone per workflow. */
+  async #admit(s: WorkflowState, input: string, options: TriggerOptions): Promise<Admitted> {
     const name = s.definition.name;
     refuseOverflow(s);
     const run = await this.runtime.createRun(
@@ -231,14 +234,15 @@ export class WorkflowEngine {
     // A new thread's lease is free: held from now to the thread's end.
     await this.#leases.take(run.run_id);
     await this.#note(run.run_id, { status: 'queued', workflow: name, input });
-    this.#startOrQueue(s, { id: run.run_id, input });
-    return run.run_id;
+    return [run.run_id, this.#startOrQueue(s, { id: run.run_id, input })];
   }
 
-  /** Starts `thread` if a slot is free, else queues it (the caller checked the queue's room). */
-  #startOrQueue(s: WorkflowState, thread: Waiting): void {
-    if (s.running < s.definition.concurrency.max) this.#start(s, thread.id, thread.input, []);
-    else s.queue.push(thread);
+  /** Starts `thread` if a slot is free (resolves once its start is stored), else queues it. */
+  #startOrQueue(s: WorkflowState, thread: Waiting): Promise<unknown> | undefined {
+    if (s.running >= s.definition.concurrency.max) return void s.queue.push(thread);
+    const started = once(this.#events, `changed:${thread.id}`);
+    this.#start(s, thread.id, thread.input, []);
+    return started;
   }
 
   /** Thread `threadId` as stored; `null` when there is none. */
@@ -368,7 +372,7 @@ export class WorkflowEngine {
       const t = await this.#view(run);
       if (t.status === 'queued') {
         requeued.push(run.run_id);
-        this.#startOrQueue(s, { id: run.run_id, input: t.input });
+        void this.#startOrQueue(s, { id: run.run_id, input: t.input });
         continue;
       }
       if (t.status !== 'started') {
@@ -391,14 +395,9 @@ export class WorkflowEngine {
       });
       const steps = await this.runtime.listSteps(run.run_id);
       const done = turnSteps(steps).filter((st) => st.status === 'succeeded');
+      const turns = done.map((st) => turnOf(st));
       resumed.push(run.run_id);
-      this.#start(
-        s,
-        run.run_id,
-        t.input,
-        done.map((st) => turnOf(st)),
-        true,
-      );
+      this.#start(s, run.run_id, t.input, turns, true);
     }
     return { resumed, crashed, requeued, elsewhere };
   }

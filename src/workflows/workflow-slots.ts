@@ -11,6 +11,12 @@ export interface Waiting {
   readonly input: string;
 }
 
+/**
+ * An admitted thread: its id, and when it runs at once, a promise of its start being stored
+ * (a slower store writes it after the trigger's own read could be answered `queued`).
+ */
+export type Admitted = readonly [threadId: string, started: Promise<unknown> | undefined];
+
 /** A registered workflow and its threads in this engine. */
 export interface WorkflowState {
   readonly definition: WorkflowDefinition;

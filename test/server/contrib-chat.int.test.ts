@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import express from 'express';
 import Fastify from 'fastify';
@@ -27,7 +28,7 @@ import {
   type HeaderLookup,
   type Identity,
 } from '../../src/server/contrib/request-context.js';
-import { quietRuntime } from '../support/runtime.js';
+import { testStore, useTestServers } from '../support/server.js';
 
 /** What each framework's app is given besides the runtime and orchestrator. */
 interface ChatAppOptions {
@@ -47,6 +48,8 @@ type StartChat = (
   options: ChatAppOptions,
 ) => Promise<ChatServer>;
 
+/** Every runtime here on the project's store (PostgreSQL under `http-on-postgres`). */
+const stores = useTestServers('server-contrib-chat');
 /** The team's own route every app keeps beside the chat routes: `GET /api/ping`. */
 const PING = { pong: true };
 
@@ -228,7 +231,7 @@ describe.each(BRIDGES)('%s bridge: the front door', (_name, start) => {
           ).text,
       }),
     );
-    const runtime = quietRuntime({
+    const runtime = stores.runtime({
       agents,
       engines: [
         createScriptedEngine({
@@ -448,31 +451,10 @@ describe.each(BRIDGES)('%s bridge: the front door', (_name, start) => {
   });
 });
 
-describe('the orchestrator option', () => {
-  it.each([
-    [
-      'axonExpress',
-      (o: unknown) => axonExpress(quietRuntime(), { orchestrator: o as never, anonymous: 'allow' }),
-    ],
-    [
-      'axonFastify',
-      (o: unknown) => axonFastify(quietRuntime(), { orchestrator: o as never, anonymous: 'allow' }),
-    ],
-    [
-      'axonHono',
-      (o: unknown) => axonHono(quietRuntime(), { orchestrator: o as never, anonymous: 'allow' }),
-    ],
-  ])('%s refuses one without handle and stream, naming the option', (where, make) => {
-    for (const bad of [{}, { handle: () => undefined }, null, 'door']) {
-      expect(() => make(bad)).toThrow(TypeError);
-      expect(() => make(bad)).toThrow(new RegExp(`^${where}: orchestrator must`));
-    }
-  });
-});
-
 describe('examples/chat-service', () => {
   it('answers one chat and streams another to a real client', async () => {
-    const service = await startChatService({ port: 0, tokenDelayMs: 0 });
+    const store = testStore(join(stores.folder(), 'axon.db'));
+    const service = await startChatService({ port: 0, tokenDelayMs: 0, store });
     try {
       const ask = (path: string, message: string) =>
         fetch(`${service.url}${path}`, {

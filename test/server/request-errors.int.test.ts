@@ -10,7 +10,6 @@ import { writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import type { RunStore } from '../../src/store/run-store.js';
 import {
   curl,
@@ -22,6 +21,7 @@ import {
   type TestServer,
   POLL,
   sseClients,
+  testStore,
 } from '../support/server.js';
 
 const servers = useTestServers('server-errors');
@@ -396,7 +396,7 @@ describe('429 with Retry-After', () => {
     // A store that answers a turn of the event loop later, as a networked one (Redis) does:
     // submissions then overlap, and each must see the slots the others took.
     const folder = servers.folder();
-    const store = withLatency(sqliteStore(join(folder, 'axon.db')));
+    const store = withLatency(testStore(join(folder, 'axon.db')));
     const s = await servers.start({
       dataDir: folder,
       runtime: { store },

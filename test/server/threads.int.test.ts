@@ -11,9 +11,10 @@ import {
 import type { ThreadView } from '../../src/workflows/thread-records.js';
 import { defineWorkflow, END } from '../../src/workflows/workflow-definition.js';
 import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
-import { quietRuntime } from '../support/runtime.js';
-import { POLL, sseClients } from '../support/server.js';
+import { POLL, sseClients, useTestServers } from '../support/server.js';
 
+/** The project's store for each server's runtime (PostgreSQL under `http-on-postgres`). */
+const stores = useTestServers('server-threads');
 const servers: AxonServer[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
@@ -24,7 +25,7 @@ async function start(
   rounds = 4,
   options: Omit<ServerOptions, 'workflows'> = {},
 ): Promise<{ url: string; engine: WorkflowEngine }> {
-  const runtime = quietRuntime({
+  const runtime = stores.runtime({
     engines: [
       createScriptedEngine({
         tokenDelayMs,

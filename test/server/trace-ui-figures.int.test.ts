@@ -18,11 +18,12 @@ import { createServer, type AxonServer } from '../../src/server/create-server.js
 import type { ThreadView } from '../../src/workflows/thread-records.js';
 import { defineWorkflow, END } from '../../src/workflows/workflow-definition.js';
 import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
-import { quietRuntime } from '../support/runtime.js';
-import { POLL, request } from '../support/server.js';
+import { POLL, request, useTestServers } from '../support/server.js';
 import { expectCleanPage, goTo, hashOf, useBrowser } from './trace-ui-browser.js';
 
 const browser = useBrowser();
+/** The project's store for the server's runtime (PostgreSQL under `http-on-postgres`). */
+const stores = useTestServers('server-trace-ui-figures');
 const TURNS = 3;
 /** What the engine streams per call, and the usage it reports: fewer tokens than chunks. */
 const CHUNKS = ['the ', 'draft ', 'reads ', 'well ', 'now'];
@@ -73,7 +74,7 @@ const shown = async (page: Page, scope: string, testId: string): Promise<string 
 describe('the trace UI’s figures', () => {
   it('are the API’s for a thread, its turns and its row, and for the same run and its steps — not counts of streamed events', async () => {
     browser.require();
-    const runtime = quietRuntime({ engines: [chunkyEngine()] });
+    const runtime = stores.runtime({ engines: [chunkyEngine()] });
     const workflow = defineWorkflow({
       name: 'figures',
       roles: {

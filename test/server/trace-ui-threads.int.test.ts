@@ -26,11 +26,11 @@ import {
   type WorkflowDefinition,
 } from '../../src/workflows/workflow-definition.js';
 import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
-import { quietRuntime } from '../support/runtime.js';
-import { POLL, request } from '../support/server.js';
+import { POLL, request, useTestServers } from '../support/server.js';
 import { expectCleanPage, goTo, hashOf, useBrowser } from './trace-ui-browser.js';
 
 const browser = useBrowser();
+const stores = useTestServers('server-trace-ui-threads');
 /** The scripted engine's delay per token: slow enough to watch. */
 const TOKEN_MS = 30;
 const TURNS = 4;
@@ -145,7 +145,7 @@ async function start(options: {
   const hold = holdingClock();
   clocks.push(hold);
   let calls = 0;
-  const runtime = quietRuntime({
+  const runtime = stores.runtime({
     engines: [
       createScriptedEngine({
         tokenDelayMs: TOKEN_MS,
@@ -483,7 +483,7 @@ describe('the Threads view in headless Chromium', () => {
 
   it('says so when the server runs no workflows', async () => {
     browser.require();
-    const server = await createServer(quietRuntime(), { port: 0, drainMs: 100 });
+    const server = await createServer(stores.runtime(), { port: 0, drainMs: 100 });
     servers.push(server);
     const { page, watched } = await browser.open(server.url);
     try {

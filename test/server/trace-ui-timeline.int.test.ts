@@ -26,7 +26,6 @@ import { cost, tokens } from '../../src/ui/format.js';
 import type { ThreadView } from '../../src/workflows/thread-records.js';
 import { defineWorkflow, END } from '../../src/workflows/workflow-definition.js';
 import { WorkflowEngine } from '../../src/workflows/workflow-engine.js';
-import { quietRuntime } from '../support/runtime.js';
 import { POLL, request, useTestServers, type Run, type TestServer } from '../support/server.js';
 import { expectCleanPage, useBrowser } from './trace-ui-browser.js';
 
@@ -446,7 +445,7 @@ describe('the runs list in headless Chromium', () => {
 describe('a thread’s timeline in headless Chromium', () => {
   it('draws one bar per turn, in order, at the turns’ times, with the thread’s tokens and cost for each', async () => {
     browser.require();
-    const runtime = quietRuntime({ engines: [createScriptedEngine({ tokenDelayMs: 5 })] });
+    const runtime = servers.runtime({ engines: [createScriptedEngine({ tokenDelayMs: 5 })] });
     const workflow = defineWorkflow({
       name: 'pair',
       roles: {

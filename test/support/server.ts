@@ -150,11 +150,19 @@ export interface TestServers {
   start(options?: StartOptions): Promise<TestServer>;
   /** A new scratch folder of the file's own. */
   folder(): string;
+  /**
+   * A quiet runtime on the project's store — SQLite in a new folder of the file's, or a
+   * PostgreSQL schema of its own under `http-on-postgres` — for a test that serves it itself
+   * (a workflow server, a framework's bridge). Closing the runtime, or the server that owns
+   * it, closes the store.
+   */
+  runtime(options?: Omit<RuntimeOptions, 'store'>): Runtime;
 }
 
 /**
  * Registers the file's teardown (every server started closes after its test, the scratch
- * folder goes after the file) and returns how to start servers.
+ * folder goes after the file) and returns how to start servers, or runtimes on the
+ * project's store. Call it at a file's top level or in a `describe`.
  */
 export function useTestServers(name: string): TestServers {
   const root = mkdtempSync(join(tmpdir(), `axon-${name}-`));
@@ -170,6 +178,12 @@ export function useTestServers(name: string): TestServers {
   const folder = (): string => mkdtempSync(join(root, 'd-'));
   return {
     folder,
+    runtime: (options = {}) =>
+      createRuntime({
+        logger: createLogger({ level: 'silent' }),
+        ...options,
+        store: testStore(join(folder(), 'axon.db')),
+      }),
     async start(options = {}) {
       const dataDir = options.dataDir ?? folder();
       const db = options.db ?? join(dataDir, 'axon.db');

@@ -23,7 +23,7 @@ import type {
   HeaderLookup,
   Identity,
 } from '../../../src/server/contrib/request-context.js';
-import { quietRuntime } from '../../support/runtime.js';
+import { useTestServers } from '../../support/server.js';
 
 /** What `POST /invoke/:agent` answers. */
 export interface InvokeReply {
@@ -77,6 +77,8 @@ const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 /** Runs the conformance suite against the bridge `start` serves. */
 export function bridgeConformance(name: string, start: StartBridge): void {
   describe(`${name} bridge (conformance)`, () => {
+    // Each runtime on the project's store (PostgreSQL under `http-on-postgres`).
+    const stores = useTestServers(`bridge-${name}`);
     const cleanups: (() => Promise<void>)[] = [];
     afterEach(async () => {
       for (const fn of cleanups.splice(0).reverse()) await fn();
@@ -120,7 +122,10 @@ export function bridgeConformance(name: string, start: StartBridge): void {
           return 'done';
         },
       });
-      const runtime = quietRuntime({ agents: [whoami, slow, gated], ...(clock ? { clock } : {}) });
+      const runtime = stores.runtime({
+        agents: [whoami, slow, gated],
+        ...(clock ? { clock } : {}),
+      });
       const server = await start(runtime, options, (work) => {
         background.push(work);
       });
@@ -181,7 +186,9 @@ export function bridgeConformance(name: string, start: StartBridge): void {
       const { post } = await serve();
       const body = (await (await post('/invoke/whoami')).json()) as InvokeReply;
       expect(body).toMatchObject({ status: 'success', output: { userId: 'anonymous' } });
-      await expect(start(quietRuntime(), {}, () => undefined)).rejects.toThrow(
+      const bare = stores.runtime();
+      cleanups.push(() => bare.close());
+      await expect(start(bare, {}, () => undefined)).rejects.toThrow(
         /give keys or identify to say who calls, or anonymous: 'allow'/,
       );
     });

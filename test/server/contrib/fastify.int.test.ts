@@ -3,7 +3,7 @@ import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { axonFastify } from '../../../src/server/contrib/fastify.js';
 import { headerLookup } from '../../../src/server/contrib/request-context.js';
-import { quietRuntime } from '../../support/runtime.js';
+import { useTestServers } from '../../support/server.js';
 import { bridgeConformance, invokeReply, type StartBridge } from './bridge-conformance.js';
 
 const startFastify: StartBridge = async (runtime, options, background) => {
@@ -33,9 +33,12 @@ const startFastify: StartBridge = async (runtime, options, background) => {
 
 bridgeConformance('fastify', startFastify);
 
+/** The project's store (PostgreSQL under `http-on-postgres`). */
+const stores = useTestServers('fastify');
+
 describe('axonFastify', () => {
   it('refuses a second registration on one instance (its decorator is already there)', async () => {
-    const runtime = quietRuntime();
+    const runtime = stores.runtime();
     const app = Fastify({ logger: false });
     try {
       await app.register(axonFastify(runtime, { anonymous: 'allow' }));

@@ -5,7 +5,7 @@ import { Hono } from 'hono';
 import { afterEach, describe, expect, it } from 'vitest';
 import { axonHono, type AxonHonoEnv } from '../../../src/server/contrib/hono.js';
 import type { Runtime } from '../../../src/runtime/runtime.js';
-import { quietRuntime } from '../../support/runtime.js';
+import { useTestServers } from '../../support/server.js';
 import { bridgeConformance, invokeReply, type StartBridge } from './bridge-conformance.js';
 
 async function listen(app: Hono<AxonHonoEnv>): Promise<{ url: string; close(): Promise<void> }> {
@@ -49,6 +49,9 @@ const startHono: StartBridge = async (runtime, options, background) => {
 
 bridgeConformance('hono', startHono);
 
+/** The project's store (PostgreSQL under `http-on-postgres`). */
+const stores = useTestServers('hono');
+
 describe('axonHono', () => {
   let runtime: Runtime | null = null;
   afterEach(async () => {
@@ -56,7 +59,7 @@ describe('axonHono', () => {
   });
 
   it('sets X-Correlation-Id on a raw Response a handler returns', async () => {
-    runtime = quietRuntime();
+    runtime = stores.runtime();
     const app = new Hono<AxonHonoEnv>();
     app.use(axonHono(runtime, { anonymous: 'allow' }));
     app.get('/raw', () => new Response('plain', { headers: { 'content-type': 'text/plain' } }));
