@@ -1,8 +1,8 @@
 /**
  * @module The SQLite store's `durability` option: the sync level it sets on the store's
  * connection, what it refuses, and what a commit survives under each setting — a close and
- * reopen, the process being killed (SIGKILL), and (where `strace` can watch a child process)
- * whether each commit syncs the WAL. What no test here can show is a power loss itself: that
+ * reopen, the process being killed (SIGKILL), and whether each commit syncs the WAL, counted
+ * with `strace` watching a child process (the test fails, saying why, where it cannot). What no test here can show is a power loss itself: that
  * needs the machine's power cut, or a block device that drops unsynced writes (dm-flakey,
  * root). Counting the syncs is the closest check: `'power'` promises a sync at every commit.
  */
@@ -82,8 +82,28 @@ function commitAndKill(path: string, durability: string, count: number): Promise
   });
 }
 
-/** Whether `strace` is here and may trace a child (not in every container). */
-const canStrace = spawnSync('strace', ['-f', '-qq', '-o', '/dev/null', 'true']).status === 0;
+/**
+ * Why `strace` cannot trace a child here, or `null` when it can: it is not installed, or the
+ * kernel refuses it ptrace (a container without `CAP_SYS_PTRACE`, a seccomp profile, Yama).
+ */
+function straceRefusal(): string | null {
+  const probe = spawnSync('strace', ['-f', '-qq', '-o', '/dev/null', 'true'], {
+    encoding: 'utf8',
+  });
+  if (probe.error) {
+    return (
+      `strace could not run (${probe.error.message}): install it (apt-get install -y strace; ` +
+      `.ci/run does)`
+    );
+  }
+  if (probe.status === 0) return null;
+  return (
+    `strace may not trace a child here (exit ${String(probe.status)}: ${probe.stderr.trim()}): ` +
+    `ptrace is refused. Allow it: in a container, start it with --cap-add=SYS_PTRACE (and ` +
+    `--security-opt seccomp=unconfined where its seccomp profile blocks ptrace); on a host, ` +
+    `sysctl kernel.yama.ptrace_scope=1 (or 0)`
+  );
+}
 
 /**
  * Runs the child under `strace` to commit `count` runs and close, and counts the syncs
@@ -197,18 +217,17 @@ describe('SqliteRunStore durability', () => {
     },
   );
 
-  // Needs `strace` (Linux) able to trace a child; skipped where it is not. Node cannot see
-  // the syncs itself.
-  it.skipIf(!canStrace)(
-    "'power' syncs the WAL at every commit, 'process' does not (counted with strace)",
-    () => {
-      const commits = 30;
-      const power = walSyncs(file(), 'power', commits);
-      const processOnly = walSyncs(file(), 'process', commits);
-      // 'power': at least one sync of the WAL per commit (more for the migrations and the
-      // checkpoint at close). 'process': only the checkpoint at close syncs it.
-      expect(power).toBeGreaterThanOrEqual(commits);
-      expect(processOnly).toBeLessThan(commits / 3);
-    },
-  );
+  // Needs `strace` (Linux) able to trace a child: Node cannot see the syncs itself. Where it
+  // cannot, the test fails and says why — never skipped, or the proof would silently go.
+  it("'power' syncs the WAL at every commit, 'process' does not (counted with strace)", () => {
+    const refusal = straceRefusal();
+    if (refusal !== null) expect.fail(refusal);
+    const commits = 30;
+    const power = walSyncs(file(), 'power', commits);
+    const processOnly = walSyncs(file(), 'process', commits);
+    // 'power': at least one sync of the WAL per commit (more for the migrations and the
+    // checkpoint at close). 'process': only the checkpoint at close syncs it.
+    expect(power).toBeGreaterThanOrEqual(commits);
+    expect(processOnly).toBeLessThan(commits / 3);
+  });
 });
