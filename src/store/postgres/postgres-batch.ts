@@ -24,6 +24,7 @@ import { BudgetExceededError, type BudgetLimit } from '../../errors/budget-excee
 import { ConflictError } from '../../errors/conflict-error.js';
 import { NotFoundError } from '../../errors/not-found-error.js';
 import { WorkerLostError } from '../../errors/worker-lost-error.js';
+import { mailboxFull } from '../actor-records.js';
 
 /** Operations in one call of `apply` at most (its JSON and its transaction stay bounded). */
 export const MAX_BATCH = 1_000;
@@ -104,6 +105,13 @@ type Answer =
       readonly limit: BudgetLimit;
       readonly asked: number;
       readonly left: number;
+    }
+  /** A message to an actor whose mailbox is full (`accept_message`). */
+  | {
+      readonly err: 'queue_full';
+      readonly name: string;
+      readonly key: string;
+      readonly max_queue: number;
     };
 
 /** The refusal of a write whose writer's turn at step `stepId` is over. */
@@ -132,6 +140,8 @@ function refusal(op: BatchOp, answer: Exclude<Answer, { readonly ok: unknown }>)
         answer.asked,
         answer.left,
       );
+    case 'queue_full':
+      return mailboxFull(answer, answer.max_queue);
   }
 }
 

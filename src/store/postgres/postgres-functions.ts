@@ -48,9 +48,10 @@ export function tables3(s: string): string {
 
 /**
  * The functions, in the schema `s` (a checked identifier): replaced whole by each migration
- * that changes one (they are code, not data).
+ * that changes one (they are code, not data). `apply` also runs the operations `more`, each
+ * a function of that name defined beside (durable agents': `postgres-actor-functions.ts`).
  */
-export function writeFunctions(s: string): string {
+export function writeFunctions(s: string, more: readonly string[] = []): string {
   return `
     CREATE OR REPLACE FUNCTION ${s}.not_found(kind text, id text) RETURNS jsonb LANGUAGE sql IMMUTABLE AS
       $f$ SELECT jsonb_build_object('err', 'not_found', 'kind', kind, 'id', id) $f$;
@@ -362,6 +363,7 @@ export function writeFunctions(s: string): string {
           WHEN 'reserve' THEN ${s}.reserve(op)
           WHEN 'settle' THEN ${s}.settle(op)
           WHEN 'barrier' THEN '{"ok": null}'::jsonb
+          ${more.map((name) => `WHEN '${name}' THEN ${s}.${name}(op)`).join('\n          ')}
         END;
         IF answers[array_length(answers, 1)] IS NULL THEN
           RAISE EXCEPTION 'axon: unknown operation %', kind;

@@ -4,13 +4,14 @@
  * schema at once apply them once), a schema newer than this code refused.
  */
 import type pg from 'pg';
+import { ACTOR_OPS, actorFunctions, actorTables } from './postgres-actor-functions.js';
 import { tables2, tables3, writeFunctions } from './postgres-functions.js';
 
 /** One statement on the migrating transaction's connection. */
 export type Query = (text: string, values?: readonly unknown[]) => Promise<pg.QueryResult>;
 
 /** The schema version this code writes. */
-export const POSTGRES_SCHEMA_VERSION = 3;
+export const POSTGRES_SCHEMA_VERSION = 4;
 
 export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -40,8 +41,22 @@ function migration1(s: string): string {
     CREATE INDEX ON ${s}.approvals (run_id, seq);`;
 }
 
-/** Brings schema `schema` (quoted as `s`) to {@link POSTGRES_SCHEMA_VERSION} inside `q`'s transaction. */
-export async function migrate(q: Query, schema: string, s: string): Promise<void> {
+/**
+ * Brings schema `schema` (quoted as `s`) to `version` — {@link POSTGRES_SCHEMA_VERSION} but in
+ * tests writing a schema of an older axon — inside `q`'s transaction. The tables of each
+ * version it lacks are added in place, keeping every row; the functions (code) are replaced.
+ */
+export async function migrate(
+  q: Query,
+  schema: string,
+  s: string,
+  version = POSTGRES_SCHEMA_VERSION,
+): Promise<void> {
+  if (!(Number.isInteger(version) && version >= 3 && version <= POSTGRES_SCHEMA_VERSION)) {
+    throw new RangeError(
+      `migrate: version must be an integer in 3..${POSTGRES_SCHEMA_VERSION}, got ${version}`,
+    );
+  }
   await q('SELECT pg_advisory_xact_lock(hashtext($1))', [`axon-migrate:${schema}`]);
   await q(`CREATE SCHEMA IF NOT EXISTS ${s}`);
   await q(`CREATE TABLE IF NOT EXISTS ${s}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
@@ -52,15 +67,17 @@ export async function migrate(q: Query, schema: string, s: string): Promise<void
       `postgresStore: schema ${schema} is at version ${at}, newer than this axon knows (${POSTGRES_SCHEMA_VERSION}): upgrade axon`,
     );
   }
+  if (at >= version) return;
   if (at < 1) await q(migration1(s));
   if (at < 2) await q(tables2(s));
-  if (at < 3) {
-    await q(tables3(s));
-    await q(writeFunctions(s));
-  }
+  if (at < 3) await q(tables3(s));
+  // Version 4: durable agents (issue 46).
+  if (at < 4 && version >= 4) await q(actorTables(s));
+  await q(writeFunctions(s, version >= 4 ? ACTOR_OPS : []));
+  if (version >= 4) await q(actorFunctions(s));
   await q(
     `INSERT INTO ${s}.meta (key, value) VALUES ('schema_version', $1)
          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
-    [String(POSTGRES_SCHEMA_VERSION)],
+    [String(version)],
   );
 }

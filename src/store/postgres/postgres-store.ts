@@ -17,6 +17,9 @@
  * (`PostgresStoreOptions.fence`, {@link PostgresRunStore.takeTurn}): the check runs in the
  * same transaction, just before the write, and holds the turn's row until it commits. Budget
  * reservations that every process sharing the schema sees are {@link PostgresRunStore.budgets}.
+ *
+ * Durable agents (issue 46) are {@link PostgresRunStore.actors} (`postgres-actors.ts`); a
+ * message's end (`StepEnd.actor`) is its step end's operation, so one transaction.
  */
 import pg from 'pg';
 import { ConflictError } from '../../errors/conflict-error.js';
@@ -32,9 +35,11 @@ import type {
   StepPatch,
   StepRecord,
 } from '../records.js';
+import type { ActorEndWrite } from '../actor-records.js';
 import { ForwardedRecords } from '../forwarded-records.js';
 import type { RunPageQuery, RunStore, StepEnd } from '../run-store.js';
 import type { BudgetHolder, BudgetReservations } from '../budget-reservations.js';
+import { PostgresActors } from './postgres-actors.js';
 import { PostgresBatcher, turnLost, type BatchOp } from './postgres-batch.js';
 import { PostgresRunRecords } from './postgres-run-records.js';
 import { postgresLeases } from './postgres-leases.js';
@@ -108,6 +113,16 @@ function stepPatch(patch: StepPatch): { patch: Record<string, unknown>; drop: st
   return { patch: out, drop };
 }
 
+/** A message's end to its actor as `end_message` takes it: merged steps' patches as `update_step`'s. */
+function actorEnd(write: ActorEndWrite): Record<string, unknown> {
+  return {
+    actor_id: write.actor_id,
+    ...(write.state ? { state: write.state } : {}),
+    updated_at: write.updated_at,
+    merged: (write.merged ?? []).map((m) => ({ id: m.stepId, ...stepPatch(m.patch) })),
+  };
+}
+
 /** A reservation's holder as the `reserve` and `settle` functions take it. */
 const holderArgs = (h: BudgetHolder) => ({ run_id: h.runId, step_id: h.stepId, token: h.token });
 /** What a reservation is about, for its fence. */
@@ -125,6 +140,8 @@ export class PostgresRunStore extends ForwardedRecords implements RunStore {
   readonly leases: Leases;
   /** Reservations against runs' budgets that every process on the schema sees. */
   readonly budgets: BudgetReservations;
+  /** Durable agents' records (issue 46), in the schema: `postgres-actors.ts`. */
+  readonly actors: PostgresActors;
   readonly #fence: ((target: WriteTarget) => TurnFence | null) | null;
   #identity: Promise<string> | undefined;
   /** Facts, checkpoints, recordings and approvals (`postgres-run-records.ts`). */
@@ -170,6 +187,11 @@ export class PostgresRunStore extends ForwardedRecords implements RunStore {
           q: (text, values) => this.#q(text, values),
           guard: (q, target) => this.#guard(q, target),
         });
+    this.actors = new PostgresActors({
+      s: this.#s,
+      run: (op) => this.#batch.run(op),
+      q: (text, values) => this.#q(text, values),
+    });
     this.budgets = {
       reserve: (holder, draw, limits) =>
         this.#write({ op: 'reserve', ...holderArgs(holder), draw, limits }, holderTarget(holder)),
@@ -358,9 +380,11 @@ export class PostgresRunStore extends ForwardedRecords implements RunStore {
   async endStep(end: StepEnd): Promise<void> {
     const run = end.events.length === 0 ? null : seqRun(end.events);
     const own = end.events.length === 0 || run?.stepId === end.stepId;
+    const via = own ? 'end_run' : 'end_step';
     await this.#write(
       {
-        op: own ? 'end_run' : 'end_step',
+        // A message's end: the step's, by `via`, with its actor's, in the same function.
+        ...(end.actor ? { op: 'end_message', via, actor: actorEnd(end.actor) } : { op: via }),
         ...(own && run ? { first: run.first, last: run.last } : {}),
         id: end.stepId,
         run_id: end.runId,

@@ -1,7 +1,8 @@
 /**
  * The PostgreSQL store (issue 32, first step): the RunStore conformance suite against the
  * server on 127.0.0.1:5432 (`AXON_TEST_POSTGRES` to name another), each store in a schema of
- * its own, dropped after; its migrations, and a schema newer than the code refused.
+ * its own, dropped after; its migrations (a schema of the previous version migrated in place),
+ * and a schema newer than the code refused. The ActorStore conformance suite (issue 46) too.
  */
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
@@ -13,11 +14,14 @@ import {
 } from '../../../src/store/postgres/postgres-store.js';
 import { defineAgent } from '../../../src/actors/define-agent.js';
 import { MAX_BATCH } from '../../../src/store/postgres/postgres-batch.js';
+import { migrate } from '../../../src/store/postgres/postgres-migrations.js';
+import { actorEntry, actorIdOf } from '../../../src/store/actor-records.js';
 import { ConflictError } from '../../../src/errors/conflict-error.js';
 import { NotFoundError } from '../../../src/errors/not-found-error.js';
 import { makeRun, makeStep, narration } from '../../support/records.js';
 import { quietRuntime } from '../../support/runtime.js';
 import { expectSharedLeases } from '../leases-conformance.js';
+import { describeActorStore } from '../actor-store.conformance.js';
 import { describeRunStore } from '../run-store.conformance.js';
 
 const url = process.env['AXON_TEST_POSTGRES'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -38,6 +42,10 @@ describeRunStore('postgres (a schema per store)', () =>
   postgresStore({ connection: url, schema: schema() }),
 );
 
+describeActorStore('postgres (a schema per store)', () =>
+  postgresStore({ connection: url, schema: schema() }),
+);
+
 describe('the PostgreSQL store', () => {
   it('applies its migrations once, records the version, and opens the same schema again', async () => {
     const s = schema();
@@ -52,6 +60,64 @@ describe('the PostgreSQL store', () => {
       `SELECT value FROM "${s}".meta WHERE key = 'schema_version'`,
     );
     expect(rows).toEqual([{ value: String(POSTGRES_SCHEMA_VERSION) }]);
+  });
+
+  it('migrates a schema of version 3 in place: its runs, steps and logs stay, and it keeps actors', async () => {
+    const s = schema();
+    // The schema as the axon of version 3 left it, written through its own apply function.
+    const client = await admin.connect();
+    const run = makeRun();
+    const step = makeStep(run.run_id);
+    try {
+      await client.query('BEGIN');
+      await migrate((text, values) => client.query(text, values as unknown[]), s, `"${s}"`, 3);
+      await client.query('COMMIT');
+      const ops = [
+        { op: 'create_run', run },
+        { op: 'create_step', step, claim: false },
+        { op: 'append', events: [narration(step.step_id, 1), narration(step.step_id, 2)] },
+      ];
+      const { rows } = await client.query(`SELECT "${s}".apply($1::jsonb, 'v3', false) AS a`, [
+        JSON.stringify(ops),
+      ]);
+      expect(rows[0]).toEqual({ a: [{ ok: null }, { ok: { created: true } }, { ok: null }] });
+      const tables = await client.query(
+        `SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'actors'`,
+        [s],
+      );
+      expect(tables.rowCount).toBe(0);
+    } finally {
+      client.release();
+    }
+
+    const store = postgresStore({ connection: url, schema: s });
+    expect(await store.getRun(run.run_id)).toEqual(run);
+    expect(await store.listSteps(run.run_id)).toEqual([step]);
+    expect((await store.readEvents(step.step_id)).map((e) => e.seq)).toEqual([1, 2]);
+    // The log goes on where version 3 left it.
+    await expect(store.appendEvents([narration(step.step_id, 2)])).rejects.toThrow(ConflictError);
+    const { rows } = await admin.query(
+      `SELECT value FROM "${s}".meta WHERE key = 'schema_version'`,
+    );
+    expect(rows).toEqual([{ value: String(POSTGRES_SCHEMA_VERSION) }]);
+    // And the tables of version 4 are there: an actor is opened with its run.
+    const actorRun = makeRun({ entry: actorEntry('notebook', 'k') });
+    const actor = {
+      actor_id: actorIdOf(null, 'notebook', 'k'),
+      user_id: null,
+      name: 'notebook',
+      key: 'k',
+      run_id: actorRun.run_id,
+      version: 1,
+      state: {},
+      status: 'idle' as const,
+      created_at: actorRun.created_at,
+      updated_at: actorRun.created_at,
+    };
+    expect((await store.actors.openActor(actor, actorRun)).created).toBe(true);
+    expect(await store.actors.getActor(actor.actor_id)).toEqual(actor);
+    expect(await store.getRun(run.run_id)).toEqual(run);
+    await store.close();
   });
 
   it('refuses a schema newer than the code knows, touching nothing', async () => {
