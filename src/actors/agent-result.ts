@@ -2,6 +2,7 @@
 import type { TokenUsage } from '../context/exec-context.js';
 import type { ChatMessage } from '../engines/chat-request.js';
 import type { AxonError } from '../errors/axon-error.js';
+import { InvalidParamsError } from '../errors/invalid-params-error.js';
 
 /** What an agent is asked to do (Nerva's `AgentInput`). */
 export interface AgentInput {
@@ -83,11 +84,83 @@ export function isAgentOutcome(value: unknown): value is AgentOutcome {
   );
 }
 
-/** Normalises a string or {@link AgentInput} to an {@link AgentInput}. */
-export function toAgentInput(input: string | AgentInput): AgentInput {
+/** The fields an {@link AgentInput} may have; any other is refused rather than ignored. */
+const INPUT_FIELDS: ReadonlySet<string> = new Set(['message', 'args', 'tools', 'history']);
+
+/** What a value is, for an error message: `number 42`, `null`, `an array`, ... */
+function shapeOf(value: unknown): string {
+  if (value === null || value === undefined) return String(value);
+  if (Array.isArray(value)) return 'an array';
+  switch (typeof value) {
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return `${typeof value} ${String(value)}`;
+    case 'string':
+      return 'a string';
+    case 'object':
+      return 'an object';
+    default:
+      return `a ${typeof value}`;
+  }
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** What is wrong with `list` as an array of items that pass `ok`, or `null` if nothing. */
+function listProblem(list: unknown, ok: (item: unknown) => boolean): string | null {
+  if (!Array.isArray(list)) return shapeOf(list);
+  const i = list.findIndex((item) => !ok(item));
+  return i < 0 ? null : `${shapeOf(list[i])} at [${i}]`;
+}
+
+/**
+ * Normalises a string or {@link AgentInput} to an {@link AgentInput}: a string `s` is
+ * `{ message: s }`; an object must have a string `message`, and may have `args` (an object
+ * of named values), `tools` (tool names) and `history` (chat messages), nothing else.
+ *
+ * Throws `InvalidParamsError` (`INVALID_PARAMS`) naming the field that is wrong in
+ * `details.param` (`input`, `input.message`, `input.args`, ...) and, when given, the agent.
+ */
+export function toAgentInput(input: string | AgentInput, agent?: string): AgentInput {
   if (typeof input === 'string') return { message: input };
-  if (typeof input !== 'object' || typeof input.message !== 'string') {
-    throw new TypeError('agent input must be a string or an object with a string "message"');
+  const of = agent === undefined ? 'agent input' : `input of agent "${agent}"`;
+  const refuse = (param: string, what: string): never => {
+    throw new InvalidParamsError(`${of}: ${what}`, {
+      param,
+      details: agent === undefined ? {} : { agent },
+    });
+  };
+  const value: unknown = input;
+  if (!isRecord(value)) {
+    return refuse(
+      'input',
+      `expected a string or { message: string, args?: object }, got ${shapeOf(value)}`,
+    );
+  }
+  for (const key of Object.keys(value)) {
+    if (!INPUT_FIELDS.has(key)) {
+      refuse(
+        `input.${key}`,
+        `unknown field "${key}" (an agent takes message, args, tools, history)`,
+      );
+    }
+  }
+  if (typeof value['message'] !== 'string') {
+    refuse('input.message', `message must be a string, got ${shapeOf(value['message'])}`);
+  }
+  const { args, tools, history } = value;
+  if (args !== undefined && !isRecord(args)) {
+    refuse('input.args', `args must be an object of named values, got ${shapeOf(args)}`);
+  }
+  if (tools !== undefined) {
+    const wrong = listProblem(tools, (t) => typeof t === 'string');
+    if (wrong) refuse('input.tools', `tools must be an array of tool names, got ${wrong}`);
+  }
+  if (history !== undefined) {
+    const wrong = listProblem(history, isRecord);
+    if (wrong) refuse('input.history', `history must be an array of chat messages, got ${wrong}`);
   }
   return input;
 }

@@ -109,12 +109,17 @@ export type AgentTarget = string | AgentDefinition;
 export interface AgentRuntime {
   /**
    * Runs `agent` as a child of `parentCtx`'s step: a child context (narrowed by
-   * `narrowing`), `canUseAgent` checked, and the depth limit enforced.
+   * `narrowing`), `canUseAgent` checked, and the depth limit enforced. `input` is a string
+   * or `{ message, args? }` (an {@link AgentInput}; pass the handler's own `input` to hand
+   * the request on as it came).
    *
-   * Rejects — with nothing run — on an unknown agent (`NotFoundError`), a permission the
+   * Rejects — with nothing run — on a call that cannot begin: an unknown agent
+   * (`NotFoundError`, `NOT_FOUND`), an input or context of the wrong shape
+   * (`InvalidParamsError`, `INVALID_PARAMS`, naming it in `details.param`), a permission the
    * context lacks (`PermissionDeniedError`), the depth limit (`DepthLimitError`) or a
-   * widening narrowing (`WideningError`). Anything that happens once the step started
-   * (a throw, a timeout, a cancel) resolves as an {@link AgentResult} with that status.
+   * widening narrowing (`WideningError`). Left uncaught in a handler, the rejection ends the
+   * handler's step with that code. Anything that happens once the step started (a throw, a
+   * timeout, a cancel) resolves as an {@link AgentResult} with that status.
    */
   delegate<TOutput = unknown>(
     agent: AgentTarget,
@@ -123,8 +128,14 @@ export interface AgentRuntime {
     narrowing?: ContextNarrowing,
   ): Promise<AgentResult<TOutput>>;
   /**
-   * Calls a registered tool as a `tool_call` child step. Never rejects: unknown tools,
-   * refused permissions, schema violations, failures and timeouts are statuses.
+   * Calls a registered tool as a `tool_call` child step. Refused before any step, it
+   * rejects as {@link AgentRuntime.delegate} does: an unknown tool (`NotFoundError`,
+   * `NOT_FOUND`), a tool the context may not call (`PermissionDeniedError`), a name that is
+   * not a string or no context (`InvalidParamsError`). Once its step began it resolves, and
+   * every ending is a status: `error` with `SCHEMA_VIOLATION` when the arguments fail the
+   * tool's schema (the tool never runs), `error` for a failure, a policy's refusal or an
+   * open breaker, `timeout`. (A tool manager's own `call` never rejects; it answers
+   * `not_found` and `permission_denied` as statuses.)
    */
   callTool<TOutput = unknown>(
     name: string,

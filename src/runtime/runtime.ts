@@ -14,12 +14,16 @@ import type { ChatCall, ChatCallOptions } from '../engines/chat-call.js';
 import type { BreakerState } from '../supervisors/circuit-breaker.js';
 import type { Engine } from '../engines/chat-request.js';
 import type { ChatResult } from '../engines/chat-tokens.js';
+import { contextError } from '../context/assert-context.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
+import { NotFoundError } from '../errors/not-found-error.js';
 import type { AgentMemory } from '../memory/memory-types.js';
 import type { Logger } from '../observability/logger.js';
+import { renderTraceTree } from '../observability/trace-tree.js';
 import type { FsOpInput, FsResult } from '../policy/fs-broker.js';
 import type { FactRecord } from '../store/records.js';
+import { buildTraceTree } from '../store/step-tree.js';
 import type { ToolDefinition } from '../tools/define-tool.js';
 import type { JsonSchema } from '../tools/json-schema.js';
 import type { ToolInfo } from '../tools/tool-registry.js';
@@ -191,6 +195,14 @@ export class Runtime extends RunOperations implements AgentRuntime {
    * Invokes an agent. With a context outside any run, a run is created for the invocation
    * and completed (or failed) with it.
    *
+   * `input` is a string or an {@link AgentInput}, `{ message, args? }`; a string `s` reaches
+   * the handler as `{ message: s }`. Whatever happens once the agent's step has begun (a
+   * throw, a timeout, a cancel) resolves as the result's status. Rejects — nothing stored,
+   * nothing run — on a call that cannot begin, as `delegate` does: `NotFoundError`
+   * (`NOT_FOUND`, an agent nobody registered), `InvalidParamsError` (`INVALID_PARAMS`: an
+   * input or context of the wrong shape, `details.param` naming it; a closed runtime),
+   * `PermissionDeniedError`, a policy's refusal.
+   *
    * @example
    * const result = await runtime.invoke('planner', 'Plan a trip to Berlin');
    * if (result.status === 'success') console.log(result.output);
@@ -220,18 +232,16 @@ export class Runtime extends RunOperations implements AgentRuntime {
     parentCtx: ExecContext,
     narrowing?: ContextNarrowing,
   ): Promise<AgentResult<TOutput>> {
-    if (!(parentCtx as ExecContext | undefined)) {
-      return Promise.reject(
-        new InvalidParamsError('delegate: parentCtx is required', { param: 'parentCtx' }),
-      );
-    }
+    const wrong = contextError(parentCtx, 'parentCtx');
+    if (wrong) return Promise.reject(wrong);
     return invokeTree<TOutput>(this.parts.host, agent, input, parentCtx, narrowing, null);
   }
 
   /**
    * Invokes agents in order within one run; each output becomes the next agent's message
    * (strings as they are, anything else as JSON). Stops at the first result that is not a
-   * success and returns it; otherwise returns the last.
+   * success and returns it; otherwise returns the last. Rejects as {@link invoke} does when
+   * it cannot begin: every agent is looked up, and the input checked, before anything runs.
    */
   invokeChain<TOutput = unknown>(
     agents: readonly AgentTarget[],
@@ -244,7 +254,8 @@ export class Runtime extends RunOperations implements AgentRuntime {
   /**
    * Streams an invocation: the typed events of the agent's step and, nested by actor path,
    * of every step below it. See {@link RunStream}; `capacity` bounds what its iteration
-   * buffers (default 1 024 events).
+   * buffers (default 1 024 events). A call that cannot begin (see {@link invoke}) throws its
+   * typed error from the iteration.
    */
   stream<TOutput = unknown>(
     agent: AgentTarget,
@@ -340,6 +351,35 @@ export class Runtime extends RunOperations implements AgentRuntime {
     const r = await runFsOp(this.parts.fsDeps, request, ctx);
     if (r.error) throw r.error;
     return r.output as FsResult;
+  }
+
+  /**
+   * Run `runId`'s steps as a trace tree, in text: what ran, nested under what called it,
+   * with durations, tokens, cost and error codes, each line tagged with the run's own trace
+   * id (`[t_4bf92f.1]`: its first six hex digits, then the step's place in the tree). A step
+   * still running reads `running`; a run with no steps gives an empty string. Rejects with
+   * `NotFoundError` for an unknown run, `InvalidParamsError` for a `runId` that is not a
+   * non-empty string.
+   *
+   * For the tree's nodes rather than its text: `buildTraceTree(await runtime.listSteps(runId))`.
+   *
+   * @example
+   * const result = await runtime.invoke('boss', 'add things');
+   * console.log(await runtime.traceTree(result.runId));
+   * // [t_4bf92f] agent boss (3ms)
+   * // +-- [t_4bf92f.1] agent calculator (2ms)
+   * //     +-- [t_4bf92f.1.1] tool add (0ms)
+   */
+  async traceTree(runId: string): Promise<string> {
+    if (typeof runId !== 'string' || runId.length === 0) {
+      throw new InvalidParamsError('traceTree: runId must be a run id (a non-empty string)', {
+        param: 'runId',
+      });
+    }
+    const run = await this.store.getRun(runId);
+    if (!run) throw new NotFoundError('run', runId);
+    const steps = await this.store.listSteps(runId);
+    return renderTraceTree(buildTraceTree(steps), { traceId: run.trace_id });
   }
 
   /** {@inheritDoc AgentRuntime.emitFact} */

@@ -3,6 +3,8 @@
  * before its step (permission, depth), its breaker, its placement, and its result.
  */
 import type { Span } from '@opentelemetry/api';
+import { assertContext } from '../context/assert-context.js';
+import { checkNarrowing } from '../context/check-narrowing.js';
 import type { ContextNarrowing, ExecContext, TokenUsage } from '../context/exec-context.js';
 import type { StreamTap } from '../context/stream-sink.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
@@ -63,8 +65,9 @@ export interface AgentInvocationHost {
 
 /**
  * Invokes `agent` under `ctx`: in `ctx`'s run, or in a run of its own that it opens and
- * closes. Rejects only when nothing ran (closed runtime, unknown agent, refused permission,
- * depth limit, widening narrowing).
+ * closes. Rejects only when nothing ran, with what refused it: `InvalidParamsError` (closed
+ * runtime, a malformed input or context), `NotFoundError` (unknown agent),
+ * `PermissionDeniedError`, `DepthLimitError`, `WideningError`, a policy's refusal.
  */
 export async function invokeTree<TOutput>(
   host: AgentInvocationHost,
@@ -76,8 +79,10 @@ export async function invokeTree<TOutput>(
   parentSpan?: Span,
 ): Promise<AgentResult<TOutput>> {
   host.assertOpen();
+  assertContext(ctx, 'ctx');
+  checkNarrowing(narrowing);
   const def = host.resolve(agent);
-  const agentInput = toAgentInput(input);
+  const agentInput = toAgentInput(input, def.name);
   // Checkpoint 1, before routing: an invocation from outside any step (rate limits), unless
   // a front door asked it for this request already.
   if (ctx.stepId === null && host.gate.applies(ctx) && !host.gate.routed(ctx)) {
@@ -198,16 +203,20 @@ export async function invokeChain<TOutput>(
   ctx: ExecContext,
 ): Promise<AgentResult<TOutput>> {
   host.assertOpen();
-  if (agents.length === 0)
-    throw new InvalidParamsError('invokeChain: agents must not be empty', { param: 'agents' });
+  assertContext(ctx, 'ctx');
+  const given: unknown = agents;
+  if (!Array.isArray(given) || given.length === 0)
+    throw new InvalidParamsError('invokeChain: agents must be a non-empty array', {
+      param: 'agents',
+    });
   const defs = agents.map((a) => host.resolve(a));
   const first = defs[0] as AgentDefinition;
+  let message = toAgentInput(input, first.name);
   // Checkpoint 1, before routing: the chain is one request from outside any step.
   if (ctx.stepId === null && host.gate.applies(ctx) && !host.gate.routed(ctx)) {
     await host.gate.check('route', first.name, ctx);
   }
   const run = await openRun(host.runs, ctx, defs.map((d) => d.name).join(' > '));
-  let message = toAgentInput(input);
   let result: AgentResult<TOutput> | null = null;
   const usages: TokenUsage[] = [];
   try {

@@ -11,6 +11,7 @@ import type { ChatResult } from '../engines/chat-tokens.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import { PermissionDeniedError } from '../errors/permission-denied-error.js';
 import { SchemaViolationError, type SchemaIssue } from '../errors/schema-violation-error.js';
+import { toAxonError } from '../errors/to-error-payload.js';
 import { toolRefusal, type ToolInfo } from '../tools/tool-manager.js';
 import type { ToolResult } from '../tools/tool-result.js';
 import {
@@ -268,8 +269,27 @@ async function runToolCall(
       error: { code: 'SCHEMA_VIOLATION', message: parsed.issue.message },
     };
   }
-  // callTool checks permissions and the schema before the tool runs.
-  const result = await deps.callTool(call.name, parsed.value, ctx);
+  // callTool checks permissions and the schema before the tool runs. What it refuses
+  // before any step (a tool the model made up, one it may not call) goes back to the model
+  // as that status, as a failed call does.
+  let result: ToolResult;
+  try {
+    result = await deps.callTool(call.name, parsed.value, ctx);
+  } catch (err) {
+    const error = toAxonError(err);
+    return {
+      tool: call.name,
+      args: parsed.value,
+      status:
+        error instanceof NotFoundError
+          ? 'not_found'
+          : error instanceof PermissionDeniedError
+            ? 'permission_denied'
+            : 'error',
+      output: null,
+      error: { code: error.code, message: error.message },
+    };
+  }
   return {
     tool: call.name,
     args: parsed.value,

@@ -312,11 +312,8 @@ async function submitIn(
     }
     case 'tool_call': {
       const input = parseBody(toolInputSchema, 'tool_call input', request.input);
-      work = host.callTool(input.tool, input.args, ctx, submission).then((r) => {
-        // Refused before any step (unknown tool, permission): the submission fails.
-        if (r.stepId === null && r.error) throw r.error;
-        return r;
-      });
+      // Refused before any step (unknown tool, permission), it rejects: the submission fails.
+      work = host.callTool(input.tool, input.args, ctx, submission);
       break;
     }
     case 'fs_op':

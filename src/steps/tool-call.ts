@@ -1,10 +1,11 @@
 /**
- * @module A tool call as a step: the refusals that need no step (unknown tool, missing
- * permission, closed runtime), then a `tool_call` step under the tool's breaker, in the
- * caller's run or a run of its own. Refusals are statuses, never rejections.
+ * @module A tool call as a step: the refusals that need no step (a malformed call, unknown
+ * tool, missing permission, closed runtime), which reject as an agent's invocation's do, then
+ * a `tool_call` step under the tool's breaker, in the caller's run or a run of its own,
+ * whose every ending is a status of the result.
  */
+import { assertContext } from '../context/assert-context.js';
 import type { ExecContext } from '../context/exec-context.js';
-import type { AxonError } from '../errors/axon-error.js';
 import { InternalError } from '../errors/internal-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
@@ -16,7 +17,7 @@ import { refuseByBreaker, reportToBreaker } from '../supervisors/breaker-guard.j
 import type { BreakerTable } from '../supervisors/breaker-table.js';
 import { toolRefusal, type ToolManager } from '../tools/tool-manager.js';
 import { refusalError, type ToolRegistry } from '../tools/tool-registry.js';
-import type { ToolResult, ToolStatus } from '../tools/tool-result.js';
+import type { ToolResult } from '../tools/tool-result.js';
 import { validateToolArgs } from '../tools/validate-args.js';
 import type { AgentRuntime } from '../actors/agent-runtime.js';
 import type { StepActor } from '../actors/step-actor.js';
@@ -24,13 +25,7 @@ import {
   executeInContainer,
   type ContainerHost,
 } from '../placement/container/container-placement.js';
-import {
-  closeRun,
-  openRun,
-  RUN_STATUS,
-  type RunHandle,
-  type RunRecordsDeps,
-} from '../runs/run-records.js';
+import { closeRun, openRun, RUN_STATUS, type RunRecordsDeps } from '../runs/run-records.js';
 import type { PolicyGate } from '../runs/policy-gate.js';
 import { bookedToolCall, runCallsOf } from '../runs/run-calls.js';
 import { runStep } from '../runs/step-runner.js';
@@ -53,16 +48,6 @@ export interface ToolCallDeps {
   readonly runtime: AgentRuntime;
 }
 
-/** A result for a call that did not succeed and has no output. */
-function failed<TOutput>(
-  tool: string,
-  status: Exclude<ToolStatus, 'success'>,
-  error: AxonError,
-  durationMs = 0,
-): ToolResult<TOutput> {
-  return { status, tool, output: null, error, durationMs, stepId: null };
-}
-
 /** What a `tool_call` step runs, and its own timeout (`null`: its manager keeps time). */
 interface ToolTarget {
   readonly timeoutMs: number | null;
@@ -70,26 +55,25 @@ interface ToolTarget {
 }
 
 /**
- * A tool from another manager (MCP, …): its refusals as results, or what its step runs.
- * The manager checks the arguments; a failed call throws its typed error into the step.
+ * A tool from another manager (MCP, …): what its step runs. Throws its refusals (unknown,
+ * not permitted, the manager's own failure to describe it). The manager checks the
+ * arguments; a failed call throws its typed error into the step.
  */
 async function externalTarget(
   catalog: ToolManager,
   name: string,
   args: unknown,
   ctx: ExecContext,
-): Promise<ToolTarget | ToolResult> {
+): Promise<ToolTarget> {
   let info;
   try {
     info = await catalog.describe(name);
   } catch (err) {
-    return failed(name, 'error', toAxonError(err));
+    throw toAxonError(err);
   }
-  if (!info) return failed(name, 'not_found', new NotFoundError('tool', name));
+  if (!info) throw new NotFoundError('tool', name);
   const refusal = toolRefusal(info, ctx);
-  if (refusal) {
-    return failed(name, 'permission_denied', refusalError(name, refusal, info.requiredPermissions));
-  }
+  if (refusal) throw refusalError(name, refusal, info.requiredPermissions);
   return {
     timeoutMs: null,
     run: async (stepCtx) => {
@@ -102,7 +86,12 @@ async function externalTarget(
   };
 }
 
-/** Calls tool `name` with `args` on `ctx`; see `Runtime.callTool`. */
+/**
+ * Calls tool `name` with `args` on `ctx`; see `Runtime.callTool`. Rejects when no step could
+ * begin: `InvalidParamsError` (closed runtime, a name that is not a string, no context),
+ * `NotFoundError` (unknown tool), `PermissionDeniedError`, or the store's error opening its
+ * run. Once its step began, every ending is a status of the result.
+ */
 export async function callTool<TOutput>(
   deps: ToolCallDeps,
   name: string,
@@ -110,16 +99,19 @@ export async function callTool<TOutput>(
   ctx: ExecContext,
   submission?: StepSubmission,
 ): Promise<ToolResult<TOutput>> {
-  const clock = deps.steps.system.clock;
-  const startedAt = clock.now();
-  if (deps.closed) return failed(name, 'error', new InvalidParamsError('the runtime is closed'));
+  if (deps.closed) throw new InvalidParamsError('the runtime is closed');
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new InvalidParamsError(
+      `callTool: name must be a tool's name (a non-empty string), got ${name === '' ? '""' : typeof name}`,
+      { param: 'name' },
+    );
+  }
+  assertContext(ctx, 'ctx');
   let target: ToolTarget;
   const tool = deps.tools.get(name);
   if (tool) {
     const refusal = deps.tools.refusal(tool, ctx);
-    if (refusal) {
-      return failed(name, 'permission_denied', refusalError(name, refusal, tool.requiredRoles));
-    }
+    if (refusal) throw refusalError(name, refusal, tool.requiredRoles);
     const placed = tool.container;
     target = {
       timeoutMs: tool.timeoutMs,
@@ -136,16 +128,9 @@ export async function callTool<TOutput>(
         : (stepCtx) => Promise.resolve(tool.handler(validateToolArgs(tool, args), stepCtx)),
     };
   } else {
-    const resolved = await externalTarget(deps.catalog, name, args, ctx);
-    if ('status' in resolved) return resolved as ToolResult<TOutput>;
-    target = resolved;
+    target = await externalTarget(deps.catalog, name, args, ctx);
   }
-  let run: RunHandle;
-  try {
-    run = await openRun(deps.runs, ctx, `tool ${name}`);
-  } catch (err) {
-    return failed(name, 'error', toAxonError(err));
-  }
+  const run = await openRun(deps.runs, ctx, `tool ${name}`);
   let outcome: StepOutcome;
   // A replayed call is served from its recording: the tool's breaker has no say, and hears
   // nothing of it.
@@ -180,9 +165,11 @@ export async function callTool<TOutput>(
       reportToBreaker(breaker, outcome.error instanceof SchemaViolationError ? null : outcome);
     }
   } catch (err) {
+    // The step runner rejects only when the step could not begin (its record refused, its
+    // client token claimed already): no step, so a rejection like the refusals above.
     breaker?.release();
     if (run.owned) await closeRun(deps.runs, run, 'failed', null);
-    return failed(name, 'error', toAxonError(err), clock.now() - startedAt);
+    throw err;
   }
   if (run.owned) {
     await closeRun(deps.runs, run, RUN_STATUS[outcome.status], outcome.ctx.tokenUsage);

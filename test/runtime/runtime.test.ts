@@ -545,9 +545,10 @@ describe('run status', () => {
     await runtime.close();
     await expect(runtime.invoke('echo', 'x')).rejects.toThrow(/closed/);
     await expect(runtime.invokeChain(['echo'], 'x')).rejects.toThrow(/closed/);
-    await expect(runtime.callTool('add', {}, runtime.createContext())).resolves.toMatchObject({
-      status: 'error',
-      error: { code: 'INVALID_PARAMS' },
+    // Refused before any step, a tool call rejects as an invocation does.
+    await expect(runtime.callTool('add', {}, runtime.createContext())).rejects.toMatchObject({
+      code: 'INVALID_PARAMS',
+      message: expect.stringMatching(/closed/) as string,
     });
   });
 });

@@ -153,17 +153,15 @@ describe('runtime.callTool', () => {
     });
   });
 
-  it('answers an unknown tool with not_found and records no step', async () => {
+  it('rejects an unknown tool with NOT_FOUND, as delegate does an unknown agent, and records no step', async () => {
     const runtime = runtimeWith({ tools: [addTool()] });
     const runId = `run_${randomUUID()}`;
     const ctx = runtime.createContext({ runId });
 
-    const result = await runtime.callTool('multiply', { a: 1, b: 2 }, ctx);
+    const err = await runtime.callTool('multiply', { a: 1, b: 2 }, ctx).catch((e: unknown) => e);
 
-    expect(result.status).toBe('not_found');
-    expect(result.stepId).toBeNull();
-    expect(result.error).toBeInstanceOf(NotFoundError);
-    expect(result.error?.code).toBe('NOT_FOUND');
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect(err).toMatchObject({ code: 'NOT_FOUND', details: { kind: 'tool', id: 'multiply' } });
     expect(await runtime.store.getRun(runId)).toBeNull();
     expect(await runtime.store.listSteps(runId)).toEqual([]);
   });
@@ -174,12 +172,10 @@ describe('runtime.callTool', () => {
     const runId = `run_${randomUUID()}`;
     const ctx = runtime.createContext({ runId, permissions: { allowedTools: ['search'] } });
 
-    const result = await runtime.callTool('add', { a: 1, b: 2 }, ctx);
+    const err = await runtime.callTool('add', { a: 1, b: 2 }, ctx).catch((e: unknown) => e);
 
-    expect(result.status).toBe('permission_denied');
-    expect(result.error).toBeInstanceOf(PermissionDeniedError);
-    expect(result.error?.code).toBe('POLICY_DENIED');
-    expect(result.stepId).toBeNull();
+    expect(err).toBeInstanceOf(PermissionDeniedError);
+    expect(err).toMatchObject({ code: 'POLICY_DENIED' });
     expect(calls).toEqual([]);
     expect(await runtime.store.getRun(runId)).toBeNull();
   });
@@ -190,13 +186,10 @@ describe('runtime.callTool', () => {
       tools: [addTool(calls, { requiredRoles: ['admin', 'billing'] })],
     });
 
-    const denied = await runtime.callTool(
-      'add',
-      { a: 1, b: 2 },
-      runtime.createContext({ permissions: { roles: ['admin'] } }),
-    );
-    expect(denied.status).toBe('permission_denied');
-    expect(denied.error).toBeInstanceOf(PermissionDeniedError);
+    const denied = await runtime
+      .callTool('add', { a: 1, b: 2 }, runtime.createContext({ permissions: { roles: ['admin'] } }))
+      .catch((e: unknown) => e);
+    expect(denied).toBeInstanceOf(PermissionDeniedError);
     expect(calls).toEqual([]);
 
     const allowed = await runtime.callTool(

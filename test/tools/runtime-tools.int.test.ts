@@ -74,10 +74,10 @@ describe('a runtime with an MCP tool manager', () => {
 
   it('refuses unknown and forbidden MCP tools without a step', async () => {
     const { rt } = setup({ requiredRoles: ['ops'] });
-    const missing = await rt.callTool('nope', {}, rt.createContext());
-    expect(missing).toMatchObject({ status: 'not_found', stepId: null });
-    const denied = await rt.callTool('double', { n: 1 }, rt.createContext());
-    expect(denied).toMatchObject({ status: 'permission_denied', stepId: null });
+    const missing = rt.callTool('nope', {}, rt.createContext());
+    await expect(missing).rejects.toMatchObject({ code: 'NOT_FOUND', details: { id: 'nope' } });
+    const denied = rt.callTool('double', { n: 1 }, rt.createContext());
+    await expect(denied).rejects.toMatchObject({ code: 'POLICY_DENIED' });
     const ops = rt.createContext({ permissions: { roles: ['ops'] } });
     expect((await rt.callTool('double', { n: 1 }, ops)).status).toBe('success');
   });
