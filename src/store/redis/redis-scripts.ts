@@ -6,8 +6,10 @@
  * in one call of the script (one socket write, one reply) and run in order.
  */
 
-/** The operations of {@link BATCH}, by their code in its arguments. */
-export const Op = {
+import { ACTOR_HELPERS, ActorOp, actorBodies } from './redis-actor-scripts.js';
+
+/** The store's own operations of {@link BATCH} (durable agents' are {@link ActorOp}). */
+const CoreOp = {
   createRun: 1,
   createStep: 2,
   claimStep: 3,
@@ -34,6 +36,9 @@ export const Op = {
   list: 24,
   take: 25,
 } as const;
+
+/** The operations of {@link BATCH}, by their code in its arguments. */
+export const Op = { ...CoreOp, ...ActorOp } as const;
 
 /** The code of one operation of {@link BATCH}. */
 export type OpCode = (typeof Op)[keyof typeof Op];
@@ -324,6 +329,8 @@ return 1`,
   // A turn taken (under the guard of its fence): k[1] a mark. → 1 when the mark exists, else 0.
   [Op.take]: `return redis.call('EXISTS', k[1])`,
 
+  ...actorBodies(CoreOp),
+
   // k[1] the run's hash, k[2] the approval's key, k[3] the run's approval ids.
   // a[1] the approval id, a[2] its JSON. → 1 stored, 0 already there (unchanged), -1
   // without the run.
@@ -366,6 +373,7 @@ return 1`,
  */
 export const BATCH = `
 local ops = {}
+${ACTOR_HELPERS}
 ${Object.entries(BODIES)
   .map(([code, body]) => `ops[${code}] = function(k, a)${body}\nend`)
   .join('\n')}

@@ -22,6 +22,8 @@ import { ledgerKey, redisBudgets } from './redis-budgets.js';
 import { asRun, asStep, fromFields, keyPart, throwIfRefused, toFields } from './redis-fields.js';
 import { RedisRunIndex, runScore } from './redis-run-index.js';
 import { RedisRunRecords } from './redis-run-records.js';
+import { RedisActors } from './redis-actors.js';
+import { stepEndOp } from './redis-step-end.js';
 import type { RedisStoreOptions } from './redis-store-options.js';
 import type { BudgetReservations } from '../budget-reservations.js';
 import { Op, type OpCode } from './redis-scripts.js';
@@ -60,6 +62,8 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
   /** A run's checkpoints, recordings and approvals. */
   protected readonly checkpoints: RedisRunRecords;
   protected readonly approvals: RedisRunRecords;
+  /** Durable agents (issue 46): `redis-actors.ts`. */
+  readonly actors: RedisActors;
   readonly #streams: RedisStoreOptions['streams'] | null;
   readonly #endNotice: RedisStoreOptions['endNotice'] | null;
   constructor(options: RedisStoreOptions = {}) {
@@ -101,6 +105,17 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
       this.prefix,
       () => this.#read(),
       (code, keys, args, target) => this.#write(code, keys, args, target),
+    );
+    this.actors = new RedisActors(
+      { prefix, read: () => this.#read(), write: (...op) => this.#write(...op) },
+      {
+        run: (id) => this.#run(id),
+        step: (id) => this.#step(id),
+        runSteps: (id) => this.#runSteps(id),
+        log: (id) => this.#log(id),
+        token: (runId, token) => `${this.#run(runId)}:token:${token}`,
+        runIndexes: (run) => this.#runs.keysOf(run),
+      },
     );
     this.budgets = redisBudgets(
       (code, keys, args, target) => this.#write(code, keys, args, target),
@@ -263,32 +278,12 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
 
   async endStep(end: StepEnd): Promise<void> {
     const { stepId, runId } = end;
-    const args = [String(end.events.length)];
-    for (const ev of end.events) {
-      if (ev.step_id !== stepId) throw new TypeError(`endStep: an event of step ${ev.step_id}`);
-      args.push(String(ev.seq), JSON.stringify(ev));
-    }
-    const patch = toFields(end.patch);
-    args.push(String(patch.length), ...patch);
-    const usage = end.runUsage;
-    if (usage) {
-      args.push(
-        String(usage.tokens_in),
-        String(usage.tokens_out),
-        String(usage.cost_usd),
-        String(usage.wall_ms),
-        stepId,
-      );
-    }
     const run = this.#run(runId);
+    const keys = [this.#step(stepId), this.#log(stepId), run, ledgerKey(run)] as const;
+    const { op, stepIds } = stepEndOp(end, keys, this.actors);
     const target = { stepId, runId };
     const status = end.patch.status;
     const notice = status === undefined ? null : (this.#endNotice?.(stepId, status) ?? null);
-    const op = {
-      code: Op.endStep,
-      keys: [this.#step(stepId), this.#log(stepId), run, ledgerKey(run)],
-      args,
-    };
     let written: Promise<unknown>;
     if (notice) {
       const [ended, said] = this.#batch.chain(
@@ -315,7 +310,8 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
       });
     const r = (await written) as (string | number)[];
     if (r[0] === 'no-run') throw new NotFoundError('run', runId);
-    throwIfRefused(r, [stepId]);
+    if (r[0] === 'no-actor') throw new NotFoundError('actor', end.actor?.actor_id ?? '');
+    throwIfRefused(r, stepIds);
   }
 
   async claimStep(step: StepRecord): Promise<{ step: StepRecord; created: boolean }> {

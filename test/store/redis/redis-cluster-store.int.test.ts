@@ -8,6 +8,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { redisStore } from '../../../src/store/redis/redis-store.js';
 import { makeRun, makeStep, narration } from '../../support/records.js';
 import { clearClusterPrefix, connectTestCluster, redisCluster } from '../../support/redis.js';
+import { describeActorStore } from '../actor-store.conformance.js';
 import { describeRunStore } from '../run-store.conformance.js';
 
 /** Every key these tests write starts with this; removed at the end. */
@@ -19,6 +20,10 @@ afterAll(async () => {
 });
 
 describeRunStore('redis cluster (REDIS_CLUSTER, a hash-tagged prefix per store)', () =>
+  redisStore({ cluster: redisCluster(), prefix: prefix() }),
+);
+
+describeActorStore('redis cluster (REDIS_CLUSTER, a hash-tagged prefix per store)', () =>
   redisStore({ cluster: redisCluster(), prefix: prefix() }),
 );
 

@@ -7,6 +7,7 @@ import { NotFoundError } from '../../../src/errors/not-found-error.js';
 import { redisStore } from '../../../src/store/redis/redis-store.js';
 import { makeRun, makeStep, narration } from '../../support/records.js';
 import { clearRedisPrefix, redisUrl } from '../../support/redis.js';
+import { describeActorStore } from '../actor-store.conformance.js';
 import { describeRunStore } from '../run-store.conformance.js';
 
 /** Every key these tests write starts with this; removed at the end. */
@@ -18,6 +19,10 @@ afterAll(async () => {
 });
 
 describeRunStore('redis (REDIS_URL, a key prefix per store)', () =>
+  redisStore({ url: redisUrl(), prefix: prefix() }),
+);
+
+describeActorStore('redis (REDIS_URL, a key prefix per store)', () =>
   redisStore({ url: redisUrl(), prefix: prefix() }),
 );
 
