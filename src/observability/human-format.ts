@@ -49,8 +49,12 @@ export function formatCost(usd: number): string {
  * (more can be submitted), so its status alone does not tell.
  */
 export function formatRunStatus(status: string, failedSteps: number): string {
-  if (!(failedSteps > 0)) return status;
-  return `${status} · ${formatCount(failedSteps)} failed step${failedSteps === 1 ? '' : 's'}`;
+  return failedSteps > 0 ? `${status} · ${formatFailedSteps(failedSteps)}` : status;
+}
+
+/** `1 failed step`, `2 failed steps`: what {@link formatRunStatus} adds to a status. */
+export function formatFailedSteps(n: number): string {
+  return `${formatCount(n)} failed step${n === 1 ? '' : 's'}`;
 }
 
 /** An ISO time as `2026-11-26 03:44:26Z` (UTC, to the second); `-` for none. */

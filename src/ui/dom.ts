@@ -33,7 +33,8 @@ export function setText(node: Node, text: string): void {
 
 /**
  * A page's figures as `<dl class="figures">`: each name a `<dt>`, each value a `<dd>` (text,
- * or a `<dd>` the caller keeps to update).
+ * or a `<dd>` the caller keeps to update), each pair in a `<div>` so that a narrow page wraps
+ * between figures, never between a name and its value.
  */
 export function figureList(
   figures: readonly (readonly [string, string | HTMLElement])[],
@@ -41,9 +42,13 @@ export function figureList(
   return el(
     'dl',
     { class: 'figures' },
-    ...figures.flatMap(([name, value]) => [
-      el('dt', null, name),
-      typeof value === 'string' ? el('dd', null, value) : value,
-    ]),
+    ...figures.map(([name, value]) =>
+      el(
+        'div',
+        null,
+        el('dt', null, name),
+        typeof value === 'string' ? el('dd', null, value) : value,
+      ),
+    ),
   );
 }

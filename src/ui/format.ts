@@ -7,6 +7,7 @@
 import {
   formatCost,
   formatDuration,
+  formatFailedSteps,
   formatTime,
   formatTokens,
 } from '../observability/human-format.js';
@@ -53,6 +54,19 @@ export function tokens(tokensIn: number, tokensOut: number): string {
 /** A cost in USD: `$0`, `$0.0042`, `$1.2500`. */
 export function cost(usd: number): string {
   return formatCost(usd);
+}
+
+/**
+ * What a run's status is followed by when some of its steps failed: ` · 2 failed steps` (the
+ * status and this read as the CLI's `running · 2 failed steps`); empty when none did.
+ */
+export function failedNote(failedSteps: number): string {
+  return failedSteps > 0 ? ` · ${formatFailedSteps(failedSteps)}` : '';
+}
+
+/** How many of `steps` failed (by their records' status). */
+export function failedCount(steps: readonly Pick<Step, 'status'>[]): number {
+  return steps.reduce((n, step) => (step.status === 'failed' ? n + 1 : n), 0);
 }
 
 /** A timestamp as `2026-11-27 18:05:19Z` (UTC, to the second). */

@@ -1,5 +1,6 @@
 /**
- * @module One run in the trace UI — its figures, its timeline (a bar per step on one time
+ * @module One run in the trace UI — its status (with how many of its steps failed, counted
+ * from the steps its stream gives), its figures, its timeline (a bar per step on one time
  * axis, `timeline.ts`), the trace tree of its steps by `parent_step_id`, and the operator's
  * actions (cancel the run, complete it, cancel the opened step). Kept live without a poll:
  * the run's stream (`GET /v1/runs/{id}/stream`) brings each new step and each change, a clock
@@ -11,7 +12,16 @@
 import { ACTIONABLE_RUN, actionButton, type ActionHooks } from './actions.js';
 import type { Run, Step, StepEventData } from './api-types.js';
 import { el, figureList, setText } from './dom.js';
-import { LIVE_STEP, cost, duration, elapsed, tokens, when } from './format.js';
+import {
+  LIVE_STEP,
+  cost,
+  duration,
+  elapsed,
+  failedCount,
+  failedNote,
+  tokens,
+  when,
+} from './format.js';
 import { createStepDetail, type StepLog } from './step-detail.js';
 import { createStepFollows, type StepFollows } from './step-follows.js';
 import { createTimeline } from './timeline.js';
@@ -50,6 +60,8 @@ export function createRunView(root: HTMLElement, app: App): View {
   const back = el('a', { href: '#runs', class: 'back', 'data-testid': 'back-to-runs' }, '< Runs');
   const entry = el('h1', { 'data-testid': 'run-entry' });
   const status = el('span', { class: 'status', 'data-testid': 'run-status' });
+  // How many of its steps failed (its status alone says `running` while it goes on).
+  const failed = el('span', { class: 'failed-steps', 'data-testid': 'run-failed', hidden: true });
   const asThread = el('a', { 'data-testid': 'run-thread-link', hidden: true }, 'open as a thread');
   const runId = el('code', { 'data-testid': 'run-id' });
   const started = el('dd', { 'data-testid': 'run-started' });
@@ -87,6 +99,7 @@ export function createRunView(root: HTMLElement, app: App): View {
       back,
       entry,
       status,
+      failed,
       asThread,
       el('span', { class: 'actions' }, completeRun.button, cancelRun.button),
     ),
@@ -230,6 +243,9 @@ export function createRunView(root: HTMLElement, app: App): View {
     const now = Date.now();
     if (run) renderRun(s, run, now);
     for (const step of steps) node(s, step, now);
+    const failures = failedCount(steps);
+    setText(failed, failedNote(failures));
+    failed.hidden = failures === 0;
     empty.hidden = steps.length > 0;
     drawTimeline(s, now);
     syncFollows(s);
@@ -269,6 +285,8 @@ export function createRunView(root: HTMLElement, app: App): View {
         state = s;
         setText(entry, id);
         setText(status, '');
+        setText(failed, '');
+        failed.hidden = true;
       }
       s.selected = route.step ?? null;
       if (s.run) {

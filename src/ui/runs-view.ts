@@ -1,20 +1,35 @@
 /**
  * @module The recent runs in the trace UI (`GET /v1/runs`, newest first, 50 at most), read
  * again every two seconds while shown; each row opens its run. Its figures are each run's,
- * as the API gives them. Filters: a status, an entry (the flow's name, exact) and a time
- * window (created in the last 15 minutes, hour, day or week) are the server's (`?status`,
- * `?entry`, `?since`); the search box keeps the listed runs whose id or entry holds its text.
+ * as the API gives them, and beside its status how many of its steps failed (` · 2 failed
+ * steps`), counted from its steps (`GET /v1/runs/{id}/steps`: the Run body has no such
+ * figure) — read again while the run or one of its steps may change, once after. Filters: a
+ * status, an entry (the name the run is listed under, exact) and a time window (created in the
+ * last 15 minutes, hour, day or week) are the server's (`?status`, `?entry`, `?since`); the
+ * search box keeps the listed runs whose id or entry holds its text.
  */
 import { getJson, httpStatus } from './api.js';
-import type { Run, RunStatus } from './api-types.js';
+import type { Run, RunStatus, Step } from './api-types.js';
 import { el, setText } from './dom.js';
-import { cost, duration, elapsed, tokens, when } from './format.js';
+import {
+  LIVE_RUN,
+  LIVE_STEP,
+  cost,
+  duration,
+  elapsed,
+  failedCount,
+  failedNote,
+  tokens,
+  when,
+} from './format.js';
 import { placeRows } from './keyed-rows.js';
 import { createPoller, type Poller } from './poller.js';
 import type { App, View } from './view.js';
 
 const REFRESH_MS = 2000;
 const LIMIT = 50;
+// Runs whose steps are read at once: a browser opens about six connections to one server.
+const STEP_READS = 3;
 /** The time windows of the `since` filter: a label and its length, ms. */
 const WINDOWS: readonly (readonly [string, number])[] = [
   ['last 15 minutes', 15 * 60_000],
@@ -35,6 +50,8 @@ const STATUSES: readonly RunStatus[] = [
 interface RunRow {
   readonly tr: HTMLTableRowElement;
   readonly status: HTMLElement;
+  /** ` · 2 failed steps`, hidden when none failed. */
+  readonly failed: HTMLElement;
   readonly entry: HTMLElement;
   readonly started: HTMLElement;
   readonly took: HTMLElement;
@@ -96,6 +113,11 @@ export function createRunsView(root: HTMLElement, app: App): View {
     empty,
   );
   const rows = new Map<string, RunRow>();
+  /**
+   * How many steps of a run failed, as last counted, and whether that is final: the run has
+   * ended and none of its steps may still change.
+   */
+  const failedSteps = new Map<string, { readonly count: number; readonly final: boolean }>();
   let poller: Poller | null = null;
 
   function start(): void {
@@ -172,6 +194,11 @@ export function createRunsView(root: HTMLElement, app: App): View {
       const made: RunRow = {
         tr: el('tr', { 'data-testid': 'run-row', 'data-run-id': run.run_id }),
         status: el('span', { class: 'status', 'data-testid': 'run-row-status' }),
+        failed: el('span', {
+          class: 'failed-steps',
+          'data-testid': 'run-row-failed',
+          hidden: true,
+        }),
         entry: el('a', { href, 'data-testid': 'run-row-entry' }, run.flow_id ?? run.run_id),
         started: el('td', { 'data-testid': 'run-row-started' }),
         took: el('td', { class: 'num', 'data-testid': 'run-row-duration' }),
@@ -179,7 +206,7 @@ export function createRunsView(root: HTMLElement, app: App): View {
         spent: el('td', { class: 'num', 'data-testid': 'run-row-cost' }),
       };
       made.tr.append(
-        el('td', null, made.status),
+        el('td', null, made.status, made.failed),
         el('td', null, made.entry),
         el('td', null, el('code', null, run.run_id)),
         made.started,
@@ -199,6 +226,9 @@ export function createRunsView(root: HTMLElement, app: App): View {
     });
     setText(r.status, run.status);
     r.status.dataset['status'] = run.status;
+    const failed = failedSteps.get(run.run_id)?.count ?? 0;
+    setText(r.failed, failedNote(failed));
+    r.failed.hidden = failed === 0;
     r.tr.dataset['status'] = run.status;
     setText(r.started, when(run.created_at));
     setText(r.took, duration(elapsed(run, now)));
@@ -207,13 +237,30 @@ export function createRunsView(root: HTMLElement, app: App): View {
     return r;
   }
 
+  /** Counts the failed steps of the runs not counted for good, {@link STEP_READS} at a time. */
+  async function countFailed(runs: readonly Run[], current: () => boolean): Promise<void> {
+    const due = runs.filter((run) => failedSteps.get(run.run_id)?.final !== true);
+    for (let i = 0; i < due.length && current(); i += STEP_READS) {
+      await Promise.all(
+        due.slice(i, i + STEP_READS).map(async (run) => {
+          const steps = await getJson<Step[]>(`/v1/runs/${encodeURIComponent(run.run_id)}/steps`);
+          const final = !LIVE_RUN.has(run.status) && !steps.some((st) => LIVE_STEP.has(st.status));
+          failedSteps.set(run.run_id, { count: failedCount(steps), final });
+        }),
+      );
+    }
+  }
+
   async function refresh(current: () => boolean): Promise<number | null> {
     try {
       const runs = await getJson<Run[]>(`/v1/runs${query()}`);
       if (!current()) return null;
       app.clearError();
-      const now = Date.now();
       listed = runs;
+      place(Date.now());
+      await countFailed(runs, current);
+      if (!current()) return null;
+      const now = Date.now();
       place(now);
       setText(updated, `updated ${when(new Date(now).toISOString())}`);
       return REFRESH_MS;

@@ -1,9 +1,11 @@
 /**
  * @module What the trace UI keeps of a followed step's events (its log: tokens joined as
  * text, tool suggestions, narration, facts, the last metrics, the end or error) and the panel
- * that shows one step — its record, its events as they arrive, and the tool calls it made
- * (its `tool_call` children). Every token and cost figure shown is the API's (the step's
- * `budget_usage`); what a live step's stream has shown is told apart (`… streamed`).
+ * that shows one step — its record; what it was asked first (a tool step's arguments, another
+ * step's input), then its text, the tool calls it made (its `tool_call` children) and its
+ * events as they arrive, each section shown only once it has something. Every token and cost
+ * figure shown is the API's (the step's `budget_usage`); what a live step's stream has shown
+ * is told apart (`… streamed`).
  */
 import { ACTIONABLE_STEP, actionButton, type ActionHooks } from './actions.js';
 import type { Step, StepEventData, StepStatus } from './api-types.js';
@@ -136,6 +138,31 @@ function eventItem(type: string, data: StepEventData): HTMLLIElement {
   return item;
 }
 
+/**
+ * What a step was asked, as the panel shows it first: a tool step's arguments (its input's
+ * `args`), any other step's whole input; `null` before its record is read.
+ */
+export function askedOf(step: Pick<Step, 'type' | 'input'>): {
+  readonly title: string;
+  readonly value: unknown;
+} | null {
+  if (step.input === null || step.input === undefined) return null;
+  if (step.type === 'tool_call' && typeof step.input === 'object' && 'args' in step.input) {
+    return { title: 'Arguments', value: (step.input as Readonly<Record<string, unknown>>)['args'] };
+  }
+  return { title: 'Input', value: step.input };
+}
+
+/** A titled section of the panel, hidden while it has nothing to show. */
+function section(testId: string, title: HTMLElement | string, body: HTMLElement): HTMLElement {
+  return el(
+    'section',
+    { class: 'detail-section', 'data-testid': testId, hidden: true },
+    typeof title === 'string' ? el('h3', null, title) : title,
+    body,
+  );
+}
+
 /** The links of a step panel. */
 export interface StepDetailLinks {
   /** The href that opens a step (a tool call's). */
@@ -181,7 +208,13 @@ export function createStepDetail(
   const text = el('pre', { class: 'text', 'data-testid': 'step-text' });
   const calls = el('ul', { class: 'calls', 'data-testid': 'step-tool-calls' });
   const events = el('ol', { class: 'events', 'data-testid': 'step-events' });
-  const input = el('pre', { 'data-testid': 'step-input' });
+  const inputTitle = el('h3', { 'data-testid': 'step-input-title' });
+  const input = el('pre', { class: 'input', 'data-testid': 'step-input' });
+  // In the order a reader asks: what it was asked, what it said, what it called, what happened.
+  const inputSection = section('step-section-input', inputTitle, input);
+  const textSection = section('step-section-text', 'Text', text);
+  const callsSection = section('step-section-calls', 'Tool calls', calls);
+  const eventsSection = section('step-section-events', 'Events', events);
   const close = el(
     'a',
     { class: 'close', 'data-testid': 'step-detail-close', title: 'close' },
@@ -204,19 +237,23 @@ export function createStepDetail(
       spent,
     ),
     note,
-    el('h3', null, 'Text'),
-    text,
+    inputSection,
+    textSection,
     metrics,
-    el('h3', null, 'Tool calls'),
-    calls,
-    el('h3', null, 'Events'),
-    events,
-    el('details', null, el('summary', null, 'Input'), input),
+    callsSection,
+    eventsSection,
   );
   root.hidden = true;
   let shown: { step: Step; readonly log: StepLog | null } | null = null;
   // The input shown: not yet (a sketch of a turn has none until its record is read).
   let inputShown = false;
+
+  /** Each section shown when it has something, hidden otherwise. */
+  function showFilled(): void {
+    textSection.hidden = text.textContent === '';
+    callsSection.hidden = calls.childElementCount === 0;
+    eventsSection.hidden = events.childElementCount === 0;
+  }
 
   /** A live step's last metrics event, as its stream said it (hidden once it ended). */
   function renderMetrics(step: Step, log: StepLog | null): void {
@@ -241,6 +278,7 @@ export function createStepDetail(
         text.textContent = log ? log.chunks.join('') : '';
         events.replaceChildren(...(log ? log.events.map((e) => eventItem(e.type, e.data)) : []));
         inputShown = false;
+        inputSection.hidden = true;
       }
       note.hidden = reason === null;
       setText(note, reason ?? '');
@@ -259,9 +297,12 @@ export function createStepDetail(
       setText(idCode, step.step_id);
       // A step's input does not change, but a record may come after a sketch of the step
       // without one (a thread's turn seen on its stream first).
-      if (!inputShown && step.input !== null) {
+      const asked = inputShown ? null : askedOf(step);
+      if (asked) {
         inputShown = true;
-        setText(input, json(step.input));
+        setText(inputTitle, asked.title);
+        setText(input, json(asked.value));
+        inputSection.hidden = false;
       }
       setText(took, duration(elapsed(step, Date.now())));
       const u = usageOf(step);
@@ -301,12 +342,14 @@ export function createStepDetail(
         calls.childElementCount === items.length &&
         items.every((li, i) => li.textContent === calls.children[i]?.textContent);
       if (!same) calls.replaceChildren(...items);
+      showFilled();
     },
     event(type, data) {
       if (!shown) return;
       if (type === 'token') text.append(typeof data.t === 'string' ? data.t : '');
       else if (type === 'metrics') renderMetrics(shown.step, shown.log);
       else events.append(eventItem(type, data));
+      showFilled();
       if (type === 'token') {
         const live = streamedText(shown.step, shown.log);
         setText(streamed, live === '' ? '' : ` (${live})`);

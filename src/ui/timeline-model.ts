@@ -110,10 +110,22 @@ export function timelineModel(
   }
   const latest = rows.reduce((max, r) => Math.max(max, r.endOffsetMs), 0);
   const spanMs = Math.max(1, latest);
-  const tickMs = tickStep(spanMs, options.maxTicks ?? 8);
+  const { ticks, tickMs } = axisTicks(spanMs, options.maxTicks ?? 8);
+  return { originMs: origin, spanMs, ticks, tickMs, rows };
+}
+
+/**
+ * The ticks of an axis of `spanMs`: 0, then every {@link tickStep} within the span — at most
+ * `maxTicks` parts. A drawn axis asks again with fewer when its labels would touch.
+ */
+export function axisTicks(
+  spanMs: number,
+  maxTicks: number,
+): { readonly ticks: readonly number[]; readonly tickMs: number } {
+  const tickMs = tickStep(spanMs, maxTicks);
   const ticks: number[] = [];
   for (let t = 0; t <= spanMs; t += tickMs) ticks.push(t);
-  return { originMs: origin, spanMs, ticks, tickMs, rows };
+  return { ticks, tickMs };
 }
 
 function rowOf(

@@ -4,11 +4,13 @@
  * bar, its duration, a tick at its first token — nested by the step tree, with its tokens
  * and cost beside it and every figure in its tooltip. The layout is `timeline-model.ts`'s;
  * this only draws it. Bars are placed with CSSOM (`style.left`), which the page's
- * Content-Security-Policy allows (an inline `style` attribute it would not).
+ * Content-Security-Policy allows (an inline `style` attribute it would not). The axis is
+ * measured as drawn: on a narrow page it has fewer ticks, so that no two labels touch, and it
+ * is fitted again when its width changes.
  */
 import { el, setText } from './dom.js';
 import { cost, duration, tokens } from './format.js';
-import { percentOf, type TimelineModel, type TimelineRow } from './timeline-model.js';
+import { axisTicks, percentOf, type TimelineModel, type TimelineRow } from './timeline-model.js';
 
 /** What a timeline is told to do by its page. */
 export interface TimelineHooks {
@@ -39,6 +41,21 @@ interface RowNodes {
 
 function attr(el: HTMLElement, name: string, value: string): void {
   if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+}
+
+/** The least room between two labels of the axis, px. */
+const TICK_GAP_PX = 8;
+
+/** Whether two of the axis's labels touch (or come closer than {@link TICK_GAP_PX}). */
+function crowded(axis: HTMLElement): boolean {
+  // Not laid out (hidden): nothing to measure; it is fitted again when it has a width.
+  if (axis.clientWidth === 0) return false;
+  const boxes = [...axis.children].map((c) => c.getBoundingClientRect());
+  boxes.sort((a, b) => a.left - b.left);
+  return boxes.some((box, i) => {
+    const next = boxes[i + 1];
+    return next !== undefined && box.right + TICK_GAP_PX > next.left;
+  });
 }
 
 /** `ms` rounded for a data attribute (a test reads them). */
@@ -142,19 +159,39 @@ export function createTimeline(hooks: TimelineHooks): Timeline {
     return n.row;
   }
 
-  function drawAxis(model: TimelineModel): void {
-    const labels = model.ticks.map((t) => {
+  function placeTicks(ticks: readonly number[], spanMs: number): void {
+    const labels = ticks.map((t) => {
       const tick = el('span', { class: 'tl-tick', 'data-testid': 'timeline-tick' }, duration(t));
-      tick.style.left = `${percentOf(t, model.spanMs)}%`;
+      tick.style.left = `${percentOf(t, spanMs)}%`;
       tick.dataset['ms'] = String(t);
       return tick;
     });
     axis.replaceChildren(...labels);
   }
 
+  /** The model's ticks, or fewer (two parts at least) while two labels touch: a narrow page. */
+  function drawAxis(model: TimelineModel): void {
+    let count = model.ticks.length;
+    placeTicks(model.ticks, model.spanMs);
+    for (let parts = count - 2; parts >= 2 && crowded(axis); parts -= 1) {
+      const { ticks } = axisTicks(model.spanMs, parts);
+      // 1, 2, 5 × 10^k: a part fewer may give the same ticks; those were just measured.
+      if (ticks.length === count) continue;
+      count = ticks.length;
+      placeTicks(ticks, model.spanMs);
+    }
+  }
+
+  let drawn: TimelineModel | null = null;
+  // A page made narrower (or a hidden axis shown) is fitted again, without a new model.
+  new ResizeObserver(() => {
+    if (drawn) drawAxis(drawn);
+  }).observe(axis);
+
   return {
     root,
     render(model) {
+      drawn = model;
       drawAxis(model);
       const keep = new Set<string>();
       model.rows.forEach((r, i) => {
@@ -172,6 +209,7 @@ export function createTimeline(hooks: TimelineHooks): Timeline {
       attr(root, 'data-span-ms', String(Math.round(model.spanMs)));
     },
     clear() {
+      drawn = null;
       rows.clear();
       rowsBox.replaceChildren();
       axis.replaceChildren();

@@ -59,6 +59,7 @@ export function createTraceTree(root: HTMLElement, options: TraceTreeOptions): T
 
   function add(step: Step): TraceNode {
     const parent = step.parent_step_id !== null ? nodes.get(step.parent_step_id) : undefined;
+    const depth = parent ? Number(parent.row.dataset['depth']) + 1 : 0;
     const row = el('div', {
       class: 'node',
       role: 'button',
@@ -66,8 +67,10 @@ export function createTraceTree(root: HTMLElement, options: TraceTreeOptions): T
       'data-testid': 'trace-node',
       'data-step-id': step.step_id,
       'data-parent-step-id': step.parent_step_id ?? '',
-      'data-depth': parent ? Number(parent.row.dataset['depth']) + 1 : 0,
+      'data-depth': depth,
     });
+    // Its name is indented by its depth (app.css); its figures stay in the tree's columns.
+    row.style.setProperty('--depth', String(depth));
     const n: TraceNode = {
       row,
       name: el('span', { class: 'name', 'data-testid': 'trace-node-name' }),
@@ -85,7 +88,7 @@ export function createTraceTree(root: HTMLElement, options: TraceTreeOptions): T
       n.type,
       n.status,
       n.took,
-      el('span', { class: 'num' }, n.used, n.streamed),
+      el('span', { class: 'num tokens' }, n.used, n.streamed),
       n.spent,
     );
     const open = (): void => {

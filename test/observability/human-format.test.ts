@@ -9,11 +9,12 @@ import {
   formatCost,
   formatCount,
   formatDuration,
+  formatFailedSteps,
   formatRunStatus,
   formatTime,
   formatTokens,
 } from '../../src/observability/human-format.js';
-import { cost, duration, tokens, when } from '../../src/ui/format.js';
+import { cost, duration, failedCount, failedNote, tokens, when } from '../../src/ui/format.js';
 
 describe('human-format', () => {
   it.each([
@@ -75,6 +76,14 @@ describe('human-format', () => {
       expect(formatRunStatus(status, n)).toBe(text);
     },
   );
+
+  it("reads the same in the trace UI: its status, then the failed steps' note", () => {
+    expect(formatFailedSteps(1)).toBe('1 failed step');
+    const steps = [{ status: 'failed' }, { status: 'succeeded' }, { status: 'failed' }] as const;
+    expect(failedCount(steps)).toBe(2);
+    expect(`running${failedNote(failedCount(steps))}`).toBe(formatRunStatus('running', 2));
+    expect(failedNote(0)).toBe('');
+  });
 
   it('shows times in UTC to the second, whatever the zone', () => {
     expect(formatTime('2026-11-27T18:05:19.902Z')).toBe('2026-11-27 18:05:19Z');

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
+  axisTicks,
   percentOf,
   tickStep,
   timelineModel,
@@ -185,6 +186,16 @@ describe('the axis', () => {
     const model = timelineModel([step('s', { created: 0, ended: 3000 })], { now: T0 });
     expect(model.ticks).toEqual([0, 500, 1000, 1500, 2000, 2500, 3000]);
     expect(model.tickMs).toBe(500);
+  });
+
+  it('gives fewer ticks for fewer parts (a narrow axis asks again), each from 0 within the span', () => {
+    expect(axisTicks(3000, 8)).toEqual({
+      ticks: [0, 500, 1000, 1500, 2000, 2500, 3000],
+      tickMs: 500,
+    });
+    expect(axisTicks(3000, 5)).toEqual({ ticks: [0, 1000, 2000, 3000], tickMs: 1000 });
+    expect(axisTicks(3000, 2)).toEqual({ ticks: [0, 2000], tickMs: 2000 });
+    expect(axisTicks(3000, 1)).toEqual({ ticks: [0], tickMs: 5000 });
   });
 
   it('places an offset in percent of the span, clamped to 0..100', () => {
