@@ -13,6 +13,7 @@ import { createFsBroker } from '../../src/policy/fs-broker.js';
 import { createSandbox } from '../../src/policy/sandbox.js';
 import { createRuntime } from '../../src/runtime/runtime.js';
 import { createLogger } from '../../src/observability/logger.js';
+import { sqliteWarmTier } from '../../src/memory/sqlite-warm-tier.js';
 
 const base = mkdtempSync(join(tmpdir(), 'axon-sandbox-'));
 afterAll(() => {
@@ -158,5 +159,22 @@ describe("createRuntime's fs option", () => {
       createRuntime({ ...quiet, dataDir, fs: { roots: [], extra: 1 } as never }),
     ).toThrow(new TypeError('createRuntime: fs takes roots and guarded, not extra'));
     expect(() => createRuntime({ ...quiet, dataDir, fs: 'x' as never })).toThrow(TypeError);
+  });
+
+  it("refuses a root holding a file fs.guarded names (its memory tier's file, say), through a link too", async () => {
+    const { dir, files, dataDir } = folder();
+    // A real warm tier's file in the files folder, named by the embedding code as guarded.
+    const memoryFile = join(files, 'memory.db');
+    await sqliteWarmTier(memoryFile).close();
+    const guarded = { guarded: [memoryFile] };
+    expect(() => createRuntime({ ...quiet, dataDir, fs: { roots: [files], ...guarded } })).toThrow(
+      new RangeError(
+        `createRuntime: fs.roots[0] (${files}) holds ${memoryFile}: a run could read or change it; name a folder that does not hold it`,
+      ),
+    );
+    symlinkSync(files, join(dir, 'files-link'));
+    expect(() =>
+      createRuntime({ ...quiet, dataDir, fs: { roots: [join(dir, 'files-link')], ...guarded } }),
+    ).toThrow(/^createRuntime: fs\.roots\[0\] .* holds .*memory\.db/);
   });
 });

@@ -124,14 +124,21 @@ describe('a sandbox that would hold what the operator owns', () => {
 
   /**
    * `axon <command>` with `<dir>/conf/axon.yaml` (data in `<dir>/data`) whose `fs.roots` is
-   * `root(dir)`: what it printed before it exited, and its exit code.
+   * `root(dir)`, and `more(dir)` after it: what it printed before it exited, and its exit code.
    */
-  async function start(command: 'serve' | 'worker', root: (dir: string) => string) {
+  async function start(
+    command: 'serve' | 'worker',
+    root: (dir: string) => string,
+    more: (dir: string) => string = () => '',
+  ) {
     const dir = mkdtempSync(join(tmpdir(), 'axon-security-start-'));
     dirs.push(dir);
     mkdirSync(join(dir, 'conf'));
     const file = join(dir, 'conf', 'axon.yaml');
-    writeFileSync(file, `data_dir: ${join(dir, 'data')}\nfs:\n  roots: [${root(dir)}]\n`);
+    writeFileSync(
+      file,
+      `data_dir: ${join(dir, 'data')}\nfs:\n  roots: [${root(dir)}]\n${more(dir)}`,
+    );
     const args =
       command === 'serve'
         ? ['serve', '--port', '0', '--config', file]
@@ -156,6 +163,26 @@ describe('a sandbox that would hold what the operator owns', () => {
       expect(config.message).toContain(
         `fs.roots[0] (${join(config.dir, 'conf')}) holds ${join(config.dir, 'conf', 'axon.yaml')}`,
       );
+    },
+  );
+
+  it.each(['serve', 'worker'] as const)(
+    "is refused when axon %s starts: a root holding a memory tier's file, warm or cold, as written or relative to the config file (exit 2, the line named)",
+    async (command) => {
+      for (const [tier, path] of [
+        ['warm', (dir: string) => join(dir, 'memory', 'warm.db')],
+        ['cold', () => '../memory/cold.db'],
+      ] as const) {
+        const held = await start(
+          command,
+          (dir) => join(dir, 'memory'),
+          (dir) => `memory:\n  ${tier}: { backend: sqlite, path: ${path(dir)} }\n`,
+        );
+        expect(held.code, held.message).toBe(2);
+        expect(held.message).toContain(
+          `axon.yaml line 3: fs.roots[0] (${join(held.dir, 'memory')}) holds ${join(held.dir, 'memory', `${tier}.db`)}`,
+        );
+      }
     },
   );
 });

@@ -16,6 +16,7 @@ import { defineAgent } from '../../../src/actors/define-agent.js';
 import { CancelledError } from '../../../src/errors/cancelled-error.js';
 import { findContainerEngine } from '../../../src/placement/container/container-engine.js';
 import { MAX_PENDING_CALLS } from '../../../src/placement/container/container-pool.js';
+import { WORKER_STREAM_CREDIT } from '../../../src/placement/worker/worker-placement.js';
 import type { ContainerOptions } from '../../../src/placement/container/container-options.js';
 import type { Runtime } from '../../../src/runtime/runtime.js';
 import { defineTool } from '../../../src/tools/define-tool.js';
@@ -315,6 +316,70 @@ describe('supervision: every end of a container ends only its step, and removes 
     );
     expect(await axonContainers()).toEqual([]);
   });
+
+  it('a container that sends its step items past its credit is removed: WORKER_RESET protocol, none of them streamed', async () => {
+    const rt = containerRuntime();
+    rt.registerAgent(agent('overrunner'));
+    const tokensOf = async (args: Record<string, unknown>) => {
+      const tokens: string[] = [];
+      const stream = rt.stream('overrunner', { message: '', args });
+      for await (const { event } of stream) if (event.type === 'token') tokens.push(event.t);
+      return { tokens, result: await stream.result };
+    };
+    // Its whole credit in one message is taken: the line is the protocol's, the bound is its.
+    const within = await tokensOf({ items: WORKER_STREAM_CREDIT, waitMs: 0 });
+    expect(within.result).toMatchObject({ status: 'success', output: 'forged' });
+    expect(within.tokens).toHaveLength(WORKER_STREAM_CREDIT);
+    // One item more is a broken protocol.
+    const past = await tokensOf({ items: WORKER_STREAM_CREDIT + 1 });
+    expect(past.result.status).toBe('error');
+    expect(past.result.error?.code).toBe('WORKER_RESET');
+    expect(past.result.error?.details).toMatchObject({ cause: 'protocol' });
+    expect(String(past.result.error?.details['stderr'])).toContain(
+      `${WORKER_STREAM_CREDIT + 1} items with a credit of ${WORKER_STREAM_CREDIT}`,
+    );
+    expect(past.tokens).toEqual([]);
+    expect(await axonContainers()).toEqual([]);
+  });
+
+  it.each([
+    ['a method the host does not have', { method: 'exec', step: 'own' }, '"exec"'],
+    ['a call for another step', { method: 'callTool', step: 'step_0someone0else' }, '"callTool"'],
+  ])(
+    'a container that makes a call it may not make (%s) is removed: WORKER_RESET protocol, nothing run',
+    async (_what, call, named) => {
+      const rt = containerRuntime();
+      rt.registerAgent(agent('trespasser'));
+      let added = 0;
+      rt.registerTool(
+        defineTool({
+          name: 'add',
+          description: 'sum',
+          input: z.object({ a: z.number(), b: z.number() }),
+          handler: ({ a, b }) => {
+            added += 1;
+            return a + b;
+          },
+        }),
+      );
+      // The same line for its own step is a call it may make: the tool runs.
+      const allowed = await rt.invoke('trespasser', {
+        message: '',
+        args: { method: 'callTool', step: 'own', waitMs: 0 },
+      });
+      expect(allowed).toMatchObject({ status: 'success', output: 'forged' });
+      await expect.poll(() => added).toBe(1);
+      const result = await rt.invoke('trespasser', { message: '', args: call });
+      expect(result.status).toBe('error');
+      expect(result.error?.code).toBe('WORKER_RESET');
+      expect(result.error?.details).toMatchObject({ cause: 'protocol' });
+      expect(String(result.error?.details['stderr'])).toContain(
+        `a call it may not make (${named})`,
+      );
+      expect(added).toBe(1);
+      expect(await axonContainers()).toEqual([]);
+    },
+  );
 
   it('a container agent that keeps dying opens its breaker: the next step starts no container', async () => {
     const rt = containerRuntime({}, { breakers: { failureThreshold: 2, recoveryMs: 60_000 } });
