@@ -1,8 +1,9 @@
 /**
  * @module The trace UI's screenshots in docs/ (docs/trace-ui.md shows them), taken from a
  * running `axon serve`: a run of the trip planner (its delegations and tool call) and a tool
- * step are made over the API, then headless Chromium (Debian's `chromium`, driven by
- * playwright-core) opens the run's page and the runs list.
+ * step, and a second run that goes on after a tool step failed, are made over the API, then
+ * headless Chromium (Debian's `chromium`, driven by playwright-core) opens the first run's
+ * page and the runs list (the second run's row says its failed step).
  *
  *   npm start &                                  # or: node bin/axon.js serve
  *   npx tsx scripts/trace-ui-screenshots.ts [--url http://127.0.0.1:7070] [--key <api key>]
@@ -59,6 +60,20 @@ async function main(): Promise<void> {
     input: { tool: 'add', args: { a: 2, b: 3 } },
   });
   await ended(sum.step_id);
+  // A run that goes on after one of its steps failed (arguments `add` refuses).
+  const other = await api<{ run_id: string }>('POST', `/v1/flows/${flow.flow_id}/runs`, {
+    seed: 8,
+  });
+  for (const args of [
+    { a: 'two', b: 3 },
+    { a: 4, b: 5 },
+  ]) {
+    const step = await api<{ step_id: string }>('POST', `/v1/runs/${other.run_id}/steps`, {
+      type: 'tool_call',
+      input: { tool: 'add', args },
+    });
+    await ended(step.step_id);
+  }
 
   mkdirSync(out, { recursive: true });
   const browser = await chromium.launch({
@@ -80,7 +95,7 @@ async function main(): Promise<void> {
     await page.screenshot({ path: join(out, 'trace-ui-timeline.png'), fullPage: true });
     await api('POST', `/v1/runs/${run.run_id}/complete`, {});
     await page.goto(`${base}/ui#runs`);
-    await page.getByTestId('run-row').first().waitFor();
+    await page.getByTestId('run-row-failed').first().waitFor();
     await page.screenshot({ path: join(out, 'trace-ui-runs.png') });
   } finally {
     await browser.close();
