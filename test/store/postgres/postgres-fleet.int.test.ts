@@ -9,6 +9,7 @@ import { BudgetExceededError } from '../../../src/errors/budget-exceeded-error.j
 import { NotFoundError } from '../../../src/errors/not-found-error.js';
 import { WorkerLostError } from '../../../src/errors/worker-lost-error.js';
 import {
+  POSTGRES_SCHEMA_VERSION,
   postgresStore,
   type PostgresRunStore,
 } from '../../../src/store/postgres/postgres-store.js';
@@ -216,13 +217,17 @@ describe('budget reservations every process on the schema sees (POLICY-3000)', (
 });
 
 describe('schema version 3', () => {
-  it('a schema of version 2 (before turns, holds and kept answers) is brought to 3 at start, its runs kept and reservable', async () => {
+  it('a schema of version 2 (before turns, holds and kept answers) is brought to the current version at start, its runs kept and reservable', async () => {
     const { other: first } = twoProcesses();
     const run = makeRun({ budgets: { max_tokens_out: 50 } });
     await first.createRun(run);
     const schema = schemas.at(-1) as string;
     // Back to what version 2 had.
     await sql(`DROP TABLE "${schema}".turns, "${schema}".holds, "${schema}".batches`);
+    // And before version 4's durable agents.
+    await sql(
+      `DROP TABLE "${schema}".actors, "${schema}".mailbox, "${schema}".wakes, "${schema}".schedules`,
+    );
     await sql(`DROP FUNCTION "${schema}".apply(jsonb, text, boolean)`);
     await sql(`DELETE FROM "${schema}".meta WHERE key = 'store_id'`);
     await sql(`UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
@@ -236,7 +241,7 @@ describe('schema version 3', () => {
       run.budgets,
     );
     expect(await sql(`SELECT value FROM "${schema}".meta WHERE key = 'schema_version'`)).toEqual([
-      { value: '3' },
+      { value: String(POSTGRES_SCHEMA_VERSION) },
     ]);
   });
 });
