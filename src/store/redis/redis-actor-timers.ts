@@ -43,6 +43,12 @@ export function scoreArg(n: number, what: string): string {
   return n === Infinity ? '+inf' : n === -Infinity ? '-inf' : String(n);
 }
 
+/** A time kept in a record (JSON and a score both): `RangeError` naming `what` unless finite. */
+export function timeArg(n: number, what: string): string {
+  if (!Number.isFinite(n)) throw new RangeError(`${what} must be a finite number, got ${n}`);
+  return JSON.stringify(n);
+}
+
 /** A count: a whole number ≥ 0, or Infinity (all, as `-1`); `RangeError` naming `what`. */
 export function countArg(n: number, what: string): number {
   if (n === Infinity) return -1;
@@ -111,8 +117,8 @@ export class RedisActorTimers {
     return (await this.hash(this.keys.wake(wakeId))) as WakeRecord | null;
   }
 
-  actorWakes(actorId: string): Promise<WakeRecord[]> {
-    if (!keyPart(actorId)) return Promise.resolve([]);
+  async actorWakes(actorId: string): Promise<WakeRecord[]> {
+    if (!keyPart(actorId)) return [];
     return this.range<WakeRecord>(
       this.keys.actorWakes(actorId),
       this.keys.wake(''),
@@ -122,14 +128,14 @@ export class RedisActorTimers {
     );
   }
 
-  dueWakes(now: number, limit: number): Promise<WakeRecord[]> {
+  async dueWakes(now: number, limit: number): Promise<WakeRecord[]> {
     const n = countArg(limit, 'dueWakes: limit');
-    if (n === 0) return Promise.resolve([]);
+    if (n === 0) return [];
     const to = scoreArg(now, 'dueWakes: now');
     return this.range<WakeRecord>(this.keys.dueWakes, this.keys.wake(''), 'score', '-inf', to, n);
   }
 
-  nextWakeAt(): Promise<number | null> {
+  async nextWakeAt(): Promise<number | null> {
     return this.#lowest(this.keys.dueWakes);
   }
 
@@ -152,14 +158,14 @@ export class RedisActorTimers {
         this.host.prefix,
         wakeId,
         JSON.stringify(data ?? null),
-        scoreArg(firedAt, 'fireWake: firedAt'),
+        timeArg(firedAt, 'fireWake: firedAt'),
         JSON.stringify(timedOut),
       ],
     );
     return r === 0 ? null : (fromFlat(r) as WakeRecord | null);
   }
 
-  firedWakes(limit: number): Promise<WakeRecord[]> {
+  async firedWakes(limit: number): Promise<WakeRecord[]> {
     return this.#first(this.keys.firedWakes, this.keys.wake(''), limit, 'firedWakes: limit');
   }
 
@@ -167,7 +173,7 @@ export class RedisActorTimers {
     await this.host.write(
       Op.rearmWake,
       [this.keys.wake(wakeId)],
-      [this.host.prefix, wakeId, scoreArg(dueAt, 'rearmWake: dueAt')],
+      [this.host.prefix, wakeId, timeArg(dueAt, 'rearmWake: dueAt')],
     );
   }
 
@@ -176,7 +182,7 @@ export class RedisActorTimers {
     await this.host.write(Op.deleteWakes, [this.keys.dueWakes], [this.host.prefix, ...wakeIds]);
   }
 
-  eventWaiters(userId: string | null, event: string, limit: number): Promise<WakeRecord[]> {
+  async eventWaiters(userId: string | null, event: string, limit: number): Promise<WakeRecord[]> {
     const set = this.keys.eventWaits(userId, event);
     return this.#first(set, this.keys.wake(''), limit, 'eventWaiters: limit');
   }
@@ -206,7 +212,7 @@ export class RedisActorTimers {
     return (await this.hash(this.keys.schedule(scheduleId))) as ScheduleRecord | null;
   }
 
-  listSchedules(userId?: string | null): Promise<ScheduleRecord[]> {
+  async listSchedules(userId?: string | null): Promise<ScheduleRecord[]> {
     const set = userId === undefined ? this.keys.schedules : this.keys.userSchedules(userId);
     return this.range<ScheduleRecord>(set, this.keys.schedule(''), 'rank', '0', '-1');
   }
@@ -230,14 +236,14 @@ export class RedisActorTimers {
     return r === 1;
   }
 
-  dueSchedules(now: number, limit: number): Promise<ScheduleRecord[]> {
+  async dueSchedules(now: number, limit: number): Promise<ScheduleRecord[]> {
     const n = countArg(limit, 'dueSchedules: limit');
-    if (n === 0) return Promise.resolve([]);
+    if (n === 0) return [];
     const to = scoreArg(now, 'dueSchedules: now');
     return this.range(this.keys.dueSchedules, this.keys.schedule(''), 'score', '-inf', to, n);
   }
 
-  nextScheduleAt(): Promise<number | null> {
+  async nextScheduleAt(): Promise<number | null> {
     return this.#lowest(this.keys.dueSchedules);
   }
 }

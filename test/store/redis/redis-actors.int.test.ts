@@ -238,4 +238,27 @@ describe('RedisActors', () => {
     expect((await store.actors.getActor(actor.actor_id))?.status).toBe('live');
     await store.close();
   });
+
+  it('refuses bad arguments with an error naming them, and writes nothing', async () => {
+    const [store] = processes(1) as [RedisRunStore];
+    const { actor, run } = newActor();
+    await expect(store.actors.openActor({ ...actor, actor_id: 'a:b' }, run)).rejects.toThrow(
+      /actor_id "a:b" cannot be part of a key/,
+    );
+    expect(await store.getRun(run.run_id)).toBeNull();
+    await store.actors.openActor(actor, run);
+    const wake = sleep(actor, uid('step'), 5_000);
+    await store.actors.putWake(wake);
+    await expect(store.actors.fireWake(wake.wake_id, null, NaN, false)).rejects.toThrow(
+      /fireWake: firedAt must be a finite number/,
+    );
+    expect((await store.actors.getWake(wake.wake_id))?.status).toBe('pending');
+    await expect(store.actors.pageActors({ limit: 0 })).rejects.toThrow(RangeError);
+    await expect(store.actors.dueWakes(10_000, -1)).rejects.toThrow(/dueWakes: limit/);
+    await expect(
+      store.actors.setActorStatus(actor.actor_id, 'asleep' as 'idle', 'now'),
+    ).rejects.toThrow(/"asleep" is not one of idle, live, waiting/);
+    expect((await store.actors.getActor(actor.actor_id))?.status).toBe('idle');
+    await store.close();
+  });
 });
