@@ -1,4 +1,7 @@
-/** @module `npm run build`'s last step: the container's program as dist/container-entry.mjs. */
-import { bundleContainerEntry } from '../src/placement/container/container-bundle.js';
+/**
+ * @module `npm run build`'s last step: the container's program as dist/container-entry.mjs
+ * (its init) and dist/container-runner.mjs (the step runner).
+ */
+import { bundleContainerProgram } from '../src/placement/container/container-bundle.js';
 
-await bundleContainerEntry(new URL('../dist/container-entry.mjs', import.meta.url).pathname);
+await bundleContainerProgram(new URL('../dist/', import.meta.url).pathname);

@@ -1,12 +1,15 @@
 /**
  * @module The container engine: `podman` or `docker`, driven through its CLI (both take the
  * same flags). Chosen by `container.engine`, else the first one found that works; when none
- * does, the error says what to install.
+ * does, the error says what to install. podman hands the container a socket of the host's
+ * (`--preserve-fds`), so the link needs no relay; docker's containers speak on their
+ * standard streams, which its daemon relays.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
 import { PoolUnavailableError } from '../../errors/pool-unavailable-error.js';
 import type { ContainerEngineName } from './container-options.js';
+import { CONTAINER_LINK_FD } from './container-wire.js';
 
 const run = promisify(execFile);
 
@@ -20,8 +23,15 @@ function stderrOf(err: unknown): string {
 export interface ContainerEngine {
   readonly name: ContainerEngineName;
   /**
+   * The descriptor a started container has the link on, a socket straight to the host
+   * (`CONTAINER_LINK_FD`, the child's `stdio[3]` on this side); `null` when the link is the
+   * container's standard input and output.
+   */
+  readonly linkFd: number | null;
+  /**
    * Starts `command` in a new container of `image` with `flags` (see `containerRunFlags`),
-   * attached: the child is the engine's client, its stdio the container's.
+   * attached: the child is the engine's client, its stdio the container's (and, with a
+   * {@link linkFd}, its `stdio[3]` the link).
    */
   start(flags: readonly string[], image: string, command: readonly string[]): ChildProcess;
   /** Kills and removes containers by name; names already gone are no error. */
@@ -37,10 +47,13 @@ export interface ContainerEngine {
 /** The engine's CLI, with the OCI runtime where that engine takes it. */
 class CliEngine implements ContainerEngine {
   readonly name: ContainerEngineName;
+  readonly linkFd: number | null;
   readonly #runtime: string | undefined;
 
   constructor(name: ContainerEngineName, runtime: string | undefined) {
     this.name = name;
+    // docker's client talks to a daemon, which cannot take a descriptor of this process.
+    this.linkFd = name === 'podman' ? CONTAINER_LINK_FD : null;
     this.#runtime = runtime;
   }
 
@@ -51,9 +64,14 @@ class CliEngine implements ContainerEngine {
 
   start(flags: readonly string[], image: string, command: readonly string[]): ChildProcess {
     const runtime = this.name === 'docker' && this.#runtime ? [`--runtime=${this.#runtime}`] : [];
-    return spawn(this.name, [...this.#global(), 'run', ...runtime, ...flags, image, ...command], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    // The child's stdio[3], a socket pair's end, is the container's descriptor 3
+    // (`CONTAINER_LINK_FD`): the first one past standard error that podman passes on.
+    const link = this.linkFd === null ? [] : ['--preserve-fds=1'];
+    return spawn(
+      this.name,
+      [...this.#global(), 'run', ...runtime, ...link, ...flags, image, ...command],
+      { stdio: this.linkFd === null ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'] },
+    );
   }
 
   async remove(names: readonly string[]): Promise<void> {

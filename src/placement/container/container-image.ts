@@ -2,18 +2,23 @@
  * @module `axon image build`: the image container placement runs by default, made on this
  * host with no registry. It holds the host's own `node` binary, the shared libraries `ldd`
  * says it needs, `/etc/passwd` and `/etc/group` naming the unprivileged user, an empty `/tmp`,
- * and axon's container program (`container-entry`, bundled) at `/opt/axon/` — nothing
- * else: no shell, no package manager. The engine imports it from a tarball of that root.
+ * and axon's container program (`container-entry`, its init, and `container-runner`, both
+ * bundled) at `/opt/axon/` — nothing else: no shell, no package manager. The engine imports
+ * it from a tarball of that root.
  */
 import { execFile } from 'node:child_process';
-import { copyFile, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { containerEntryFile } from './container-bundle.js';
+import { containerProgram } from './container-bundle.js';
 import { findContainerEngine } from './container-engine.js';
 import { DEFAULT_CONTAINER_IMAGE, type ContainerEngineName } from './container-options.js';
-import { CONTAINER_ENTRY_PATH, CONTAINER_MODULE_DIR } from './container-wire.js';
+import {
+  CONTAINER_ENTRY_PATH,
+  CONTAINER_MODULE_DIR,
+  CONTAINER_RUNNER_PATH,
+} from './container-wire.js';
 
 const run = promisify(execFile);
 
@@ -56,14 +61,15 @@ export async function buildContainerImage(options: BuildImageOptions = {}): Prom
   const image = options.tag ?? DEFAULT_CONTAINER_IMAGE;
   const node = options.node ?? process.execPath;
   const engine = await findContainerEngine(options.engine, options.runtime);
-  const entry = await containerEntryFile();
+  const program = await containerProgram();
   const { stdout: version } = await run(node, ['--version']);
   const dir = await mkdtemp(join(tmpdir(), 'axon-image-'));
   const root = join(dir, 'root');
   try {
     const files = new Map<string, string>([
       ['/usr/local/bin/node', node],
-      [CONTAINER_ENTRY_PATH, entry],
+      [CONTAINER_ENTRY_PATH, program.entry],
+      [CONTAINER_RUNNER_PATH, program.runner],
     ]);
     for (const lib of await librariesOf(node)) files.set(lib, lib);
     let bytes = 0;
@@ -74,7 +80,10 @@ export async function buildContainerImage(options: BuildImageOptions = {}): Prom
       await copyFile(onHost, target);
       bytes += (await stat(target)).size;
     }
-    await mkdir(join(root, 'tmp'), { recursive: true, mode: 0o1777 });
+    await mkdir(join(root, 'tmp'), { recursive: true });
+    // Not through mkdir's mode, which the umask narrows (to 1755): the engine's tmpfs at /tmp
+    // takes this folder's mode (docker copies it up), and user nobody must write there.
+    await chmod(join(root, 'tmp'), 0o1777);
     await mkdir(join(root, CONTAINER_MODULE_DIR), { recursive: true });
     await mkdir(join(root, 'etc'), { recursive: true });
     await writeFile(join(root, 'etc/passwd'), 'nobody:x:65534:65534:nobody:/tmp:/nonexistent\n');

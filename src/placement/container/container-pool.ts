@@ -1,8 +1,8 @@
 /**
  * @module The containers of a runtime's container placement. Each container runs
- * `container-entry` and speaks the worker protocol as JSON lines on its standard streams:
- * a step goes in, its items, host calls and result come out. A container runs one step at a
- * time, for one behaviour (agent or tool, module, export) and one set of mounts, its
+ * `container-entry` and speaks the worker protocol as JSON lines on its link
+ * (`container-launch.ts`): a step goes in, its items, host calls and result come out. A
+ * container runs one step at a time, for one behaviour (agent or tool, module, export) and one set of mounts, its
  * **key**; it is kept for that key's next step (unless `reuse` is off) and `warm` of them
  * are started ahead for each key asked to be warm. What a container sends is a stranger's:
  * a message about another step, items past its credit, an unknown call or a line too long
@@ -10,41 +10,31 @@
  * killed), after it is removed.
  */
 import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
-import { basename, dirname } from 'node:path';
+import { basename } from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { InternalError } from '../../errors/internal-error.js';
 import { QueueFullError } from '../../errors/queue-full-error.js';
 import { toErrorPayload } from '../../errors/to-error-payload.js';
 import type { Logger } from '../../observability/logger.js';
-import { containerEntryFile } from './container-bundle.js';
+import { containerProgram, type ContainerProgram } from './container-bundle.js';
 import { findContainerEngine, type ContainerEngine } from './container-engine.js';
-import {
-  containerRunFlags,
-  type ContainerMount,
-  type ResolvedContainerOptions,
-} from './container-options.js';
-import { CONTAINER_ENTRY_PATH, CONTAINER_MODULE_DIR, type DiedLine } from './container-wire.js';
-import { LineLink } from './line-link.js';
+import type { ResolvedContainerOptions } from './container-options.js';
+import { assertReadableModule, CONTAINER_MODULE_DIR, type DiedLine } from './container-wire.js';
+import { startContainer, type ContainerLaunch } from './container-launch.js';
+import type { LineLink } from './line-link.js';
 import { CALLS, hostCall } from './container-calls.js';
 import { ContainerDeathError, deathOf, type ContainerDeath } from './container-death.js';
 import { sweepOrphans } from './container-orphans.js';
-import { assertReadableModule } from './container-wire.js';
 import type { StepEndpoint } from '../worker/worker-pool.js';
 import type { HostCalls, LinkDown, WorkerOutcome, WorkerTask } from '../worker/worker-protocol.js';
 
-/** What a container step runs, and with which folders of the host. */
-export interface ContainerLaunch {
-  readonly kind: 'agent' | 'tool';
-  readonly name: string;
-  /** The module's path on the host; its folder is mounted read-only. */
-  readonly module: string;
-  readonly export: string;
-  readonly mounts: readonly ContainerMount[];
-}
+export type { ContainerLaunch } from './container-launch.js';
 
 /** Characters of a container's standard error kept (its end). */
 const STDERR_TAIL = 8 * 1024;
+
+/** How long a container whose link ended may take to go by itself before it is removed. */
+const RETIRE_MS = 10_000;
 
 /** Host calls a container may have unanswered at once; past it, it broke the protocol. */
 export const MAX_PENDING_CALLS = 256;
@@ -64,6 +54,10 @@ interface Box {
   readonly key: string;
   readonly child: ChildProcess;
   readonly link: LineLink;
+  /** Ends the link: the runner exits, and the engine removes the container (`--rm`). */
+  readonly end: () => void;
+  /** Let go by {@link end} after its step. */
+  ended: boolean;
   step: Pending | null;
   /** Items the step may still send before the host takes some. */
   credit: number;
@@ -92,9 +86,9 @@ export class ContainerPool {
   readonly #id: string;
   #seq = 0;
   #engine: Promise<ContainerEngine> | null = null;
-  /** Set once `#engine` resolved: the engine, and the container program's path on the host. */
+  /** Set once `#engine` resolved: the engine, and the container program's files on the host. */
   #engineNow: ContainerEngine | null = null;
-  #entryNow: string | null = null;
+  #programNow: ContainerProgram | null = null;
   readonly #boxes = new Set<Box>();
   #queue: Pending[] = [];
   /** Keys kept warm, with what starts one. */
@@ -111,12 +105,12 @@ export class ContainerPool {
   /** The engine (found once), with the container program bundled. */
   engine(): Promise<ContainerEngine> {
     this.#engine ??= (async () => {
-      const [engine, entry] = await Promise.all([
+      const [engine, program] = await Promise.all([
         findContainerEngine(this.#options.engine, this.#options.runtime),
-        containerEntryFile(),
+        containerProgram(),
       ]);
       this.#engineNow = engine;
-      this.#entryNow = entry;
+      this.#programNow = program;
       await sweepOrphans(engine, this.#logger);
       return engine;
     })();
@@ -281,32 +275,26 @@ export class ContainerPool {
   #start(key: string, launch: ContainerLaunch): Box {
     const name = `axon-${this.#id}-p${process.pid}-${++this.#seq}`;
     const engine = this.#engineNow;
-    const entry = this.#entryNow;
-    if (!engine || entry === null) {
+    const program = this.#programNow;
+    if (!engine || !program) {
       throw new InternalError('a container was started before its engine was found');
     }
-    const flags = containerRunFlags(
-      engine.name,
+    const { child, link, end } = startContainer(
+      engine,
+      program,
       this.#options,
       name,
+      { pool: this.#id, behaviour: `${launch.kind}.${launch.name}` },
+      launch,
       {
-        'axon.pool': this.#id,
-        'axon.host': hostname(),
-        'axon.behaviour': `${launch.kind}.${launch.name}`,
-      },
-      [
-        { host: entry, at: CONTAINER_ENTRY_PATH },
-        { host: dirname(launch.module), at: CONTAINER_MODULE_DIR },
-      ],
-      launch.mounts,
-    );
-    const child = engine.start(flags, this.#options.image, ['node', CONTAINER_ENTRY_PATH]);
-    const link = new LineLink(
-      child.stdout as NonNullable<typeof child.stdout>,
-      child.stdin as NonNullable<typeof child.stdin>,
-      {
-        onStray: (line) => {
-          box.stderr = `${box.stderr}${line}\n`.slice(-STDERR_TAIL);
+        onMessage: (message) => {
+          this.#onMessage(box, message);
+        },
+        onText: (text) => {
+          box.stderr = (box.stderr + text).slice(-STDERR_TAIL);
+        },
+        onViolation: (what) => {
+          this.#violation(box, what);
         },
       },
     );
@@ -316,6 +304,8 @@ export class ContainerPool {
       key,
       child,
       link,
+      end,
+      ended: false,
       step: null,
       credit: 0,
       ready: false,
@@ -330,17 +320,6 @@ export class ContainerPool {
       calls: 0,
     };
     this.#boxes.add(box);
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => {
-      box.stderr = (box.stderr + chunk).slice(-STDERR_TAIL);
-    });
-    child.stdin?.on('error', () => undefined);
-    link.on('message', (message: Record<string, unknown>) => {
-      this.#onMessage(box, message);
-    });
-    link.on('overflow', () => {
-      this.#violation(box, 'a line longer than the link allows');
-    });
     let spawnError: Error | null = null;
     child.once('error', (err) => {
       spawnError = err;
@@ -398,7 +377,8 @@ export class ContainerPool {
         }
         box.step = null;
         step.resolve(outcome);
-        if (!this.#options.reuse || this.#closed) this.#kill(box, 'closed');
+        if (this.#closed) this.#kill(box, 'closed');
+        else if (!this.#options.reuse) this.#retire(box);
         else this.#idle(box);
         this.#dispatch();
         return;
@@ -462,13 +442,29 @@ export class ContainerPool {
     box.idleTimer.unref();
   }
 
+  /** Lets `box` go by itself (its link ended, `--rm`); removed by force if it lingers. */
+  #retire(box: Box): void {
+    if (box.killedFor || box.exited) return;
+    box.killedFor = 'closed';
+    box.ended = true;
+    if (box.idleTimer) clearTimeout(box.idleTimer);
+    box.end();
+    box.idleTimer = setTimeout(() => {
+      this.#remove(box);
+    }, RETIRE_MS);
+    box.idleTimer.unref();
+  }
+
   /** Removes `box` now (the engine kills it); its end is handled when its client exits. */
   #kill(box: Box, why: ContainerDeath): void {
     if (box.killedFor || box.exited) return;
     box.killedFor = why;
     if (box.idleTimer) clearTimeout(box.idleTimer);
-    const engine = this.#engineNow;
-    void engine?.remove([box.name]).catch((err: unknown) => {
+    this.#remove(box);
+  }
+
+  #remove(box: Box): void {
+    void this.#engineNow?.remove([box.name]).catch((err: unknown) => {
       this.#logger.warn({ err, container: box.name }, 'container placement: remove failed');
       box.child.kill('SIGKILL');
     });
@@ -483,10 +479,13 @@ export class ContainerPool {
     box.exited = true;
     if (box.idleTimer) clearTimeout(box.idleTimer);
     box.link.close();
-    // Not run with --rm: the engine keeps it until removed, so nothing of it outlives this.
-    await this.#engineNow?.remove([box.name]).catch((err: unknown) => {
-      this.#logger.warn({ err, container: box.name }, 'container placement: remove failed');
-    });
+    // Run with --rm, but a client that did not end well may have left it: removed here, so
+    // nothing of it outlives this. One that went as asked (its code 0) is gone already.
+    if (!(box.ended && code === 0)) {
+      await this.#engineNow?.remove([box.name]).catch((err: unknown) => {
+        this.#logger.warn({ err, container: box.name }, 'container placement: remove failed');
+      });
+    }
     this.#boxes.delete(box);
     const step = box.step;
     box.step = null;

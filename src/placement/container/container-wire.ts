@@ -7,8 +7,17 @@ import { stat } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { PoolUnavailableError } from '../../errors/pool-unavailable-error.js';
 
-/** Where the host mounts the container's program (`container-entry.ts`, bundled). */
+/** Where the host mounts the container's program, its init (`container-entry.ts`, bundled). */
 export const CONTAINER_ENTRY_PATH = '/opt/axon/container-entry.mjs';
+
+/** Where the host mounts the step runner the init starts (`container-runner.ts`, bundled). */
+export const CONTAINER_RUNNER_PATH = '/opt/axon/container-runner.mjs';
+
+/**
+ * The descriptor the link is on in a container whose engine hands one over (podman's
+ * `--preserve-fds=1`): the first past standard error.
+ */
+export const CONTAINER_LINK_FD = 3;
 
 /** Where the host mounts the folder of the module that holds a container behaviour. */
 export const CONTAINER_MODULE_DIR = '/opt/axon/module';

@@ -283,6 +283,16 @@ describe('supervision: every end of a container ends only its step, and removes 
     expect(await axonContainers()).toEqual([]);
   });
 
+  it('a message about another step on the link itself (its own descriptor) is refused the same way', async () => {
+    const rt = containerRuntime();
+    rt.registerAgent(agent('linkForger'));
+    const result = await rt.invoke('linkForger', 'go');
+    expect(result.error?.code).toBe('WORKER_RESET');
+    expect(result.error?.details).toMatchObject({ cause: 'protocol' });
+    expect(String(result.error?.details['stderr'])).toContain('items for a step it does not run');
+    expect(await axonContainers()).toEqual([]);
+  });
+
   it('a container that makes too many host calls at once is removed: WORKER_RESET protocol', async () => {
     const rt = containerRuntime();
     rt.registerAgent(agent('flooder'));
