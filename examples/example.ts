@@ -2,6 +2,7 @@
 import type { AgentDefinition } from '../src/actors/agent-runtime.js';
 import type { ExecContext } from '../src/context/exec-context.js';
 import type { RouteRule } from '../src/orchestrator/rule-router.js';
+import { RUN_SEED_KEY } from '../src/runs/run-records.js';
 import type { ToolDefinition } from '../src/tools/define-tool.js';
 
 /** Options every example accepts. */
@@ -28,8 +29,11 @@ export interface Example {
   readonly tools: readonly ToolDefinition[];
 }
 
-/** The context metadata key that carries a run's seed to an example's agents and tools. */
-export const SEED_KEY = 'seed';
+/**
+ * The context metadata key that carries a run's seed to an example's agents and tools; the
+ * run records it as its `seed` (`RUN_SEED_KEY`).
+ */
+export const SEED_KEY = RUN_SEED_KEY;
 
 /** The seed of a run whose context names none. */
 export const DEFAULT_SEED = 42;

@@ -55,8 +55,22 @@ export interface RunRecordsDeps {
 }
 
 /**
+ * The context metadata key whose value, an integer, a run opened under the context records as
+ * its `seed`: the seed its agents and tools derive their data from (the examples'
+ * `seedMetadata`, `axon run --seed`).
+ */
+export const RUN_SEED_KEY = 'seed';
+
+/** The seed a run opened under `ctx` records: its metadata's {@link RUN_SEED_KEY}, or `null`. */
+function seedOf(ctx: ExecContext): number | null {
+  const seed = ctx.metadata[RUN_SEED_KEY];
+  return typeof seed === 'number' && Number.isSafeInteger(seed) ? seed : null;
+}
+
+/**
  * The run of `ctx` if it has one in the store; otherwise a new run (with the context's run
- * id if it names one), owned by the caller, who must close it.
+ * id if it names one, and the seed its metadata names), owned by the caller, who must close
+ * it.
  */
 export async function openRun(
   deps: RunRecordsDeps,
@@ -73,7 +87,7 @@ export async function openRun(
     run_id: runId,
     flow_id: null,
     mode: 'record',
-    seed: null,
+    seed: seedOf(ctx),
     budgets: {},
     status: 'running',
     budget_usage: { tokens_in: 0, tokens_out: 0, cost_usd: 0, wall_ms: 0 },

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HELP, helpText, runCli } from '../../src/cli/cli.js';
 import { LOG_LEVELS } from '../../src/observability/logger.js';
 import type { CliIo } from '../../src/cli/cli-io.js';
+import { sqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 interface Captured {
   readonly io: CliIo;
@@ -255,6 +256,22 @@ describe('axon run trip-planner', () => {
     expect(PLAN.exec(two)?.[0]).not.toBe(PLAN.exec(one)?.[0]);
     expect(await run('1')).toBe(one);
     expect(await run('2')).toBe(two);
+  });
+
+  it('regression: its run stored seed null though --seed defaults to 42; it stores the seed it ran with', async () => {
+    const seedOfRun = async (argv: readonly string[]): Promise<number | null | undefined> => {
+      const { code, stdout } = await cli(['run', 'trip-planner', '--token-ms=0', ...argv]);
+      expect(code).toBe(0);
+      const runId = /axon trace (run_\w+)/.exec(stdout)?.[1] ?? '';
+      const store = sqliteStore(join(DATA_DIR, 'axon.db'));
+      try {
+        return (await store.getRun(runId))?.seed;
+      } finally {
+        await store.close();
+      }
+    };
+    expect(await seedOfRun(['--no-trace'])).toBe(42);
+    expect(await seedOfRun(['--no-trace', '--seed', '7'])).toBe(7);
   });
 
   it('sends --message instead of the default', async () => {

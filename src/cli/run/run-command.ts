@@ -16,7 +16,7 @@ import { toAxonError } from '../../errors/to-error-payload.js';
 import type { Logger } from '../../observability/logger.js';
 import { createCliLogger } from '../cli-logger.js';
 import { renderTraceTree } from '../../observability/trace-tree.js';
-import { seedMetadata, type Example } from '../../../examples/example.js';
+import { DEFAULT_SEED, seedMetadata, type Example } from '../../../examples/example.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../../examples/index.js';
 import { STORE_FILE, type RunRouter } from '../cli-defaults.js';
 import { sqliteStore } from '../../store/sqlite/sqlite-store.js';
@@ -89,7 +89,8 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
   const ctx = runtime.createContext({
     userId: 'cli',
     sessionId: randomUUID(),
-    ...(options.seed === undefined ? {} : { metadata: seedMetadata(options.seed) }),
+    // Named even when it is the default, so that the run records the seed it ran with.
+    metadata: seedMetadata(options.seed ?? DEFAULT_SEED),
     ...(options.signal ? { signal: options.signal } : {}),
   });
   const out = io.stdout;
