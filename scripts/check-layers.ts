@@ -16,6 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['placement'],
   ['runs'],
   ['steps'],
+  ['durable'],
   ['runtime'],
   ['orchestrator', 'workflows'],
   ['cli', 'server', 'fleet', 'ui'],

@@ -14,6 +14,12 @@ import type {
   WorkerAgentDefinition,
 } from './agent-runtime.js';
 import { agentOutcome } from './agent-result.js';
+import {
+  DURABLE_DEFAULTS,
+  type DurableAgentDefinition,
+  type DurableAgentSpec,
+  type MailboxPolicy,
+} from './durable-agent.js';
 
 interface AgentSpecBase {
   readonly name: string;
@@ -88,13 +94,19 @@ export function defineAgent<TOutput>(
 export function defineAgent(spec: WorkerAgentSpec): WorkerAgentDefinition;
 export function defineAgent(spec: ProcessAgentSpec): ProcessAgentDefinition;
 export function defineAgent(spec: ContainerAgentSpec): ContainerAgentDefinition;
+export function defineAgent<TInput, TState, TOutput>(
+  spec: DurableAgentSpec<TInput, TState, TOutput>,
+): DurableAgentDefinition<TInput, TState, TOutput>;
 export function defineAgent<TOutput>(spec: AgentSpec<TOutput>): AgentDefinition<TOutput>;
-export function defineAgent<TOutput>(spec: AgentSpec<TOutput>): AgentDefinition<TOutput> {
+export function defineAgent<TOutput>(
+  spec: AgentSpec<TOutput> | DurableAgentSpec<unknown, unknown, unknown>,
+): AgentDefinition<TOutput> | DurableAgentDefinition {
   if (typeof spec.name !== 'string' || !NAME.test(spec.name)) {
     throw new TypeError(
       `defineAgent: name must match ${NAME.source}, got ${JSON.stringify(spec.name)}`,
     );
   }
+  if ('durable' in spec) return defineDurable(spec);
   const timeoutMs = spec.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS;
   if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
     throw new RangeError(
@@ -148,4 +160,88 @@ export function defineAgent<TOutput>(spec: AgentSpec<TOutput>): AgentDefinition<
   if (typeof spec.handler !== 'function')
     throw new TypeError(`defineAgent(${spec.name}): handler must be a function`);
   return { ...base, placement: 'inline', handler: spec.handler };
+}
+
+const POLICIES: readonly MailboxPolicy[] = ['queue', 'reject', 'interrupt', 'merge'];
+
+/** Whether `value` is a zod schema (what `input` and `durable.state` must be). */
+function isSchema(value: unknown): value is { safeParse(v: unknown): { success: boolean } } {
+  return typeof (value as { safeParse?: unknown } | null)?.safeParse === 'function';
+}
+
+/** A durable agent's definition, its options checked (see {@link DurableAgentSpec}). */
+function defineDurable(spec: DurableAgentSpec<unknown, unknown, unknown>): DurableAgentDefinition {
+  const where = `defineAgent(${spec.name})`;
+  const placement = (spec as { placement?: unknown }).placement;
+  if (placement !== undefined && placement !== 'inline') {
+    throw new TypeError(
+      `${where}: a durable agent runs inline; placement ${JSON.stringify(placement)} is not implemented for durable agents`,
+    );
+  }
+  const d = spec.durable as Partial<DurableAgentSpec<unknown, unknown, unknown>['durable']> | null;
+  if (typeof d !== 'object' || d === null)
+    throw new TypeError(`${where}: durable must be an object`);
+  if (!isSchema(d.state)) throw new TypeError(`${where}: durable.state must be a zod schema`);
+  if (spec.input !== undefined && !isSchema(spec.input)) {
+    throw new TypeError(`${where}: input must be a zod schema`);
+  }
+  if (!d.state.safeParse(d.initial).success) {
+    throw new TypeError(`${where}: durable.initial does not match durable.state`);
+  }
+  const version = d.version;
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < 1) {
+    throw new RangeError(
+      `${where}: durable.version must be an integer >= 1, got ${String(version)}`,
+    );
+  }
+  const idleMs = d.idleMs ?? DURABLE_DEFAULTS.idleMs;
+  if (!(Number.isFinite(idleMs) && idleMs > 0)) {
+    throw new RangeError(`${where}: durable.idleMs must be a positive number, got ${idleMs}`);
+  }
+  if (d.migrate !== undefined && typeof d.migrate !== 'function') {
+    throw new TypeError(`${where}: durable.migrate must be a function`);
+  }
+  const mailbox = d.mailbox ?? {};
+  const policy = mailbox.policy ?? 'queue';
+  if (!POLICIES.includes(policy)) {
+    throw new TypeError(
+      `${where}: durable.mailbox.policy must be one of ${POLICIES.join(', ')}, got ${JSON.stringify(policy)}`,
+    );
+  }
+  const maxQueue = mailbox.maxQueue ?? DURABLE_DEFAULTS.maxQueue;
+  if (!Number.isInteger(maxQueue) || maxQueue < 1) {
+    throw new RangeError(
+      `${where}: durable.mailbox.maxQueue must be an integer >= 1, got ${maxQueue}`,
+    );
+  }
+  if (policy === 'merge' && typeof mailbox.merge !== 'function') {
+    throw new TypeError(`${where}: a "merge" mailbox needs durable.mailbox.merge (a function)`);
+  }
+  if (policy !== 'merge' && mailbox.merge !== undefined) {
+    throw new TypeError(
+      `${where}: durable.mailbox.merge is only for policy "merge", not "${policy}"`,
+    );
+  }
+  if (typeof spec.handler !== 'function')
+    throw new TypeError(`${where}: handler must be a function`);
+  const timeoutMs = spec.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS;
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
+    throw new RangeError(`${where}: timeoutMs must be a positive number, got ${timeoutMs}`);
+  }
+  return {
+    kind: 'durable_agent',
+    name: spec.name,
+    description: spec.description ?? '',
+    timeoutMs,
+    input: spec.input ?? null,
+    durable: {
+      state: d.state,
+      initial: d.initial,
+      version,
+      idleMs,
+      migrate: d.migrate ?? null,
+      mailbox: { policy, maxQueue, merge: mailbox.merge ?? null },
+    },
+    handler: spec.handler,
+  };
 }

@@ -31,3 +31,4 @@ export { RemoteError, fromErrorPayload } from './remote-error.js';
 export { toAxonError, toErrorPayload, type ErrorPayload } from './to-error-payload.js';
 export { PolicyDeniedError } from './policy-denied-error.js';
 export { StepSuspendedError } from './step-suspended-error.js';
+export { ActorWaitError } from './actor-wait-error.js';

@@ -13,6 +13,7 @@ import { NotFoundError } from '../errors/not-found-error.js';
 import { toErrorPayload } from '../errors/to-error-payload.js';
 import { WorkerResetError } from '../errors/worker-reset-error.js';
 import type { CheckpointRecord, RunRecord, StepRecord } from '../store/records.js';
+import { ACTOR_ENTRY_PREFIX } from '../store/actor-records.js';
 import { flushed } from '../store/run-store.js';
 import type { ActorSystem } from '../actors/actor-system.js';
 import { decidedButWaiting, settleDecided, type DecisionDeps } from './approvals.js';
@@ -60,6 +61,11 @@ export async function resumeRun(deps: ResumeDeps, runId: string): Promise<Resume
   if (deps.system.list('step').some((e) => e.runId === runId)) {
     throw new ConflictError(`run ${runId} has steps running in this runtime`);
   }
+  if (run.entry.startsWith(ACTOR_ENTRY_PREFIX)) {
+    throw new ConflictError(
+      `run ${runId} is a durable agent's (${run.entry}): its durable agents pick it up (runtime.recoverActors())`,
+    );
+  }
   const checkpoint = (await deps.store.listCheckpoints(runId)).at(-1) ?? null;
   const steps = await deps.store.listSteps(runId);
   const interrupted = steps.filter((s) => OPEN.has(s.status));
@@ -96,7 +102,8 @@ export async function resumeRuns(
 ): Promise<ResumedRun[]> {
   const out: ResumedRun[] = [];
   for (const run of await deps.store.listRuns({ status: ['running', 'waiting'] })) {
-    if (except(run)) continue;
+    // A durable agent's run lives as long as its actor: its durable agents pick it up.
+    if (except(run) || run.entry.startsWith(ACTOR_ENTRY_PREFIX)) continue;
     try {
       out.push(await resumeRun(deps, run.run_id));
     } catch (err) {

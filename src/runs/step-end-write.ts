@@ -6,9 +6,10 @@
  */
 import type { StepActor } from '../actors/step-actor.js';
 import type { AxonError } from '../errors/axon-error.js';
-import { toAxonError, toErrorPayload } from '../errors/to-error-payload.js';
+import { toAxonError, toErrorPayload, type ErrorPayload } from '../errors/to-error-payload.js';
 import type { Logger } from '../observability/logger.js';
 import type { StepStatus } from '../store/records.js';
+import type { ActorEndWrite } from '../store/actor-records.js';
 import type { RunStore, StepEnd } from '../store/run-store.js';
 import type { StepEnding } from './submitted-step.js';
 
@@ -21,7 +22,8 @@ export interface WrittenEnd<S extends StepStatus> {
 
 /**
  * Writes `end` (see the module), whose record ends `status`; `error` is the step's error so
- * far. Never rejects.
+ * far. A durable agent's message (`end.actor`) that ends other than it meant writes what
+ * `actorEnd` gives for its new status (a failed end applies no state). Never rejects.
  */
 export async function writeStepEnd<S extends StepStatus>(
   store: RunStore,
@@ -30,6 +32,8 @@ export async function writeStepEnd<S extends StepStatus>(
   status: S,
   error: AxonError | null,
   logger: Logger,
+  actorEnd: (status: StepStatus, error: ErrorPayload | null) => ActorEndWrite | undefined = () =>
+    undefined,
 ): Promise<WrittenEnd<S>> {
   const { output } = end.patch;
   try {
@@ -51,7 +55,9 @@ export async function writeStepEnd<S extends StepStatus>(
         output: null,
         error: toErrorPayload(after.error ?? err),
       };
-      await store.endStep({ ...end, events: [], patch });
+      const actor = end.actor ? actorEnd(after.status, patch.error) : undefined;
+      const { actor: _meant, ...rest } = end;
+      await store.endStep({ ...rest, events: [], patch, ...(actor ? { actor } : {}) });
       return { ...after, ending: { status: after.status, output: null, error: patch.error } };
     } catch (again) {
       logger.error({ err: again, step_id: end.stepId }, 'step end could not be stored');

@@ -22,6 +22,8 @@ import type { XStateInspect } from '../actors/interpreted-lifecycle.js';
 import type { StepActor } from '../actors/step-actor.js';
 import type { StepFeeds } from '../actors/step-feeds.js';
 import type { ResumeFrom, StepEnding } from './submitted-step.js';
+import type { ActorEndWrite } from '../store/actor-records.js';
+import type { ErrorPayload } from '../errors/to-error-payload.js';
 
 /** What the runner needs from its runtime. */
 export interface StepRunnerDeps {
@@ -94,6 +96,12 @@ export interface StepSubmission {
    * stored; with its end as stored (`end`) when it ended (not when it was suspended).
    */
   readonly onEnded?: (status: StepStatus | null, end?: StepEnding) => void;
+  /**
+   * A durable agent's message (issue 46): what its end writes to its actor — the state it
+   * leaves when it `succeeded`, its mailbox slot given up — in the same write as the step's
+   * end (`StepEnd.actor`). Asked with the status the step ends with, and its error.
+   */
+  readonly actorEnd?: (status: StepStatus, error: ErrorPayload | null) => ActorEndWrite;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { ExecContext } from '../context/exec-context.js';
 import type { AxonError } from '../errors/axon-error.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import { StepSuspendedError } from '../errors/step-suspended-error.js';
+import { ActorWaitError } from '../errors/actor-wait-error.js';
 import { TimeoutError } from '../errors/timeout-error.js';
 import { toAxonError, toErrorPayload } from '../errors/to-error-payload.js';
 import { endOperationSpan, startOperationSpan } from '../observability/tracer.js';
@@ -315,8 +316,13 @@ export async function runStep(deps: StepRunnerDeps, req: StepRequest): Promise<S
     },
     // A submitted step's use (its children's with it) is its run's.
     ...(req.submission ? { runUsage: usage } : {}),
+    ...(req.submission?.actorEnd
+      ? { actor: req.submission.actorEnd(status, error ? toErrorPayload(error) : null) }
+      : {}),
   };
-  const written = await writeStepEnd(deps.store, step, end, status, error, deps.logger);
+  const written = await writeStepEnd(deps.store, step, end, status, error, deps.logger, (to, e) =>
+    req.submission?.actorEnd?.(to, e),
+  );
   status = written.status;
   error = written.error;
   if (written.ending) req.submission?.onEnded?.(status, written.ending);
@@ -367,10 +373,16 @@ function replayedInFull(work: Promise<unknown>, ctx: ExecContext): Promise<unkno
   });
 }
 
-/** The approval `ctx`'s step was suspended for, if it was (see `approvals.ts`). */
-function suspendedBy(ctx: ExecContext, stepId: string): StepSuspendedError | null {
+/**
+ * Why `ctx`'s step was suspended, if it was: an approval (see `approvals.ts`), or a durable
+ * agent's message waiting for a wake (`ActorWaitError`, issue 46).
+ */
+function suspendedBy(ctx: ExecContext, stepId: string): StepSuspendedError | ActorWaitError | null {
   const reason = ctx.isCancelled() ? ctx.cancelReason : null;
-  return reason instanceof StepSuspendedError && reason.stepId === stepId ? reason : null;
+  return (reason instanceof StepSuspendedError || reason instanceof ActorWaitError) &&
+    reason.stepId === stepId
+    ? reason
+    : null;
 }
 
 /**
@@ -384,7 +396,7 @@ async function suspend(
   ctx: ExecContext,
   step: StepActor,
   span: Span,
-  reason: StepSuspendedError,
+  reason: StepSuspendedError | ActorWaitError,
   work: Promise<unknown> | null,
 ): Promise<StepOutcome> {
   ctx.cancelChildren(() => reason);
@@ -408,10 +420,17 @@ async function suspend(
   req.submission?.onEnded?.(stored ? 'waiting' : null);
   deps.system.unregister(stepId);
   endOperationSpan(span, {});
-  deps.logger.info(
-    { step_id: stepId, run_id: req.runId, approval_id: reason.approvalId },
-    'step waits for an approval',
-  );
+  if (reason instanceof ActorWaitError) {
+    deps.logger.debug(
+      { step_id: stepId, run_id: req.runId, wake_id: reason.wakeId },
+      'message waits',
+    );
+  } else {
+    deps.logger.info(
+      { step_id: stepId, run_id: req.runId, approval_id: reason.approvalId },
+      'step waits for an approval',
+    );
+  }
   const endedAt = deps.system.clock.now();
   return {
     stepId,

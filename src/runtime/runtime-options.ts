@@ -1,4 +1,6 @@
 /** @module The options of `createRuntime`. */
+import type { DurableAgentDefinition } from '../actors/durable-agent.js';
+import type { DurableOptions } from '../durable/durable-agents.js';
 import type { ContainerOptions } from '../placement/container/container-options.js';
 import type { Memory } from '../memory/memory-types.js';
 import type { Tracer } from '@opentelemetry/api';
@@ -28,7 +30,7 @@ export interface RuntimeOptions {
   readonly tracer?: Tracer;
   /** Default: a pino logger on stderr at `AXON_LOG_LEVEL` (or `warn`), secrets redacted. */
   readonly logger?: Logger;
-  readonly agents?: readonly AgentDefinition[];
+  readonly agents?: readonly (AgentDefinition | DurableAgentDefinition)[];
   readonly tools?: readonly ToolDefinition[];
   /** Maximum delegation depth (the root step is depth 1); default 5. */
   readonly maxDepth?: number;
@@ -135,4 +137,9 @@ export interface RuntimeOptions {
    * const runtime = createRuntime({ inspect: createBrowserInspector().inspect });
    */
   readonly inspect?: XStateInspect;
+  /**
+   * Durable agents (issue 46): how many actors stay awake in memory at most (`maxAwake`,
+   * default 100 000; past it the least recently used idle ones sleep in the store).
+   */
+  readonly durable?: DurableOptions;
 }

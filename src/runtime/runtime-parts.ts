@@ -4,6 +4,7 @@
  * module below (placement, runs, steps) is given. The facade (`runtime.ts`,
  * `run-operations.ts`) only delegates to these; nothing here runs a step.
  */
+import { DurableAgents } from '../durable/durable-agents.js';
 import { runtimeContainers, type RuntimeContainers } from './runtime-containers.js';
 import { createContext } from '../context/create-context.js';
 import type { CreateContextOptions, ExecContext } from '../context/exec-context.js';
@@ -109,6 +110,8 @@ export interface RuntimeParts {
   pools(): PoolInfo[];
   /** The runtime's link to its fleet, if it has one. */
   readonly fleet: FleetLink | null;
+  /** Durable agents: actors by key, their mailboxes, wakes and schedules (issue 46). */
+  readonly durable: DurableAgents;
 }
 
 /** The sandbox of `createRuntime`'s `fs` option; a `RangeError` names what is wrong with it. */
@@ -395,6 +398,8 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     resubmit: (runId, body, resume) => submitStep(submissions, runId, body, resume),
   });
 
+  const durable = new DurableAgents({ store, clock, ids, logger, submissions }, options.durable);
+
   // On a fleet, the steps this process waits on or follows are looked at for a lost job.
   const lostSteps = fleet ? new LostSteps(runs, fleet) : null;
 
@@ -432,6 +437,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     close: async () => {
       if (closed) return;
       closed = true;
+      await durable.close();
       await lostSteps?.close();
       await fleet?.close();
       agents.stop();
@@ -451,6 +457,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
       attached = runtime;
     },
     fleet,
+    durable,
     pools: () =>
       fleet
         ? [...fleet.pools()]

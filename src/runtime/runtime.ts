@@ -17,6 +17,14 @@ import type { ChatResult } from '../engines/chat-tokens.js';
 import { contextError } from '../context/assert-context.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
+import { ConflictError } from '../errors/conflict-error.js';
+import type { DurableAgentDefinition } from '../actors/durable-agent.js';
+import { checkAddress } from '../durable/actor-address.js';
+import { ActorHandle } from '../durable/actor-handle.js';
+import type { SignalResult } from '../durable/actor-signals.js';
+import type { ScheduleInput } from '../durable/actor-schedules.js';
+import type { DurableAgents } from '../durable/durable-agents.js';
+import type { ScheduleRecord } from '../store/actor-records.js';
 import { NotFoundError } from '../errors/not-found-error.js';
 import type { AgentMemory } from '../memory/memory-types.js';
 import type { Logger } from '../observability/logger.js';
@@ -90,8 +98,19 @@ export class Runtime extends RunOperations implements AgentRuntime {
     for (const tool of options.tools ?? []) this.registerTool(tool);
   }
 
-  /** Registers an agent and starts its actor; a duplicate name is refused with `ConflictError`. */
-  registerAgent(agent: AgentDefinition): this {
+  /**
+   * Registers an agent and starts its actor; a duplicate name is refused with `ConflictError`.
+   * A durable agent (`defineAgent({ durable })`) is addressed by key: `runtime.actor(name, key)`.
+   */
+  registerAgent(agent: AgentDefinition | DurableAgentDefinition): this {
+    if (agent.kind === 'durable_agent') {
+      if (this.parts.agents.get(agent.name)) {
+        throw new ConflictError(`agent "${agent.name}" is registered already`);
+      }
+      this.parts.agents.register(this.parts.durable.register(agent));
+      this.#catalogVersion++;
+      return this;
+    }
     this.parts.agents.register(agent);
     if (agent.placement === 'container') {
       const { name, module, export: exported } = agent;
@@ -385,6 +404,73 @@ export class Runtime extends RunOperations implements AgentRuntime {
   /** {@inheritDoc AgentRuntime.emitFact} */
   emitFact(fact: Parameters<AgentRuntime['emitFact']>[0], ctx: ExecContext): Promise<FactRecord> {
     return emitStepFact(this.parts.runs, fact, ctx);
+  }
+
+  /**
+   * The actor `key` of durable agent `name` (of `options.userId`, default nobody's): one actor
+   * everywhere the store is shared, across restarts. The handle holds nothing; an actor is
+   * created with its first message. `NOT_FOUND` when no durable agent has that name, at once.
+   *
+   * @example
+   * const support = runtime.actor('support', 'customer-42');
+   * await support.send({ text: 'my order is late' });
+   * console.log((await support.state())?.state);
+   */
+  actor<TInput = unknown, TOutput = unknown>(
+    name: string,
+    key: string,
+    options: { readonly userId?: string | null } = {},
+  ): ActorHandle<TInput, TOutput> {
+    this.parts.durable.definition(name);
+    const address = checkAddress({ name, key, userId: options.userId ?? null });
+    return new ActorHandle<TInput, TOutput>(this.parts.durable, address, (stepId) =>
+      this.followStep(stepId),
+    );
+  }
+
+  /**
+   * Sends event `event` with `data` to the actors that wait for it (`actor.waitFor`) — those of
+   * `options.userId` (default nobody's) whose `match` fits; resolves how many it woke, and the
+   * waits whose schema the data failed (not woken).
+   */
+  signal(
+    event: string,
+    data: unknown,
+    options: { readonly userId?: string | null } = {},
+  ): Promise<SignalResult> {
+    return this.parts.durable.signal(options.userId ?? null, event, data);
+  }
+
+  /**
+   * Schedules `input.message` to the actor (`input.agent`, `input.key`) at each time of
+   * `input.cron` (see {@link ScheduleInput}); resolves the schedule. List, pause, resume and
+   * remove them through `runtime.durable.schedules`.
+   *
+   * @example
+   * await runtime.schedule({ cron: '0 9 * * 1-5', timezone: 'Europe/Berlin', agent: 'digest', key: 'team-a', message: {} });
+   */
+  schedule(
+    input: ScheduleInput,
+    options: { readonly userId?: string | null } = {},
+  ): Promise<ScheduleRecord> {
+    return this.parts.durable.schedules.create(options.userId ?? null, input);
+  }
+
+  /**
+   * The durable agents of this runtime: their actors, schedules and events, as the HTTP API
+   * and the CLI reach them.
+   */
+  get durable(): DurableAgents {
+    return this.parts.durable;
+  }
+
+  /**
+   * Picks up the durable agents' work a stopped runtime left in the store (messages left
+   * being handled or queued, waits whose wake fired). Runs by itself on the first durable
+   * agent registered; call it to know what it found.
+   */
+  recoverActors(): Promise<{ readonly actors: number; readonly wakes: number }> {
+    return this.parts.durable.recover();
   }
 
   /** Stops every agent actor and closes the store. Further invocations are refused. */
