@@ -53,6 +53,21 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      {
+        extends: true,
+        test: {
+          // Container placement's tests again on docker (the `integration` project runs them
+          // on podman, the first engine found): every isolation limit, death and protocol
+          // breach proven on both engines. Needs a docker daemon that answers; without one
+          // the run stops saying so (.ci/run installs docker.io and starts dockerd).
+          name: 'containers-on-docker',
+          include: ['test/placement/container/*.int.test.ts'],
+          env: { AXON_TEST_CONTAINER_ENGINE: 'docker' },
+          globalSetup: ['test/support/container-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
     ],
   },
 });

@@ -4,7 +4,9 @@
  * on its host; a step of a container agent goes only to such a pool, and is refused
  * `POOL_UNAVAILABLE` when there is none.
  */
-import { describe, expect, it } from 'vitest';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { defineAgent } from '../../src/actors/define-agent.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
 import { useInProcessFleets } from '../support/fleet-inprocess.js';
@@ -31,7 +33,14 @@ describe('container placement on a fleet', () => {
   it('a container agent step goes to the pool that offers containers, and nowhere else', async () => {
     const prefix = fleetPrefix();
     await replica(prefix, 'plain');
-    // Offers containers in its runtime, but its engine (docker, no daemon or none) does not work.
+    // Offers containers in its runtime, but its engine does not work: docker, with no daemon
+    // at the address it is given (installed or not, a daemon of this host running or not).
+    const daemon = process.env['DOCKER_HOST'];
+    process.env['DOCKER_HOST'] = `unix://${join(tmpdir(), 'axon-no-docker-daemon.sock')}`;
+    onTestFinished(() => {
+      if (daemon === undefined) delete process.env['DOCKER_HOST'];
+      else process.env['DOCKER_HOST'] = daemon;
+    });
     await replica(prefix, 'broken', {
       runtime: { agents: [echo], container: { engine: 'docker' } },
     });

@@ -1,8 +1,10 @@
 /**
- * Container placement (issue 31): agents and tools run in real containers (podman or docker,
- * the image `test/support/container-setup.ts` builds), each isolation limit proven from
- * inside, and every way a container ends — its step's timeout, a cancel, its exit, its memory,
- * a broken protocol — ends only its step, with a typed error, leaving no container behind.
+ * Container placement (issue 31): agents and tools run in real containers (the image
+ * `test/support/container-setup.ts` builds), each isolation limit proven from inside, and
+ * every way a container ends — its step's timeout, a cancel, its exit, its memory, a broken
+ * protocol — ends only its step, with a typed error, leaving no container behind. Run on
+ * podman by the `integration` project and on docker by `containers-on-docker`
+ * (`AXON_TEST_CONTAINER_ENGINE`, vitest.config.ts).
  */
 import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
@@ -17,12 +19,18 @@ import { CancelledError } from '../../../src/errors/cancelled-error.js';
 import { findContainerEngine } from '../../../src/placement/container/container-engine.js';
 import { MAX_PENDING_CALLS } from '../../../src/placement/container/container-pool.js';
 import { WORKER_STREAM_CREDIT } from '../../../src/placement/worker/worker-placement.js';
-import type { ContainerOptions } from '../../../src/placement/container/container-options.js';
+import type {
+  ContainerEngineName,
+  ContainerOptions,
+} from '../../../src/placement/container/container-options.js';
 import type { Runtime } from '../../../src/runtime/runtime.js';
 import { defineTool } from '../../../src/tools/define-tool.js';
 import { quietRuntime } from '../../support/runtime.js';
 
 const image = process.env['AXON_TEST_IMAGE'] ?? 'localhost/axon-node:test';
+/** The engine under test (test/support/container-setup.ts), else the first that works. */
+const engineName = process.env['AXON_TEST_CONTAINER_ENGINE'] as ContainerEngineName | undefined;
+const testEngine = () => findContainerEngine(engineName, undefined);
 const fixtures = new URL('../../fixtures/container-agents.mjs', import.meta.url).href;
 const agent = (name: string, exported = name, timeoutMs?: number) =>
   defineAgent({
@@ -38,7 +46,10 @@ function containerRuntime(
   container: ContainerOptions = {},
   extra: Parameters<typeof quietRuntime>[0] = {},
 ) {
-  const rt = quietRuntime({ container: { image, ...container }, ...extra });
+  const rt = quietRuntime({
+    container: { image, ...(engineName ? { engine: engineName } : {}), ...container },
+    ...extra,
+  });
   runtimes.push(rt);
   return rt;
 }
@@ -59,7 +70,7 @@ async function until(check: () => Promise<boolean>): Promise<void> {
  * process's id, so the container tests of other files running at once are not counted.
  */
 async function axonContainers(): Promise<string[]> {
-  const engine = await findContainerEngine(undefined, undefined);
+  const engine = await testEngine();
   return (await engine.list('axon.pool')).filter((n) => n.includes(`-p${process.pid}-`));
 }
 
@@ -408,7 +419,7 @@ describe('supervision: every end of a container ends only its step, and removes 
     rt.registerAgent(agent('echo'));
     // Before any step: one container, started for the agent.
     await until(async () => (await axonContainers()).length === 1);
-    const engine = await findContainerEngine(undefined, undefined);
+    const engine = await testEngine();
     const [warm] = await engine.list('axon.behaviour=agent.echo');
     const result = await rt.invoke<{ host: string; steps: number }>('echo', 'warm');
     expect(result.output?.steps).toBe(1);
@@ -435,7 +446,7 @@ describe('supervision: every end of a container ends only its step, and removes 
 
 describe('nothing left behind', () => {
   it('a runtime removes the containers a killed process of this host left', async () => {
-    const engine = await findContainerEngine(undefined, undefined);
+    const engine = await testEngine();
     // A container as a process that is gone (no pid 4194304 runs: past Linux's pid_max) left it.
     const orphan = 'axon-gone0000-p4194304-1';
     await exec(engine.name, [
@@ -468,11 +479,18 @@ describe('what is missing is said, not guessed', () => {
   });
 
   it('an engine that does not work: POOL_UNAVAILABLE saying what to install', async () => {
-    // docker is either not installed here or has no daemon: either way it does not work.
-    const rt = containerRuntime({ engine: 'docker' });
-    rt.registerAgent(agent('echo'));
-    const result = await rt.invoke('echo', 'x');
-    expect(result.error?.code).toBe('POOL_UNAVAILABLE');
-    expect(result.error?.message).toMatch(/no container engine .*docker.*Install podman/);
+    // docker with no daemon at the address it is given (installed or not, running or not).
+    const daemon = process.env['DOCKER_HOST'];
+    process.env['DOCKER_HOST'] = `unix://${join(tmpdir(), 'axon-no-docker-daemon.sock')}`;
+    try {
+      const rt = containerRuntime({ engine: 'docker' });
+      rt.registerAgent(agent('echo'));
+      const result = await rt.invoke('echo', 'x');
+      expect(result.error?.code).toBe('POOL_UNAVAILABLE');
+      expect(result.error?.message).toMatch(/no container engine \(`docker` .*\)\. Install podman/);
+    } finally {
+      if (daemon === undefined) delete process.env['DOCKER_HOST'];
+      else process.env['DOCKER_HOST'] = daemon;
+    }
   });
 });
