@@ -172,7 +172,9 @@ export function containerRunFlags(
     ...Object.entries(labels).map(([k, v]) => `--label=${k}=${v}`),
     `--network=${options.network}`,
     '--read-only',
-    // podman mounts a tmpfs 1755 whatever its mode says; `U` gives it to the container's user.
+    // Both engines give the tmpfs the mode of the image's own /tmp, whatever `mode` says
+    // (`axon image build` makes it 1777); podman's `U` also gives it to the container's user,
+    // so an image whose /tmp is 755 still works there. docker has no such option.
     `--tmpfs=/tmp:rw,size=${options.tmpfsMb}m,mode=1777${engine === 'podman' ? ',U' : ''}`,
     `--memory=${options.memoryMb}m`,
     `--memory-swap=${options.memoryMb}m`,

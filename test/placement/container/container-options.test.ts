@@ -44,7 +44,7 @@ describe('container options', () => {
         '--volume=/opt/entry.mjs:/opt/axon/container-entry.mjs:ro',
       ]),
     );
-    // docker has no `U` tmpfs option and honours the mode.
+    // docker has no `U` tmpfs option: the image's own /tmp must be 1777 there.
     expect(containerRunFlags('docker', resolveContainerOptions(), 'b', {}, [], [])).toContain(
       '--tmpfs=/tmp:rw,size=16m,mode=1777',
     );
