@@ -24,6 +24,8 @@ import {
 interface AgentSpecBase {
   readonly name: string;
   readonly description?: string;
+  /** Only a durable agent has it (see {@link DurableAgentSpec}). */
+  readonly durable?: never;
   /** Per-invocation timeout; default 30 000 ms (Nerva's in-process default). */
   readonly timeoutMs?: number;
 }
@@ -106,7 +108,7 @@ export function defineAgent<TOutput>(
       `defineAgent: name must match ${NAME.source}, got ${JSON.stringify(spec.name)}`,
     );
   }
-  if ('durable' in spec) return defineDurable(spec);
+  if (isDurableSpec(spec)) return defineDurable(spec);
   const timeoutMs = spec.timeoutMs ?? DEFAULT_AGENT_TIMEOUT_MS;
   if (!(Number.isFinite(timeoutMs) && timeoutMs > 0)) {
     throw new RangeError(
@@ -160,6 +162,11 @@ export function defineAgent<TOutput>(
   if (typeof spec.handler !== 'function')
     throw new TypeError(`defineAgent(${spec.name}): handler must be a function`);
   return { ...base, placement: 'inline', handler: spec.handler };
+}
+
+/** Whether `spec` declares a durable agent (it has `durable`). */
+function isDurableSpec(spec: object): spec is DurableAgentSpec<unknown, unknown, unknown> {
+  return (spec as { durable?: unknown }).durable !== undefined;
 }
 
 const POLICIES: readonly MailboxPolicy[] = ['queue', 'reject', 'interrupt', 'merge'];
@@ -240,7 +247,11 @@ function defineDurable(spec: DurableAgentSpec<unknown, unknown, unknown>): Durab
       version,
       idleMs,
       migrate: d.migrate ?? null,
-      mailbox: { policy, maxQueue, merge: mailbox.merge ?? null },
+      mailbox: {
+        policy,
+        maxQueue,
+        merge: mailbox.merge ?? ((messages: readonly unknown[]) => messages[0]),
+      },
     },
     handler: spec.handler,
   };

@@ -140,20 +140,35 @@ export interface DurableAgentSpec<TInput, TState, TOutput> {
   readonly handler: DurableHandler<TInput, TState, TOutput>;
 }
 
-/** A declared durable agent, ready to register with a runtime (inline placement). */
+/**
+ * A declared durable agent, ready to register with a runtime (inline placement). Its handler
+ * and merge are methods, so that a definition of any input, state and output is a
+ * `DurableAgentDefinition` (what a runtime's `agents` take).
+ */
 export interface DurableAgentDefinition<TInput = unknown, TState = unknown, TOutput = unknown> {
   readonly kind: 'durable_agent';
   readonly name: string;
   readonly description: string;
   readonly timeoutMs: number;
   readonly input: z.ZodType<TInput> | null;
-  readonly durable: Required<Omit<DurableSpec<TState, TInput>, 'migrate' | 'mailbox'>> & {
-    readonly migrate: DurableSpec<TState, TInput>['migrate'] | null;
-    readonly mailbox: Required<Omit<MailboxOptions<TInput>, 'merge'>> & {
-      readonly merge: MailboxOptions<TInput>['merge'] | null;
+  readonly durable: {
+    readonly state: z.ZodType<TState>;
+    readonly initial: TState;
+    readonly version: number;
+    readonly idleMs: number;
+    readonly migrate: ((state: unknown, fromVersion: number) => TState) | null;
+    readonly mailbox: {
+      readonly policy: MailboxPolicy;
+      readonly maxQueue: number;
+      /** For `merge`: see {@link MailboxOptions.merge} (other policies never call it). */
+      merge(messages: readonly TInput[]): TInput;
     };
   };
-  readonly handler: DurableHandler<TInput, TState, TOutput>;
+  handler(
+    message: TInput,
+    actor: ActorContext<TState, TInput>,
+    runtime: AgentRuntime,
+  ): ReturnType<DurableHandler<TInput, TState, TOutput>>;
 }
 
 /** Defaults of a durable agent. */

@@ -150,7 +150,8 @@ export class Activation {
 
   async #loop(): Promise<void> {
     const { actors } = this.#host;
-    const { policy, maxQueue, merge } = this.def.durable.mailbox;
+    const { mailbox } = this.def.durable;
+    const { policy, maxQueue } = mailbox;
     for (;;) {
       if (this.gone) return;
       const open = await actors.openMessages(
@@ -158,7 +159,11 @@ export class Activation {
         policy === 'merge' ? maxQueue + 1 : 1,
       );
       const first = open[0];
-      if (!first) return;
+      if (!first) {
+        // The last message's end left it idle (in the store, by the same write).
+        this.actor = { ...this.actor, status: 'idle' };
+        return;
+      }
       if (first.status === 'waiting') {
         const wakes = await actors.actorWakes(this.actor.actor_id);
         if (!wakes.some((w) => w.step_id === first.step_id && w.status === 'fired')) {
@@ -171,10 +176,10 @@ export class Activation {
       }
       let message = first.input;
       let merged: readonly StepRecord[] = [];
-      if (first.status === 'queued' && merge) {
+      if (first.status === 'queued' && policy === 'merge') {
         const queued = open.filter((s) => s.status === 'queued');
         if (queued.length > 1) {
-          message = merge(queued.map((s) => s.input));
+          message = mailbox.merge(queued.map((s) => s.input));
           merged = queued.slice(1);
         }
       }

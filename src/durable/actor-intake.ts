@@ -96,7 +96,8 @@ export class ActorIntake {
     const awake = host.awake.get(actorId);
     const actor = awake?.actor ?? (await this.#open(def, address, actorId));
     const { policy, maxQueue } = def.durable.mailbox;
-    const busy = (awake?.busy ?? false) || actor.status !== 'idle';
+    // Awake here, the activation knows; asleep, the stored status says.
+    const busy = awake ? awake.busy : actor.status !== 'idle';
     if (busy && (policy === 'reject' || policy === 'interrupt')) {
       // A message sent again under its token is answered as the first was, busy or not.
       const seen = await this.#seen(actor, token);

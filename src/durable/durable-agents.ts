@@ -248,7 +248,8 @@ export class DurableAgents implements DurableHost {
   /** Whether the actor is busy: a message being handled, queued or waiting. */
   async #busy(address: ActorAddress): Promise<boolean> {
     const actorId = actorIdAt(address);
-    if (this.#awake.peek(actorId)?.busy) return true;
+    const awake = this.#awake.peek(actorId);
+    if (awake) return awake.busy;
     const actor = await this.actors.getActor(actorId);
     return actor !== null && actor.status !== 'idle';
   }
