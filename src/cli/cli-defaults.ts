@@ -12,6 +12,8 @@ export const SERVE_DEFAULTS = {
   dataDir: './.axon',
   configFile: 'axon.yaml',
   model: 'gpt-4o-mini',
+  /** How long `serve` and `worker` wait at start for their Redis and PostgreSQL to answer, ms. */
+  connectTimeoutMs: 5000,
 } as const;
 
 /** The SQLite store's file inside the data dir. */

@@ -13,13 +13,19 @@ export type CliErrorCode =
   /** The server answered with an error: a refused key, a failure of its own. */
   | 'REQUEST_FAILED'
   /** The server did not answer (or is not an axon server), or the data dir cannot be read. */
-  | 'UNREACHABLE';
+  | 'UNREACHABLE'
+  /**
+   * A store or Redis the command was given (`--postgres`, `--redis`, `--to`, ...) did not
+   * answer at start, or refused the connection: nothing was done.
+   */
+  | 'NOT_REACHED';
 
 const EXIT_OF: Readonly<Record<CliErrorCode, ExitCode>> = {
   USAGE: EXIT.USAGE,
   NOT_FOUND: EXIT.FAILED,
   REQUEST_FAILED: EXIT.FAILED,
   UNREACHABLE: EXIT.UNREACHABLE,
+  NOT_REACHED: EXIT.USAGE,
 };
 
 /**

@@ -22,8 +22,11 @@ It exits 0 when the run succeeds, 1 when it does not (or the example is unknown)
 
 const SERVE_AFTER = `
 A flag overrides the environment, which overrides the config file.
+At start it waits up to --connect-timeout-ms for its Redis and PostgreSQL to answer; one
+that does not, or refuses (no such database or role), is one line naming it, exit 2.
 On SIGINT or SIGTERM it drains (running steps end, streams get their last event, the
-store closes) and exits 0; a second signal exits at once with 130.
+store closes) and exits 0; before it serves, it stops at once with 130. A second signal
+exits at once with 130.
 
 Environment:
   AXON_HOST, AXON_PORT, AXON_DATA_DIR   as the flags above
@@ -31,14 +34,24 @@ Environment:
                           (replaces the config file's auth.keys)
   AXON_KEEP_ALIVE_MS      interval of the SSE keep-alive comments (default 15000)
   AXON_REDIS_URL          as --redis
+  AXON_REDIS_CLUSTER      as --redis-cluster
+  AXON_POSTGRES_URL       as --postgres
+  AXON_CONNECT_TIMEOUT_MS as --connect-timeout-ms
   AXON_LOG_LEVEL          level of the logs on stderr (default warn)
 It prints what it serves on stdout; its logs go to stderr, pino's JSON lines (readable
 lines when stderr is a terminal).
 `;
 
 const WORKER_AFTER = `
+At start it waits up to --connect-timeout-ms for its Redis and PostgreSQL to answer; one
+that does not, or refuses, is one line naming it, exit 2. SIGINT or SIGTERM before it
+takes steps stops it at once with 130.
+
 Environment:
   AXON_REDIS_URL          as --redis
+  AXON_REDIS_CLUSTER      as --redis-cluster
+  AXON_POSTGRES_URL       as --postgres
+  AXON_CONNECT_TIMEOUT_MS as --connect-timeout-ms
   AXON_LOG_LEVEL          level of the logs on stderr (default warn; info names each step
                           it takes and hands back)
 It prints what it serves on stdout; its logs go to stderr, pino's JSON lines (readable
@@ -157,6 +170,10 @@ export function registerServeCommand(program: Command, ctx: CommandContext): voi
       '--postgres <url>',
       'Keep runs in PostgreSQL (postgres://…; the tables in schema axon, or store.schema of the config), not SQLite in the data dir; with --redis, the fleet keeps its records there and only its queues in Redis',
     )
+    .option(
+      '--connect-timeout-ms <n>',
+      `How long start-up waits for the Redis and PostgreSQL named to answer, trying again, before it gives up with exit 2 (default ${SERVE_DEFAULTS.connectTimeoutMs})`,
+    )
     .addHelpText('after', SERVE_AFTER);
   serve.action(
     commandAction(ctx, serve, async () => {
@@ -172,6 +189,7 @@ export function registerServeCommand(program: Command, ctx: CommandContext): voi
             redis: o['redis'],
             redisCluster: o['redisCluster'],
             postgres: o['postgres'],
+            connectTimeoutMs: o['connectTimeoutMs'],
           },
           version: ctx.version,
           // Without a signal (a library caller) it serves until the process ends.
@@ -207,6 +225,10 @@ export function registerWorkerCommand(program: Command, ctx: CommandContext): vo
       '--config <file>',
       "The YAML configuration: engines, policy, memory, workflows' roles (as serve's)",
     )
+    .option(
+      '--connect-timeout-ms <n>',
+      `How long start-up waits for its Redis and PostgreSQL to answer, trying again, before it gives up with exit 2 (default ${SERVE_DEFAULTS.connectTimeoutMs})`,
+    )
     .option('--vram-mb <n>', 'GPU memory it offers (default: what nvidia-smi reports, if any)')
     .option('--features <a,b>', "Features it offers, shown in its pool's capabilities")
     .option(
@@ -238,6 +260,7 @@ export function registerWorkerCommand(program: Command, ctx: CommandContext): vo
             redisCluster: o['redisCluster'],
             postgres: o['postgres'],
             config: o['config'],
+            connectTimeoutMs: o['connectTimeoutMs'],
             vramMb: o['vramMb'],
             features: o['features'],
             graceMs: o['graceMs'],

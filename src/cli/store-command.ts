@@ -42,12 +42,24 @@ async function openStore(
   source: boolean,
 ): Promise<Named> {
   if (POSTGRES_URL.test(spec)) {
-    const [{ postgresStore }, { shownPostgres }] = await Promise.all([
+    const [{ postgresStore }, { shownPostgres }, { connectionCause }] = await Promise.all([
       import('../store/postgres/postgres-store.js'),
       import('../store/postgres/postgres-url.js'),
+      import('./connection-cause.js'),
     ]);
-    const shown = `${shownPostgres(spec)} schema ${schema}`;
-    return { store: postgresStore({ connection: spec, schema }), shown };
+    // A schema the store refuses throws here (RangeError: a usage error, its own line).
+    const store = postgresStore({ connection: spec, schema });
+    try {
+      // Connected and migrated before anything is read or written: a wrong URL is one line.
+      await store.ready();
+    } catch (err) {
+      await store.close().catch(() => undefined);
+      throw new CliError(
+        'NOT_REACHED',
+        `cannot reach PostgreSQL at ${shownPostgres(spec)} (${flag}): ${connectionCause(err)}`,
+      );
+    }
+    return { store, shown: `${shownPostgres(spec)} schema ${schema}` };
   }
   if (!spec.startsWith('sqlite:') || spec.length === 'sqlite:'.length) {
     throw new CliError(

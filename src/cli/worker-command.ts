@@ -11,7 +11,11 @@ import { createCliLogger } from './cli-logger.js';
 import { aborted, type CliIo } from './cli-io.js';
 import { ServeConfigError } from './serve/config-problems.js';
 import { configuredRuntimeOptions } from './serve/serve-command.js';
-import { loadServeConfig, type ServeEnv } from './serve/serve-config.js';
+import { reachBackends } from './serve/reach-backends.js';
+import { shownRedisUrl, type RedisConfig } from './serve/redis-config.js';
+import { loadServeConfig, type ServeConfig, type ServeEnv } from './serve/serve-config.js';
+import { isCliError } from './cli-error.js';
+import { EXIT } from './exit-codes.js';
 import { servedWorkflows } from './serve/served-workflows.js';
 import { workflowAgents } from '../workflows/turn-agent.js';
 
@@ -26,6 +30,8 @@ export interface WorkerFlags {
   /** `--postgres <url>`: the fleet's records in PostgreSQL. */
   readonly postgres?: string | undefined;
   readonly config?: string | undefined;
+  /** `--connect-timeout-ms <n>`: how long start-up waits for Redis and PostgreSQL. */
+  readonly connectTimeoutMs?: string | undefined;
   readonly vramMb?: string | undefined;
   readonly features?: string | undefined;
   readonly graceMs?: string | undefined;
@@ -43,6 +49,14 @@ export interface WorkerCommandOptions {
   readonly env?: ServeEnv;
   readonly cwd?: string;
 }
+
+/** The fleet's Redis when none is named: the local one. */
+const DEFAULT_REDIS = {
+  url: 'redis://127.0.0.1:6379',
+  cluster: null,
+  prefix: 'axon:',
+  source: 'the default: --redis names another',
+} as const satisfies RedisConfig;
 
 /** A flag that must be an integer >= 1 (`TypeError` naming it otherwise). */
 function positive(name: string, value: string | undefined): number | undefined {
@@ -92,7 +106,10 @@ export function detectGpus(): Promise<Record<string, unknown>> {
 
 /**
  * Runs `axon worker` until `options.signal` aborts, then stops (see the module) and resolves
- * 0. Resolves 2 for bad flags or configuration, 1 when Redis cannot be reached.
+ * 0. Resolves 2 for bad flags or configuration, or a Redis or PostgreSQL that does not answer
+ * within `connect_timeout_ms` or refuses it (one line naming it, its URL with the password
+ * masked, and why); 1 when it cannot start otherwise; 130 when the signal comes before it
+ * takes steps.
  */
 export async function workerCommand(options: WorkerCommandOptions, io: CliIo): Promise<number> {
   const { flags } = options;
@@ -106,13 +123,20 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
   let workerOptions: FleetWorkerOptions;
   let graceMs: number;
   let closeParts: () => Promise<void>;
+  let config: ServeConfig;
+  let declared: Record<string, unknown>;
+  let timings: Record<
+    'concurrency' | 'lockMs' | 'stalledCheckMs' | 'heartbeatMs' | 'ttlMs',
+    number | undefined
+  >;
   try {
-    const config = loadServeConfig({
+    config = loadServeConfig({
       flags: {
         config: flags.config,
         redis: flags.redis,
         redisCluster: flags.redisCluster,
         postgres: flags.postgres,
+        connectTimeoutMs: flags.connectTimeoutMs,
       },
       ...(options.env ? { env: options.env } : {}),
       ...(options.cwd ? { cwd: options.cwd } : {}),
@@ -121,16 +145,45 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
     logger = createCliLogger(io.stderr, env);
     const vram = positive('vram-mb', flags.vramMb);
     const features = list(flags.features);
-    const declared: Record<string, unknown> = {
+    declared = {
       ...(vram === undefined ? {} : { vram_mb: vram }),
       ...(features.length === 0 ? {} : { features }),
     };
-    const concurrency = positive('concurrency', flags.concurrency);
-    const lockMs = positive('lock-ms', flags.lockMs);
-    const stalledCheckMs = positive('stalled-ms', flags.stalledMs);
-    const heartbeatMs = positive('heartbeat-ms', flags.heartbeatMs);
-    const ttlMs = positive('ttl-ms', flags.ttlMs);
+    timings = {
+      concurrency: positive('concurrency', flags.concurrency),
+      lockMs: positive('lock-ms', flags.lockMs),
+      stalledCheckMs: positive('stalled-ms', flags.stalledMs),
+      heartbeatMs: positive('heartbeat-ms', flags.heartbeatMs),
+      ttlMs: positive('ttl-ms', flags.ttlMs),
+    };
     graceMs = positive('grace-ms', flags.graceMs) ?? 30_000;
+  } catch (err) {
+    if (err instanceof ServeConfigError || err instanceof RangeError || err instanceof TypeError)
+      return fail(2, err.message);
+    throw err;
+  }
+  // Before anything is made: its Redis (the default one if none is named) and PostgreSQL
+  // answer, within the wait.
+  try {
+    const reached = await reachBackends(
+      { redis: config.redis ?? DEFAULT_REDIS, postgres: config.postgres },
+      { timeoutMs: config.connectTimeoutMs, signal: options.signal },
+    );
+    if (reached.stopped) {
+      const reason: unknown = options.signal.reason;
+      io.stdout.write(
+        `axon worker: ${typeof reason === 'string' ? reason : 'stop'}: stopped before it took steps\n`,
+      );
+      return EXIT.INTERRUPTED;
+    }
+    // The replica opens its own: this one only proved that the store opens.
+    await reached.store?.close();
+  } catch (err) {
+    if (isCliError(err)) return fail(err.exitCode, err.message);
+    throw err;
+  }
+  try {
+    const { concurrency, lockMs, stalledCheckMs, heartbeatMs, ttlMs } = timings;
     const parts = configuredRuntimeOptions(config, logger);
     closeParts = parts.close;
     // The workflows `axon serve` runs: their roles' agents, for the turns placed on pools.
@@ -142,9 +195,11 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
       capabilities: { ...(await detectGpus()), ...declared },
       ...(config.redis?.cluster
         ? { cluster: config.redis.cluster }
-        : { redis: config.redis?.url ?? 'redis://127.0.0.1:6379' }),
-      prefix: config.redis?.prefix ?? 'axon:',
-      ...(config.postgres ? { postgres: config.postgres } : {}),
+        : { redis: config.redis?.url ?? DEFAULT_REDIS.url }),
+      prefix: config.redis?.prefix ?? DEFAULT_REDIS.prefix,
+      ...(config.postgres
+        ? { postgres: { url: config.postgres.url, schema: config.postgres.schema } }
+        : {}),
       runtime: {
         ...parts.options,
         agents: [...(parts.options.agents ?? []), ...served.workflows.flatMap(workflowAgents)],
@@ -171,7 +226,7 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
     return fail(1, `cannot start: ${(err as Error).message}`);
   }
   io.stdout.write(
-    `axon worker: replica ${worker.replicaId} of pool ${worker.poolId} [${(workerOptions.tags ?? []).join(', ')}] on ${workerOptions.cluster ? `the Redis Cluster at ${[workerOptions.cluster].flat().join(',')}` : (workerOptions.redis ?? '')}${workerOptions.postgres ? `, records in ${worker.records}` : ''}, taking steps\n`,
+    `axon worker: replica ${worker.replicaId} of pool ${worker.poolId} [${(workerOptions.tags ?? []).join(', ')}] on ${workerOptions.cluster ? `the Redis Cluster at ${[workerOptions.cluster].flat().join(',')}` : shownRedisUrl(workerOptions.redis ?? DEFAULT_REDIS.url)}${workerOptions.postgres ? `, records in ${worker.records}` : ''}, taking steps\n`,
   );
   await aborted(options.signal);
   io.stdout.write(`axon worker: stopping (finishing steps for up to ${graceMs} ms)\n`);

@@ -98,7 +98,16 @@ describe('axon --help, --version, list', () => {
     ],
     [
       'serve',
-      ['--host', '--port', '--data-dir', '--config', '--redis', '--redis-cluster', '--postgres'],
+      [
+        '--host',
+        '--port',
+        '--data-dir',
+        '--config',
+        '--redis',
+        '--redis-cluster',
+        '--postgres',
+        '--connect-timeout-ms',
+      ],
     ],
     [
       'worker',
@@ -110,6 +119,7 @@ describe('axon --help, --version, list', () => {
         '--redis-cluster',
         '--postgres',
         '--config',
+        '--connect-timeout-ms',
         '--vram-mb',
         '--features',
         '--grace-ms',

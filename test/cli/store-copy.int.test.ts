@@ -2,8 +2,9 @@
  * `axon store copy` (issue 32): a data dir's SQLite store — runs a runtime made, with their
  * steps and logs, and a fact, a checkpoint, a call recording, a decided approval and a flow
  * no run uses — into a PostgreSQL schema of its own (dropped after), record for record; and
- * its refusals.
+ * its refusals, a PostgreSQL URL it cannot use among them (real processes).
  */
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,9 @@ import type { CliIo } from '../../src/cli/cli-io.js';
 import { postgresStore } from '../../src/store/postgres/postgres-store.js';
 import type { RunStore } from '../../src/store/run-store.js';
 import { sqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { runAxon } from '../support/axon-process.js';
 import { makeCheckpoint, makeFact, makeFlow } from '../support/records.js';
+import { freePort } from '../support/redis-setup.js';
 import { quietRuntime } from '../support/runtime.js';
 
 const url = process.env['AXON_TEST_POSTGRES'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -27,7 +30,9 @@ const schema = (): string => {
   schemas.push(s);
   return s;
 };
+const spawned: ChildProcess[] = [];
 afterAll(async () => {
+  for (const child of spawned) if (child.exitCode === null) child.kill('SIGKILL');
   rmSync(dir, { recursive: true, force: true });
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
@@ -186,4 +191,47 @@ describe('axon store copy', () => {
     expect(bad.code).toBe(2);
     expect(bad.err).toMatch(/--from must be sqlite:<data dir or \.db file> or a postgres:\/\/ URL/);
   });
+  it('regression: a wrong PostgreSQL URL printed a stack trace under axon:; it is one line naming the flag, the URL (password masked) and the cause, exit 2 (real processes)', async () => {
+    const source = join(dir, `src-${randomUUID()}`);
+    const made = await runAxon(
+      ['run', 'help-desk', '--no-trace', '--token-ms', '0', '--data-dir', source],
+      {},
+      spawned,
+    );
+    expect(made.code).toBe(0);
+    const at = (user: string, database: string, port?: number): string => {
+      const u = new URL(url);
+      u.username = user;
+      u.password = 'secret-pw';
+      u.pathname = `/${database}`;
+      if (port !== undefined) u.port = String(port);
+      return u.toString();
+    };
+    const host = new URL(url).host;
+    const port = await freePort();
+    const db = `axon_nope_${randomUUID().slice(0, 8)}`;
+    const role = `nobody_${randomUUID().slice(0, 8)}`;
+    const cases: [string[], string][] = [
+      [
+        ['--from', `sqlite:${source}`, '--to', at('postgres', 'postgres', port)],
+        `axon store copy: cannot reach PostgreSQL at postgres://postgres:***@127.0.0.1:${port}/postgres (--to): connection refused`,
+      ],
+      [
+        ['--from', `sqlite:${source}`, '--to', at('postgres', db)],
+        `axon store copy: cannot reach PostgreSQL at postgres://postgres:***@${host}/${db} (--to): database "${db}" does not exist`,
+      ],
+      [
+        ['--from', at(role, 'postgres'), '--to', `sqlite:${join(dir, randomUUID())}`],
+        `axon store copy: cannot reach PostgreSQL at postgres://${role}:***@${host}/postgres (--from): role "${role}" does not exist`,
+      ],
+    ];
+    for (const [args, line] of cases) {
+      expect(await runAxon(['store', 'copy', ...args], {}, spawned)).toEqual({
+        code: 2,
+        signal: null,
+        stdout: '',
+        stderr: `${line}\n`,
+      });
+    }
+  }, 60_000);
 });

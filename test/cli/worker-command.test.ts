@@ -1,6 +1,7 @@
 /**
  * `axon worker`'s refusals before it joins a fleet: a missing pool, a bad flag value, a
- * Redis that does not answer — each a line on stderr and its exit code, nothing left open.
+ * Redis that does not answer within the start-up wait — each a line on stderr and its exit
+ * code, nothing left open.
  */
 import { describe, expect, it } from 'vitest';
 import { workerCommand, type WorkerFlags } from '../../src/cli/worker-command.js';
@@ -15,7 +16,12 @@ async function worker(
     stderr: { write: (t: string) => ((stderr += t), true) },
   };
   const code = await workerCommand(
-    { flags, signal: new AbortController().signal, env: { AXON_LOG_LEVEL: 'silent' }, cwd: '/' },
+    {
+      flags,
+      signal: new AbortController().signal,
+      env: { AXON_LOG_LEVEL: 'silent', AXON_CONNECT_TIMEOUT_MS: '200' },
+      cwd: '/',
+    },
     io,
   );
   return { code, stdout, stderr };
@@ -55,19 +61,19 @@ describe('axon worker: refusals', () => {
     expect(stderr).toContain(message);
   });
 
-  it('says when Redis does not answer, exit 1', async () => {
-    const { code, stderr } = await worker({ pool: 'p', redis: 'redis://127.0.0.1:1' });
-    expect(code).toBe(1);
-    expect(stderr).toMatch(
-      /^axon worker: cannot start: Redis at redis:\/\/127\.0\.0\.1:1 does not answer\n$/,
+  it('says when Redis does not answer within the start-up wait, exit 2', async () => {
+    const { code, stderr } = await worker({ pool: 'p', redis: 'redis://:pw@127.0.0.1:1' });
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      'axon worker: cannot reach Redis at redis://:***@127.0.0.1:1 (--redis): connection refused; gave up after 200 ms (--connect-timeout-ms)\n',
     );
   }, 15_000);
 
-  it('says when the Redis Cluster does not answer, exit 1', async () => {
+  it('says when the Redis Cluster does not answer within the start-up wait, exit 2', async () => {
     const { code, stderr } = await worker({ pool: 'p', redisCluster: '127.0.0.1:1' });
-    expect(code).toBe(1);
-    expect(stderr).toMatch(
-      /^axon worker: cannot start: the Redis Cluster at 127\.0\.0\.1:1 does not answer\n$/,
+    expect(code).toBe(2);
+    expect(stderr).toBe(
+      'axon worker: cannot reach the Redis Cluster at 127.0.0.1:1 (--redis-cluster): connection refused; gave up after 200 ms (--connect-timeout-ms)\n',
     );
   }, 15_000);
 });

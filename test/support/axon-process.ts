@@ -1,6 +1,7 @@
 /**
  * @module Test helper: `axon <command>` run from source (`node --import tsx src/cli/main.ts`)
- * as a real child process, its output kept, resolved once it says it is ready.
+ * as a real child process, its output kept, resolved once it says it is ready ({@link spawnAxon})
+ * or once it has exited ({@link runAxon}).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -65,6 +66,44 @@ export function spawnAxon(
           `axon ${args[0] ?? ''} exited (${code ?? signal ?? ''}) before it was ready:\n${out}`,
         ),
       );
+    });
+  });
+}
+
+/** How a finished `axon` process ended, and what it wrote on each stream. */
+export interface AxonExit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/**
+ * Runs `axon <args>` from source to its end and resolves how it ended. `spawned` gets the
+ * process at once (to signal it, or for clean-up).
+ */
+export function runAxon(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  spawned: ChildProcess[],
+): Promise<AxonExit> {
+  const childEnv: NodeJS.ProcessEnv = { ...process.env, AXON_LOG_LEVEL: 'warn', ...env };
+  delete childEnv['NODE_OPTIONS'];
+  const child = spawn('node', ['--import', 'tsx', 'src/cli/main.ts', ...args], {
+    cwd: ROOT,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  spawned.push(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8');
+  child.stderr.setEncoding('utf8');
+  child.stdout.on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.on('data', (chunk: string) => (stderr += chunk));
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => {
+      resolve({ code, signal, stdout, stderr });
     });
   });
 }

@@ -14,15 +14,29 @@ export const CLUSTER_NODES =
 
 /**
  * Where the fleet's Redis is: one server (`url`) or a cluster's nodes (`cluster`, `host:port`),
- * and the prefix of its keys (default `axon:`, `{axon}:` on a cluster).
+ * the prefix of its keys (default `axon:`, `{axon}:` on a cluster), and where it was named
+ * (`source`: `--redis`, `AXON_REDIS_CLUSTER`, `axon.yaml redis.url`, ...), for messages.
  */
 export type RedisConfig =
-  | { readonly url: string; readonly cluster: null; readonly prefix: string }
-  | { readonly url: null; readonly cluster: readonly string[]; readonly prefix: string };
+  | {
+      readonly url: string;
+      readonly cluster: null;
+      readonly prefix: string;
+      readonly source: string;
+    }
+  | {
+      readonly url: null;
+      readonly cluster: readonly string[];
+      readonly prefix: string;
+      readonly source: string;
+    };
 
 /** One place a Redis may be named: the flags, the environment or the file. */
 export interface RedisSource {
+  /** All of it, for a problem (`--redis / --redis-cluster`). */
   readonly source: string;
+  /** Its URL's and its cluster's names (`--redis`, `--redis-cluster`). */
+  readonly names: { readonly url: string; readonly cluster: string };
   readonly url: string | undefined;
   /** `host:port,...`. */
   readonly cluster: string | undefined;
@@ -50,7 +64,9 @@ export function pickRedis(
     });
     return null;
   }
-  if (named.url !== undefined) return { url: named.url, cluster: null, prefix: prefix ?? 'axon:' };
+  if (named.url !== undefined) {
+    return { url: named.url, cluster: null, prefix: prefix ?? 'axon:', source: named.names.url };
+  }
   const onCluster = prefix ?? CLUSTER_PREFIX;
   try {
     checkClusterPrefix(onCluster, 'redis.prefix');
@@ -64,7 +80,12 @@ export function pickRedis(
     });
     return null;
   }
-  return { url: null, cluster: (named.cluster ?? '').split(','), prefix: onCluster };
+  return {
+    url: null,
+    cluster: (named.cluster ?? '').split(','),
+    prefix: onCluster,
+    source: named.names.cluster,
+  };
 }
 
 /** Where to connect, as the Redis store's options take it. */
@@ -81,7 +102,20 @@ export function fleetTarget(redis: RedisConfig): FleetOptions {
     : { cluster: redis.cluster, prefix: redis.prefix };
 }
 
-/** How a Redis config is shown in messages: its URL or its cluster's nodes. */
+/** How a Redis config is shown in messages: its URL (password masked) or its cluster's nodes. */
 export function shownRedis(redis: RedisConfig): string {
-  return redis.url ?? `the Redis Cluster at ${redis.cluster.join(',')}`;
+  return redis.url !== null
+    ? shownRedisUrl(redis.url)
+    : `the Redis Cluster at ${redis.cluster.join(',')}`;
+}
+
+/** A Redis URL as a message or a banner may show it: its password `***`. */
+export function shownRedisUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return 'the URL given';
+  }
 }

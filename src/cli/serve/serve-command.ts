@@ -21,13 +21,17 @@ import { postgresStore } from '../../store/postgres/postgres-store.js';
 import { shownPostgres } from '../../store/postgres/postgres-url.js';
 import { redisStore } from '../../store/redis/redis-store.js';
 import { createServer, type AxonServer } from '../../server/create-server.js';
+import type { RunStore } from '../../store/run-store.js';
 import { sqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { EXAMPLE_TOOLS, EXAMPLES } from '../../../examples/index.js';
 import { WorkflowEngine } from '../../workflows/workflow-engine.js';
 import { connectRedis, parseClusterNodes } from '../../store/redis/redis-connection.js';
 import { aborted, type CliIo } from '../cli-io.js';
+import { isCliError } from '../cli-error.js';
+import { EXIT } from '../exit-codes.js';
 import { describeProblem, ServeConfigError } from './config-problems.js';
 import { markDataDir } from './data-dir-lock.js';
+import { reachBackends } from './reach-backends.js';
 import { fleetTarget, shownRedis, storeTarget } from './redis-config.js';
 import {
   guardedPaths,
@@ -129,18 +133,27 @@ function sharedLimiter(redis: NonNullable<ServeConfig['redis']>, logger: Logger)
 /**
  * The runtime `axon serve` runs: {@link configuredRuntimeOptions} over a SQLite store in the
  * data dir — or, with `redis`, the Redis store and the fleet's pools, where its submitted
- * steps go. Whatever it opened is closed again if a later part cannot be made.
+ * steps go. `postgres`: the store `config.postgres` names, opened already (`reachBackends`).
+ * Whatever it opened (and `postgres`) is closed again if a later part cannot be made.
  */
 export async function serveRuntime(
   config: ServeConfig,
   logger: Logger,
   extraEngines: readonly Engine[] = [],
+  postgres: RunStore | null = null,
 ): Promise<Runtime> {
-  const parts = configuredRuntimeOptions(config, logger);
+  let parts: ReturnType<typeof configuredRuntimeOptions>;
+  try {
+    parts = configuredRuntimeOptions(config, logger);
+  } catch (err) {
+    await postgres?.close();
+    throw err;
+  }
   // A fleet's records are in its Redis unless PostgreSQL is named (then only its queues,
   // streams and registry are).
   const store = config.postgres
-    ? postgresStore({ connection: config.postgres.url, schema: config.postgres.schema })
+    ? (postgres ??
+      postgresStore({ connection: config.postgres.url, schema: config.postgres.schema }))
     : config.redis
       ? redisStore({ ...storeTarget(config.redis), prefix: config.redis.prefix })
       : sqliteStore(join(config.dataDir, STORE_FILE));
@@ -175,8 +188,10 @@ const plural = (n: number, noun: string): string => `${n} ${noun}${n === 1 ? '' 
 /**
  * Runs `axon serve` until `options.signal` aborts, then drains (no new steps, the running ones
  * end, their streams get their last event, the store closes) and resolves 0. Resolves 2 for
- * a configuration the server cannot run with (one line on stderr naming the key), 1 when it
- * cannot start (the port taken, the store unreadable).
+ * a configuration the server cannot run with (one line on stderr naming the key), or a Redis
+ * or PostgreSQL that does not answer within `connect_timeout_ms` or refuses it (one line
+ * naming it, its URL with the password masked, and why); 1 when it cannot start (the port
+ * taken, the store unreadable); 130 when the signal comes before it serves.
  *
  * @example
  * const stop = new AbortController();
@@ -203,12 +218,32 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
     if (err instanceof ServeConfigError || err instanceof RangeError) return fail(2, err.message);
     throw err;
   }
+  // Before anything is made: the Redis and PostgreSQL named answer, within the wait.
+  const stopped = (): number => {
+    const reason: unknown = options.signal.reason;
+    io.stdout.write(
+      `axon serve: ${typeof reason === 'string' ? reason : 'stop'}: stopped before it was serving\n`,
+    );
+    return EXIT.INTERRUPTED;
+  };
+  let postgres: RunStore | null;
+  try {
+    const reached = await reachBackends(config, {
+      timeoutMs: config.connectTimeoutMs,
+      signal: options.signal,
+    });
+    if (reached.stopped) return stopped();
+    postgres = reached.store;
+  } catch (err) {
+    if (isCliError(err)) return fail(err.exitCode, err.message);
+    throw err;
+  }
   // With --redis too: inline roles' turns run here, pool roles' on the fleet's replicas
   // (`axon worker` with the same config has the workflows' agents).
   const served = servedWorkflows(config.workflows);
   let runtime: Runtime;
   try {
-    runtime = await serveRuntime(config, logger, served.engines);
+    runtime = await serveRuntime(config, logger, served.engines, postgres);
   } catch (err) {
     if (err instanceof InvalidParamsError && config.configFile !== null && err.param) {
       // createMemory names the key (`memory.warm.backend`); the file knows its line.
@@ -267,6 +302,12 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
     if (threads.length > 0) {
       io.stdout.write(`axon serve: workflows: ${threads.join(', ')}\n`);
     }
+    // A signal while it resumed: it stops rather than listen only to drain.
+    if (options.signal.aborted) {
+      await engine.close();
+      await runtime.close();
+      return stopped();
+    }
     server = await createServer(runtime, {
       ...(served.workflows.length > 0 ? { workflows } : {}),
       host: config.host,
@@ -295,14 +336,14 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   }
 
   const from = config.configFile ? `config ${shownPath(config.configFile, cwd)}` : 'no config file';
-  const postgres = config.postgres
+  const inPostgres = config.postgres
     ? `store in PostgreSQL at ${shownPostgres(config.postgres.url)}, schema ${config.postgres.schema}`
     : null;
   const data = config.redis
-    ? postgres
-      ? `${postgres}; fleet on ${shownRedis(config.redis)}`
+    ? inPostgres
+      ? `${inPostgres}; fleet on ${shownRedis(config.redis)}`
       : `store and fleet on ${shownRedis(config.redis)}`
-    : (postgres ?? `data in ${shownPath(config.dataDir, cwd)}`);
+    : (inPostgres ?? `data in ${shownPath(config.dataDir, cwd)}`);
   const auth = config.keys.length > 0 ? " -H 'Authorization: Bearer <key>'" : '';
   const names = served.workflows.map((w) => w.name).join(', ');
   const replaced = served.exampleReplaced ? ` (${EXAMPLE_WORKFLOW} from the config file)` : '';

@@ -37,6 +37,7 @@ export const FIELDS = {
   'store.postgres': z
     .string()
     .regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// or postgresql:// URL'),
+  connect_timeout_ms: wholePositive,
 } as const;
 export type Field = keyof typeof FIELDS;
 
@@ -80,6 +81,13 @@ export const serveConfigSchema = z.strictObject({
       message: "give url or cluster (a Redis Cluster's nodes), one of them",
     })
     .optional(),
+  /**
+   * How long start-up waits for the fleet's Redis and the PostgreSQL store to answer, ms
+   * (default 5000): a connection refused is tried again until then; past it, one line and
+   * exit 2. A server that answers with a refusal (no such database or role, a wrong
+   * password) fails at once.
+   */
+  connect_timeout_ms: FIELDS.connect_timeout_ms.optional(),
   /** The store of runs when not SQLite in the data dir: PostgreSQL (`axon serve --postgres`). */
   store: z
     .strictObject({
@@ -133,6 +141,16 @@ export interface ServeFlags {
   readonly redisCluster?: string | undefined;
   /** `--postgres <url>`: the store in PostgreSQL. */
   readonly postgres?: string | undefined;
+  /** `--connect-timeout-ms <n>`: how long start-up waits for Redis and PostgreSQL. */
+  readonly connectTimeoutMs?: string | undefined;
+}
+
+/** The store in PostgreSQL: its URL, the schema of its tables, and where it was named. */
+export interface PostgresConfig {
+  readonly url: string;
+  readonly schema: string;
+  /** Where the URL came from, for messages: `--postgres`, `AXON_POSTGRES_URL`, `axon.yaml store.postgres`. */
+  readonly source: string;
 }
 
 /** The environment variables read (`process.env`, or a test's). */
@@ -168,8 +186,10 @@ export interface ServeConfig {
   readonly keys: readonly ApiKey[];
   /** The fleet's Redis (the store and the pools' queues), or `null`: SQLite, steps run here. */
   readonly redis: RedisConfig | null;
-  /** The store in PostgreSQL (its URL and schema), or `null`: SQLite in the data dir, or Redis. */
-  readonly postgres: { readonly url: string; readonly schema: string } | null;
+  /** The store in PostgreSQL, or `null`: SQLite in the data dir, or Redis. */
+  readonly postgres: PostgresConfig | null;
+  /** How long start-up waits for the Redis and the PostgreSQL named to answer, ms. */
+  readonly connectTimeoutMs: number;
   readonly openai: OpenAIEngineConfig | null;
   readonly policy: PolicyConfig | null;
   /** The `memory` section with its paths made absolute, or `null` for the runtime's default. */

@@ -48,6 +48,7 @@ export {
   serveConfigSchema,
   STORE_FILE,
   type OpenAIEngineConfig,
+  type PostgresConfig,
   type ServeConfig,
   type ServeConfigFile,
   type ServeEnv,
@@ -66,6 +67,7 @@ interface Override {
 const INTEGER_FIELDS: ReadonlySet<Field> = new Set([
   'server.port',
   'server.keep_alive_ms',
+  'connect_timeout_ms',
 ] as const);
 
 /** `overrides` checked against their fields' schemas: values by field, or problems. */
@@ -110,16 +112,19 @@ function redisOf(
     [
       {
         source: '--redis / --redis-cluster',
+        names: { url: '--redis', cluster: '--redis-cluster' },
         url: fromFlags.get('redis.url') as string | undefined,
         cluster: fromFlags.get('redis.cluster') as string | undefined,
       },
       {
         source: 'AXON_REDIS_URL / AXON_REDIS_CLUSTER',
+        names: { url: 'AXON_REDIS_URL', cluster: 'AXON_REDIS_CLUSTER' },
         url: fromEnv.get('redis.url') as string | undefined,
         cluster: fromEnv.get('redis.cluster') as string | undefined,
       },
       {
         source: shown,
+        names: { url: `${shown} redis.url`, cluster: `${shown} redis.cluster` },
         url: file?.url,
         cluster: Array.isArray(cluster) ? cluster.join(',') : cluster,
       },
@@ -142,7 +147,8 @@ export interface LoadServeConfigOptions {
 /**
  * Reads `axon serve`'s configuration: the file (`--config`, else `./axon.yaml` if it
  * exists), the environment (`AXON_HOST`, `AXON_PORT`, `AXON_DATA_DIR`, `AXON_API_KEYS`,
- * `AXON_KEEP_ALIVE_MS`, `AXON_REDIS_URL`, `AXON_POSTGRES_URL`, and the engine's `AXON_ENGINE_URL`, `AXON_ENGINE_MODEL`,
+ * `AXON_KEEP_ALIVE_MS`, `AXON_REDIS_URL`, `AXON_REDIS_CLUSTER`, `AXON_POSTGRES_URL`,
+ * `AXON_CONNECT_TIMEOUT_MS`, and the engine's `AXON_ENGINE_URL`, `AXON_ENGINE_MODEL`,
  * `AXON_ENGINE_KEY`, `AXON_PRICE_TABLE`), then the flags; each overrides the one before.
  * Throws {@link ServeConfigError} naming every problem's source, line and key.
  *
@@ -200,6 +206,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
       ['redis.url', 'AXON_REDIS_URL', given('AXON_REDIS_URL')],
       ['redis.cluster', 'AXON_REDIS_CLUSTER', given('AXON_REDIS_CLUSTER')],
       ['store.postgres', 'AXON_POSTGRES_URL', given('AXON_POSTGRES_URL')],
+      ['connect_timeout_ms', 'AXON_CONNECT_TIMEOUT_MS', given('AXON_CONNECT_TIMEOUT_MS')],
     ]),
     problems,
   );
@@ -211,6 +218,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
       ['redis.url', '--redis', flags.redis],
       ['redis.cluster', '--redis-cluster', flags.redisCluster],
       ['store.postgres', '--postgres', flags.postgres],
+      ['connect_timeout_ms', '--connect-timeout-ms', flags.connectTimeoutMs],
     ]),
     problems,
   );
@@ -223,7 +231,19 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
   const redis = redisOf(file.redis, fromFlags, fromEnv, fileLine, shown, problems);
   const postgresUrl = pick<string>('store.postgres', file.store?.postgres);
   const postgres =
-    postgresUrl === undefined ? null : { url: postgresUrl, schema: file.store?.schema ?? 'axon' };
+    postgresUrl === undefined
+      ? null
+      : {
+          url: postgresUrl,
+          schema: file.store?.schema ?? 'axon',
+          source: fromFlags.has('store.postgres')
+            ? '--postgres'
+            : fromEnv.has('store.postgres')
+              ? 'AXON_POSTGRES_URL'
+              : `${shown} store.postgres`,
+        };
+  const connectTimeoutMs =
+    pick<number>('connect_timeout_ms', file.connect_timeout_ms) ?? SERVE_DEFAULTS.connectTimeoutMs;
   const dirOverride = (fromFlags.get('data_dir') ?? fromEnv.get('data_dir')) as string | undefined;
   const dataDir =
     dirOverride !== undefined
@@ -279,6 +299,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     keys,
     redis,
     postgres,
+    connectTimeoutMs,
     openai,
     policy,
     memory,

@@ -40,7 +40,7 @@ describe('axon serve: the command line', () => {
   it('--help lists serve and documents each of its flags, its variables and its signals', () => {
     expect(HELP).toMatch(/^ {2}serve {2,}\S/m);
     const help = helpText(['serve']) ?? '';
-    for (const flag of ['--host', '--port', '--data-dir', '--config'])
+    for (const flag of ['--host', '--port', '--data-dir', '--config', '--connect-timeout-ms'])
       expect(help).toMatch(new RegExp(`^ {2}${flag} <\\w+> +\\S`, 'm'));
     for (const name of [
       'AXON_HOST',
@@ -48,6 +48,7 @@ describe('axon serve: the command line', () => {
       'AXON_DATA_DIR',
       'AXON_API_KEYS',
       'AXON_KEEP_ALIVE_MS',
+      'AXON_CONNECT_TIMEOUT_MS',
     ])
       expect(help).toContain(name);
     expect(help).toMatch(/SIGTERM/);

@@ -410,26 +410,44 @@ describe("loadServeConfig: the fleet's Redis, a server or a cluster", () => {
       url: null,
       cluster: ['10.0.0.1:7001', '10.0.0.2:7002'],
       prefix: '{axon}:',
+      source: 'axon.yaml redis.cluster',
     });
     file('axon.yaml', 'redis:\n  cluster: "h1:1,h2:2"\n  prefix: "{fleet-a}:"\n');
-    expect(load().redis).toEqual({ url: null, cluster: ['h1:1', 'h2:2'], prefix: '{fleet-a}:' });
+    expect(load().redis).toEqual({
+      url: null,
+      cluster: ['h1:1', 'h2:2'],
+      prefix: '{fleet-a}:',
+      source: 'axon.yaml redis.cluster',
+    });
   });
 
-  it('the first of the flags, the environment and the file that names a Redis decides, a URL or a cluster', () => {
+  it('the first of the flags, the environment and the file that names a Redis decides, a URL or a cluster; its source is kept for messages', () => {
     file('axon.yaml', 'redis:\n  url: redis://file:6379\n  prefix: "{p}:"\n');
-    expect(load().redis).toEqual({ url: 'redis://file:6379', cluster: null, prefix: '{p}:' });
+    expect(load().redis).toEqual({
+      url: 'redis://file:6379',
+      cluster: null,
+      prefix: '{p}:',
+      source: 'axon.yaml redis.url',
+    });
     expect(load({ env: { AXON_REDIS_CLUSTER: 'env:7001' } }).redis).toEqual({
       url: null,
       cluster: ['env:7001'],
       prefix: '{p}:',
+      source: 'AXON_REDIS_CLUSTER',
     });
     expect(
       load({ env: { AXON_REDIS_CLUSTER: 'env:7001' }, flags: { redis: 'redis://flag:1' } }).redis,
-    ).toEqual({ url: 'redis://flag:1', cluster: null, prefix: '{p}:' });
+    ).toEqual({ url: 'redis://flag:1', cluster: null, prefix: '{p}:', source: '--redis' });
+    expect(load({ env: { AXON_REDIS_URL: 'redis://env:1' } }).redis?.source).toBe('AXON_REDIS_URL');
     expect(
       load({ env: { AXON_REDIS_URL: 'redis://env:1' }, flags: { redisCluster: 'a:1,[::1]:2' } })
         .redis,
-    ).toEqual({ url: null, cluster: ['a:1', '[::1]:2'], prefix: '{p}:' });
+    ).toEqual({
+      url: null,
+      cluster: ['a:1', '[::1]:2'],
+      prefix: '{p}:',
+      source: '--redis-cluster',
+    });
   });
 
   it.each([
@@ -447,6 +465,63 @@ describe("loadServeConfig: the fleet's Redis, a server or a cluster", () => {
     expect(refused()).toMatch(/give url or cluster/);
     file('axon.yaml', 'redis:\n  cluster: a:1\n  prefix: "plain:"\n');
     expect(refused()).toMatch(/^axon.yaml line 3: redis.prefix: "plain:" has no hash tag/);
+  });
+});
+
+describe('loadServeConfig: PostgreSQL and the start-up wait', () => {
+  it('keeps where the PostgreSQL URL was named: the flag, the variable or the file', () => {
+    file('axon.yaml', 'store:\n  postgres: postgres://file@h/db\n  schema: app\n');
+    expect(load().postgres).toEqual({
+      url: 'postgres://file@h/db',
+      schema: 'app',
+      source: 'axon.yaml store.postgres',
+    });
+    expect(load({ env: { AXON_POSTGRES_URL: 'postgres://env@h/db' } }).postgres).toEqual({
+      url: 'postgres://env@h/db',
+      schema: 'app',
+      source: 'AXON_POSTGRES_URL',
+    });
+    expect(
+      load({
+        env: { AXON_POSTGRES_URL: 'postgres://env@h/db' },
+        flags: { postgres: 'postgres://flag@h/db' },
+      }).postgres,
+    ).toEqual({ url: 'postgres://flag@h/db', schema: 'app', source: '--postgres' });
+  });
+
+  it('connect_timeout_ms: 5000 by default; the file, then AXON_CONNECT_TIMEOUT_MS, then --connect-timeout-ms', () => {
+    expect(load().connectTimeoutMs).toBe(5000);
+    file('axon.yaml', 'connect_timeout_ms: 1500\n');
+    expect(load().connectTimeoutMs).toBe(1500);
+    expect(load({ env: { AXON_CONNECT_TIMEOUT_MS: '2500' } }).connectTimeoutMs).toBe(2500);
+    expect(
+      load({ env: { AXON_CONNECT_TIMEOUT_MS: '2500' }, flags: { connectTimeoutMs: '300' } })
+        .connectTimeoutMs,
+    ).toBe(300);
+  });
+
+  it.each([
+    [
+      { flags: { connectTimeoutMs: 'soon' } },
+      '--connect-timeout-ms: must be a whole number, got "soon"',
+    ],
+    [{ flags: { connectTimeoutMs: '0' } }, /^--connect-timeout-ms: .*>0/],
+    [
+      { env: { AXON_CONNECT_TIMEOUT_MS: '-5' } },
+      'AXON_CONNECT_TIMEOUT_MS: must be a whole number, got "-5"',
+    ],
+  ])(
+    'refuses a start-up wait that is not a whole number of ms above 0: %j',
+    (options, expected) => {
+      const message = refused(options);
+      if (typeof expected === 'string') expect(message).toBe(expected);
+      else expect(message).toMatch(expected);
+    },
+  );
+
+  it('refuses connect_timeout_ms in the file that is not a whole number above 0, with its line', () => {
+    file('axon.yaml', 'server:\n  port: 1\nconnect_timeout_ms: 1.5\n');
+    expect(refused()).toMatch(/^axon\.yaml line 3: connect_timeout_ms: /);
   });
 });
 
