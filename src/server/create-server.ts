@@ -18,6 +18,8 @@ import { checkAllowedHosts, hostGuard } from './host-guard.js';
 import { parseJsonBody } from './json-body.js';
 import { openApiDocument } from './openapi.js';
 import { registerRoutes } from './routes.js';
+import { registerAgentRoutes } from './agent-routes.js';
+import { registerScheduleRoutes } from './schedule-routes.js';
 import { registerRunListRoutes } from './run-list-routes.js';
 import { registerRunStreamRoute } from './run-stream-route.js';
 import { registerThreadRoutes } from './thread-routes.js';
@@ -60,7 +62,7 @@ export interface ServerOptions {
    * names; with keys, only these.
    */
   readonly allowedHosts?: readonly string[];
-  /** SSE streams (steps' and threads') open at once, at most; default 2 048 (429 past it). */
+  /** SSE streams (steps', threads', runs' and agents') open at once, at most; default 2 048 (429 past it). */
   readonly maxStreams?: number;
   /** SSE streams one user (all its keys) holds open at once, at most; default 256 (429 past it). */
   readonly maxStreamsPerUser?: number;
@@ -158,6 +160,10 @@ export async function createServer(
   const app = Fastify({
     bodyLimit: whole('bodyLimitBytes', options.bodyLimitBytes, 1_048_576),
     logger: false,
+    // An actor's key may be 128 characters (API.md), and one past the bound is 400 naming
+    // it, not a route that does not match: no path parameter is cut short by the router
+    // (a request line is bounded by Node's header limit anyway).
+    routerOptions: { maxParamLength: 16_384 },
     // Fastify's own 503 while closing has its own body; the onRequest hook answers API.md's.
     return503OnClosing: false,
     // Requests Node's parser refuses, and URLs the router cannot decode, get API.md's body too.
@@ -299,6 +305,17 @@ export async function createServer(
       metrics,
     });
   }
+  registerAgentRoutes(app, {
+    runtime,
+    keepAliveMs: whole('keepAliveMs', options.keepAliveMs, 15_000),
+    sseFlushMs: whole('sseFlushMs', options.sseFlushMs, 50, 0),
+    logger,
+    draining: () => draining,
+    streams,
+    slots,
+    metrics,
+  });
+  registerScheduleRoutes(app, runtime);
   registerTraceUi(app);
 
   const drainMs = whole('drainMs', options.drainMs, 10_000);

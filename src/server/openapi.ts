@@ -10,6 +10,8 @@ import { stepSubmissionSchema } from '../steps/step-submission.js';
 import { DEFAULT_RUN_LIMIT, MAX_RUN_LIMIT, RUN_STATUSES } from './run-list-routes.js';
 import { threadTriggerSchema } from '../workflows/workflow-definition.js';
 import { RESPONSE_SCHEMAS, THREAD_SCHEMAS } from './views.js';
+import { AGENT_SCHEMAS } from './agent-views.js';
+import { AGENT_REQUESTS, agentPaths } from './openapi-agents.js';
 
 type Json = Record<string, unknown>;
 
@@ -104,6 +106,8 @@ export function openApiDocument(version: string): Json {
   for (const [name, s] of Object.entries(REQUESTS)) schemas[name] = schema(s, 'input');
   for (const [name, s] of Object.entries(RESPONSE_SCHEMAS)) schemas[name] = schema(s, 'output');
   for (const [name, s] of Object.entries(THREAD_SCHEMAS)) schemas[name] = schema(s, 'output');
+  for (const [name, s] of Object.entries(AGENT_REQUESTS)) schemas[name] = schema(s, 'input');
+  for (const [name, s] of Object.entries(AGENT_SCHEMAS)) schemas[name] = schema(s, 'output');
   const op = (summary: string, responses: Json, extra: Json = {}): Json => ({
     summary,
     ...extra,
@@ -115,7 +119,8 @@ export function openApiDocument(version: string): Json {
     info: {
       title: 'axon',
       version,
-      description: 'Flows, runs, steps, facts, checkpoints and pools of an axon runtime.',
+      description:
+        'Flows, runs, steps, facts, checkpoints and pools of an axon runtime; its durable agents, events and schedules.',
     },
     components: {
       schemas,
@@ -355,6 +360,7 @@ export function openApiDocument(version: string): Json {
       '/v1/pools/provision': {
         post: op('Provision a pool (501 unless a provisioner is configured)', {}),
       },
+      ...agentPaths({ op, ok, body, id }),
     },
   };
 }
