@@ -33,6 +33,17 @@ export interface ContainerLaunch {
   readonly mounts: readonly ContainerMount[];
 }
 
+/**
+ * The launch's key: a container serves the steps of one key. Each part is length-prefixed,
+ * so no two launches share one.
+ */
+export function launchKey(launch: ContainerLaunch): string {
+  const mounts = launch.mounts.length === 0 ? '' : JSON.stringify(launch.mounts);
+  return [launch.kind, launch.name, launch.module, launch.export, mounts]
+    .map((part) => `${part.length}:${part}`)
+    .join('');
+}
+
 /** A started container, seen from the host. */
 export interface StartedContainer {
   /** The engine's client: its exit (`close`) is the container's end. */

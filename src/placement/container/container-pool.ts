@@ -20,7 +20,7 @@ import { containerProgram, type ContainerProgram } from './container-bundle.js';
 import { findContainerEngine, type ContainerEngine } from './container-engine.js';
 import type { ResolvedContainerOptions } from './container-options.js';
 import { assertReadableModule, CONTAINER_MODULE_DIR, type DiedLine } from './container-wire.js';
-import { startContainer, type ContainerLaunch } from './container-launch.js';
+import { launchKey, startContainer, type ContainerLaunch } from './container-launch.js';
 import type { LineLink } from './line-link.js';
 import { CALLS, hostCall } from './container-calls.js';
 import { ContainerDeathError, deathOf, type ContainerDeath } from './container-death.js';
@@ -71,10 +71,6 @@ interface Box {
   idleTimer: NodeJS.Timeout | null;
   /** Its host calls not answered yet (bounded by {@link MAX_PENDING_CALLS}). */
   calls: number;
-}
-
-function keyOf(launch: ContainerLaunch): string {
-  return JSON.stringify([launch.kind, launch.name, launch.module, launch.export, launch.mounts]);
 }
 
 /** The containers of one runtime. */
@@ -131,23 +127,27 @@ export class ContainerPool {
    * with {@link ContainerDeathError} (after the container is removed), `QueueFullError`, or
    * the engine's `POOL_UNAVAILABLE`.
    */
-  async runStep(
+  runStep(
     task: WorkerTask,
     launch: ContainerLaunch,
     endpoint: StepEndpoint,
   ): Promise<WorkerOutcome> {
-    await this.engine();
-    await this.#readable(launch.module);
-    if (this.#closed) throw this.#closedError('', null);
+    // Once the engine is found and the module checked, a step goes out in this tick.
+    if (this.#engineNow === null || !this.#checked.has(launch.module)) {
+      return this.#prepare(launch.module).then(() => this.runStep(task, launch, endpoint));
+    }
+    if (this.#closed) return Promise.reject(this.#closedError('', null));
     if (this.#queue.length >= this.#options.maxQueue) {
-      throw new QueueFullError(
-        `the container pool's queue is full (${this.#options.maxQueue} waiting): ${launch.kind} "${launch.name}" was not run`,
-        { details: { max_queue: this.#options.maxQueue } },
+      return Promise.reject(
+        new QueueFullError(
+          `the container pool's queue is full (${this.#options.maxQueue} waiting): ${launch.kind} "${launch.name}" was not run`,
+          { details: { max_queue: this.#options.maxQueue } },
+        ),
       );
     }
     const inBox = { ...task, module: `${CONTAINER_MODULE_DIR}/${basename(launch.module)}` };
     return new Promise<WorkerOutcome>((resolve, reject) => {
-      this.#queue.push({ task: inBox, launch, key: keyOf(launch), endpoint, resolve, reject });
+      this.#queue.push({ task: inBox, launch, key: launchKey(launch), endpoint, resolve, reject });
       this.#dispatch();
     });
   }
@@ -155,7 +155,9 @@ export class ContainerPool {
   /** Modules checked readable by any user, by path. */
   readonly #checked = new Set<string>();
 
-  async #readable(module: string): Promise<void> {
+  /** The engine found and `module` checked readable by any user. */
+  async #prepare(module: string): Promise<void> {
+    await this.engine();
     if (this.#checked.has(module)) return;
     await assertReadableModule(module, this.#options.user);
     this.#checked.add(module);
@@ -184,7 +186,7 @@ export class ContainerPool {
   /** Keeps `warm` containers started for `launch` (its key) from now on. */
   prewarm(launch: ContainerLaunch): void {
     if (this.#options.warm === 0 || this.#closed) return;
-    this.#warm.set(keyOf(launch), launch);
+    this.#warm.set(launchKey(launch), launch);
     void this.engine().then(
       () => {
         this.#refill();
@@ -251,8 +253,7 @@ export class ContainerPool {
   }
 
   #assign(box: Box, pending: Pending): void {
-    if (box.idleTimer) clearTimeout(box.idleTimer);
-    box.idleTimer = null;
+    // Its idle timer, if it has one, runs on: it removes only a container with no step.
     box.step = pending;
     box.credit = pending.task.credit;
     const message: LinkDown = { t: 'step', task: pending.task };
@@ -378,7 +379,7 @@ export class ContainerPool {
         box.step = null;
         step.resolve(outcome);
         if (this.#closed) this.#kill(box, 'closed');
-        else if (!this.#options.reuse) this.#retire(box);
+        else if (!this.#options.reuse) this.#kill(box, 'closed', true);
         else this.#idle(box);
         this.#dispatch();
         return;
@@ -431,43 +432,43 @@ export class ContainerPool {
 
   /** An idle container: removed after `idleTimeoutMs` unless its key keeps it warm. */
   #idle(box: Box): void {
-    if (box.idleTimer) clearTimeout(box.idleTimer);
-    box.idleTimer = null;
     let idle = 0;
     for (const b of this.#boxes) if (b.key === box.key && !b.step && !b.killedFor) idle++;
-    if (this.#warm.has(box.key) && idle <= this.#options.warm) return;
+    if (this.#warm.has(box.key) && idle <= this.#options.warm) {
+      if (box.idleTimer) clearTimeout(box.idleTimer);
+      box.idleTimer = null;
+      return;
+    }
+    // One timer a container, started again at each step's end (not one per step).
+    if (box.idleTimer) return void box.idleTimer.refresh();
     box.idleTimer = setTimeout(() => {
+      box.idleTimer = null;
       if (!box.step) this.#kill(box, 'closed');
     }, this.#options.idleTimeoutMs);
     box.idleTimer.unref();
   }
 
-  /** Lets `box` go by itself (its link ended, `--rm`); removed by force if it lingers. */
-  #retire(box: Box): void {
-    if (box.killedFor || box.exited) return;
-    box.killedFor = 'closed';
-    box.ended = true;
-    if (box.idleTimer) clearTimeout(box.idleTimer);
-    box.end();
-    box.idleTimer = setTimeout(() => {
-      this.#remove(box);
-    }, RETIRE_MS);
-    box.idleTimer.unref();
-  }
-
-  /** Removes `box` now (the engine kills it); its end is handled when its client exits. */
-  #kill(box: Box, why: ContainerDeath): void {
+  /**
+   * Removes `box` now (the engine kills it; its end is handled when its client exits); or,
+   * `gently`, ends its link so that it goes by itself (`--rm`), removed if it lingers.
+   */
+  #kill(box: Box, why: ContainerDeath, gently = false): void {
     if (box.killedFor || box.exited) return;
     box.killedFor = why;
     if (box.idleTimer) clearTimeout(box.idleTimer);
-    this.#remove(box);
-  }
-
-  #remove(box: Box): void {
-    void this.#engineNow?.remove([box.name]).catch((err: unknown) => {
-      this.#logger.warn({ err, container: box.name }, 'container placement: remove failed');
-      box.child.kill('SIGKILL');
-    });
+    box.idleTimer = null;
+    if (gently) {
+      box.ended = true;
+      box.end();
+    }
+    const remove = (): void => {
+      void this.#engineNow?.remove([box.name]).catch((err: unknown) => {
+        this.#logger.warn({ err, container: box.name }, 'container placement: remove failed');
+        box.child.kill('SIGKILL');
+      });
+    };
+    if (gently) box.idleTimer = setTimeout(remove, RETIRE_MS).unref();
+    else remove();
   }
 
   async #onExit(
