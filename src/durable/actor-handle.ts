@@ -71,8 +71,8 @@ export class ActorHandle<TInput = unknown, TOutput = unknown> {
    * const { count } = await notes.ask({ text: 'called back' });
    */
   async ask(message: TInput, options: SendOptions = {}): Promise<TOutput> {
-    const receipt = await this.send(message, options);
-    return outputOf(await this.#durable.ended(receipt.step_id)) as TOutput;
+    const { ended } = await this.#durable.sendAndWait(this.address, message, options);
+    return outputOf(await ended) as TOutput;
   }
 
   /** Sends a message and streams its step's events (`started`, tokens, …, `end`). */

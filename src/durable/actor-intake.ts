@@ -53,7 +53,7 @@ export interface IntakeHost {
   /** Whether the runtime is closing (messages are refused). */
   closing(): boolean;
   /** Wakes the actor and has it handle its messages (not awaited by acceptance). */
-  deliver(def: DurableAgentDefinition, actorId: string): Promise<void>;
+  deliver(def: DurableAgentDefinition, actorId: string, record: ActorRecord): Promise<void>;
   /** A message ended outside its handler: who waits for it is told. */
   messageEnded(
     stepId: string,
@@ -88,7 +88,11 @@ export class ActorIntake {
     address: ActorAddress,
     message: unknown,
     token: string | null,
+    watch?: (stepId: string) => void,
   ): Promise<MessageReceipt> {
+    // An ask is answered once its message ended, and its end is made durable first: its
+    // acceptance need not be durable before its actor takes it (it is, with the end, in the
+    // store's next commit — often one commit for both). A send is acknowledged once durable.
     const host = this.#host;
     if (host.closing())
       throw new ConflictError('the runtime is closing: it takes no more messages');
@@ -118,8 +122,10 @@ export class ActorIntake {
       if (policy === 'reject' && err instanceof QueueFullError) throw busyActor(def, actor);
       throw err;
     }
-    await flushed(host.store);
-    if (accepted.created) void host.deliver(def, actorId);
+    // Whoever waits for its end listens before its actor may take it.
+    if (accepted.created) watch?.(accepted.step.step_id);
+    if (!watch) await flushed(host.store);
+    if (accepted.created) void host.deliver(def, actorId, actor);
     return receiptOf(accepted.step, accepted.created);
   }
 
@@ -168,15 +174,13 @@ export class ActorIntake {
     }
   }
 
-  /** The actor at `address`, created (with its run) when it has none. */
+  /** The actor at `address`, created (with its run) when it has none: one read when it has. */
   async #open(
     def: DurableAgentDefinition,
     address: ActorAddress,
     actorId: string,
   ): Promise<ActorRecord> {
     const { actors, clock, ids } = this.#host;
-    const found = await actors.getActor(actorId);
-    if (found) return found;
     const now = isoTime(clock.now());
     const actor: ActorRecord = {
       actor_id: actorId,

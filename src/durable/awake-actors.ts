@@ -109,6 +109,17 @@ export class AwakeActors {
     return slept;
   }
 
+  /** Puts every idle activation to sleep now; how many slept. */
+  sleepIdle(): number {
+    let slept = 0;
+    for (const activation of [...this.#awake.values()]) {
+      if (activation.busy) continue;
+      this.remove(activation);
+      slept++;
+    }
+    return slept;
+  }
+
   /** Past `maxAwake`, the least recently used idle activations sleep. */
   #trim(): void {
     if (this.#awake.size <= this.maxAwake) return;

@@ -17,6 +17,7 @@ import type { StepEnding } from '../runs/submitted-step.js';
 import type { ActorRecord } from '../store/actor-records.js';
 import type { ActorStore } from '../store/actor-store.js';
 import type { StepRecord, StepStatus } from '../store/records.js';
+import { flushed } from '../store/run-store.js';
 import { zodIssues } from '../tools/zod-issues.js';
 import { Activation } from './activation.js';
 import { actorIdAt, checkAddress, type ActorAddress } from './actor-address.js';
@@ -78,7 +79,7 @@ export class DurableAgents implements DurableHost {
       ids: parts.ids,
       awake: this.#awake,
       closing: () => this.#closed,
-      deliver: (def, actorId) => this.#deliver(def, actorId),
+      deliver: (def, actorId, record) => this.#deliver(def, actorId, record),
       messageEnded: (stepId, merged, status, ending) => {
         this.messageEnded(stepId, merged, status, ending);
       },
@@ -146,6 +147,14 @@ export class DurableAgents implements DurableHost {
   /** How many actors are awake here. */
   get awake(): number {
     return this.#awake.size;
+  }
+
+  /**
+   * Puts every idle actor to sleep now (they wake from the store on their next message);
+   * resolves how many slept. For an operator, and for measuring what an asleep actor costs.
+   */
+  sleepAll(): number {
+    return this.#awake.sleepIdle();
   }
 
   /**
@@ -245,6 +254,34 @@ export class DurableAgents implements DurableHost {
     return this.#intake.accept(def, address, this.#checked(def, message), token);
   }
 
+  /**
+   * Sends `message` (as {@link send}) and resolves its receipt and its end, once it ends
+   * (`ActorHandle.ask`): a new message is watched from its acceptance, with no read of the
+   * store; one whose token was seen is looked up.
+   */
+  async sendAndWait(
+    address: ActorAddress,
+    message: unknown,
+    options: SendOptions = {},
+  ): Promise<{ readonly receipt: MessageReceipt; readonly ended: Promise<StepEnding> }> {
+    const def = this.definition(address.name);
+    checkAddress(address);
+    const token = checkToken(options.clientToken);
+    const watched: { ending?: Promise<StepEnding> } = {};
+    const receipt = await this.#intake.accept(
+      def,
+      address,
+      this.#checked(def, message),
+      token,
+      (id) => {
+        watched.ending = this.#answers.watch(id);
+      },
+    );
+    const ending = watched.ending ?? this.#answers.ended(receipt.step_id);
+    // What the caller learns is durable first.
+    return { receipt, ended: ending.then(async (e) => (await flushed(this.store), e)) };
+  }
+
   /** Whether the actor is busy: a message being handled, queued or waiting. */
   async #busy(address: ActorAddress): Promise<boolean> {
     const actorId = actorIdAt(address);
@@ -254,10 +291,19 @@ export class DurableAgents implements DurableHost {
     return actor !== null && actor.status !== 'idle';
   }
 
-  /** Wakes the actor (from the store when asleep) and has it handle its messages. */
-  async #deliver(def: DurableAgentDefinition, actorId: string): Promise<void> {
+  /**
+   * Wakes the actor (from the store when asleep: `record` when the caller read it just now)
+   * and has it handle its messages.
+   */
+  async #deliver(
+    def: DurableAgentDefinition,
+    actorId: string,
+    record?: ActorRecord,
+  ): Promise<void> {
     try {
-      const activation = await this.#awake.wake(actorId, def, () => this.actors.getActor(actorId));
+      const activation = await this.#awake.wake(actorId, def, () =>
+        record ? Promise.resolve(record) : this.actors.getActor(actorId),
+      );
       await activation?.drain();
     } catch (err) {
       this.logger.error({ err, actor_id: actorId }, 'an actor could not be woken');
@@ -276,7 +322,7 @@ export class DurableAgents implements DurableHost {
       this.#unregistered.set(actor.name, waiting);
       return;
     }
-    await this.#deliver(def, actorId);
+    await this.#deliver(def, actorId, record);
   }
 
   /** See {@link MessageAnswers.ended}. */

@@ -24,13 +24,7 @@ export class MessageAnswers {
    */
   ended(stepId: string): Promise<StepEnding> {
     return new Promise<StepEnding>((resolve, reject) => {
-      const settle = (ending: StepEnding | Error): void => {
-        if (ending instanceof Error) reject(ending);
-        else resolve(ending);
-      };
-      const list = this.#asks.get(stepId) ?? [];
-      list.push(settle);
-      this.#asks.set(stepId, list);
+      const settle = this.#listen(stepId, resolve, reject);
       // Ended before anyone asked (a token seen before, a quick handler): from its record.
       void this.#store.getStep(stepId).then((step) => {
         if (!step || !STEP_ENDED.has(step.status)) return;
@@ -43,6 +37,31 @@ export class MessageAnswers {
         this.#answer(stepId, { status: step.status, output: step.output, error: step.error });
       }, reject);
     });
+  }
+
+  /**
+   * The end of message `stepId`, accepted just now and not yet handed to its actor: nothing
+   * can have ended it, so its record is not read.
+   */
+  watch(stepId: string): Promise<StepEnding> {
+    return new Promise<StepEnding>((resolve, reject) => {
+      this.#listen(stepId, resolve, reject);
+    });
+  }
+
+  #listen(
+    stepId: string,
+    resolve: (ending: StepEnding) => void,
+    reject: (err: Error) => void,
+  ): (ending: StepEnding | Error) => void {
+    const settle = (ending: StepEnding | Error): void => {
+      if (ending instanceof Error) reject(ending);
+      else resolve(ending);
+    };
+    const list = this.#asks.get(stepId) ?? [];
+    list.push(settle);
+    this.#asks.set(stepId, list);
+    return settle;
   }
 
   #drop(stepId: string, settle: (ending: StepEnding | Error) => void): void {

@@ -19,8 +19,11 @@ import {
 } from '../actor-records.js';
 import type { AcceptedMessage, ActorStore } from '../actor-store.js';
 import type { RunRecord, StepPatch, StepRecord } from '../records.js';
-
+import type { PendingRows } from './sqlite-pending.js';
 import { stepFromRow, type StepRow } from './sqlite-rows.js';
+import type { Statements } from './sqlite-statements.js';
+import { settle } from './sqlite-turn-commit.js';
+import { SqliteSchedules } from './sqlite-schedules.js';
 
 const SQL = {
   actorById: 'SELECT * FROM actors WHERE actor_id = ?',
@@ -39,12 +42,11 @@ const SQL = {
   actorsWith: `SELECT * FROM actors WHERE status IN (SELECT value FROM json_each(?))
        AND actor_id > ? ORDER BY actor_id LIMIT ?`,
   queued: 'SELECT count(*) AS n FROM mailbox WHERE actor_ref = ? AND queued = 1',
-  insertMail: 'INSERT INTO mailbox (actor_ref, step_ref, queued) VALUES (?, ?, 1)',
+  insertMail: 'INSERT INTO mailbox (actor_ref, step_ref, step_id, queued) VALUES (?, ?, ?, 1)',
   takeMail: 'UPDATE mailbox SET queued = 0 WHERE actor_ref = ? AND step_ref = ?',
   dropMail: 'DELETE FROM mailbox WHERE actor_ref = ? AND step_ref = ?',
-  openMessages: `SELECT s.step_id, ? AS run_id, s.client_token, s.record
-       FROM mailbox m JOIN steps s ON s.step_ref = m.step_ref
-       WHERE m.actor_ref = ? ORDER BY m.queued, m.step_ref LIMIT ?`,
+  // In the order accepted: the one taken, if any, is the oldest (messages are taken in order).
+  openMessages: `SELECT step_id FROM mailbox WHERE actor_ref = ? ORDER BY step_ref LIMIT ?`,
   stepRef: 'SELECT step_ref FROM steps WHERE step_id = ?',
   insertWake: `INSERT INTO wakes (wake_id, actor_id, user_id, kind, step_id, status, due_at, event, fired_at, created, record)
        VALUES (@wake_id, @actor_id, @user_id, @kind, @step_id, @status, @due_at, @event, @fired_at, @created_at, @record)
@@ -61,16 +63,6 @@ const SQL = {
   deleteStepWakes: 'DELETE FROM wakes WHERE step_id = ?',
   eventWaiters: `SELECT record FROM wakes WHERE status = 'pending' AND event = ? AND user_id IS ?
        ORDER BY created LIMIT ?`,
-  insertSchedule: `INSERT INTO schedules (schedule_id, user_id, status, next_at, record)
-       VALUES (?, ?, ?, ?, ?) ON CONFLICT (schedule_id) DO NOTHING`,
-  getSchedule: 'SELECT record FROM schedules WHERE schedule_id = ?',
-  listSchedules: 'SELECT record FROM schedules ORDER BY schedule_ref',
-  listUserSchedules: 'SELECT record FROM schedules WHERE user_id IS ? ORDER BY schedule_ref',
-  updateSchedule: 'UPDATE schedules SET status = ?, next_at = ?, record = ? WHERE schedule_id = ?',
-  deleteSchedule: 'DELETE FROM schedules WHERE schedule_id = ?',
-  dueSchedules: `SELECT record FROM schedules WHERE status = 'active' AND next_at IS NOT NULL
-       AND next_at <= ? ORDER BY next_at LIMIT ?`,
-  nextSchedule: `SELECT min(next_at) AS at FROM schedules WHERE status = 'active' AND next_at IS NOT NULL`,
 } as const;
 
 interface ActorRow {
@@ -102,6 +94,9 @@ function actorFromRow(row: ActorRow): ActorRecord {
   };
 }
 
+/** Actors whose rowids are remembered at most (see `SqliteActors.#refs`). */
+const MAX_REFS = 100_000;
+
 /** The record a row holds as JSON, or `null` for no row. */
 function parsed(row: { record: string } | undefined): unknown {
   return row ? JSON.parse(row.record) : null;
@@ -111,16 +106,10 @@ function parsed(row: { record: string } | undefined): unknown {
 export interface SqliteActorsHost {
   /** A write in the turn's transaction (the store's, holding its rows back). */
   write<T>(fn: () => T): Promise<T>;
-  /** A read, after the store's held rows are written. */
-  read<T>(fn: () => T): Promise<T>;
   /** Creates a run (held), as `createRun`; throws when its id is taken. */
   createRun(run: RunRecord): void;
-  /** Claims a step by its client token, as `claimStep` (under the write). */
-  claim(step: StepRecord): { readonly step: StepRecord; readonly created: boolean };
-  /** The step of run `runId` with client token `token`, held or written, if there is one. */
-  byToken(runId: string, token: string): StepRecord | undefined;
-  /** The rowid of a step the store holds back (not written yet); `undefined` otherwise. */
-  heldStepRef(stepId: string): number | undefined;
+  /** Creates a step (held), its token known to be new to its run (under the write). */
+  createStep(step: StepRecord): void;
   /** Applies an end to a step (a merged message's), held or written; false when unknown. */
   patchStep(stepId: string, patch: StepPatch): boolean;
 }
@@ -130,8 +119,25 @@ export class SqliteActors implements ActorStore {
   readonly #stmt: { readonly [K in keyof typeof SQL]: Database.Statement };
   readonly #host: SqliteActorsHost;
   readonly #db: Database.Database;
+  /** The store's held rows (runs, steps, events not written yet). */
+  readonly #pending: PendingRows;
+  /** The store's own statements (steps by id and token). */
+  readonly #steps: Statements;
+  readonly #schedules: SqliteSchedules;
 
-  constructor(db: Database.Database, host: SqliteActorsHost) {
+  /**
+   * Actors, mailboxes, wakes and schedules are never held back: reads need none of the
+   * store's held rows written, and a step is read held or written (`#step`).
+   */
+  constructor(
+    db: Database.Database,
+    pending: PendingRows,
+    steps: Statements,
+    host: SqliteActorsHost,
+  ) {
+    this.#pending = pending;
+    this.#steps = steps;
+    this.#schedules = new SqliteSchedules(db, (fn) => host.write(fn));
     const stmt: Partial<Record<keyof typeof SQL, Database.Statement>> = {};
     for (const name of Object.keys(SQL) as (keyof typeof SQL)[]) stmt[name] = db.prepare(SQL[name]);
     this.#stmt = stmt as { readonly [K in keyof typeof SQL]: Database.Statement };
@@ -139,16 +145,63 @@ export class SqliteActors implements ActorStore {
     this.#db = db;
   }
 
+  /** A read: nothing held needs writing first (see the constructor). */
+  #read<T>(fn: () => T): Promise<T> {
+    return settle(fn);
+  }
+
+  /** A step's record, held or written. */
+  #step(stepId: string): StepRecord | undefined {
+    const row =
+      this.#pending.heldStep(stepId) ?? (this.#steps.getStep.get(stepId) as StepRow | undefined);
+    return row ? stepFromRow(row) : undefined;
+  }
+
+  /** The step of run `runId` with client token `token`, held or written, if there is one. */
+  #byToken(runId: string, token: string): StepRecord | undefined {
+    const row =
+      this.#pending.heldByToken(runId, token) ??
+      (this.#steps.stepByToken.get(runId, token) as StepRow | undefined);
+    return row ? stepFromRow(row) : undefined;
+  }
+
   /** The rowid of a step, held or written; `undefined` for an unknown one. */
   #stepRef(stepId: string): number | undefined {
     return (
-      this.#host.heldStepRef(stepId) ??
+      this.#pending.stepRef(stepId) ??
       (this.#stmt.stepRef.get(stepId) as { step_ref: number } | undefined)?.step_ref
     );
   }
 
   #actorRow(actorId: string): ActorRow | undefined {
-    return this.#stmt.actorById.get(actorId) as ActorRow | undefined;
+    const row = this.#stmt.actorById.get(actorId) as ActorRow | undefined;
+    if (row) this.#remember(actorId, row.actor_ref, row.run_id);
+    return row;
+  }
+
+  /**
+   * Actors' rowids and runs, which never change once written: most writes of a message need
+   * no more of the actor, and find it without a look at the index. Forgotten when a
+   * transaction rolls back (a row it held may be gone) and, past `MAX_REFS`, all at once.
+   */
+  readonly #refs = new Map<string, { readonly ref: number; readonly runId: string }>();
+
+  #remember(actorId: string, ref: number, runId: string): void {
+    if (this.#refs.size >= MAX_REFS) this.#refs.clear();
+    this.#refs.set(actorId, { ref, runId });
+  }
+
+  /** The rowid and run of an actor, or `undefined` for an unknown one. */
+  #refOf(actorId: string): { readonly ref: number; readonly runId: string } | undefined {
+    const known = this.#refs.get(actorId);
+    if (known) return known;
+    const row = this.#actorRow(actorId);
+    return row ? { ref: row.actor_ref, runId: row.run_id } : undefined;
+  }
+
+  /** Forgets every actor's rowid (a transaction rolled back). */
+  forget(): void {
+    this.#refs.clear();
   }
 
   openActor(actor: ActorRecord, run: RunRecord): Promise<{ actor: ActorRecord; created: boolean }> {
@@ -156,20 +209,21 @@ export class SqliteActors implements ActorStore {
       const found = this.#actorRow(actor.actor_id);
       if (found) return { actor: actorFromRow(found), created: false };
       this.#host.createRun(run);
-      this.#stmt.insertActor.run({ ...actor, state: JSON.stringify(actor.state) });
+      const inserted = this.#stmt.insertActor.run({ ...actor, state: JSON.stringify(actor.state) });
+      this.#remember(actor.actor_id, Number(inserted.lastInsertRowid), actor.run_id);
       return { actor, created: true };
     });
   }
 
   getActor(actorId: string): Promise<ActorRecord | null> {
-    return this.#host.read(() => {
+    return this.#read(() => {
       const row = this.#actorRow(actorId);
       return row ? actorFromRow(row) : null;
     });
   }
 
   pageActors(query: ActorPageQuery): Promise<ActorRecord[]> {
-    return this.#host.read(() => {
+    return this.#read(() => {
       const where: string[] = [];
       const params: unknown[] = [];
       if (query.before !== undefined) {
@@ -204,44 +258,48 @@ export class SqliteActors implements ActorStore {
 
   acceptMessage(actorId: string, step: StepRecord, maxQueue: number): Promise<AcceptedMessage> {
     return this.#host.write(() => {
-      const actor = this.#actorRow(actorId);
+      const actor = this.#refOf(actorId);
       if (!actor) throw new NotFoundError('actor', actorId);
       // A token seen before is answered with its message, full mailbox or not.
       const seen =
-        step.client_token === null ? undefined : this.#host.byToken(step.run_id, step.client_token);
+        step.client_token === null ? undefined : this.#byToken(step.run_id, step.client_token);
       if (seen) return { step: seen, created: false };
-      const queued = (this.#stmt.queued.get(actor.actor_ref) as { n: number }).n;
-      if (queued >= maxQueue) throw mailboxFull(actor, maxQueue);
-      const claimed = this.#host.claim(step);
-      if (!claimed.created) return claimed;
+      const queued = (this.#stmt.queued.get(actor.ref) as { n: number }).n;
+      if (queued >= maxQueue) throw mailboxFull(this.#actorRow(actorId) as ActorRow, maxQueue);
+      this.#host.createStep(step);
+      const claimed = { step, created: true };
       const ref = this.#stepRef(step.step_id) as number;
-      this.#stmt.insertMail.run(actor.actor_ref, ref);
-      this.#stmt.liveIfIdle.run(actor.actor_ref);
+      this.#stmt.insertMail.run(actor.ref, ref, step.step_id);
+      this.#stmt.liveIfIdle.run(actor.ref);
       return claimed;
     });
   }
 
   openMessages(actorId: string, limit: number): Promise<StepRecord[]> {
-    return this.#host.read(() => {
-      const actor = this.#actorRow(actorId);
+    return this.#read(() => {
+      const actor = this.#refOf(actorId);
       if (!actor) return [];
-      const rows = this.#stmt.openMessages.all(actor.run_id, actor.actor_ref, limit) as StepRow[];
-      return rows.map(stepFromRow);
+      const out: StepRecord[] = [];
+      for (const row of this.#stmt.openMessages.all(actor.ref, limit) as { step_id: string }[]) {
+        const step = this.#step(row.step_id);
+        if (step) out.push(step);
+      }
+      return out;
     });
   }
 
   takeMessage(actorId: string, stepId: string): Promise<void> {
     return this.#host.write(() => {
-      const actor = this.#actorRow(actorId);
+      const actor = this.#refOf(actorId);
       const ref = this.#stepRef(stepId);
-      if (actor && ref !== undefined) this.#stmt.takeMail.run(actor.actor_ref, ref);
+      if (actor && ref !== undefined) this.#stmt.takeMail.run(actor.ref, ref);
     });
   }
 
   mailboxDepth(actorId: string): Promise<number> {
-    return this.#host.read(() => {
-      const actor = this.#actorRow(actorId);
-      return actor ? (this.#stmt.queued.get(actor.actor_ref) as { n: number }).n : 0;
+    return this.#read(() => {
+      const actor = this.#refOf(actorId);
+      return actor ? (this.#stmt.queued.get(actor.ref) as { n: number }).n : 0;
     });
   }
 
@@ -258,7 +316,7 @@ export class SqliteActors implements ActorStore {
     after: string | null,
     limit: number,
   ): Promise<ActorRecord[]> {
-    return this.#host.read(() =>
+    return this.#read(() =>
       (this.#stmt.actorsWith.all(JSON.stringify(statuses), after ?? '', limit) as ActorRow[]).map(
         actorFromRow,
       ),
@@ -270,15 +328,15 @@ export class SqliteActors implements ActorStore {
    * before anything of it is held.
    */
   checkEnd(write: ActorEndWrite): void {
-    if (!this.#actorRow(write.actor_id)) throw new NotFoundError('actor', write.actor_id);
+    if (!this.#refOf(write.actor_id)) throw new NotFoundError('actor', write.actor_id);
   }
 
   /** Applies a message's end to its actor, inside the store's end write (see `StepEnd.actor`). */
   applyEnd(write: ActorEndWrite, stepId: string): void {
-    const actor = this.#actorRow(write.actor_id) as ActorRow;
+    const actor = this.#refOf(write.actor_id) as { readonly ref: number };
     for (const id of [stepId, ...(write.merged ?? []).map((m) => m.stepId)]) {
       const ref = this.#stepRef(id);
-      if (ref !== undefined) this.#stmt.dropMail.run(actor.actor_ref, ref);
+      if (ref !== undefined) this.#stmt.dropMail.run(actor.ref, ref);
       this.#stmt.deleteStepWakes.run(id);
     }
     for (const merged of write.merged ?? []) this.#host.patchStep(merged.stepId, merged.patch);
@@ -287,11 +345,11 @@ export class SqliteActors implements ActorStore {
         JSON.stringify(write.state.value),
         write.state.version,
         write.updated_at,
-        actor.actor_ref,
-        actor.actor_ref,
+        actor.ref,
+        actor.ref,
       );
     } else {
-      this.#stmt.endKeep.run(write.updated_at, actor.actor_ref, actor.actor_ref);
+      this.#stmt.endKeep.run(write.updated_at, actor.ref, actor.ref);
     }
   }
 
@@ -315,23 +373,23 @@ export class SqliteActors implements ActorStore {
   }
 
   getWake(wakeId: string): Promise<WakeRecord | null> {
-    return this.#host.read(() => this.#wake(wakeId));
+    return this.#read(() => this.#wake(wakeId));
   }
 
   actorWakes(actorId: string): Promise<WakeRecord[]> {
-    return this.#host.read(() =>
+    return this.#read(() =>
       this.#records<WakeRecord>(this.#stmt.actorWakes.all(actorId) as { record: string }[]),
     );
   }
 
   dueWakes(now: number, limit: number): Promise<WakeRecord[]> {
-    return this.#host.read(() =>
+    return this.#read(() =>
       this.#records<WakeRecord>(this.#stmt.dueWakes.all(now, limit) as { record: string }[]),
     );
   }
 
   nextWakeAt(): Promise<number | null> {
-    return this.#host.read(() => (this.#stmt.nextWake.get() as { at: number | null }).at);
+    return this.#read(() => (this.#stmt.nextWake.get() as { at: number | null }).at);
   }
 
   fireWake(
@@ -357,7 +415,7 @@ export class SqliteActors implements ActorStore {
   }
 
   firedWakes(limit: number): Promise<WakeRecord[]> {
-    return this.#host.read(() =>
+    return this.#read(() =>
       this.#records<WakeRecord>(this.#stmt.firedWakes.all(limit) as { record: string }[]),
     );
   }
@@ -378,7 +436,7 @@ export class SqliteActors implements ActorStore {
   }
 
   eventWaiters(userId: string | null, event: string, limit: number): Promise<WakeRecord[]> {
-    return this.#host.read(() =>
+    return this.#read(() =>
       this.#records<WakeRecord>(
         this.#stmt.eventWaiters.all(event, userId, limit) as { record: string }[],
       ),
@@ -386,58 +444,30 @@ export class SqliteActors implements ActorStore {
   }
 
   putSchedule(schedule: ScheduleRecord): Promise<{ schedule: ScheduleRecord; created: boolean }> {
-    return this.#host.write(() => {
-      const record = JSON.stringify(schedule);
-      const { schedule_id: id, user_id: user, status, next_at: nextAt } = schedule;
-      if (this.#stmt.insertSchedule.run(id, user, status, nextAt, record).changes === 1) {
-        return { schedule: JSON.parse(record) as ScheduleRecord, created: true };
-      }
-      return { schedule: this.#schedule(id) as ScheduleRecord, created: false };
-    });
-  }
-
-  #schedule(scheduleId: string): ScheduleRecord | null {
-    return parsed(
-      this.#stmt.getSchedule.get(scheduleId) as { record: string } | undefined,
-    ) as ScheduleRecord | null;
+    return this.#schedules.putSchedule(schedule);
   }
 
   getSchedule(scheduleId: string): Promise<ScheduleRecord | null> {
-    return this.#host.read(() => this.#schedule(scheduleId));
+    return this.#schedules.getSchedule(scheduleId);
   }
 
   listSchedules(userId?: string | null): Promise<ScheduleRecord[]> {
-    return this.#host.read(() =>
-      this.#records<ScheduleRecord>(
-        (userId === undefined
-          ? this.#stmt.listSchedules.all()
-          : this.#stmt.listUserSchedules.all(userId)) as { record: string }[],
-      ),
-    );
+    return this.#schedules.listSchedules(userId);
   }
 
   updateSchedule(scheduleId: string, patch: SchedulePatch): Promise<void> {
-    return this.#host.write(() => {
-      const found = this.#schedule(scheduleId);
-      if (!found) throw new NotFoundError('schedule', scheduleId);
-      const next = { ...found, ...patch };
-      this.#stmt.updateSchedule.run(next.status, next.next_at, JSON.stringify(next), scheduleId);
-    });
+    return this.#schedules.updateSchedule(scheduleId, patch);
   }
 
   deleteSchedule(scheduleId: string): Promise<boolean> {
-    return this.#host.write(() => this.#stmt.deleteSchedule.run(scheduleId).changes === 1);
+    return this.#schedules.deleteSchedule(scheduleId);
   }
 
   dueSchedules(now: number, limit: number): Promise<ScheduleRecord[]> {
-    return this.#host.read(() =>
-      this.#records<ScheduleRecord>(
-        this.#stmt.dueSchedules.all(now, limit) as { record: string }[],
-      ),
-    );
+    return this.#schedules.dueSchedules(now, limit);
   }
 
   nextScheduleAt(): Promise<number | null> {
-    return this.#host.read(() => (this.#stmt.nextSchedule.get() as { at: number | null }).at);
+    return this.#schedules.nextScheduleAt();
   }
 }

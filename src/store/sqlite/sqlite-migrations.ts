@@ -247,7 +247,8 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'durable agents: actors, mailboxes, wakes and schedules',
     // Issue 46 (`sqlite-actors.ts`). An actor's state is JSON; its queried fields are
     // columns. Its mailbox holds its messages not ended, by step rowid (a message's step is
-    // in the actor's run), `queued` until taken. Wakes and schedules keep their record as
+    // in the actor's run) and id (so that reading it needs none of the store's held rows
+    // written), `queued` until taken. Wakes and schedules keep their record as
     // JSON beside the columns their indexes need: due times (one index of due wakes, not a
     // timer per sleeper), event names, fired ones.
     sql: `CREATE TABLE actors (
@@ -270,6 +271,7 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE mailbox (
         actor_ref INTEGER NOT NULL,
         step_ref  INTEGER NOT NULL,
+        step_id   TEXT NOT NULL,
         queued    INTEGER NOT NULL,
         PRIMARY KEY (actor_ref, step_ref)
       ) WITHOUT ROWID;

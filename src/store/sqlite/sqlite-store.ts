@@ -110,6 +110,7 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
       },
       rolledBack: () => {
         this.#pending.drop();
+        this.actors.forget();
       },
     });
     const db = this.db;
@@ -130,20 +131,14 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
       (fn) => this.#write(fn),
       () => this.flush(),
     );
-    this.actors = new SqliteActors(db, {
+    this.actors = new SqliteActors(db, this.#pending, this.#stmt, {
       write: (fn) => this.#writeHeld(fn),
-      read: (fn) => this.#read(fn),
       createRun: (run) => {
         this.#holdRun(run);
       },
-      claim: (step) => this.#claim(step),
-      byToken: (runId, token) => {
-        const row =
-          this.#pending.heldByToken(runId, token) ??
-          (this.#stmt.stepByToken.get(runId, token) as StepRow | undefined);
-        return row ? stepFromRow(row) : undefined;
+      createStep: (step) => {
+        this.#insertStep(step);
       },
-      heldStepRef: (stepId) => this.#pending.stepRef(stepId),
       patchStep: (stepId, patch) =>
         this.#pending.patchStep(stepId, patch) || this.#stepPatches.apply(stepId, patch),
     });
@@ -154,12 +149,13 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
       (fn) => this.#read(fn),
     );
     this.#claim = db.transaction((step: StepRecord) => {
-      if (step.client_token !== null) {
-        const row =
-          this.#pending.heldByToken(step.run_id, step.client_token) ??
-          (this.#stmt.stepByToken.get(step.run_id, step.client_token) as StepRow | undefined);
-        if (row) return { step: stepFromRow(row), created: false };
-      }
+      const token = step.client_token;
+      const row =
+        token === null
+          ? null
+          : (this.#pending.heldByToken(step.run_id, token) ??
+            (this.#stmt.stepByToken.get(step.run_id, token) as StepRow | undefined));
+      if (row) return { step: stepFromRow(row), created: false };
       this.#insertStep(step);
       return { step, created: true };
     });
