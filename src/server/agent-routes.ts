@@ -131,12 +131,8 @@ export function registerAgentRoutes(app: FastifyInstance, deps: AgentRouteDeps):
 
   app.post('/v1/agents/:name/:key/messages', async (req, reply) => {
     const address = addressOf(req, callerOf(req).userId);
+    // `message` is required (zod: a missing key is an issue at its path).
     const body = checkBody(messageBodySchema, 'message', req.body);
-    if (!Object.hasOwn(body, 'message')) {
-      throw new HttpError(400, 'INVALID_PARAMS', 'the message body needs "message"', {
-        param: 'message',
-      });
-    }
     refuseWhileDraining('messages');
     const receipt = await durable.send(
       address,

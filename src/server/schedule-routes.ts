@@ -13,7 +13,6 @@ import type { Runtime } from '../runtime/runtime.js';
 import { SCHEDULE_OVERLAPS, type ScheduleOverlap } from '../store/actor-records.js';
 import { scheduleView } from './agent-views.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import { HttpError } from './http-errors.js';
 import { callerOf, checkBody } from './routes.js';
 
 /** The body of `POST /v1/schedules` (`message` required, any JSON). */
@@ -47,12 +46,8 @@ export function registerScheduleRoutes(app: FastifyInstance, runtime: Runtime): 
   };
 
   app.post('/v1/schedules', async (req, reply) => {
+    // `message` is required (zod: a missing key is an issue at its path).
     const body = checkBody(scheduleBodySchema, 'schedule', req.body);
-    if (!Object.hasOwn(body, 'message')) {
-      throw new HttpError(400, 'INVALID_PARAMS', 'the schedule body needs "message"', {
-        param: 'message',
-      });
-    }
     const made = await schedules.create(callerOf(req).userId, {
       agent: body.agent,
       key: body.key,

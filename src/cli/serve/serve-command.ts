@@ -23,7 +23,7 @@ import { redisStore } from '../../store/redis/redis-store.js';
 import { createServer, type AxonServer } from '../../server/create-server.js';
 import type { RunStore } from '../../store/run-store.js';
 import { sqliteStore } from '../../store/sqlite/sqlite-store.js';
-import { EXAMPLE_TOOLS, EXAMPLES } from '../../../examples/index.js';
+import { EXAMPLE_DURABLE_AGENTS, EXAMPLE_TOOLS, EXAMPLES } from '../../../examples/index.js';
 import { WorkflowEngine } from '../../workflows/workflow-engine.js';
 import { connectRedis, parseClusterNodes } from '../../store/redis/redis-connection.js';
 import { aborted, type CliIo } from '../cli-io.js';
@@ -42,6 +42,7 @@ import {
   type ServeFlags,
 } from './serve-config.js';
 import { EXAMPLE_WORKFLOW, servedWorkflows } from './served-workflows.js';
+import { keepSchedules, ScheduleRefusedError } from './served-schedules.js';
 
 /** Options of {@link serveCommand}. */
 export interface ServeCommandOptions {
@@ -259,7 +260,13 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
 
   let server: AxonServer;
   let workflows: WorkflowEngine | undefined;
+  let schedules: readonly string[] = [];
   try {
+    // API.md's durable agents, here and not in configuredRuntimeOptions: an actor's messages
+    // run in the server that holds it (never on `axon worker`), and a CLI command's runtime on
+    // the data dir must not take up the actors' work.
+    for (const agent of EXAMPLE_DURABLE_AGENTS) runtime.registerAgent(agent);
+    schedules = (await keepSchedules(runtime, config.schedules)).map((s) => s.schedule_id);
     const engine = new WorkflowEngine(runtime, served.workflows);
     workflows = engine;
     // Before taking work: a restarted server picks up what it left running (NERVE-4005) —
@@ -328,6 +335,14 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   } catch (err) {
     await workflows?.close();
     await runtime.close();
+    if (err instanceof ScheduleRefusedError) {
+      const key = `schedules.${err.index}`;
+      const source = config.configFile === null ? 'axon.yaml' : shownPath(config.configFile, cwd);
+      return fail(
+        2,
+        describeProblem({ source, line: config.lineOf(key), key: '', message: err.message }),
+      );
+    }
     if (err instanceof RangeError || err instanceof TypeError) return fail(2, err.message);
     const e = err as NodeJS.ErrnoException;
     const why = e.code === undefined ? undefined : LISTEN_ERRORS[e.code];
@@ -350,6 +365,7 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   io.stdout.write(
     `axon serve: listening on ${server.url} (${data}, ${from})\n` +
       `axon serve: workflows: ${names}${replaced}\n` +
+      (schedules.length > 0 ? `axon serve: schedules: ${schedules.join(', ')}\n` : '') +
       `trace UI: ${server.url}/ui\n` +
       `try: curl -s${auth} ${server.url}/v1/pools\n`,
   );

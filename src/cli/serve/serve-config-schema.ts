@@ -15,6 +15,7 @@ import { policyConfigSchema, type PolicyConfig } from '../../policy/policy-confi
 import { apiKeySchema, type ApiKey } from '../../server/auth.js';
 import type { WorkflowDefinition } from '../../workflows/workflow-definition.js';
 import { CLUSTER_NODES, type RedisConfig } from './redis-config.js';
+import { schedulesConfigSchema, type ScheduleConfig } from './served-schedules.js';
 
 export { SERVE_DEFAULTS, STORE_FILE } from '../cli-defaults.js';
 
@@ -126,6 +127,8 @@ export const serveConfigSchema = z.strictObject({
   container: containerConfigSchema.optional(),
   agents: z.array(agentConfigSchema).optional(),
   tools: z.array(toolConfigSchema).optional(),
+  /** Schedules of durable agents, each kept as `sched_<name>` (`served-schedules.ts`). */
+  schedules: schedulesConfigSchema.optional(),
 });
 /** The file's contents, checked. */
 export type ServeConfigFile = z.output<typeof serveConfigSchema>;
@@ -201,6 +204,8 @@ export interface ServeConfig {
   /** `agents:` and `tools:`: behaviours run in containers. */
   readonly agents: readonly AgentDefinition[];
   readonly tools: readonly ToolDefinition[];
+  /** `schedules:`: schedules of durable agents (none without the key). */
+  readonly schedules: readonly ScheduleConfig[];
   /** The line of a key of the file (`memory.warm.backend`), for errors found later. */
   lineOf(key: string): number | null;
 }

@@ -305,6 +305,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     memory,
     workflows,
     ...contained,
+    schedules: file.schedules ?? [],
     lineOf: fileLine,
   };
 }
