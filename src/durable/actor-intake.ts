@@ -53,7 +53,12 @@ export interface IntakeHost {
   /** Whether the runtime is closing (messages are refused). */
   closing(): boolean;
   /** Wakes the actor and has it handle its messages (not awaited by acceptance). */
-  deliver(def: DurableAgentDefinition, actorId: string, record: ActorRecord): Promise<void>;
+  deliver(
+    def: DurableAgentDefinition,
+    actorId: string,
+    record: ActorRecord,
+    stepId: string,
+  ): Promise<void>;
   /** A message ended outside its handler: who waits for it is told. */
   messageEnded(
     stepId: string,
@@ -125,7 +130,7 @@ export class ActorIntake {
     // Whoever waits for its end listens before its actor may take it.
     if (accepted.created) watch?.(accepted.step.step_id);
     if (!watch) await flushed(host.store);
-    if (accepted.created) void host.deliver(def, actorId, actor);
+    if (accepted.created) void host.deliver(def, actorId, actor, accepted.step.step_id);
     return receiptOf(accepted.step, accepted.created);
   }
 

@@ -10,6 +10,7 @@ import type { WakeRecord } from '../store/actor-records.js';
 import type { ActorStore } from '../store/actor-store.js';
 import { flushed, type RunStore } from '../store/run-store.js';
 import type { ActorAddress } from './actor-address.js';
+import type { WakeSource } from './wake-clock.js';
 
 /** Wakes handled per read of the index. */
 const PAGE = 256;
@@ -31,6 +32,14 @@ export interface DueWakesHost {
   resume(actorId: string): Promise<void>;
   /** Told of a wake set again for later. */
   wakeAdded(at: number): void;
+}
+
+/** The clock's source of due wakes: the store's index, and {@link fireDueWakes}. */
+export function dueWakesSource(host: DueWakesHost): WakeSource {
+  return {
+    next: () => host.actors.nextWakeAt(),
+    fire: (now: number) => fireDueWakes(host, now),
+  };
 }
 
 /** Handles every wake due at `now`; see the module. */

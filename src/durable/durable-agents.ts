@@ -10,7 +10,6 @@
 import { InvalidParamsError } from '../errors/invalid-params-error.js';
 import { ConflictError } from '../errors/conflict-error.js';
 import { NotFoundError } from '../errors/not-found-error.js';
-import { SchemaViolationError } from '../errors/schema-violation-error.js';
 import type { InlineAgentDefinition } from '../actors/agent-runtime.js';
 import type { DurableAgentDefinition } from '../actors/durable-agent.js';
 import type { StepEnding } from '../runs/submitted-step.js';
@@ -18,7 +17,6 @@ import type { ActorRecord } from '../store/actor-records.js';
 import type { ActorStore } from '../store/actor-store.js';
 import type { StepRecord, StepStatus } from '../store/records.js';
 import { flushed } from '../store/run-store.js';
-import { zodIssues } from '../tools/zod-issues.js';
 import { Activation } from './activation.js';
 import { actorIdAt, checkAddress, type ActorAddress } from './actor-address.js';
 import { ActorIntake, checkToken, type MessageReceipt, type SendOptions } from './actor-intake.js';
@@ -26,12 +24,15 @@ import { ActorSchedules } from './actor-schedules.js';
 import { signalEvent, type SignalResult } from './actor-signals.js';
 import { viewActor, type ActorView } from './actor-view.js';
 import { AwakeActors, type AwakeOptions } from './awake-actors.js';
-import { fireDueWakes } from './due-wakes.js';
+import { dueWakesSource } from './due-wakes.js';
+import { checkedMessage } from './message-check.js';
+import { findLeftWork } from './actor-recovery.js';
 import { durableHandler } from './durable-handler.js';
 import type { DurableHost, DurableRuntimeParts } from './durable-host.js';
 import { MessageAnswers } from './message-answers.js';
 import type { MessageTurn } from './message-turn.js';
 import { WakeClock } from './wake-clock.js';
+import { drainLeased, type DurableFleet, type HeldLease } from './fleet-actors.js';
 
 export type { ActorView } from './actor-view.js';
 export type { MessageReceipt, SendOptions } from './actor-intake.js';
@@ -57,6 +58,10 @@ export class DurableAgents implements DurableHost {
   /** Actors with work to go on with whose agent is not registered (yet), by agent name. */
   readonly #unregistered = new Map<string, Set<string>>();
   readonly #clock: WakeClock;
+  /** Its place in a fleet, if it has one (`attachFleet`). */
+  #fleet: DurableFleet | null = null;
+  /** The leases this replica holds, by actor id. */
+  readonly #leases = new Map<string, HeldLease>();
   #sweep: NodeJS.Timeout | null = null;
   #started = false;
   #closed = false;
@@ -79,7 +84,7 @@ export class DurableAgents implements DurableHost {
       ids: parts.ids,
       awake: this.#awake,
       closing: () => this.#closed,
-      deliver: (def, actorId, record) => this.#deliver(def, actorId, record),
+      deliver: (def, actorId, record, stepId) => this.#deliver(def, actorId, record, stepId),
       messageEnded: (stepId, merged, status, ending) => {
         this.messageEnded(stepId, merged, status, ending);
       },
@@ -103,31 +108,25 @@ export class DurableAgents implements DurableHost {
         await this.#intake.accept(this.definition(address.name), address, message, token);
       },
       wakeAdded: (at) => {
-        this.#clock.added(at);
+        this.#due(at);
       },
     });
     this.#clock = new WakeClock(
       parts.clock,
       parts.logger,
-      {
-        next: () => this.actors.nextWakeAt(),
-        fire: (now: number) =>
-          fireDueWakes(
-            {
-              store: this.store,
-              actors: this.actors,
-              logger: this.logger,
-              definitionOf: (name) => this.#defs.get(name),
-              accept: (def, address, message, token) =>
-                this.#intake.accept(def, address, message, token),
-              resume: (actorId) => this.resume(actorId),
-              wakeAdded: (at) => {
-                this.#clock.added(at);
-              },
-            },
-            now,
-          ),
-      },
+      dueWakesSource({
+        store: parts.store,
+        get actors() {
+          return actors();
+        },
+        logger: parts.logger,
+        definitionOf: (name) => this.#defs.get(name),
+        accept: (def, address, message, token) => this.#intake.accept(def, address, message, token),
+        resume: (actorId) => this.resume(actorId),
+        wakeAdded: (at) => {
+          this.#due(at);
+        },
+      }),
       { next: () => this.schedules.next(), fire: (now: number) => this.schedules.fire(now) },
     );
   }
@@ -177,7 +176,7 @@ export class DurableAgents implements DurableHost {
         actors,
         clock: this.clock,
         wakeAdded: (due) => {
-          this.#clock.added(due);
+          this.#due(due);
         },
         checkMessage: (message) => this.#checked(def, message),
       },
@@ -218,22 +217,7 @@ export class DurableAgents implements DurableHost {
 
   /** `message` checked against `def`'s input schema, as plain JSON data. */
   #checked(def: DurableAgentDefinition, message: unknown): unknown {
-    let value = message;
-    if (def.input) {
-      const parsed = def.input.safeParse(message);
-      if (!parsed.success) {
-        throw new SchemaViolationError(`a message to ${def.name}`, zodIssues(parsed.error));
-      }
-      value = parsed.data;
-    }
-    try {
-      return JSON.parse(JSON.stringify(value ?? null)) as unknown;
-    } catch (err) {
-      throw new InvalidParamsError(`a message to ${def.name} must be JSON data`, {
-        param: 'message',
-        cause: err,
-      });
-    }
+    return checkedMessage(def, message);
   }
 
   /**
@@ -277,30 +261,44 @@ export class DurableAgents implements DurableHost {
         watched.ending = this.#answers.watch(id);
       },
     );
-    const ending = watched.ending ?? this.#answers.ended(receipt.step_id);
+    // Handled on a fleet's replica: its end is read from the store.
+    const elsewhere = this.#fleet !== null && !this.#fleet.runsActors;
+    const ending = elsewhere
+      ? this.#answers.polled(receipt.step_id)
+      : (watched.ending ?? this.#answers.ended(receipt.step_id));
     // What the caller learns is durable first.
     return { receipt, ended: ending.then(async (e) => (await flushed(this.store), e)) };
   }
 
-  /** Whether the actor is busy: a message being handled, queued or waiting. */
+  /** Whether the actor is busy: a message being handled (here), queued or waiting. */
   async #busy(address: ActorAddress): Promise<boolean> {
-    const actorId = actorIdAt(address);
-    const awake = this.#awake.peek(actorId);
-    if (awake) return awake.busy;
-    const actor = await this.actors.getActor(actorId);
-    return actor !== null && actor.status !== 'idle';
+    const awake = this.#awake.peek(actorIdAt(address));
+    const actor = awake ? null : await this.actors.getActor(actorIdAt(address));
+    return awake ? awake.busy : actor !== null && actor.status !== 'idle';
   }
 
   /**
-   * Wakes the actor (from the store when asleep: `record` when the caller read it just now)
-   * and has it handle its messages.
+   * Has the actor handle its messages: here (woken from the store when asleep: `record` when
+   * the caller read it just now); on a fleet's replica, under the actor's lease; from a
+   * fleet's API process, by a job on a pool (`stepId` the message it is for).
    */
   async #deliver(
     def: DurableAgentDefinition,
     actorId: string,
     record?: ActorRecord,
+    stepId?: string,
   ): Promise<void> {
     try {
+      const fleet = this.#fleet;
+      if (fleet && !fleet.runsActors) {
+        const id = stepId ?? (await this.actors.openMessages(actorId, 1))[0]?.step_id;
+        if (id !== undefined) await fleet.dispatch.deliver(actorId, id);
+        return;
+      }
+      if (fleet) {
+        await this.#drainLeased(fleet, def, actorId);
+        return;
+      }
       const activation = await this.#awake.wake(actorId, def, () =>
         record ? Promise.resolve(record) : this.actors.getActor(actorId),
       );
@@ -308,6 +306,67 @@ export class DurableAgents implements DurableHost {
     } catch (err) {
       this.logger.error({ err, actor_id: actorId }, 'an actor could not be woken');
     }
+  }
+
+  /** Handles the actor's messages under its lease (see `fleet-actors.ts`). */
+  #drainLeased(
+    fleet: DurableFleet,
+    def: DurableAgentDefinition,
+    actorId: string,
+  ): Promise<'done' | 'held'> {
+    return drainLeased(
+      {
+        actors: this.actors,
+        held: this.#leases,
+        wake: (record) => this.#awake.wake(actorId, def, () => Promise.resolve(record)),
+        passivate: (activation) => {
+          this.passivate(activation);
+        },
+      },
+      fleet,
+      actorId,
+    );
+  }
+
+  /**
+   * A fleet replica's `actor` job: handles the actor's messages here if none other holds its
+   * lease. `done` (or nothing left to do: the message ended), `held` (put the job off),
+   * `unregistered` (no such durable agent is registered here).
+   */
+  async drainHere(actorId: string, stepId: string): Promise<'done' | 'held' | 'unregistered'> {
+    const fleet = this.#fleet;
+    const step = await this.store.getStep(stepId);
+    if (!step || ['succeeded', 'failed', 'cancelled'].includes(step.status)) return 'done';
+    const actor = await this.actors.getActor(actorId);
+    if (!actor) return 'done';
+    const def = this.#defs.get(actor.name);
+    if (!def) return 'unregistered';
+    if (!fleet?.runsActors) {
+      await this.#deliver(def, actorId, actor);
+      return 'done';
+    }
+    return this.#drainLeased(fleet, def, actorId);
+  }
+
+  /** A fleet's `tick` job: everything due now fires (each once, fleet-wide). */
+  tick(): Promise<void> {
+    return this.#clock.ringNow();
+  }
+
+  /**
+   * Joins a fleet: a replica runs actors under leases, with fenced writes; an API process
+   * queues their work on the pools. Every due time goes to the pools as a delayed job too.
+   */
+  attachFleet(fleet: DurableFleet): void {
+    this.#fleet = fleet;
+  }
+
+  /** A wake or schedule due at `at`: this process's clock rings by then, and a fleet's job. */
+  #due(at: number): void {
+    this.#clock.added(at);
+    this.#fleet?.dispatch.tick(at).catch((err: unknown) => {
+      this.logger.warn({ err, at }, 'a due time could not be queued on the fleet');
+    });
   }
 
   /** Wakes the actor `actorId`, whatever its agent, to go on with its messages. */
@@ -325,17 +384,29 @@ export class DurableAgents implements DurableHost {
     await this.#deliver(def, actorId, record);
   }
 
-  /** See {@link MessageAnswers.ended}. */
+  /** See {@link MessageAnswers.ended} (on a fleet's API process, the record is read). */
   ended(stepId: string): Promise<StepEnding> {
+    if (this.#fleet !== null && !this.#fleet.runsActors) return this.#answers.polled(stepId);
     return this.#answers.ended(stepId);
   }
 
   turnStarted(turn: MessageTurn): void {
     this.#turns.set(turn.stepId, turn);
+    const lease = this.#leases.get(turn.actor.actor_id);
+    const fences = this.#fleet?.fences;
+    if (lease && fences) {
+      fences.hold(
+        turn.stepId,
+        turn.actor.run_id,
+        this.#fleet?.leaseKey(lease.key) ?? '',
+        lease.owner,
+      );
+    }
   }
 
   turnEnded(turn: MessageTurn): void {
     if (this.#turns.get(turn.stepId) === turn) this.#turns.delete(turn.stepId);
+    this.#fleet?.fences?.drop(turn.stepId, turn.actor.run_id);
   }
 
   messageEnded(
@@ -401,21 +472,11 @@ export class DurableAgents implements DurableHost {
    * being handled runs again from its log), and every message whose wake fired goes on.
    */
   async recover(): Promise<{ readonly actors: number; readonly wakes: number }> {
-    let after: string | null = null;
-    let actors = 0;
-    for (;;) {
-      const page: ActorRecord[] = await this.actors.actorsWith(['live'], after, 500);
-      if (page.length === 0) break;
-      for (const actor of page) {
-        actors++;
-        void this.resume(actor.actor_id, actor);
-      }
-      after = page.at(-1)?.actor_id ?? null;
-    }
-    const fired = await this.actors.firedWakes(100_000);
-    for (const wake of fired) void this.resume(wake.actor_id);
+    const found = await findLeftWork(this.actors, (actorId, record) => {
+      void this.resume(actorId, record);
+    });
     this.#clock.poke();
-    return { actors, wakes: fired.length };
+    return found;
   }
 
   /** Stops the clock and the sweep; waits (bounded) for the messages being handled. */

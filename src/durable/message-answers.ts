@@ -8,6 +8,10 @@ import type { StepEnding } from '../runs/submitted-step.js';
 import { STEP_ENDED, type StepRecord, type StepStatus } from '../store/records.js';
 import type { RunStore } from '../store/run-store.js';
 
+/** How soon a message handled elsewhere is first looked at, and at most how rarely, ms. */
+const POLL_MS = 20;
+const MAX_POLL_MS = 500;
+
 /** See the module. */
 export class MessageAnswers {
   readonly #store: RunStore;
@@ -62,6 +66,22 @@ export class MessageAnswers {
     list.push(settle);
     this.#asks.set(stepId, list);
     return settle;
+  }
+
+  /**
+   * The end of message `stepId`, handled elsewhere (a fleet's replica): its record, read
+   * until it has ended — every `POLL_MS` at first, then less often, up to `MAX_POLL_MS`.
+   */
+  async polled(stepId: string): Promise<StepEnding> {
+    for (let wait = POLL_MS; ; wait = Math.min(MAX_POLL_MS, wait * 2)) {
+      const step = await this.#store.getStep(stepId);
+      if (step && STEP_ENDED.has(step.status)) {
+        const into = (step.output as { merged_into?: unknown } | null)?.merged_into;
+        if (typeof into === 'string' && into !== stepId) return this.polled(into);
+        return { status: step.status, output: step.output, error: step.error };
+      }
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
   }
 
   #drop(stepId: string, settle: (ending: StepEnding | Error) => void): void {

@@ -111,6 +111,18 @@ export class WakeClock {
     return again;
   }
 
+  /** Handles everything due now (a fleet's `tick` job); resolves once done. */
+  async ringNow(): Promise<void> {
+    if (this.#firing) {
+      this.#again = true;
+      return;
+    }
+    if (this.#timer !== null) this.#clock.clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#at = Infinity;
+    await this.#ring();
+  }
+
   /** Stops: the timer is cleared and never set again. */
   stop(): void {
     this.#stopped = true;

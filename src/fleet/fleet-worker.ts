@@ -10,7 +10,9 @@
 import { BASE_PLACEMENTS } from '../placement/pool-choice.js';
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { UnrecoverableError, Worker, type Job, type Queue } from 'bullmq';
+import { ACTOR_JOB, TICK_JOB } from '../placement/fleet/actor-jobs.js';
+import { joinDurable, takeActorWork } from './actor-work.js';
 import { createLogger, type Logger } from '../observability/logger.js';
 import { checkPoolId, FleetKeys } from '../placement/fleet/fleet-keys.js';
 import { checkStepJob, type StepJob } from '../placement/fleet/fleet-jobs.js';
@@ -71,6 +73,8 @@ export class FleetWorker {
   /** Its store's identity (`RunStore.identity`), which each job's must match. */
   #identity: string | null = null;
   readonly #worker: Worker<StepJob>;
+  /** Its pool's queue for the durable agents' due times (`tick` jobs), if it runs any. */
+  readonly #queue: Queue | null;
   readonly #logger: Logger;
   readonly #running = new Map<string, Running>();
   /** This replica's turns at the steps it takes, and their fences. */
@@ -145,6 +149,7 @@ export class FleetWorker {
       poolTags: tags,
       replicaId: this.replicaId,
     });
+    this.#queue = joinDurable(this.runtime.durable, this.#client, this.keys, this.poolId, records);
     this.#beat = () => ({
       pool_id: this.poolId,
       replica_id: this.replicaId,
@@ -319,6 +324,7 @@ export class FleetWorker {
     await closing.catch(() => undefined);
     await removeBeat(this.#client, this.keys, this.poolId, this.replicaId).catch(() => undefined);
     await this.runtime.close().catch(() => undefined);
+    await this.#queue?.close().catch(() => undefined);
     this.#sub.disconnect();
     await this.#client.quit().catch(() => undefined);
     return { finished: before - left.length, handedBack: left.length };
@@ -334,7 +340,7 @@ export class FleetWorker {
     this.#sub.disconnect();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
-      Promise.allSettled([this.#worker.close(true), this.runtime.close()]),
+      Promise.allSettled([this.#worker.close(true), this.runtime.close(), this.#queue?.close()]),
       new Promise((resolve) => (timer = setTimeout(resolve, STOP_REDIS_MS))),
     ]);
     clearTimeout(timer);
@@ -394,6 +400,9 @@ export class FleetWorker {
   }
 
   async #take(job: Job<StepJob>, token: string | undefined): Promise<unknown> {
+    if (job.name === ACTOR_JOB || job.name === TICK_JOB) {
+      return takeActorWork(this.runtime.durable, this.replicaId, job, token);
+    }
     // Checked here, where it enters; `runtime.takeStep` does not check it again.
     const parsed = checkStepJob(job.data);
     if (!parsed.success) {

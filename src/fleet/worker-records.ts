@@ -14,10 +14,16 @@ import { shownPostgres } from '../store/postgres/postgres-url.js';
 import type { RedisClient } from '../store/redis/redis-connection.js';
 import { redisStore } from '../store/redis/redis-store.js';
 import { StepTurns } from './step-turns.js';
+import { ReplicaActorFences } from './actor-fences.js';
 import { StreamingStore } from './streaming-store.js';
 
 /** A replica's store and its turns at the steps it takes. */
 export interface WorkerRecords {
+  /**
+   * The fences of the durable agents' messages handled here (`actor-fences.ts`), with the
+   * records in Redis; `null` with them in PostgreSQL, where an actor's lease fences nothing.
+   */
+  readonly actorFences: ReplicaActorFences | null;
   readonly store: StreamingStore;
   readonly turns: StepTurns;
   /** Resolves once the records can be written; rejects naming why not. */
@@ -77,17 +83,19 @@ export function workerRecords(o: WorkerRecordsOptions): WorkerRecords {
     return {
       store,
       turns,
+      actorFences: null,
       ready: () => records.ready(),
       where: `PostgreSQL at ${shownPostgres(o.postgres.url)}, schema ${o.postgres.schema ?? 'axon'}`,
     };
   }
   const completed = { key: countersKey(keys, poolId), field: 'completed' };
+  const fences = new ReplicaActorFences();
   const records = redisStore({
     client,
     prefix: keys.prefix,
     fence: (target) => {
       const turn = turns.turnOf(target);
-      return turn ? [turn.fence] : [];
+      return turn ? [turn.fence] : fences.guardsOf(target);
     },
     streams: {
       key: (stepId) => keys.events(stepId),
@@ -114,6 +122,7 @@ export function workerRecords(o: WorkerRecordsOptions): WorkerRecords {
   return {
     store: new StreamingStore(records, client, keys),
     turns,
+    actorFences: fences,
     ready: () => Promise.resolve(),
     where: 'Redis',
   };

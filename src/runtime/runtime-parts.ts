@@ -5,6 +5,7 @@
  * `run-operations.ts`) only delegates to these; nothing here runs a step.
  */
 import { DurableAgents } from '../durable/durable-agents.js';
+import { apiSide } from '../durable/fleet-actors.js';
 import { runtimeContainers, type RuntimeContainers } from './runtime-containers.js';
 import { createContext } from '../context/create-context.js';
 import type { CreateContextOptions, ExecContext } from '../context/exec-context.js';
@@ -399,6 +400,8 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
   });
 
   const durable = new DurableAgents({ store, clock, ids, logger, submissions }, options.durable);
+  // On a fleet, actors run on its replicas; this process queues their work.
+  if (fleet) durable.attachFleet(apiSide(fleet, redisLeases(fleet.client, fleet.leasePrefix)));
 
   // On a fleet, the steps this process waits on or follows are looked at for a lost job.
   const lostSteps = fleet ? new LostSteps(runs, fleet) : null;

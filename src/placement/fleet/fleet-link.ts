@@ -7,6 +7,8 @@
  */
 import { Queue } from 'bullmq';
 import { QueueFullError } from '../../errors/queue-full-error.js';
+import { PoolUnavailableError } from '../../errors/pool-unavailable-error.js';
+import { actorDispatchOn, type ActorDispatch } from './actor-jobs.js';
 import type { Logger } from '../../observability/logger.js';
 import type { StepRecord, StepStatus } from '../../store/records.js';
 import { RedisRunStore } from '../../store/redis/redis-store.js';
@@ -225,6 +227,29 @@ export class FleetLink implements StepDispatch {
   /** The connection the link's calls go through. */
   get client(): RedisClient {
     return this.#client;
+  }
+
+  /** The prefix of the fleet's leases (`redisLeases`): a lease `k` is key `<leasePrefix>k`. */
+  get leasePrefix(): string {
+    return `${this.keys.prefix}lease:`;
+  }
+
+  /**
+   * Durable agents' work goes to the fleet's pools (issue 46): an actor's messages, and every
+   * due time, as jobs on the queue of the first live pool by id (the replicas of a fleet that
+   * runs durable agents register the same ones); `POOL_UNAVAILABLE` while no pool is live.
+   */
+  actorDispatch(): ActorDispatch {
+    return actorDispatchOn(() => {
+      const [poolId] = this.table.poolIds().sort();
+      if (poolId === undefined) {
+        throw new PoolUnavailableError(
+          'no pool of the fleet is live to run durable agents: start an axon worker',
+          { details: { pools: [] }, retriable: true },
+        );
+      }
+      return this.#queue(poolId);
+    }, Date.now);
   }
 
   /** Reads the registry and the queues' figures into the table (one read at a time). */
