@@ -129,7 +129,7 @@ Examples:
           flags.json,
           { from: fromShown, to: toShown, ...counts },
           () =>
-            `copied ${counts.runs} runs (${counts.steps} steps, ${counts.events} events, ${counts.facts} facts, ${counts.checkpoints} checkpoints, ${counts.recordings} recordings, ${counts.approvals} approvals) and ${counts.flows} flows from ${fromShown} to ${toShown}\n`,
+            `copied ${counts.runs} runs (${counts.steps} steps, ${counts.events} events, ${counts.facts} facts, ${counts.checkpoints} checkpoints, ${counts.recordings} recordings, ${counts.approvals} approvals), ${counts.flows} flows, ${counts.actors} durable actors (${counts.wakes} wakes) and ${counts.schedules} schedules from ${fromShown} to ${toShown}\n`,
         );
         return EXIT.OK;
       } catch (err) {

@@ -153,7 +153,7 @@ describe('axon store copy', () => {
     expect(copied.code).toBe(0);
     expect(copied.out).toMatch(
       new RegExp(
-        `^copied 2 runs \\(4 steps, \\d+ events, 1 facts, 1 checkpoints, 1 recordings, 1 approvals\\) and \\d+ flows from sqlite:\\S+axon\\.db to postgres://\\S+ schema ${s}\\n$`,
+        `^copied 2 runs \\(4 steps, \\d+ events, 1 facts, 1 checkpoints, 1 recordings, 1 approvals\\), \\d+ flows, 0 durable actors \\(0 wakes\\) and 0 schedules from sqlite:\\S+axon\\.db to postgres://\\S+ schema ${s}\\n$`,
       ),
     );
     const target = postgresStore({ connection: url, schema: s });

@@ -223,6 +223,10 @@ export class MemoryRunStore implements RunStore {
     return Promise.resolve(flow ? deepCopy(flow) : null);
   }
 
+  listFlows(): Promise<FlowRecord[]> {
+    return Promise.resolve([...this.#flows.values()].map((f) => deepCopy(f)));
+  }
+
   getFlowByHash(hash: string): Promise<FlowRecord | null> {
     const id = this.#flowsByHash.get(hash);
     return this.getFlow(id ?? '');
