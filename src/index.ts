@@ -279,6 +279,8 @@ export type { FollowOptions } from './runs/step-follow.js';
 export { wireBudgetsSchema } from './runs/request-bodies.js';
 export type { AgentSnapshot } from './actors/agent-registry.js';
 export type * from './store/records.js';
+// Durable agents (issue 46): actors addressed by key, with state, mailboxes, waits, schedules.
+export type * from './durable/public-durable.js';
 export type { RecordedEngineOutput, RecordedToolOutput } from './runs/run-calls.js';
 export { buildTraceTree } from './store/step-tree.js';
 
