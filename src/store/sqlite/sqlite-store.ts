@@ -55,6 +55,9 @@ import type { SqliteDurability, SqliteStoreOptions } from './sqlite-statements.j
 /** Statuses of a step whose log is still written to: any other ends the log's cached end. */
 const OPEN: ReadonlySet<string> = new Set(['running', 'queued']);
 
+/** How long a turn that goes on writing holds its commit back, by default (ms). */
+export const DEFAULT_MAX_BATCH_MS = 50;
+
 /** The default database file of an embedded SQLite store. */
 export const DEFAULT_SQLITE_PATH = './.axon/axon.db';
 
@@ -100,19 +103,24 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
     this.schemaVersion = opened.schemaVersion;
     this.durability = opened.durability;
     this.#checkpointer = opened.checkpointer;
-    this.#turn = new TurnCommit(this.db, options.maxBatchMs ?? 10, options.onError, {
-      begun: () => {
-        this.#logEnds.began();
-        this.#pending.began();
+    this.#turn = new TurnCommit(
+      this.db,
+      options.maxBatchMs ?? DEFAULT_MAX_BATCH_MS,
+      options.onError,
+      {
+        begun: () => {
+          this.#logEnds.began();
+          this.#pending.began();
+        },
+        beforeCommit: () => {
+          this.#pending.write();
+        },
+        rolledBack: () => {
+          this.#pending.drop();
+          this.actors.forget();
+        },
       },
-      beforeCommit: () => {
-        this.#pending.write();
-      },
-      rolledBack: () => {
-        this.#pending.drop();
-        this.actors.forget();
-      },
-    });
+    );
     const db = this.db;
     this.#stmt = prepareStatements(db);
     this.#runPages = new SqliteRunPages(db);
