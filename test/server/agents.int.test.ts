@@ -48,9 +48,18 @@ function heldAgent(name: string, policy: 'queue' | 'reject', maxQueue: number) {
   });
 }
 
+/** A notebook that falls asleep (leaves memory) at the next sweep after each message. */
+const napper = defineAgent({
+  name: 'napper',
+  input: z.strictObject({ text: z.string() }),
+  durable: { state: z.object({ last: z.string() }), initial: { last: '' }, version: 1, idleMs: 1 },
+  handler: (message) => ({ state: { last: message.text } }),
+});
+
 const AGENTS: DurableAgentDefinition[] = [
   notebook,
   followUp,
+  napper,
   heldAgent('held', 'queue', 1),
   heldAgent('held-reject', 'reject', 10),
 ];
@@ -288,8 +297,16 @@ describe('POST /v1/agents/{name}/{key}/messages', () => {
     await expect
       .poll(async () => (await view(s, 'held-reject/r'))?.state, POLL)
       .toEqual({ seen: [1] });
-    // Free again, it takes the next.
-    await send(s, 'held-reject/r', { message: { n: 2 } });
+    // Free again, it takes the next. Its last message's end is stored (the state above) a
+    // moment before the actor stops looking for another: a message in that moment is 409 too,
+    // and nothing of it is kept; the client sends it again.
+    await expect
+      .poll(
+        async () =>
+          (await s.api('POST', '/v1/agents/held-reject/r/messages', { message: { n: 2 } })).status,
+        POLL,
+      )
+      .toBe(202);
     await expect
       .poll(async () => (await view(s, 'held-reject/r'))?.state, POLL)
       .toEqual({ seen: [1, 2] });
@@ -315,10 +332,12 @@ describe('POST /v1/agents/{name}/{key}/cancel', () => {
   it("ends the actor's open messages CANCELLED, its state kept; 404 for an actor never messaged", async () => {
     const s = await start();
     expectApiError(await s.api('POST', '/v1/agents/follow-up/none/cancel'), 404, 'NOT_FOUND');
-    await send(s, 'follow-up/c', { message: { text: 'soon', after_ms: 0 } });
+    await send(s, 'follow-up/c', { message: { text: 'soon', await: 'first' } });
+    await expect.poll(async () => (await view(s, 'follow-up/c'))?.status, POLL).toBe('waiting');
+    await s.api('POST', '/v1/events', { name: 'first', data: { answer: 'yes' } });
     await expect
       .poll(async () => (await view(s, 'follow-up/c'))?.state, POLL)
-      .toEqual({ log: ['soon'] });
+      .toEqual({ log: ['soon:yes'] });
     const waiting = await send(s, 'follow-up/c', { message: { text: 'x', await: 'never' } });
     await expect.poll(async () => (await view(s, 'follow-up/c'))?.status, POLL).toBe('waiting');
     const res = await s.api('POST', '/v1/agents/follow-up/c/cancel');
@@ -328,7 +347,7 @@ describe('POST /v1/agents/{name}/{key}/cancel', () => {
       .poll(async () => (await s.api('GET', `/v1/steps/${waiting.step_id}`)).body, POLL)
       .toMatchObject({ status: 'cancelled' });
     await expect.poll(async () => (await view(s, 'follow-up/c'))?.status, POLL).not.toBe('waiting');
-    expect((await view(s, 'follow-up/c'))?.state).toEqual({ log: ['soon'] });
+    expect((await view(s, 'follow-up/c'))?.state).toEqual({ log: ['soon:yes'] });
   });
 });
 
@@ -338,8 +357,10 @@ describe('GET /v1/agents', () => {
     for (const key of ['a1', 'a2', 'b1']) {
       await send(s, `notebook/${key}`, { message: { text: key } });
     }
+    await send(s, 'napper/z1', { message: { text: 'zzz' } });
     await send(s, 'follow-up/f1', { message: { text: 'wait', await: 'go' } });
     await expect.poll(async () => (await view(s, 'follow-up/f1'))?.status, POLL).toBe('waiting');
+    await expect.poll(async () => (await view(s, 'napper/z1'))?.status, POLL).toBe('asleep');
     await expect
       .poll(async () => (await view(s, 'notebook/b1'))?.state, POLL)
       .toEqual({
@@ -350,14 +371,14 @@ describe('GET /v1/agents', () => {
       expect(res.status, res.text).toBe(200);
       return (res.body as { agents: View[] }).agents.map((a) => a.key);
     };
-    expect(await keys('')).toEqual(['f1', 'b1', 'a2', 'a1']);
-    const page1 = (await s.api('GET', '/v1/agents?limit=3')).body as {
+    expect(await keys('')).toEqual(['f1', 'z1', 'b1', 'a2', 'a1']);
+    const page1 = (await s.api('GET', '/v1/agents?limit=4')).body as {
       agents: View[];
       next: string | null;
     };
-    expect(page1.agents.map((a) => a.key)).toEqual(['f1', 'b1', 'a2']);
+    expect(page1.agents.map((a) => a.key)).toEqual(['f1', 'z1', 'b1', 'a2']);
     expect(page1.next).toEqual(expect.any(String));
-    const page2 = (await s.api('GET', `/v1/agents?limit=3&before=${page1.next ?? ''}`)).body as {
+    const page2 = (await s.api('GET', `/v1/agents?limit=4&before=${page1.next ?? ''}`)).body as {
       agents: View[];
       next: string | null;
     };
@@ -365,10 +386,11 @@ describe('GET /v1/agents', () => {
     expect(await keys('?name=notebook')).toEqual(['b1', 'a2', 'a1']);
     expect(await keys('?name=notebook&key_prefix=a')).toEqual(['a2', 'a1']);
     expect(await keys('?status=waiting')).toEqual(['f1']);
-    // Just handled, the notebooks are awake here (asleep and awake are both idle in the store:
-    // each listed actor has the status asked for).
+    // Just handled, the notebooks are awake here; the napper has left memory (asleep and awake
+    // are both idle in the store: each listed actor has the status asked for).
     expect(await keys('?status=awake')).toEqual(['b1', 'a2', 'a1']);
-    expect(await keys('?status=asleep')).toEqual([]);
+    expect(await keys('?status=asleep')).toEqual(['z1']);
+    expect(await keys('?status=asleep,awake&limit=2')).toEqual(['z1', 'b1']);
     expect(await keys('?status=busy')).toEqual([]);
     expect(await keys('?status=waiting,awake&name=notebook')).toEqual(['b1', 'a2', 'a1']);
     for (const q of [

@@ -24,12 +24,14 @@ import { createServer, type AxonServer } from '../../server/create-server.js';
 import type { RunStore } from '../../store/run-store.js';
 import { sqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { EXAMPLE_DURABLE_AGENTS, EXAMPLE_TOOLS, EXAMPLES } from '../../../examples/index.js';
+import { loadDurableAgents } from './served-durable.js';
 import { WorkflowEngine } from '../../workflows/workflow-engine.js';
 import { connectRedis, parseClusterNodes } from '../../store/redis/redis-connection.js';
 import { aborted, type CliIo } from '../cli-io.js';
 import { isCliError } from '../cli-error.js';
 import { EXIT } from '../exit-codes.js';
 import { describeProblem, ServeConfigError } from './config-problems.js';
+import { ConflictError } from '../../errors/conflict-error.js';
 import { markDataDir } from './data-dir-lock.js';
 import { reachBackends } from './reach-backends.js';
 import { fleetTarget, shownRedis, storeTarget } from './redis-config.js';
@@ -262,10 +264,24 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   let workflows: WorkflowEngine | undefined;
   let schedules: readonly string[] = [];
   try {
-    // API.md's durable agents, here and not in configuredRuntimeOptions: an actor's messages
-    // run in the server that holds it (never on `axon worker`), and a CLI command's runtime on
-    // the data dir must not take up the actors' work.
-    for (const agent of EXAMPLE_DURABLE_AGENTS) runtime.registerAgent(agent);
+    // API.md's durable agents, here and not in configuredRuntimeOptions (which the CLI's
+    // runtimes on a data dir share): the server takes up the actors' work its store holds.
+    // Not on a fleet keeping its records in PostgreSQL: its replicas cannot run actors there
+    // (docs/durable-agents.md, "On a fleet").
+    if (!(config.redis && config.postgres)) {
+      for (const agent of EXAMPLE_DURABLE_AGENTS) runtime.registerAgent(agent);
+    } else if (config.durableAgents.length > 0) {
+      throw new ServeConfigError(
+        config.durableAgents.map((entry) => ({
+          source: entry.source,
+          line: entry.line,
+          key: 'durable_agents',
+          message:
+            'durable agents on a fleet keeping its records in PostgreSQL are not implemented (an actor lease cannot fence writes there): keep the records in Redis',
+        })),
+      );
+    }
+    for (const agent of await loadDurableAgents(config.durableAgents)) runtime.registerAgent(agent);
     schedules = (await keepSchedules(runtime, config.schedules)).map((s) => s.schedule_id);
     const engine = new WorkflowEngine(runtime, served.workflows);
     workflows = engine;
@@ -343,6 +359,9 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
         describeProblem({ source, line: config.lineOf(key), key: '', message: err.message }),
       );
     }
+    // A durable agent of `durable_agents:` that cannot be loaded, or whose name is taken.
+    if (err instanceof ServeConfigError) return fail(2, err.message);
+    if (err instanceof ConflictError) return fail(2, `durable_agents: ${err.message}`);
     if (err instanceof RangeError || err instanceof TypeError) return fail(2, err.message);
     const e = err as NodeJS.ErrnoException;
     const why = e.code === undefined ? undefined : LISTEN_ERRORS[e.code];
