@@ -10,7 +10,9 @@
  * durability `process`; and `power` beside it) against the same graph with LangGraph.js's
  * SQLite checkpointer (`@langchain/langgraph-checkpoint-sqlite`, a temp file, WAL, its own
  * default `synchronous`), a thread id per invoke. Target: `ratios.vs_langgraph_sqlite` ≥ 3;
- * `ratios.vs_langgraph_sqlite_power` beside it.
+ * `ratios.vs_langgraph_sqlite_power` beside it. Both sides get the same files: a fresh one for
+ * the warm-up and for each round (opened before the round, closed after it, outside the
+ * timing), so neither works on a file the others' rounds have grown.
  */
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -61,8 +63,6 @@ const builder = new StateGraph(State)
 const graph = builder.compile();
 const dir = mkdtempSync(join(tmpdir(), 'axon-bench-workflow-'));
 let files = 0;
-const checkpointer = SqliteSaver.fromConnString(join(dir, 'langgraph.db'));
-const durableGraph = builder.compile({ checkpointer });
 
 /** Fails unless a thread takes ten turns and ends `max_rounds`, and the graph ten rounds. */
 async function check(): Promise<void> {
@@ -111,6 +111,34 @@ function axonCase(name: string, store: () => RunStore) {
   };
 }
 
+/** The graph with LangGraph.js's SQLite checkpointer on a fresh file, as `axonCase`'s store. */
+function langgraphSqliteCase() {
+  let checkpointer: SqliteSaver | null = null;
+  let durableGraph: ReturnType<typeof builder.compile> | null = null;
+  return {
+    name: 'langgraph_sqlite',
+    setup: () => {
+      checkpointer = SqliteSaver.fromConnString(join(dir, `langgraph-${++files}.db`));
+      durableGraph = builder.compile({ checkpointer });
+    },
+    teardown: () => {
+      checkpointer?.db.close();
+      checkpointer = null;
+      durableGraph = null;
+    },
+    run: async () => {
+      const g = durableGraph;
+      if (!g) return;
+      const outs = await Promise.all(
+        Array.from({ length: inFlight }, () =>
+          g.invoke({}, { recursionLimit: ROUNDS + 5, configurable: { thread_id: randomUUID() } }),
+        ),
+      );
+      if (outs.some((o) => o.rounds !== ROUNDS)) throw new Error('langgraph_sqlite run failed');
+    },
+  };
+}
+
 await check();
 const stats = await interleave(
   [
@@ -128,20 +156,7 @@ const stats = await interleave(
     axonCase('axon_sqlite_power', () =>
       sqliteStore(join(dir, `axon-${++files}.db`), { durability: 'power' }),
     ),
-    {
-      name: 'langgraph_sqlite',
-      run: async () => {
-        const outs = await Promise.all(
-          Array.from({ length: inFlight }, () =>
-            durableGraph.invoke(
-              {},
-              { recursionLimit: ROUNDS + 5, configurable: { thread_id: randomUUID() } },
-            ),
-          ),
-        );
-        if (outs.some((o) => o.rounds !== ROUNDS)) throw new Error('langgraph_sqlite run failed');
-      },
-    },
+    langgraphSqliteCase(),
   ],
   { rounds, roundMs },
 );
