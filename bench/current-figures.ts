@@ -5,6 +5,7 @@
  * no result, is one row "not run" with why. Nothing of an earlier run is shown.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { replaceBetween } from './doc-markers.js';
 import type { RunEnvironment } from './environment.js';
 import { markdownTable, type LoadedResult } from './summary.js';
 import {
@@ -156,16 +157,13 @@ export function renderCurrentFigures(
  * that order.
  */
 export function withCurrentFigures(doc: string, content: string): string {
-  const starts = doc.split(CURRENT_START).length - 1;
-  const ends = doc.split(CURRENT_END).length - 1;
-  const start = doc.indexOf(CURRENT_START) + CURRENT_START.length;
-  const end = doc.indexOf(CURRENT_END);
-  if (starts !== 1 || ends !== 1 || end < start) {
+  const updated = replaceBetween(doc, CURRENT_START, CURRENT_END, content);
+  if (updated === undefined) {
     throw new Error(
       `the doc needs exactly one ${CURRENT_START} followed by one ${CURRENT_END}, where the current figures go`,
     );
   }
-  return `${doc.slice(0, start)}\n\n${content.trim()}\n\n${doc.slice(end)}`;
+  return updated;
 }
 
 /** Writes the run's table into the doc at `docPath` (see {@link withCurrentFigures}). */

@@ -1,14 +1,5 @@
-// The no-op behaviours of bench:container: a container agent's handler, and the program a
-// `process` placement's subprocess agent runs per invocation (it answers one JSON value).
-import process from 'node:process';
-
+// The no-op behaviour of bench:container: a container agent's handler, run in a container
+// by container placement and in a plain child process by the pipe peer (pipe-peer.ts).
 export function noop() {
   return 1;
-}
-
-if (process.argv[2] === '--subprocess') {
-  process.stdin.resume();
-  process.stdin.on('end', () => {
-    process.stdout.write('1');
-  });
 }

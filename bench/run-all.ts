@@ -1,7 +1,8 @@
 /**
- * @module `npm run bench`: every benchmark, one after another, each in its own process, then
- * `bench/results/summary.md` rebuilt from every result, and the "Current figures" table of
- * docs/benchmarks.md written from the results of this run alone (`current-figures.ts`).
+ * @module `npm run bench`: every benchmark (`benches.ts`), one after another, each in its own
+ * process, then `bench/results/summary.md` rebuilt from every result, the "Current figures"
+ * table of docs/benchmarks.md written from the results of this run alone
+ * (`current-figures.ts`), and its table of benches and targets (`target-table.ts`).
  *
  * `npm run bench -- inline store` runs only those benches (the table then shows only them);
  * `--doc <path>` writes the table into another file than docs/benchmarks.md.
@@ -9,26 +10,13 @@
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { BENCHES } from './benches.js';
 import { writeCurrentFigures, type BenchRun } from './current-figures.js';
 import { currentCommit, currentEnvironment } from './environment.js';
 import { readResults, RESULTS_DIR, writeSummary } from './summary.js';
+import { writeTargetTable } from './target-table.js';
 
-const scripts = [
-  'bench:inline',
-  'bench:actors',
-  'bench:worker',
-  'bench:stream',
-  'bench:engine',
-  'bench:store',
-  'bench:memory',
-  'bench:sse',
-  'bench:http',
-  'bench:fleet',
-  'bench:orchestrator',
-  'bench:workflow',
-  'bench:container',
-  'bench:cli',
-];
+const scripts = BENCHES.map((b) => `bench:${b.name}`);
 
 /** Why a bench failed, from the end of its stderr: its last line that is not a stack frame. */
 export function failureOf(
@@ -94,7 +82,8 @@ async function main(): Promise<number> {
   // whose last bench failed.
   process.stdout.write(`\nwrote ${writeSummary(RESULTS_DIR, env)}\n`);
   writeCurrentFigures(docPath, runs, readResults(RESULTS_DIR).results, env);
-  process.stdout.write(`wrote the current figures into ${docPath}\n`);
+  writeTargetTable(docPath);
+  process.stdout.write(`wrote the current figures and the targets into ${docPath}\n`);
   const failed = runs.filter((r) => r.error !== null);
   for (const r of failed) process.stderr.write(`failed: bench:${r.bench}: ${r.error ?? ''}\n`);
   return failed.length === 0 ? 0 : 1;

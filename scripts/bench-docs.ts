@@ -1,13 +1,16 @@
 /**
  * @module `npm run bench:docs`: copies the benchmark summary (`bench/results/summary.md`,
- * built by the benches) into docs/benchmarks.md, between its two marker comments, so the
- * "current figures" there are generated, never typed. Exits 1, changing nothing, when the
- * markers or the summary are missing.
+ * built by the benches) into docs/benchmarks.md, between its two marker comments, and writes
+ * the table of benches and targets there from `bench/benches.ts` and `bench/targets.ts`
+ * (between its own markers), so neither is typed. Exits 1, changing nothing, when either
+ * pair of markers or the summary is missing.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { replaceBetween } from '../bench/doc-markers.js';
 import { RESULTS_DIR, SUMMARY_FILE, SUMMARY_TITLE } from '../bench/summary.js';
+import { renderTargetTable, TARGETS_END, TARGETS_START } from '../bench/target-table.js';
 
 /** Where the generated part starts. */
 export const START_MARKER = '<!-- bench:summary:start -->';
@@ -22,20 +25,12 @@ export interface BenchDocsIo {
   readonly stderr: { write(text: string): unknown };
 }
 
-function count(text: string, part: string): number {
-  return text.split(part).length - 1;
-}
-
 /**
  * `doc` with what lies between its markers replaced by `content`; `undefined` unless the doc
  * has exactly one start marker followed by exactly one end marker.
  */
 export function replaceBetweenMarkers(doc: string, content: string): string | undefined {
-  if (count(doc, START_MARKER) !== 1 || count(doc, END_MARKER) !== 1) return undefined;
-  const start = doc.indexOf(START_MARKER) + START_MARKER.length;
-  const end = doc.indexOf(END_MARKER);
-  if (end < start) return undefined;
-  return `${doc.slice(0, start)}\n\n${content.trim()}\n\n${doc.slice(end)}`;
+  return replaceBetween(doc, START_MARKER, END_MARKER, content);
 }
 
 /** The summary without its title: what the doc shows. */
@@ -77,20 +72,32 @@ export function runBenchDocs(
     io.stderr.write(`bench:docs: cannot read ${shown(options.docPath)}\n`);
     return 1;
   }
-  const updated = replaceBetweenMarkers(doc, summaryBody(summary));
-  if (updated === undefined) {
-    io.stderr.write(
-      `bench:docs: ${shown(options.docPath)} needs exactly one ${START_MARKER} followed by ` +
-        `one ${END_MARKER}, where the generated figures go; nothing written\n`,
-    );
-    return 1;
+  const parts = [
+    { start: START_MARKER, end: END_MARKER, content: summaryBody(summary), what: 'figures' },
+    { start: TARGETS_START, end: TARGETS_END, content: renderTargetTable(), what: 'targets' },
+  ];
+  let updated = doc;
+  for (const part of parts) {
+    const next = replaceBetween(updated, part.start, part.end, part.content);
+    if (next === undefined) {
+      io.stderr.write(
+        `bench:docs: ${shown(options.docPath)} needs exactly one ${part.start} followed by ` +
+          `one ${part.end}, where the generated ${part.what} go; nothing written\n`,
+      );
+      return 1;
+    }
+    updated = next;
   }
   if (updated === doc) {
-    io.stdout.write(`${shown(options.docPath)} already shows ${shown(options.summaryPath)}\n`);
+    io.stdout.write(
+      `${shown(options.docPath)} already shows ${shown(options.summaryPath)} and the targets\n`,
+    );
     return 0;
   }
   writeFileSync(options.docPath, updated);
-  io.stdout.write(`wrote ${shown(options.summaryPath)} into ${shown(options.docPath)}\n`);
+  io.stdout.write(
+    `wrote ${shown(options.summaryPath)} and the targets into ${shown(options.docPath)}\n`,
+  );
   return 0;
 }
 

@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { renderTargetTable, TARGETS_END, TARGETS_START } from '../../bench/target-table.js';
 import { END_MARKER, runBenchDocs, START_MARKER } from '../../scripts/bench-docs.js';
 
 const SUMMARY = `# Benchmark summary
@@ -13,7 +14,9 @@ Built 2026-11-25 10:30 UTC at commit \`abc1234\`: 1 met, 0 missed, 0 not measure
 | \`inline\` | met    |
 `;
 
-const BEFORE = '# Benchmarks\n\n## Current figures (generated)\n\nHow it is made.\n\n';
+/** The table of benches and targets, as bench:docs writes it. */
+const TARGETS_PART = `${TARGETS_START}\n\n${renderTargetTable()}\n\n${TARGETS_END}`;
+const BEFORE = `# Benchmarks\n\n${TARGETS_PART}\n\n## Current figures (generated)\n\nHow it is made.\n\n`;
 const AFTER = '\n\n## History\n\nTyped by hand, kept as it is.\n';
 
 let dir: string;
@@ -89,6 +92,31 @@ describe('npm run bench:docs', () => {
       expect(run().code).toBe(1);
       expect(readFileSync(docPath, 'utf8')).toBe(doc);
     }
+  });
+
+  it('writes the table of benches and targets from bench/benches.ts and bench/targets.ts', () => {
+    writeFileSync(summaryPath, SUMMARY);
+    const typed = '| script | target |\n| --- | --- |\n| `npm run bench:inline` | ≥ 30 |';
+    writeFileSync(
+      docPath,
+      `# Benchmarks\n\n${TARGETS_START}\n${typed}\n${TARGETS_END}\n\n${START_MARKER}\n${END_MARKER}${AFTER}`,
+    );
+    expect(run().code).toBe(0);
+    const doc = readFileSync(docPath, 'utf8');
+    expect(doc).toContain(TARGETS_PART);
+    expect(doc).not.toContain('≥ 30');
+    expect(doc).toContain('`ratios.vs_langgraph` ≥ 40');
+    expect(doc).toContain('`ratios.cold_vs_podman_run` ≤ 1.2');
+  });
+
+  it('exits 1 naming the targets markers, and changes nothing, when the doc has none', () => {
+    writeFileSync(summaryPath, SUMMARY);
+    const doc = `# Benchmarks\n\n${START_MARKER}\n${END_MARKER}${AFTER}`;
+    writeFileSync(docPath, doc);
+    const r = run();
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(TARGETS_START);
+    expect(readFileSync(docPath, 'utf8')).toBe(doc);
   });
 
   it('exits 1 telling how to make the summary when there is none', () => {
