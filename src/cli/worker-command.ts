@@ -18,6 +18,8 @@ import { isCliError } from './cli-error.js';
 import { EXIT } from './exit-codes.js';
 import { servedWorkflows } from './serve/served-workflows.js';
 import { workflowAgents } from '../workflows/turn-agent.js';
+import { EXAMPLE_DURABLE_AGENTS } from '../../examples/durable-agents/index.js';
+import { loadDurableAgents } from './serve/served-durable.js';
 
 /** The flags of `axon worker`, as given. */
 export interface WorkerFlags {
@@ -202,7 +204,14 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
         : {}),
       runtime: {
         ...parts.options,
-        agents: [...(parts.options.agents ?? []), ...served.workflows.flatMap(workflowAgents)],
+        agents: [
+          ...(parts.options.agents ?? []),
+          ...served.workflows.flatMap(workflowAgents),
+          // API.md's durable agents, which `axon serve --redis` queues on the pools: their
+          // actors run here (not with records in PostgreSQL, where leases fence nothing).
+          ...(config.postgres ? [] : EXAMPLE_DURABLE_AGENTS),
+          ...(await loadDurableAgents(config.durableAgents)),
+        ],
         engines: [...(parts.options.engines ?? []), ...served.engines],
       },
       logger,

@@ -3,6 +3,7 @@
  * the file's strict schema, the fields the environment and the flags may also set, the
  * defaults, and what the sources merge into.
  */
+import { durableAgentConfigSchema, type DurableAgentConfig } from './served-durable.js';
 import type { AgentDefinition } from '../../actors/agent-runtime.js';
 import type { ContainerOptions } from '../../placement/container/container-options.js';
 import type { ToolDefinition } from '../../tools/define-tool.js';
@@ -129,6 +130,8 @@ export const serveConfigSchema = z.strictObject({
   tools: z.array(toolConfigSchema).optional(),
   /** Schedules of durable agents, each kept as `sched_<name>` (`served-schedules.ts`). */
   schedules: schedulesConfigSchema.optional(),
+  /** Durable agents of the operator's modules (`served-durable.ts`). */
+  durable_agents: z.array(durableAgentConfigSchema).optional(),
 });
 /** The file's contents, checked. */
 export type ServeConfigFile = z.output<typeof serveConfigSchema>;
@@ -206,6 +209,8 @@ export interface ServeConfig {
   readonly tools: readonly ToolDefinition[];
   /** `schedules:`: schedules of durable agents (none without the key). */
   readonly schedules: readonly ScheduleConfig[];
+  /** `durable_agents:`: the modules and exports of the operator's durable agents (loaded at start). */
+  readonly durableAgents: readonly DurableAgentConfig[];
   /** The line of a key of the file (`memory.warm.backend`), for errors found later. */
   lineOf(key: string): number | null;
 }

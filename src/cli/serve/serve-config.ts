@@ -306,6 +306,12 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     workflows,
     ...contained,
     schedules: file.schedules ?? [],
+    durableAgents: (file.durable_agents ?? []).map((entry, i) => ({
+      module: fromFile(entry.module),
+      export: entry.export,
+      line: fileLine(`durable_agents.${i}`),
+      source: shown,
+    })),
     lineOf: fileLine,
   };
 }
