@@ -2,7 +2,10 @@
  * @module The `axon` command tree on commander: the program, its commands (`core-commands.ts`:
  * `run`, `serve`, `worker`, `list`; `runs-command.ts`: `runs list`; `trace-command.ts`:
  * `trace`; `workflow-command.ts`: `workflow list|status|trigger`; `thread-command.ts`:
- * `thread list|show|inspect|kill`; `image-command.ts`: `image build`; `store-command.ts`: `store copy`; `help` here), the help's layout, and the checks commander does not make the way
+ * `thread list|show|inspect|kill`; `agents-command.ts`: `agents list|show|send`;
+ * `schedules-command.ts`: `schedules list|pause|resume|delete`; `image-command.ts`: `image
+ * build`; `store-command.ts`: `store copy`; `help` here), the help's layout, and the checks
+ * commander does not make the way
  * axon wants them (an option of another command, an extra argument, an unknown command: one
  * line naming it, the command's help, exit 2). A new command is a `registerXCommand(program,
  * ctx)` like `registerRunsCommand`, called from {@link createProgram}; what it reads runs from
@@ -22,6 +25,8 @@ import {
   registerServeCommand,
   registerWorkerCommand,
 } from './core-commands.js';
+import { registerAgentsCommand } from './agents/agents-command.js';
+import { registerSchedulesCommand } from './agents/schedules-command.js';
 import { registerImageCommand } from './image-command.js';
 import { registerRunsCommand } from './runs/runs-command.js';
 import { registerStoreCommand } from './store-command.js';
@@ -48,9 +53,10 @@ Environment:
                           AXON_ENGINE_MODEL (default gpt-4o-mini), AXON_ENGINE_KEY and
                           AXON_PRICE_TABLE (a YAML price table file) go with it
   AXON_SCRIPTED_TOKEN_MS  delay per scripted token of the examples' engine (default 5)
-  AXON_DATA_DIR           run, serve, runs, trace, workflow, thread: the data dir (as
-                          --data-dir)
-  AXON_API_KEY            runs, trace, workflow, thread: the key --url sends (as --api-key)
+  AXON_DATA_DIR           run, serve, runs, trace, workflow, thread, agents, schedules:
+                          the data dir (as --data-dir)
+  AXON_API_KEY            runs, trace, workflow, thread, agents, schedules: the key --url
+                          sends (as --api-key)
   NO_COLOR                set (to anything but "") for no colour; there is none unless
                           the output is a terminal
 serve and worker read more; their --help lists them.
@@ -233,6 +239,8 @@ export function createProgram(ctx: CommandContext): Command {
   registerTraceCommand(program, ctx);
   registerWorkflowCommand(program, ctx);
   registerThreadCommand(program, ctx);
+  registerAgentsCommand(program, ctx);
+  registerSchedulesCommand(program, ctx);
   registerImageCommand(program, ctx);
   registerStoreCommand(program, ctx);
   addHelp(program, ctx);

@@ -15,7 +15,10 @@ export const EXIT = {
    * `worker`, `store copy`). Nothing was done.
    */
   USAGE: 2,
-  /** `runs` and `trace`: the server (`--url`) or the data dir (`--data-dir`) could not be reached or read. */
+  /**
+   * `runs`, `trace`, `workflow`, `thread`, `agents`, `schedules`: the server (`--url`) or the
+   * data dir (`--data-dir`) could not be reached or read.
+   */
   UNREACHABLE: 3,
   /**
    * Stopped by Ctrl-C or SIGTERM before it finished (`main.ts` sets it; `serve` drains and
@@ -34,7 +37,7 @@ export const EXIT_CODES_HELP = `Exit codes:
        id, a key the server refused, an error the server answered)
   2    usage error: an unknown command or option, a bad value, a store or Redis that
        does not answer or refuses (serve, worker, store copy); nothing was done
-  3    runs, trace, workflow, thread: the server (--url) or the data dir (--data-dir)
-       could not be reached or read
+  3    runs, trace, workflow, thread, agents, schedules: the server (--url) or the data
+       dir (--data-dir) could not be reached or read
   130  stopped by Ctrl-C or SIGTERM before it finished
 `;

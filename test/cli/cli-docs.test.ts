@@ -15,7 +15,7 @@ describe('docs/cli.md', () => {
   });
 
   it('has a section for every command the help lists', () => {
-    const commands = [...HELP.matchAll(/^ {2}([a-z]+(?: [a-z]+)?)(?: [<[]\S+)? {2,}\S/gm)]
+    const commands = [...HELP.matchAll(/^ {2}([a-z]+(?: [a-z]+)?)(?: [<[]\S+)* {2,}\S/gm)]
       .map((m) => m[1] ?? '')
       .filter((c) => c !== 'help');
     expect(commands).toEqual([
@@ -32,6 +32,13 @@ describe('docs/cli.md', () => {
       'thread show',
       'thread inspect',
       'thread kill',
+      'agents list',
+      'agents show',
+      'agents send',
+      'schedules list',
+      'schedules pause',
+      'schedules resume',
+      'schedules delete',
       'image build',
       'store copy',
     ]);

@@ -438,7 +438,7 @@ describe('axon usage errors', () => {
       ['list', '--json'],
       'list',
       'json',
-      'run, runs list, trace, workflow, thread, image build and store copy',
+      'run, runs list, trace, workflow, thread, agents, schedules, image build and store copy',
     ],
     [['help', '--message', 'hi'], 'help', 'message', 'run'],
   ])('refuses an option of another command: %j', async (argv, command, option, owners) => {

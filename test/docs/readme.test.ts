@@ -93,7 +93,7 @@ describe('README.md', () => {
   });
 
   it('the Commands table has a row for every command axon --help lists', () => {
-    const commands = [...HELP.matchAll(/^ {2}([a-z]+(?: [a-z]+)?)(?: [<[]\S+)? {2,}\S/gm)].map(
+    const commands = [...HELP.matchAll(/^ {2}([a-z]+(?: [a-z]+)?)(?: [<[]\S+)* {2,}\S/gm)].map(
       (m) => m[1] ?? '',
     );
     expect(commands).toContain('workflow trigger');

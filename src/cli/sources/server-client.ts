@@ -23,14 +23,46 @@ export interface ServerClientOptions {
   readonly timeoutMs?: number;
 }
 
+/** An API error body's `error` (API.md): its code, message and details. */
+export interface ApiError {
+  readonly code: string;
+  readonly message: string;
+  /** `{}` when the body has none. */
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
 /** An API error body's `error` (API.md), or `null` when `body` is not one. */
-export function apiError(body: unknown): { code: string; message: string } | null {
+export function apiError(body: unknown): ApiError | null {
   if (typeof body !== 'object' || body === null) return null;
   const error = (body as { error?: unknown }).error;
   if (typeof error !== 'object' || error === null) return null;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  return typeof code === 'string' && typeof message === 'string' ? { code, message } : null;
+  const { code, message, details } = error as {
+    code?: unknown;
+    message?: unknown;
+    details?: unknown;
+  };
+  if (typeof code !== 'string' || typeof message !== 'string') return null;
+  const fields =
+    typeof details === 'object' && details !== null && !Array.isArray(details)
+      ? (details as Record<string, unknown>)
+      : {};
+  return { code, message, details: fields };
 }
+
+/** The HTTP methods the CLI sends. */
+export type RequestMethod = 'GET' | 'POST' | 'DELETE';
+
+/**
+ * What an API 404 `NOT_FOUND` means where it was asked (`no run "…" at …`), given the error
+ * (its `details.kind` says what was not found: `agent`, `actor`, …).
+ */
+export type NotFoundOf = (error: ApiError) => CliError;
+
+/**
+ * A refusal a request names itself (`422 SCHEMA_VIOLATION`: the message does not fit), before
+ * the usual mapping; `null` leaves it to that.
+ */
+export type RefusalOf = (status: number, error: ApiError) => CliError | null;
 
 /** `url` checked (`CliError` `USAGE` otherwise), ending in `/` so paths join under it. */
 export function baseUrl(url: string): URL {
@@ -121,16 +153,33 @@ export interface ServerClient {
    * says what an API 404 means there); a JSON `body` is sent when given.
    */
   request(
-    method: 'GET' | 'POST',
+    method: RequestMethod,
     path: string,
     what: string,
-    notFound: () => CliError,
+    notFound: NotFoundOf,
     body?: unknown,
   ): Promise<unknown>;
+  /**
+   * As {@link request}, with the answer's status, and `refused` asked first about an error
+   * answer; an answer with no body (`204`) is `undefined`.
+   */
+  exchange(
+    method: RequestMethod,
+    path: string,
+    what: string,
+    notFound: NotFoundOf,
+    options?: { readonly body?: unknown; readonly refused?: RefusalOf },
+  ): Promise<{ readonly status: number; readonly body: unknown }>;
   /** The `UNREACHABLE` error of a request that got no answer (`timeout`: its own, if any). */
   unreachable(err: unknown, timeout: AbortSignal | null): CliError;
   /** The error of an answer `res` that is not ok, its text `text`. */
-  failure(res: Answer, text: string, what: string, notFound: () => CliError): CliError;
+  failure(
+    res: Answer,
+    text: string,
+    what: string,
+    notFound: NotFoundOf,
+    refused?: RefusalOf,
+  ): CliError;
   /** The `UNREACHABLE` error of an answer that is not API.md's body for `what`. */
   notAxon(what: string): CliError;
 }
@@ -159,12 +208,20 @@ export function createServerClient(options: ServerClientOptions): ServerClient {
     });
   };
 
-  function failure(res: Answer, text: string, what: string, notFound: () => CliError): CliError {
+  function failure(
+    res: Answer,
+    text: string,
+    what: string,
+    notFound: NotFoundOf,
+    refused?: RefusalOf,
+  ): CliError {
     const error = apiError(jsonOf(text));
     const detail = error
       ? `${res.status} ${error.code}: ${error.message}`
       : `${res.status} ${res.statusText}`;
-    if (res.status === 404 && error?.code === 'NOT_FOUND') return notFound();
+    if (res.status === 404 && error?.code === 'NOT_FOUND') return notFound(error);
+    const own = error && refused ? refused(res.status, error) : null;
+    if (own) return own;
     if (res.status === 401 || res.status === 403) {
       const hint = options.apiKey === undefined ? ' (give --api-key or set AXON_API_KEY)' : '';
       return new CliError('REQUEST_FAILED', `the server refused ${what}: ${detail}${hint}`);
@@ -180,13 +237,14 @@ export function createServerClient(options: ServerClientOptions): ServerClient {
     return new CliError('REQUEST_FAILED', `${what} failed: ${detail}`);
   }
 
-  async function request(
-    method: 'GET' | 'POST',
+  async function exchange(
+    method: RequestMethod,
     path: string,
     what: string,
-    notFound: () => CliError,
-    body?: unknown,
-  ): Promise<unknown> {
+    notFound: NotFoundOf,
+    sending: { readonly body?: unknown; readonly refused?: RefusalOf } = {},
+  ): Promise<{ readonly status: number; readonly body: unknown }> {
+    const { body, refused } = sending;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
     let res: Answer & { readonly ok: boolean };
@@ -201,7 +259,8 @@ export function createServerClient(options: ServerClientOptions): ServerClient {
     } catch (err) {
       throw unreachable(err, timeout);
     }
-    if (!res.ok) throw failure(res, text, what, notFound);
+    if (!res.ok) throw failure(res, text, what, notFound, refused);
+    if (res.status === 204 && text === '') return { status: res.status, body: undefined };
     const parsed = jsonOf(text);
     if (parsed === undefined) {
       throw new CliError(
@@ -209,7 +268,24 @@ export function createServerClient(options: ServerClientOptions): ServerClient {
         `the server at ${shown} answered ${what} with no JSON: is it axon serve?`,
       );
     }
-    return parsed;
+    return { status: res.status, body: parsed };
+  }
+
+  async function request(
+    method: RequestMethod,
+    path: string,
+    what: string,
+    notFound: NotFoundOf,
+    body?: unknown,
+  ): Promise<unknown> {
+    const answer = await exchange(method, path, what, notFound, { body });
+    if (answer.body === undefined) {
+      throw new CliError(
+        'UNREACHABLE',
+        `the server at ${shown} answered ${what} with no JSON: is it axon serve?`,
+      );
+    }
+    return answer.body;
   }
 
   return {
@@ -217,6 +293,7 @@ export function createServerClient(options: ServerClientOptions): ServerClient {
     url: (path) => new URL(path, base),
     headers,
     request,
+    exchange,
     unreachable,
     failure,
     notAxon: (what) =>

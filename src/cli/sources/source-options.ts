@@ -9,6 +9,7 @@ import { Option, type Command } from 'commander';
 import { CliError } from '../cli-error.js';
 import type { CommandContext } from '../command-context.js';
 import { SERVE_DEFAULTS } from '../cli-defaults.js';
+import type { AgentSource } from './agent-source.js';
 import type { RunSource } from './run-source.js';
 import type { ThreadSource } from './thread-source.js';
 
@@ -127,6 +128,44 @@ export async function withThreadSource(
   body: (source: ThreadSource) => Promise<number>,
 ): Promise<number> {
   const source = await openThreadSource(flags, ctx);
+  try {
+    return await body(source);
+  } finally {
+    await source.close();
+  }
+}
+
+/**
+ * The {@link AgentSource} `flags` name, as {@link openSource}: the server at `--url`, else the
+ * data dir (`--config`: the configuration of the runtime a message is sent on there).
+ */
+export async function openAgentSource(
+  flags: SourceFlags,
+  ctx: CommandContext,
+): Promise<AgentSource> {
+  const where = sourceOf(flags, ctx);
+  if (where.kind === 'server') {
+    const { createAgentServerSource } = await import('./agent-server-source.js');
+    return createAgentServerSource({ url: where.url, apiKey: where.apiKey, signal: ctx.signal });
+  }
+  const { openAgentDataDirSource } = await import('./agent-data-dir-source.js');
+  return openAgentDataDirSource({
+    dir: where.dir,
+    config: flags.config,
+    cwd: ctx.cwd,
+    env: ctx.env,
+    stderr: ctx.io.stderr,
+    signal: ctx.signal,
+  });
+}
+
+/** Runs `body` on the {@link AgentSource} `flags` name ({@link openAgentSource}), closing it after. */
+export async function withAgentSource(
+  flags: SourceFlags,
+  ctx: CommandContext,
+  body: (source: AgentSource) => Promise<number>,
+): Promise<number> {
+  const source = await openAgentSource(flags, ctx);
   try {
     return await body(source);
   } finally {

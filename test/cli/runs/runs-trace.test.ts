@@ -412,7 +412,7 @@ describe('exit codes', () => {
     expect(code).toBe(2);
     expect(stdout).toBe('');
     expect(stderr.split('\n')[0]).toBe(
-      'axon trace: --limit applies to runs list and thread list only',
+      'axon trace: --limit applies to runs list, thread list and agents list only',
     );
     expect(stderr).toContain('Usage: axon trace [options] <run_id>');
   });

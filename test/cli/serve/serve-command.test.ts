@@ -61,9 +61,14 @@ describe('axon serve: the command line', () => {
       ['list', '--data-dir', 'x'],
       'list',
       'data-dir',
-      'run, serve, runs list, trace, workflow and thread',
+      'run, serve, runs list, trace, workflow, thread, agents and schedules',
     ],
-    [['help', '--config', 'a.yaml'], 'help', 'config', 'serve, worker, workflow and thread'],
+    [
+      ['help', '--config', 'a.yaml'],
+      'help',
+      'config',
+      'serve, worker, workflow, thread and agents send',
+    ],
     [['serve', '--pool', 'gpu'], 'serve', 'pool', 'worker'],
     [['run', 'trip-planner', '--redis', 'redis://x'], 'run', 'redis', 'serve and worker'],
     [['serve', '--seed', '3'], 'serve', 'seed', 'run'],
@@ -71,7 +76,7 @@ describe('axon serve: the command line', () => {
       ['serve', '--json'],
       'serve',
       'json',
-      'run, runs list, trace, workflow, thread, image build and store copy',
+      'run, runs list, trace, workflow, thread, agents, schedules, image build and store copy',
     ],
   ])('refuses a flag of another command: %j', async (argv, command, flag, owner) => {
     const { code, stdout, stderr } = await cli(argv);
