@@ -142,8 +142,13 @@ export class Activation {
       .finally(() => {
         this.#draining = null;
         this.lastUsed = this.#host.clock.now();
-        // A message came while it stopped looking: it looks again.
-        if (this.#again && !this.gone) void this.drain();
+        // Work came while it stopped looking (a message, a wake that fired while its message
+        // was being put aside): it looks again — or, gone from memory, a new activation does.
+        if (this.#again) {
+          this.#again = false;
+          if (this.gone) void this.#host.resume(this.actor.actor_id);
+          else void this.drain();
+        }
       });
     return this.#draining;
   }

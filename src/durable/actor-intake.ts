@@ -105,8 +105,13 @@ export class ActorIntake {
     const awake = host.awake.get(actorId);
     const actor = awake?.actor ?? (await this.#open(def, address, actorId));
     const { policy, maxQueue } = def.durable.mailbox;
-    // Awake here, the activation knows; asleep, the stored status says.
-    const busy = awake ? awake.busy : actor.status !== 'idle';
+    // Awake here, the activation knows; asleep, the stored status says. Under `reject` a
+    // queued message counts through the store's bound below, so busy is a message handled now.
+    const busy = awake
+      ? policy === 'reject'
+        ? awake.turn !== null
+        : awake.busy
+      : actor.status !== 'idle';
     if (busy && (policy === 'reject' || policy === 'interrupt')) {
       // A message sent again under its token is answered as the first was, busy or not.
       const seen = await this.#seen(actor, token);

@@ -27,8 +27,13 @@ const REMINDER_NAME = /^[A-Za-z0-9._:~-]{1,64}$/;
 export interface WaitsHost {
   readonly actors: ActorStore;
   readonly clock: Clock;
-  /** Told of a wake due sooner than any it knew of. */
+  /**
+   * Told of a wake due at `dueAt`, once it is durable: the clock reads the store's index when
+   * it rings, and must find it there.
+   */
   wakeAdded(dueAt: number): void;
+  /** Makes the store's writes so far durable (`RunStore.flush`). */
+  flush(): Promise<void>;
   /** Checks a reminder's message against the agent's `input`; throws `SchemaViolationError`. */
   checkMessage(message: unknown): unknown;
 }
@@ -122,6 +127,7 @@ export class MessageWaits {
       message,
       data: { set_by: setBy },
     });
+    await this.#host.flush();
     this.#host.wakeAdded(due);
   }
 
@@ -144,6 +150,7 @@ export class MessageWaits {
     if (!found) {
       const wake: WakeRecord = { ...this.#base(wakeId, this.#host.clock.now()), ...make() };
       await this.#host.actors.putWake(wake);
+      await this.#host.flush();
       if (wake.due_at !== null) this.#host.wakeAdded(wake.due_at);
     }
     const reason = new ActorWaitError(

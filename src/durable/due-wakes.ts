@@ -84,9 +84,10 @@ async function remind(host: DueWakesHost, wake: WakeRecord, now: number): Promis
     const periods = Math.max(1, Math.ceil((now - due + 1) / wake.every_ms));
     const next = due + periods * wake.every_ms;
     await host.actors.rearmWake(wake.wake_id, next);
+    await flushed(host.store);
     host.wakeAdded(next);
   } else {
     await host.actors.deleteWakes([wake.wake_id]);
+    await flushed(host.store);
   }
-  await flushed(host.store);
 }

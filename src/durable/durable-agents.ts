@@ -179,6 +179,7 @@ export class DurableAgents implements DurableHost {
           this.#due(due);
         },
         checkMessage: (message) => this.#checked(def, message),
+        flush: () => flushed(this.store),
       },
     });
   }

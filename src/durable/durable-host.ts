@@ -31,6 +31,8 @@ export interface DurableHost extends DurableRuntimeParts {
    * out of step with the store.
    */
   passivate(activation: { readonly actor: { readonly actor_id: string } }): void;
+  /** Wakes the actor again (a new activation): work came while this one was leaving. */
+  resume(actorId: string): Promise<void>;
   /** A message began being handled (its handler finds its turn by its step). */
   turnStarted(turn: MessageTurn): void;
   turnEnded(turn: MessageTurn): void;

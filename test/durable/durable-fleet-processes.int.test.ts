@@ -40,28 +40,28 @@ describe('durable agents on a fleet of processes', () => {
     const first = await fleet.worker('main', [], FAST_REPLICA_FLAGS);
     await sendAll(api.url, 'killed');
     await expect
-      .poll(async () => (await seen(api.url, 'killed')).length, { timeout: 30_000 })
+      .poll(async () => (await seen(api.url, 'killed')).length, { timeout: 60_000 })
       .toBeGreaterThanOrEqual(3);
     await fleet.worker('main', [], FAST_REPLICA_FLAGS);
     first.child.kill('SIGKILL');
     await first.exited;
     await expect
-      .poll(async () => (await seen(api.url, 'killed')).length, { timeout: 60_000, interval: 500 })
+      .poll(async () => (await seen(api.url, 'killed')).length, { timeout: 90_000, interval: 500 })
       .toBe(MESSAGES);
     expect(await seen(api.url, 'killed')).toEqual(all);
-  }, 120_000);
+  }, 200_000);
 
   it('a frozen replica (SIGSTOP) thawed after another took its actor over writes nothing for it', async () => {
     const api = await fleet.api();
     const frozen = await fleet.worker('main', [], FAST_REPLICA_FLAGS);
     await sendAll(api.url, 'frozen');
     await expect
-      .poll(async () => (await seen(api.url, 'frozen')).length, { timeout: 30_000 })
+      .poll(async () => (await seen(api.url, 'frozen')).length, { timeout: 60_000 })
       .toBeGreaterThanOrEqual(3);
     await fleet.worker('main', [], FAST_REPLICA_FLAGS);
     frozen.child.kill('SIGSTOP');
     await expect
-      .poll(async () => (await seen(api.url, 'frozen')).length, { timeout: 60_000, interval: 500 })
+      .poll(async () => (await seen(api.url, 'frozen')).length, { timeout: 90_000, interval: 500 })
       .toBe(MESSAGES);
     frozen.child.kill('SIGCONT');
     // What it was handling when it froze ends now, there: its writes are refused.
@@ -77,5 +77,5 @@ describe('durable agents on a fleet of processes', () => {
     }[];
     expect(steps).toHaveLength(MESSAGES);
     expect(steps.every((s) => s.status === 'succeeded')).toBe(true);
-  }, 120_000);
+  }, 200_000);
 });
