@@ -1,7 +1,8 @@
 /**
  * @module The API's bodies as the trace UI reads them (docs/spec/API.md, docs/http-api.md):
- * Run, Step, Thread and its turns, Workflow, Flow, and the data of a step's stream events.
- * Only the fields the page reads; the server sends more.
+ * Run, Step, Thread and its turns, Workflow, Flow, an actor of a durable agent and a message's
+ * receipt, a Schedule, and the data of a step's stream events. Only the fields the page reads;
+ * the server sends more.
  */
 
 /** Tokens, dollars and time used (`budget_usage`). */
@@ -118,6 +119,54 @@ export interface Flow {
 export interface ThreadStarted {
   readonly thread_id: string;
   readonly status: string;
+}
+
+/** An actor's status: `busy`, `waiting` (on a timer or an event), `awake`, `asleep`. */
+export type AgentStatus = 'asleep' | 'awake' | 'busy' | 'waiting';
+
+/** An actor of a durable agent (`GET /v1/agents/{name}/{key}`, an item of `GET /v1/agents`). */
+export interface Agent {
+  readonly name: string;
+  readonly key: string;
+  /** Whose actor it is (an admin's listing holds every user's). */
+  readonly user_id?: string | null;
+  readonly version: number;
+  readonly status: AgentStatus;
+  readonly state: unknown;
+  readonly mailbox_depth: number;
+  /** Its soonest pending timer (a sleep, a wait's timeout, a reminder), ISO; or `null`. */
+  readonly next_timer_at: string | null;
+  readonly run_id: string;
+  readonly created_at: string;
+  readonly updated_at: string;
+}
+
+/** A page of actors (`GET /v1/agents`): `next` is the `before` of the next page, or `null`. */
+export interface AgentPage {
+  readonly agents: readonly Agent[];
+  readonly next: string | null;
+}
+
+/** A message accepted (`POST /v1/agents/{name}/{key}/messages`: 202, or 200 for a token seen). */
+export interface MessageReceipt {
+  readonly message_id: string;
+  readonly step_id: string;
+  readonly run_id: string;
+  readonly status: string;
+}
+
+/** A schedule of a durable agent (`GET /v1/schedules`, its pause and resume). */
+export interface Schedule {
+  readonly schedule_id: string;
+  readonly agent: string;
+  readonly key: string;
+  readonly message: unknown;
+  readonly cron: string;
+  readonly timezone: string;
+  readonly overlap: string;
+  readonly status: 'active' | 'paused';
+  /** Its next firing, ISO; `null`: its cron has none left. */
+  readonly next_at: string | null;
 }
 
 /**

@@ -92,8 +92,15 @@ async function failure(res: Response): Promise<ApiError> {
   return err;
 }
 
-/** POST `body` as JSON to `path`: the answer's JSON, or rejects with an {@link ApiError}. */
-export async function postJson<T>(path: string, body?: unknown): Promise<T> {
+/**
+ * POST `body` as JSON to `path`: the answer's status and JSON (a 202 and a 200 may mean two
+ * things, as a message's first acceptance and its client token seen), or rejects with an
+ * {@link ApiError}.
+ */
+export async function postJsonAnswer(
+  path: string,
+  body?: unknown,
+): Promise<{ readonly status: number; readonly body: unknown }> {
   const res = await fetch(apiUrl(path), {
     method: 'POST',
     headers: headersWith({ accept: 'application/json', 'content-type': 'application/json' }),
@@ -101,7 +108,12 @@ export async function postJson<T>(path: string, body?: unknown): Promise<T> {
     cache: 'no-store',
   });
   if (!res.ok) throw await failure(res);
-  return (await res.json()) as T;
+  return { status: res.status, body: (await res.json()) as unknown };
+}
+
+/** POST `body` as JSON to `path`: the answer's JSON, or rejects with an {@link ApiError}. */
+export async function postJson<T>(path: string, body?: unknown): Promise<T> {
+  return (await postJsonAnswer(path, body)).body as T;
 }
 
 /** GET `path` as JSON; rejects with an {@link ApiError} for an error answer. */

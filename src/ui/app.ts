@@ -1,18 +1,24 @@
 /**
  * @module The trace UI's entry (bundled with its imports into `ui/app-<hash>.js`): routes the
  * URL hash to a view (`#runs`, `#run=<id>[&step=<id>]`, `#threads`,
- * `#thread=<id>[&step=<id>]`), asks for the API key when the server answers 401, shows
+ * `#thread=<id>[&step=<id>]`, `#agents`, `#agent=<name>&key=<key>[&user=<id>][&step=<id>]`,
+ * `#schedules`; `route-hash.ts`), asks for the API key when the server answers 401, shows
  * failures in a banner, and names a run's entry. The views are a table by name.
  */
 import './app.css';
+import './agents.css';
 import { getJson, hasKey, httpStatus, isApiError, onUnauthorized, setKey } from './api.js';
 import type { Flow, Run } from './api-types.js';
+import { createAgentView } from './agent-view.js';
+import { createAgentsView } from './agents-view.js';
 import { setText } from './dom.js';
+import { hashOf, routeOf } from './route-hash.js';
 import { createRunView } from './run-view.js';
 import { createRunsView } from './runs-view.js';
+import { createSchedulesView } from './schedules-view.js';
 import { createThreadView } from './thread-view.js';
 import { createThreadsView } from './threads-view.js';
-import type { App, Route, RouteLink, View, ViewName } from './view.js';
+import type { App, View, ViewName } from './view.js';
 
 /** The element of the page with `data-testid="<id>"`; the page (page.html) has each one. */
 function byTestId(id: string): HTMLElement {
@@ -27,26 +33,6 @@ const authKey = byTestId('auth-key') as HTMLInputElement;
 const authMessage = byTestId('auth-message');
 const authState = byTestId('auth-state');
 const authForget = byTestId('auth-forget');
-
-/** A route's hash: see {@link RouteLink}. */
-function hashOf(route: RouteLink): string {
-  const params = new URLSearchParams();
-  if (route.run) params.set('run', route.run);
-  if (route.thread) params.set('thread', route.thread);
-  if (route.step) params.set('step', route.step);
-  const text = params.toString();
-  return `#${text || route.view || 'runs'}`;
-}
-
-function routeOf(hash: string): Route {
-  const params = new URLSearchParams(hash.replace(/^#/, ''));
-  const run = params.get('run');
-  if (run) return { view: 'run', nav: 'runs', run, step: params.get('step') };
-  const thread = params.get('thread');
-  if (thread) return { view: 'thread', nav: 'threads', thread, step: params.get('step') };
-  if (params.has('threads')) return { view: 'threads', nav: 'threads' };
-  return { view: 'runs', nav: 'runs' };
-}
 
 const flowNames = new Map<string, Promise<string>>();
 
@@ -87,12 +73,16 @@ const app: App = {
 
 // The views, by the name a route gives, each in its <section> of the page. A thread is a run
 // of a workflow, its turns the steps of that run: the thread view shows them with the run
-// view's tree, and each opens in the other.
+// view's tree, and each opens in the other. An actor's messages are the steps of its run:
+// the agent view shows them with the run view's trace.
 const VIEWS: Readonly<Record<ViewName, View>> = {
   runs: createRunsView(byTestId('runs-view'), app),
   run: createRunView(byTestId('run-view'), app),
   threads: createThreadsView(byTestId('threads-view'), app),
   thread: createThreadView(byTestId('thread-view'), app),
+  agents: createAgentsView(byTestId('agents-view'), app),
+  agent: createAgentView(byTestId('agent-view'), app),
+  schedules: createSchedulesView(byTestId('schedules-view'), app),
 };
 let current: ViewName | null = null;
 

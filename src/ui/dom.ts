@@ -1,8 +1,10 @@
 /**
  * @module The trace UI's DOM helpers: `el` makes an element with its attributes and children,
  * `figureList` a page's figures as a definition list, `setText` changes a node's text only
- * when it differs.
+ * when it differs, `setTime` shows a time in a `<time>` (its text as the CLI prints it, its
+ * exact ISO value in `datetime`).
  */
+import { when } from './format.js';
 
 /** An attribute's value: `null`, `undefined` and `false` leave it out, `true` sets it empty. */
 export type AttrValue = string | number | boolean | null | undefined;
@@ -29,6 +31,17 @@ export function el<K extends keyof HTMLElementTagNameMap>(
 /** Sets an element's text only when it differs (no needless layout). */
 export function setText(node: Node, text: string): void {
   if (node.textContent !== text) node.textContent = text;
+}
+
+/**
+ * Shows the ISO time `iso` in `node`: its text `2026-11-27 18:05:19Z` (to the second, as the
+ * CLI prints it), its `datetime` the API's value to the millisecond; `-` and no `datetime` for
+ * `null`.
+ */
+export function setTime(node: HTMLTimeElement, iso: string | null): void {
+  setText(node, iso === null ? '-' : when(iso));
+  if (iso === null) node.removeAttribute('datetime');
+  else if (node.dateTime !== iso) node.dateTime = iso;
 }
 
 /**

@@ -6,7 +6,8 @@
  * figure) — read again while the run or one of its steps may change, once after. Filters: a
  * status, an entry (the name the run is listed under, exact) and a time window (created in the
  * last 15 minutes, hour, day or week) are the server's (`?status`, `?entry`, `?since`); the
- * search box keeps the listed runs whose id or entry holds its text.
+ * search box keeps the listed runs whose id or entry holds its text. An actor's run (entry
+ * `actor:<name>/<key>`) links to its agent's page too.
  */
 import { getJson, httpStatus } from './api.js';
 import type { Run, RunStatus, Step } from './api-types.js';
@@ -24,6 +25,7 @@ import {
 } from './format.js';
 import { placeRows } from './keyed-rows.js';
 import { createPoller, type Poller } from './poller.js';
+import { actorOfEntry } from './route-hash.js';
 import type { App, View } from './view.js';
 
 const REFRESH_MS = 2000;
@@ -205,9 +207,18 @@ export function createRunsView(root: HTMLElement, app: App): View {
         used: el('td', { class: 'num', 'data-testid': 'run-row-tokens' }),
         spent: el('td', { class: 'num', 'data-testid': 'run-row-cost' }),
       };
+      // An actor's messages are the steps of its run: its agent's page shows them too.
+      const actor = actorOfEntry(run.entry);
+      const agent = actor
+        ? el(
+            'a',
+            { href: app.href({ agent: actor }), class: 'aside', 'data-testid': 'run-row-agent' },
+            'agent',
+          )
+        : null;
       made.tr.append(
         el('td', null, made.status, made.failed),
-        el('td', null, made.entry),
+        el('td', null, made.entry, agent),
         el('td', null, el('code', null, run.run_id)),
         made.started,
         made.took,

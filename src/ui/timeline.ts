@@ -18,6 +18,8 @@ export interface TimelineHooks {
   readonly href: (stepId: string) => string;
   /** Whether a step is the one opened (its row is marked). */
   readonly selected?: () => string | null;
+  /** What it says while there is no step (default: how to submit one to a run). */
+  readonly empty?: string;
 }
 
 /** A drawn timeline: {@link Timeline.render} draws a model again, keeping the rows it has. */
@@ -68,7 +70,7 @@ export function createTimeline(hooks: TimelineHooks): Timeline {
   const empty = el(
     'p',
     { class: 'empty', 'data-testid': 'timeline-empty' },
-    'No steps yet: submit one with POST /v1/runs/{run_id}/steps.',
+    hooks.empty ?? 'No steps yet: submit one with POST /v1/runs/{run_id}/steps.',
   );
   const legend = el(
     'p',

@@ -1,32 +1,12 @@
 /**
- * @module What the trace UI's views and its page share: a route (what the URL hash names),
- * the page's services a view calls (`App`: links, errors, a run's entry), and a view's shape.
+ * @module What the trace UI's views and its page share: a route (what the URL hash names;
+ * its types are `route-hash.ts`'s), the page's services a view calls (`App`: links, errors, a
+ * run's entry), and a view's shape.
  */
 import type { Run } from './api-types.js';
+import type { Route, RouteLink } from './route-hash.js';
 
-/** The views, by the name a route gives. */
-export type ViewName = 'runs' | 'run' | 'threads' | 'thread';
-
-/**
- * Where a link goes: `{ run, step }` `#run=<id>&step=<id>`, `{ thread, step }`
- * `#thread=<id>&step=<id>`, `{ view: 'threads' }` `#threads`, `{}` `#runs`.
- */
-export interface RouteLink {
-  readonly run?: string;
-  readonly thread?: string;
-  readonly step?: string | null;
-  readonly view?: ViewName;
-}
-
-/** A route read from the URL hash. */
-export interface Route {
-  readonly view: ViewName;
-  /** The tab of the header it belongs to. */
-  readonly nav: 'runs' | 'threads';
-  readonly run?: string;
-  readonly thread?: string;
-  readonly step?: string | null;
-}
+export type { AgentAddress, NavName, Route, RouteLink, ViewName } from './route-hash.js';
 
 /** What the views share of the page. */
 export interface App {
