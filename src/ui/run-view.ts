@@ -53,7 +53,13 @@ export function createRunView(root: HTMLElement, app: App): View {
     setText(took, duration(elapsed(run, now)));
     setText(used, tokens(run.budget_usage.tokens_in, run.budget_usage.tokens_out));
     setText(spent, cost(run.budget_usage.cost_usd));
-    const actionable = ACTIONABLE_RUN.has(run.status) ? run.run_id : null;
+    // An actor's messages are the steps of its run, 'actor:<name>/<key>'. That run lives as
+    // long as its actor, which goes on taking messages: it is not the page's to complete or
+    // cancel (the actor's messages are cancelled by POST /v1/agents/{name}/{key}/cancel).
+    const actor = actorOfEntry(run.entry);
+    asAgent.hidden = actor === null;
+    if (actor) asAgent.setAttribute('href', app.href({ agent: actor }));
+    const actionable = ACTIONABLE_RUN.has(run.status) && actor === null ? run.run_id : null;
     cancelRun.target(actionable);
     completeRun.target(actionable);
     note.hidden = run.cancel_on_disconnect !== true;
@@ -61,10 +67,6 @@ export function createRunView(root: HTMLElement, app: App): View {
     const thread = typeof run.entry === 'string' && run.entry.startsWith('workflow:');
     asThread.hidden = !thread;
     if (thread) asThread.setAttribute('href', app.href({ thread: run.run_id }));
-    // An actor's messages are the steps of its run, 'actor:<name>/<key>'.
-    const actor = actorOfEntry(run.entry);
-    asAgent.hidden = actor === null;
-    if (actor) asAgent.setAttribute('href', app.href({ agent: actor }));
   }
 
   const trace = createRunTrace({

@@ -29,6 +29,11 @@ interface ScheduleRow {
   answeredAt: number;
 }
 
+/** A time zone's text with a break allowed after each '/' (`America/Argentina/Buenos_Aires`). */
+function zoneParts(zone: string): (string | HTMLElement)[] {
+  return zone.split('/').flatMap((part, i) => (i === 0 ? [part] : ['/', el('wbr'), part]));
+}
+
 /** The list of schedules (the hash `#schedules`), in `root`. */
 export function createSchedulesView(root: HTMLElement, app: App): View {
   const updated = el('span', { class: 'muted', 'data-testid': 'schedules-updated' });
@@ -85,6 +90,8 @@ export function createSchedulesView(root: HTMLElement, app: App): View {
       (err: unknown) => {
         r.button.disabled = false;
         app.showError(err);
+        // Refused: read what is there now (a schedule deleted meanwhile goes from the list).
+        poller?.poke();
       },
     );
   }
@@ -109,11 +116,11 @@ export function createSchedulesView(root: HTMLElement, app: App): View {
       made.tr.append(
         el('td', { 'data-testid': 'schedule-agent' }, s.agent),
         el('td', { class: 'key' }, el('a', { href, 'data-testid': 'schedule-key' }, s.key)),
-        el('td', null, el('code', { 'data-testid': 'schedule-cron' }, s.cron)),
-        el('td', { 'data-testid': 'schedule-timezone' }, s.timezone),
+        el('td', { class: 'cron' }, el('code', { 'data-testid': 'schedule-cron' }, s.cron)),
+        el('td', { class: 'zone', 'data-testid': 'schedule-timezone' }, ...zoneParts(s.timezone)),
         el('td', { 'data-testid': 'schedule-overlap' }, s.overlap),
         el('td', null, made.status),
-        el('td', null, made.next),
+        el('td', { class: 'next' }, made.next),
         el('td', null, made.button),
       );
       made.button.addEventListener('click', () => {

@@ -6,7 +6,8 @@
  * - filtered by agent name and by status, and searched by a key's start, as the server's
  *   `?name=`, `?status=` and `?key_prefix=` answer;
  * - a row opens its agent's page; an actor's run links to it from the runs list and the run's
- *   page, and the agent's page links back to its run;
+ *   page (which offers neither to complete nor to cancel the run: it lives as long as its
+ *   actor), and the agent's page links back to its run;
  * - with keys: an admin's list holds every user's actors and opens another user's actor as
  *   that user's (no form: an admin's messages go to its own actors); its run's link finds it.
  *
@@ -258,6 +259,10 @@ describe('the Agents page in headless Chromium', () => {
       const back = page.getByTestId('run-agent-link');
       await back.waitFor();
       expect(await page.getByTestId('run-thread-link').isVisible()).toBe(false);
+      // Its run lives as long as the actor: the page offers neither to complete nor to cancel it.
+      expect(await page.getByTestId('run-status').textContent()).toBe('running');
+      expect(await page.getByTestId('run-complete').isVisible()).toBe(false);
+      expect(await page.getByTestId('run-cancel').isVisible()).toBe(false);
       await back.click();
       expect(hashOf(page)).toBe(`#agent=notebook&key=${key}`);
       await expect
