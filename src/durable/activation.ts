@@ -246,7 +246,10 @@ export class Activation {
     const held = submissions.contextFor(run, undefined, undefined, {
       userId: this.actor.user_id,
     });
-    attachRunCalls(held.ctx, submissions.callsFor(run, step.client_token, !fresh, 'here'));
+    // Its calls are recorded under its client token, or its step's id when it has none: the
+    // same each time it runs (a wait runs it again).
+    const calls = submissions.callsFor(run, step.client_token ?? step.step_id, !fresh, 'here');
+    attachRunCalls(held.ctx, calls);
     const out: { status: StepStatus | null; ending: StepEnding | null } = {
       status: null,
       ending: null,

@@ -123,8 +123,9 @@ export class ActorIntake {
         'interrupted by a newer message (mailbox policy interrupt)',
       );
     }
-    // Every message has a token: its calls are recorded under it (a wait runs it again).
-    const step = this.#message(actor, message, token ?? `msg-${host.ids.id('request')}`);
+    // A message sent without a token has none (its calls are recorded under its step's id):
+    // no token to look up, nor to keep in the token's index.
+    const step = this.#message(actor, message, token);
     let accepted;
     try {
       accepted = await host.actors.acceptMessage(actorId, step, policy === 'reject' ? 1 : maxQueue);
@@ -140,7 +141,7 @@ export class ActorIntake {
   }
 
   /** A queued message step of `actor`. */
-  #message(actor: ActorRecord, message: unknown, token: string): StepRecord {
+  #message(actor: ActorRecord, message: unknown, token: string | null): StepRecord {
     return {
       step_id: this.#host.ids.id('step'),
       run_id: actor.run_id,

@@ -8,6 +8,7 @@
  * nothing: an unknown agent (404), a bad key (400), a message failing the agent's input (422),
  * a full mailbox (429 `QUEUE_FULL`), a busy actor under `reject` (409).
  */
+import type { WakeRecord } from '../store/actor-records.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { actorIdAt, checkAddress, type ActorAddress } from '../durable/actor-address.js';
@@ -151,6 +152,18 @@ export function registerAgentRoutes(app: FastifyInstance, deps: AgentRouteDeps):
     return agentView(view, userId);
   });
 
+  // Not in API.md (docs/http-api.md, "What the server adds"): what the actor waits for — its
+  // timers, event waits and reminders — for the trace UI's and the CLI's view of it.
+  app.get('/v1/agents/:name/:key/wakes', async (req) => {
+    const q = checkBody(viewQuerySchema, 'agent query', req.query);
+    const address = addressOf(req, readerOf(callerOf(req), q.user_id));
+    const actorId = actorIdAt(address);
+    if (!(await durable.actors.getActor(actorId))) {
+      throw new NotFoundError('actor', `${address.name}/${address.key}`);
+    }
+    return { wakes: (await durable.actors.actorWakes(actorId)).map(wakeView) };
+  });
+
   app.get('/v1/agents/:name/:key/stream', async (req, reply: FastifyReply) => {
     const q = checkBody(streamQuerySchema, 'stream query', req.query);
     const caller = callerOf(req);
@@ -234,4 +247,28 @@ async function currentView(runtime: Runtime, record: ActorRecord): Promise<Actor
     return durable.view({ name: record.name, key: record.key, userId: record.user_id });
   }
   return viewActor(durable.actors, record.actor_id, undefined);
+}
+
+/**
+ * A wake as the API shows it, times as ISO strings: `kind` (`sleep`, `event`, `reminder`),
+ * `status`, `due_at`, the `event` and its `match`, a reminder's `name`, `every_ms` and
+ * `message`, the waiting message's `step_id`, `fired_at`, `timed_out`.
+ */
+function wakeView(w: WakeRecord): Record<string, unknown> {
+  const iso = (ms: number | null): string | null =>
+    ms === null ? null : new Date(ms).toISOString();
+  return {
+    wake_id: w.wake_id,
+    kind: w.kind,
+    status: w.status,
+    due_at: iso(w.due_at),
+    event: w.event,
+    name: w.name,
+    match: w.match,
+    every_ms: w.every_ms,
+    step_id: w.step_id,
+    message: w.kind === 'reminder' ? w.message : null,
+    fired_at: iso(w.fired_at),
+    timed_out: w.timed_out,
+  };
 }

@@ -96,6 +96,13 @@ export function agentPaths({ op, ok, body, id }: OpenApiHelpers): Record<string,
         { parameters: actor },
       ),
     },
+    '/v1/agents/{name}/{key}/wakes': {
+      get: op(
+        'What an actor waits for: its timers, event waits and reminders (not in API.md)',
+        { 200: ok(null, '`{ "wakes": [Wake] }`') },
+        { parameters: actor },
+      ),
+    },
     '/v1/agents/{name}/{key}/stream': {
       get: op(
         "An actor's messages' events as Server-Sent Events, from Last-Event-ID (<n>.<seq>) on; stays open for new messages",

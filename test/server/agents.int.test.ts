@@ -326,6 +326,49 @@ describe('GET /v1/agents/{name}/{key}', () => {
     expect(Date.parse(v?.next_timer_at ?? '') - Date.now()).toBeGreaterThan(3_500_000);
     expect(v?.state).toEqual({ log: [] });
   });
+
+  it('GET …/wakes lists what the actor waits for (its sleep, its event wait), fired ones marked; 404 for an actor never messaged, 400 for a bad key', async () => {
+    const s = await start();
+    expectApiError(await s.api('GET', '/v1/agents/follow-up/none/wakes'), 404, 'NOT_FOUND');
+    expectApiError(await s.api('GET', '/v1/agents/nobody/k/wakes'), 404, 'NOT_FOUND');
+    expectApiError(
+      await s.api('GET', '/v1/agents/follow-up/bad%20key/wakes'),
+      400,
+      'INVALID_PARAMS',
+    );
+    const slept = await send(s, 'follow-up/z', { message: { text: 'later', after_ms: 3_600_000 } });
+    await expect.poll(async () => (await view(s, 'follow-up/z'))?.status, POLL).toBe('waiting');
+    const res = await s.api('GET', '/v1/agents/follow-up/z/wakes');
+    expect(res.status, res.text).toBe(200);
+    const { wakes } = res.body as { wakes: Record<string, unknown>[] };
+    expect(wakes).toHaveLength(1);
+    expect(wakes[0]).toMatchObject({
+      kind: 'sleep',
+      status: 'pending',
+      step_id: slept.step_id,
+      event: null,
+      fired_at: null,
+    });
+    expect(Date.parse(String(wakes[0]?.['due_at'])) - Date.now()).toBeGreaterThan(3_500_000);
+    // An event wait, and once the event comes its wake is no longer pending.
+    await s.api('POST', '/v1/agents/follow-up/z/cancel');
+    const asked = await send(s, 'follow-up/e', { message: { text: 'q', await: 'reply' } });
+    await expect.poll(async () => (await view(s, 'follow-up/e'))?.status, POLL).toBe('waiting');
+    const waitsFor = (await s.api('GET', '/v1/agents/follow-up/e/wakes')).body as {
+      wakes: Record<string, unknown>[];
+    };
+    expect(waitsFor.wakes).toMatchObject([
+      { kind: 'event', status: 'pending', event: 'reply', step_id: asked.step_id },
+    ]);
+    await s.api('POST', '/v1/events', { name: 'reply', data: { answer: 'yes' } });
+    await expect
+      .poll(async () => (await view(s, 'follow-up/e'))?.state, POLL)
+      .toEqual({ log: ['q:yes'] });
+    const after = (await s.api('GET', '/v1/agents/follow-up/e/wakes')).body as {
+      wakes: { status: string }[];
+    };
+    expect(after.wakes.filter((w) => w.status === 'pending')).toEqual([]);
+  });
 });
 
 describe('POST /v1/agents/{name}/{key}/cancel', () => {
@@ -458,6 +501,15 @@ describe('per user', () => {
     const read = await admin('/v1/agents/notebook/alice-only?user_id=alice');
     expect(read.status, read.text).toBe(200);
     expect(read.body).toMatchObject({ user_id: 'alice', state: { notes: ['mine'] } });
+    expectApiError(await bobReads('/v1/agents/notebook/alice-only/wakes'), 404, 'NOT_FOUND');
+    expectApiError(
+      await bobReads('/v1/agents/notebook/alice-only/wakes?user_id=alice'),
+      403,
+      'FORBIDDEN',
+    );
+    const wakes = await admin('/v1/agents/notebook/alice-only/wakes?user_id=alice');
+    expect(wakes.status, wakes.text).toBe(200);
+    expect(wakes.body).toEqual({ wakes: [] });
     // Without user_id an admin reads its own actors, of which it has none.
     expectApiError(await admin('/v1/agents/notebook/alice-only'), 404, 'NOT_FOUND');
     expect((await admin(`/v1/runs/${a.run_id}`)).status).toBe(200);

@@ -165,9 +165,7 @@ export function agentText(d: AgentDetail, style: TerminalStyle): string {
     indent(JSON.stringify(a.state ?? null, null, 2)),
     '',
   ];
-  if (d.wakes === null) {
-    lines.push("wakes: the server does not list an actor's wakes (API.md has no route for them)\n");
-  } else if (d.wakes.length === 0) {
+  if (d.wakes.length === 0) {
     lines.push('no wakes\n');
   } else {
     lines.push(wakesTable(d.wakes, style));

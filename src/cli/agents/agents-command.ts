@@ -150,7 +150,7 @@ Examples:
   addJsonOption(addSourceOptions(show)).addHelpText(
     'after',
     `${WHERE} It shows the actor's last ${SHOWN_MESSAGES} messages (axon trace <run_id> shows all
-its steps). Its wakes are read from a data dir only: the HTTP API has no route for them.
+its steps). Over --url its wakes come from GET /v1/agents/{name}/{key}/wakes.
 --json prints { agent, wakes, messages, message_count } (agent: the API's Agent).
 
 Examples:

@@ -8,6 +8,7 @@
  * sending, and pausing, resuming or deleting a schedule, are refused on a data dir a running
  * `axon serve` holds (`server.json`): they go through its `--url`.
  */
+import { loadDurableAgents } from '../serve/served-durable.js';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { isoTime } from '../../context/clock.js';
@@ -266,8 +267,19 @@ export function openAgentDataDirSource(options: AgentDataDirSourceOptions): Agen
         }
         throw err;
       }
-      // What `axon serve` registers (serve-command.ts): API.md's example durable agents.
-      served = examples.EXAMPLE_DURABLE_AGENTS;
+      // What `axon serve` registers (serve-command.ts): API.md's example durable agents and
+      // those of the file's `durable_agents:`.
+      try {
+        served = [
+          ...examples.EXAMPLE_DURABLE_AGENTS,
+          ...(await loadDurableAgents(config.durableAgents)),
+        ];
+      } catch (err) {
+        await made.close();
+        if (err instanceof ServeConfigError)
+          throw new CliError('USAGE', err.message, { cause: err });
+        throw err;
+      }
       for (const agent of served) made.registerAgent(agent);
       return made;
     })();

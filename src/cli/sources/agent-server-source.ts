@@ -4,8 +4,8 @@
  * `/v1/schedules…` — and the actor's run's steps (`GET /v1/runs/{run_id}/steps`) for its
  * messages. A message's end is followed on its step's stream (`GET /v1/steps/{id}/stream`) to
  * its `end` or `error`, then read (`GET /v1/steps/{id}`). The server shows what the key may
- * see: a key's own actors and schedules, every one for an admin. Its wakes are not served
- * (API.md has no route for them): `wakes` is `null`.
+ * see: a key's own actors and schedules, every one for an admin; an actor's wakes from the
+ * server's `GET /v1/agents/{name}/{key}/wakes` (not in API.md).
  */
 import { CliError } from '../cli-error.js';
 import type {
@@ -19,6 +19,7 @@ import type {
   ReceiptInfo,
   ScheduleInfo,
   SentMessage,
+  WakeInfo,
 } from './agent-source.js';
 import { followToEnd } from './step-stream-follow.js';
 import {
@@ -226,9 +227,16 @@ export function createAgentServerSource(options: AgentServerSourceOptions): Agen
       );
       // Its messages are its run's top steps; what they called hangs below them.
       const top = all.filter((s) => s['parent_step_id'] === null).map(messageOf);
+      const wakes = await call(
+        'GET',
+        `v1/agents/${enc(address.name)}/${enc(address.key)}/wakes${userQuery(address.userId)}`,
+        'GET /v1/agents/{name}/{key}/wakes',
+        noAgent(address),
+        (b) => arrayOf(objectOf(b)['wakes']).map((w) => w as WakeInfo),
+      );
       return {
         agent,
-        wakes: null,
+        wakes,
         messages: top.slice(-messages),
         message_count: top.length,
       };

@@ -84,8 +84,8 @@ export interface MessageInfo {
 /** One actor, as `agents show` prints it. */
 export interface AgentDetail {
   readonly agent: AgentInfo;
-  /** Its wakes, the soonest first; `null` where the source cannot list them (a server). */
-  readonly wakes: readonly WakeInfo[] | null;
+  /** Its wakes, the soonest first. */
+  readonly wakes: readonly WakeInfo[];
   /** Its last messages, in the order accepted. */
   readonly messages: readonly MessageInfo[];
   /** How many messages it has had. */

@@ -1,7 +1,7 @@
 /**
  * How `axon agents` and `axon schedules` print: the tables' columns and cells (times UTC to
  * the second, JSON cut to a line), an actor's state as indented JSON with its wakes and last
- * messages (or why the wakes are not there), a receipt, a message's end, a schedule's line —
+ * messages, a receipt, a message's end, a schedule's line —
  * and no colour unless asked for.
  */
 import { describe, expect, it } from 'vitest';
@@ -172,15 +172,10 @@ describe('agent formats', () => {
     );
   });
 
-  it('over a server the wakes are said to be unlisted, not "no wakes"; none at all is "no wakes"', () => {
-    const served = agentText({ agent, wakes: null, messages, message_count: 2 }, NO_STYLE);
-    expect(served).toContain(
-      "wakes: the server does not list an actor's wakes (API.md has no route for them)\n",
-    );
-    expect(served).not.toContain('its last');
-    expect(agentText({ agent, wakes: [], messages, message_count: 2 }, NO_STYLE)).toContain(
-      '\nno wakes\n',
-    );
+  it('an actor without wakes says "no wakes"', () => {
+    const text = agentText({ agent, wakes: [], messages, message_count: 2 }, NO_STYLE);
+    expect(text).toContain('\nno wakes\n');
+    expect(text).not.toContain('its last');
   });
 
   it('a receipt names the message, the actor, its status and how to follow it; a token seen says nothing was sent', () => {

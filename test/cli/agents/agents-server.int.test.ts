@@ -106,7 +106,7 @@ describe('axon agents against a server', () => {
       message_count: number;
     };
     expect(detail.agent).toMatchObject({ user_id: 'alice', state: { notes: ['one', 'two'] } });
-    expect(detail.wakes).toBeNull();
+    expect(detail.wakes).toEqual([]);
     expect(detail.messages.map((m) => [m.input, m.output])).toEqual([
       [{ text: 'one' }, { count: 1 }],
       [{ text: 'two' }, { count: 2 }],
@@ -138,6 +138,13 @@ describe('axon agents against a server', () => {
       children,
     );
     await expect.poll(() => status('follow-up/t-1'), POLL).toBe('waiting');
+    // What it waits for is shown (the server's GET /v1/agents/{name}/{key}/wakes).
+    const shown = await axon(['agents', 'show', 'follow-up', 't-1', '--json', ...as(ALICE)]);
+    expect(shown.code).toBe(0);
+    const wakes = (
+      JSON.parse(shown.stdout) as { wakes: { kind: string; status: string; event: string }[] }
+    ).wakes;
+    expect(wakes).toMatchObject([{ kind: 'event', status: 'pending', event: 'approval' }]);
     const signal = await request(
       url,
       'POST',
