@@ -30,7 +30,8 @@ export interface Target {
     | 'issue 31'
     | 'issue 32'
     | 'issue 33'
-    | 'issue 45';
+    | 'issue 45'
+    | 'issue 46';
 }
 
 /** What a figure is against its target; `not measured` when the result has no such figure. */
@@ -266,6 +267,51 @@ export const TARGETS: readonly Target[] = [
     threshold: 1.2,
     what: "a no-op step in a container started for it: at most 1.2× a bare `podman run --rm` of the same image running `node -e ''` (the engine's floor)",
     source: 'issue 45',
+  },
+  {
+    bench: 'durable-agents',
+    kind: 'metrics',
+    name: 'actors_addressed',
+    comparison: '>=',
+    threshold: 1_000_000,
+    what: 'durable actors addressed by key on one machine (SQLite store), each sent a message, with at most 100 000 awake at once and the heap bounded: ≥ 1 000 000',
+    source: 'issue 46',
+  },
+  {
+    bench: 'durable-agents',
+    kind: 'metrics',
+    name: 'asleep_bytes_per_actor',
+    comparison: '<=',
+    threshold: 200,
+    what: 'heap per asleep (passivated) actor: ≤ 200 bytes',
+    source: 'issue 46',
+  },
+  {
+    bench: 'durable-agents',
+    kind: 'metrics',
+    name: 'wake_p50_ms',
+    comparison: '<=',
+    threshold: 1,
+    what: 'a message to an asleep actor, until its handler starts, median: ≤ 1 ms',
+    source: 'issue 46',
+  },
+  {
+    bench: 'durable-agents',
+    kind: 'metrics',
+    name: 'wake_p99_ms',
+    comparison: '<=',
+    threshold: 5,
+    what: 'a message to an asleep actor, until its handler starts, 99th percentile: ≤ 5 ms',
+    source: 'issue 46',
+  },
+  {
+    bench: 'durable-agents',
+    kind: 'ratios',
+    name: 'vs_langgraph_threads',
+    comparison: '>=',
+    threshold: 10,
+    what: 'messages/s to random keys among the actors: ≥ 10× a LangGraph.js graph with its SQLite checkpointer doing the same work, one thread per key, measured in the same run',
+    source: 'issue 46',
   },
   {
     bench: 'store',
