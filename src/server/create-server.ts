@@ -29,6 +29,8 @@ import { OpenStreams } from './sse.js';
 import { StreamSlots } from './stream-slots.js';
 import { drainAfterAnswer } from './unread-body.js';
 import { registerTraceUi, TRACE_UI_PATHS } from './ui/trace-ui.js';
+import { A2A_PUBLIC_PATHS, registerA2aRoutes } from './a2a/a2a-routes.js';
+import type { A2aOptions } from './a2a/a2a-options.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -73,6 +75,11 @@ export interface ServerOptions {
    * those routes answer 404.
    */
   readonly workflows?: WorkflowEngine;
+  /**
+   * The A2A server: the agent card at `/.well-known/agent-card.json` and the JSON-RPC
+   * endpoint `/a2a` (docs/a2a.md); served unless `enabled` is false.
+   */
+  readonly a2a?: A2aOptions;
 }
 
 /** A running server. */
@@ -93,7 +100,13 @@ export interface AxonServer {
 const LOOPBACK: ReadonlySet<string> = new Set(['127.0.0.1', '::1', 'localhost']);
 const CORRELATION = /^[\w.:@/+=-]{1,128}$/;
 /** The routes anyone may call, keys or not (the trace UI's assets hold no data). */
-const PUBLIC: ReadonlySet<string> = new Set(['/healthz', '/openapi.json', ...TRACE_UI_PATHS]);
+const PUBLIC: ReadonlySet<string> = new Set([
+  '/healthz',
+  '/openapi.json',
+  ...TRACE_UI_PATHS,
+  // A2A discovery: the card says how to authenticate, so it is read before a key is known.
+  ...A2A_PUBLIC_PATHS,
+]);
 /** The route of the server's figures: with keys, for a key with `metrics` or `admin`. */
 const METRICS_PATH = '/metrics';
 /** How long a close lets open streams write their last event before cutting them, ms. */
@@ -317,6 +330,19 @@ export async function createServer(
   });
   registerScheduleRoutes(app, runtime);
   registerTraceUi(app);
+  registerA2aRoutes(app, {
+    runtime,
+    options: options.a2a,
+    version: options.version ?? '0.0.0',
+    keys: keys.enabled,
+    draining: () => draining,
+    streams,
+    slots,
+    metrics,
+    logger,
+    keepAliveMs: whole('keepAliveMs', options.keepAliveMs, 15_000),
+    sseFlushMs: whole('sseFlushMs', options.sseFlushMs, 50, 0),
+  });
 
   const drainMs = whole('drainMs', options.drainMs, 10_000);
   let address: string;
