@@ -31,6 +31,8 @@ import { drainAfterAnswer } from './unread-body.js';
 import { registerTraceUi, TRACE_UI_PATHS } from './ui/trace-ui.js';
 import { A2A_PUBLIC_PATHS, registerA2aRoutes } from './a2a/a2a-routes.js';
 import type { A2aOptions } from './a2a/a2a-options.js';
+import { MCP_PATH, registerMcpRoute, type McpOptions } from './mcp/mcp-route.js';
+import { registerOpenAIRoutes, type FrontDoor } from './openai-routes.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -80,6 +82,27 @@ export interface ServerOptions {
    * endpoint `/a2a` (docs/a2a.md); served unless `enabled` is false.
    */
   readonly a2a?: A2aOptions;
+  /**
+   * `/mcp`, the agents and tools as an MCP server over Streamable HTTP (docs/mcp.md); served
+   * unless `enabled` is false.
+   */
+  readonly mcp?: McpOptions;
+  /**
+   * The OpenAI API in front of the agents, `GET /v1/models` and `POST /v1/chat/completions`
+   * (docs/openai-api.md); served unless `enabled` is false (both routes then 404).
+   */
+  readonly openaiApi?: OpenAIApiOptions;
+}
+
+/** Options of the OpenAI API ({@link ServerOptions.openaiApi}). */
+export interface OpenAIApiOptions {
+  /** Default `true`; `false` serves neither route (`openai_api: false` in axon.yaml). */
+  readonly enabled?: boolean;
+  /**
+   * A front door (`createOrchestrator`) to serve as the model `axon`; default none (`axon
+   * serve` has none).
+   */
+  readonly frontDoor?: FrontDoor;
 }
 
 /** A running server. */
@@ -220,7 +243,8 @@ export async function createServer(
     if (route === METRICS_PATH) {
       // The figures name every agent, tool, engine and pool: for operators' keys only.
       if (!caller.permissions.has('admin')) requirePermission(caller, 'metrics');
-    } else if (route !== '') {
+    } else if (route !== '' && route !== MCP_PATH) {
+      // `/mcp` checks each MCP method's permission itself, answering an MCP error.
       requirePermission(caller, req.method === 'GET' || req.method === 'HEAD' ? 'read' : 'write');
     }
     (req as FastifyRequest & { caller: Caller }).caller = caller;
@@ -343,6 +367,42 @@ export async function createServer(
     keepAliveMs: whole('keepAliveMs', options.keepAliveMs, 15_000),
     sseFlushMs: whole('sseFlushMs', options.sseFlushMs, 50, 0),
   });
+  registerMcpRoute(
+    app,
+    {
+      runtime,
+      logger,
+      version: options.version ?? '0.0.0',
+      keepAliveMs: whole('keepAliveMs', options.keepAliveMs, 15_000),
+      maxCalls: whole('maxStepsPerRun', options.maxStepsPerRun, 64),
+      draining: () => draining,
+    },
+    options.mcp,
+  );
+  const openaiApi = options.openaiApi ?? {};
+  if (openaiApi.enabled !== false) {
+    const frontDoor = openaiApi.frontDoor;
+    if (
+      frontDoor !== undefined &&
+      (typeof frontDoor.handle !== 'function' || typeof frontDoor.stream !== 'function')
+    ) {
+      throw new TypeError(
+        'createServer: openaiApi.frontDoor must have handle and stream (createOrchestrator)',
+      );
+    }
+    registerOpenAIRoutes(app, {
+      runtime,
+      frontDoor: frontDoor ?? null,
+      logger,
+      draining: () => draining,
+      streams,
+      slots,
+      metrics,
+      keepAliveMs: whole('keepAliveMs', options.keepAliveMs, 15_000),
+      mapError: fastifyError,
+      keepReading,
+    });
+  }
 
   const drainMs = whole('drainMs', options.drainMs, 10_000);
   let address: string;

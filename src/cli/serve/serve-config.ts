@@ -7,6 +7,8 @@
  * which `serve-command.ts` builds the runtime and the server from.
  */
 import { containedOf } from './served-behaviours.js';
+import { codeEntriesOf } from './served-code.js';
+import { mcpOptionsOf } from './served-mcp.js';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { extendPriceTable, loadPriceTable, PRICE_TABLE } from '../../engines/price-table.js';
@@ -305,6 +307,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     memory,
     workflows,
     ...contained,
+    code: codeEntriesOf(file.code, fromFile, fileLine, shown),
     schedules: file.schedules ?? [],
     durableAgents: (file.durable_agents ?? []).map((entry, i) => ({
       module: fromFile(entry.module),
@@ -312,6 +315,8 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
       line: fileLine(`durable_agents.${i}`),
       source: shown,
     })),
+    mcp: mcpOptionsOf(file.mcp),
+    openaiApi: file.openai_api ?? true,
     lineOf: fileLine,
   };
 }
