@@ -25,7 +25,6 @@ import type { RunStore } from '../../store/run-store.js';
 import { sqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { EXAMPLE_DURABLE_AGENTS, EXAMPLE_TOOLS, EXAMPLES } from '../../../examples/index.js';
 import { loadDurableAgents } from './served-durable.js';
-import { withCode } from './served-code.js';
 import { WorkflowEngine } from '../../workflows/workflow-engine.js';
 import { connectRedis, parseClusterNodes } from '../../store/redis/redis-connection.js';
 import { aborted, type CliIo } from '../cli-io.js';
@@ -211,10 +210,11 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   let config: ServeConfig;
   let logger: Logger;
   try {
-    // With the project's code (`code:`) loaded: a module that cannot be is exit 2 too.
-    config = await withCode(
-      loadServeConfig({ flags: options.flags, cwd, ...(options.env ? { env: options.env } : {}) }),
-    );
+    config = loadServeConfig({
+      flags: options.flags,
+      cwd,
+      ...(options.env ? { env: options.env } : {}),
+    });
     // Made here so that a bad AXON_LOG_LEVEL is a line, not a stack trace (as in `axon run`).
     logger = createCliLogger(io.stderr, options.env ?? process.env);
   } catch (err) {
@@ -348,7 +348,6 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
         : { maxStreamsPerUser: config.maxStreamsPerUser }),
       ...(config.allowedHosts === undefined ? {} : { allowedHosts: config.allowedHosts }),
       mcp: config.mcp,
-      openaiApi: { enabled: config.openaiApi },
     });
   } catch (err) {
     await workflows?.close();

@@ -17,7 +17,6 @@ import { apiKeySchema, type ApiKey } from '../../server/auth.js';
 import type { WorkflowDefinition } from '../../workflows/workflow-definition.js';
 import { CLUSTER_NODES, type RedisConfig } from './redis-config.js';
 import { schedulesConfigSchema, type ScheduleConfig } from './served-schedules.js';
-import { codeConfigSchema, type CodeEntry } from './served-code.js';
 import { mcpConfigSchema } from './served-mcp.js';
 import type { McpOptions } from '../../server/mcp/mcp-route.js';
 
@@ -131,19 +130,12 @@ export const serveConfigSchema = z.strictObject({
   container: containerConfigSchema.optional(),
   agents: z.array(agentConfigSchema).optional(),
   tools: z.array(toolConfigSchema).optional(),
-  /** The project's agents, tools and workflows defined in code (`served-code.ts`). */
-  code: codeConfigSchema.optional(),
   /** Schedules of durable agents, each kept as `sched_<name>` (`served-schedules.ts`). */
   schedules: schedulesConfigSchema.optional(),
   /** Durable agents of the operator's modules (`served-durable.ts`). */
   durable_agents: z.array(durableAgentConfigSchema).optional(),
   /** The MCP server: `/mcp` on axon serve, each session's run's budgets (`served-mcp.ts`). */
   mcp: mcpConfigSchema.optional(),
-  /**
-   * The OpenAI API in front of the agents (`/v1/models`, `/v1/chat/completions`;
-   * docs/openai-api.md): served unless `false`.
-   */
-  openai_api: z.boolean({ error: 'expected true or false' }).optional(),
 });
 /** The file's contents, checked. */
 export type ServeConfigFile = z.output<typeof serveConfigSchema>;
@@ -219,19 +211,12 @@ export interface ServeConfig {
   /** `agents:` and `tools:`: behaviours run in containers. */
   readonly agents: readonly AgentDefinition[];
   readonly tools: readonly ToolDefinition[];
-  /**
-   * `code:`: the modules and exports of the project's agents, tools and workflows, loaded at
-   * start (`withCode` adds them to the three above).
-   */
-  readonly code: readonly CodeEntry[];
   /** `schedules:`: schedules of durable agents (none without the key). */
   readonly schedules: readonly ScheduleConfig[];
   /** `durable_agents:`: the modules and exports of the operator's durable agents (loaded at start). */
   readonly durableAgents: readonly DurableAgentConfig[];
   /** `mcp:`: `/mcp`'s options and each MCP session's run's budgets (`{}`: the defaults). */
   readonly mcp: McpOptions;
-  /** `openai_api:`: whether `/v1/models` and `/v1/chat/completions` are served (default `true`). */
-  readonly openaiApi: boolean;
   /** The line of a key of the file (`memory.warm.backend`), for errors found later. */
   lineOf(key: string): number | null;
 }

@@ -7,7 +7,6 @@
  * which `serve-command.ts` builds the runtime and the server from.
  */
 import { containedOf } from './served-behaviours.js';
-import { codeEntriesOf } from './served-code.js';
 import { mcpOptionsOf } from './served-mcp.js';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
@@ -307,7 +306,6 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     memory,
     workflows,
     ...contained,
-    code: codeEntriesOf(file.code, fromFile, fileLine, shown),
     schedules: file.schedules ?? [],
     durableAgents: (file.durable_agents ?? []).map((entry, i) => ({
       module: fromFile(entry.module),
@@ -316,7 +314,6 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
       source: shown,
     })),
     mcp: mcpOptionsOf(file.mcp),
-    openaiApi: file.openai_api ?? true,
     lineOf: fileLine,
   };
 }
