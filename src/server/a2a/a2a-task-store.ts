@@ -100,12 +100,11 @@ export class A2aTaskStore implements TaskStore {
     const state = task.status?.state;
     if (state === undefined || state === live.kept) return;
     await this.#runtime.appendFact(live.runId, { type: TASK_FACT, data: Task.toJSON(task) });
+    // Durable before the client is told of it: a task it has seen outlives a crash.
+    await flushed(this.#runtime.store);
     live.kept = state;
-    if (isTerminal(state)) {
-      // Its end is durable before the caller is told it: then it is read from the facts.
-      await flushed(this.#runtime.store);
-      if (this.#live.get(task.id) === live) this.#live.delete(task.id);
-    }
+    // Ended, it is read from its facts from now on.
+    if (isTerminal(state) && this.#live.get(task.id) === live) this.#live.delete(task.id);
   }
 
   async load(taskId: string, context: ServerCallContext): Promise<Task | undefined> {
@@ -136,7 +135,10 @@ export class A2aTaskStore implements TaskStore {
    * process of this server runs any more (its server stopped while the step ran).
    */
   async #settled(task: Task, run: RunRecord): Promise<Task> {
-    const step = (await this.#runtime.listSteps(run.run_id)).at(-1);
+    // Its message's step: the run's last root step (one a restart submitted again, if any;
+    // the steps below it are the agent's delegations and tool calls).
+    const steps = await this.#runtime.listSteps(run.run_id);
+    const step = steps.filter((s) => s.parent_step_id === null).at(-1);
     if (!step) return task;
     const end = taskEndOf(task.id, task.contextId, step, step.ended_at ?? run.created_at);
     return end ? endedTask(task, end) : task;
