@@ -170,8 +170,7 @@ export class Activation {
         return;
       }
       if (first.status === 'waiting') {
-        const wakes = await actors.actorWakes(this.actor.actor_id);
-        if (!wakes.some((w) => w.step_id === first.step_id && w.status === 'fired')) {
+        if (!(await this.#mayGoOn(first))) {
           // It waits on: nothing of the actor stays in memory until a wake fires.
           if (this.actor.status !== 'waiting') await this.#setStatus('waiting');
           this.#host.passivate(this);
@@ -200,6 +199,15 @@ export class Activation {
         return;
       }
     }
+  }
+
+  /** Whether waiting message `step` goes on: its wake fired, or its approval was decided. */
+  async #mayGoOn(step: StepRecord): Promise<boolean> {
+    const wakes = await this.#host.actors.actorWakes(this.actor.actor_id);
+    if (wakes.some((w) => w.step_id === step.step_id && w.status === 'fired')) return true;
+    const approvals = await this.#host.store.listApprovals(step.run_id);
+    const latest = approvals.filter((a) => a.step_id === step.step_id).at(-1);
+    return latest !== undefined && latest.status !== 'pending';
   }
 
   async #setStatus(status: ActorRecord['status']): Promise<void> {

@@ -31,9 +31,25 @@ import type { stepMachine } from '../actors/step-machine.js';
 import { resubmission, type ResumeFrom, type SubmittedStep } from './submitted-step.js';
 import { endStoredStep } from './stored-step-end.js';
 
+/**
+ * Suspended steps another part of the runtime goes on with itself: a durable actor's message
+ * waits in its actor's mailbox, and runs again there, not as a step submitted anew.
+ */
+export interface HeldSteps {
+  /**
+   * Whether `step` is one it holds; if so it is made findable again (its actor marked as having
+   * work) before the decision is stored, so that a runtime stopped in between goes on with it.
+   */
+  hold(step: StepRecord): Promise<boolean>;
+  /** The decision on held `step` is stored: its holder runs it again, to its end. */
+  decided(step: StepRecord): Promise<void>;
+}
+
 /** What deciding needs besides: a way to submit a suspended step again. */
 export interface DecisionDeps extends ApprovalDeps {
   resubmit(runId: string, body: unknown, resume: ResumeFrom): Promise<SubmittedStep>;
+  /** The steps something else goes on with (durable actors' messages). */
+  readonly held?: HeldSteps;
 }
 
 /** The body of a decision: who decides, and why. */
@@ -47,7 +63,11 @@ export const decisionBodySchema = z
 /** What a decision did. */
 export interface DecidedApproval {
   readonly approval: ApprovalRecord;
-  /** For `approve`: the step going on again (same id); `null` after `reject`. */
+  /**
+   * For `approve`: the step going on again (same id); `null` after `reject`, and for a durable
+   * actor's message, which goes on in its actor (follow it there: its step's stream, or the
+   * actor's).
+   */
   readonly step: SubmittedStep | null;
 }
 
@@ -76,6 +96,7 @@ export async function decideApproval(
     );
   }
   const step = await waitingStep(deps.store, pending);
+  const held = (await deps.held?.hold(step)) ?? false;
   const approval = await deps.store.decideApproval(approvalId, {
     status: verdict,
     decided_by: by,
@@ -86,6 +107,13 @@ export async function decideApproval(
     { approval_id: approvalId, run_id: approval.run_id, status: verdict, by },
     'approval decided',
   );
+  if (held && deps.held) {
+    // Its holder runs it again: approved, the call goes on; rejected, the call is refused
+    // there (POLICY_DENIED, which its handler may catch).
+    await stopWaiting(deps.store, step.run_id, step.step_id);
+    await deps.held.decided(step);
+    return { approval, step: null };
+  }
   const settled = await settleDecided(deps, step, approval);
   return { approval, step: settled };
 }

@@ -9,6 +9,7 @@ import type { RateLimiter } from '../policy/rate-limiter.js';
 import type { Clock } from '../context/clock.js';
 import type { IdSource } from '../context/id-source.js';
 import type { Engine } from '../engines/chat-request.js';
+import type { PriceTable } from '../engines/price-table.js';
 import type { Logger } from '../observability/logger.js';
 import type { RunStore } from '../store/run-store.js';
 import type { BreakerOptions } from '../supervisors/circuit-breaker.js';
@@ -110,6 +111,24 @@ export interface RuntimeOptions {
    */
   readonly engines?: readonly Engine[];
   /**
+   * The price table that costs every engine priced from the shipped table: the default
+   * `scripted`, the environment's `openai`, each engine of `engines` (or `registerEngine`)
+   * made without a `priceTable` of its own. An engine given its own table keeps it. Default
+   * the table `AXON_PRICE_TABLE` names (a YAML or JSON file added to the shipped table),
+   * else none. Its version is each call's `provenance.price_table`. A table that would cost
+   * no engine (each has its own) is refused with `UnusedPriceTableError`, a bad one with
+   * `RangeError` naming the entry.
+   *
+   * @example
+   * createRuntime({
+   *   priceTable: extendPriceTable(PRICE_TABLE, {
+   *     version: 'acme-2026-11',
+   *     models: { scripted: { inputPerMTok: 1, outputPerMTok: 2 } },
+   *   }),
+   * });
+   */
+  readonly priceTable?: PriceTable;
+  /**
    * More sources of tools (MCP servers, …), after the function tools: the first
    * registration of a name wins; a hidden duplicate is logged as a warning.
    */
@@ -142,4 +161,24 @@ export interface RuntimeOptions {
    * default 100 000; past it the least recently used idle ones sleep in the store).
    */
   readonly durable?: DurableOptions;
+}
+
+/** The runtime's pool tags, checked: each a non-empty string. */
+export function checkPoolTags(tags: readonly string[] | undefined): readonly string[] {
+  if (tags === undefined) return [];
+  const given: unknown = tags;
+  if (!Array.isArray(given) || !given.every((t) => typeof t === 'string' && t.length > 0)) {
+    throw new TypeError('createRuntime: poolTags must be an array of non-empty strings');
+  }
+  return tags.slice();
+}
+
+/** The runtime's XState inspection callback, checked: a function, or none. */
+export function checkInspect(inspect: XStateInspect | undefined): XStateInspect | undefined {
+  if (inspect !== undefined && typeof inspect !== 'function') {
+    throw new TypeError(
+      'createRuntime: inspect must be a function (an XState inspection callback)',
+    );
+  }
+  return inspect;
 }

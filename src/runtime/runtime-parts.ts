@@ -4,6 +4,7 @@
  * module below (placement, runs, steps) is given. The facade (`runtime.ts`,
  * `run-operations.ts`) only delegates to these; nothing here runs a step.
  */
+import { heldMessages } from '../durable/held-messages.js';
 import { DurableAgents } from '../durable/durable-agents.js';
 import { apiSide } from '../durable/fleet-actors.js';
 import { runtimeContainers, type RuntimeContainers } from './runtime-containers.js';
@@ -30,7 +31,6 @@ import { ToolRegistry } from '../tools/tool-registry.js';
 import { ActorSystem } from '../actors/actor-system.js';
 import { AgentRegistry } from '../actors/agent-registry.js';
 import type { AgentRuntime } from '../actors/agent-runtime.js';
-import type { XStateInspect } from '../actors/interpreted-lifecycle.js';
 import { StepFeeds } from '../actors/step-feeds.js';
 import { choosePool, placementOf, type PoolCandidate } from '../placement/pool-choice.js';
 import { maxThreadsOf } from '../placement/worker/worker-pool-options.js';
@@ -56,7 +56,7 @@ import { callTool, type ToolCallDeps } from '../steps/tool-call.js';
 import { localPool, type PoolInfo } from '../placement/pool-info.js';
 import { FleetLink, storeForFleet } from '../placement/fleet/fleet-link.js';
 import { memoryLeases, redisLeases, type Leases } from './leases.js';
-import type { RuntimeOptions } from './runtime-options.js';
+import { checkInspect, checkPoolTags, type RuntimeOptions } from './runtime-options.js';
 import { RuntimeTools } from './runtime-tools.js';
 
 /** What a runtime is made of (see {@link assembleRuntime}). */
@@ -397,6 +397,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
       return submitStep(submissions, runId, body);
     },
     resubmit: (runId, body, resume) => submitStep(submissions, runId, body, resume),
+    held: heldMessages(store, durable, clock),
   });
 
   const durable = new DurableAgents({ store, clock, ids, logger, submissions }, options.durable);
@@ -477,24 +478,4 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
             }),
           ],
   };
-}
-
-/** The runtime's pool tags, checked: each a non-empty string. */
-function checkPoolTags(tags: readonly string[] | undefined): readonly string[] {
-  if (tags === undefined) return [];
-  const given: unknown = tags;
-  if (!Array.isArray(given) || !given.every((t) => typeof t === 'string' && t.length > 0)) {
-    throw new TypeError('createRuntime: poolTags must be an array of non-empty strings');
-  }
-  return tags.slice();
-}
-
-/** The runtime's XState inspection callback, checked: a function, or none. */
-function checkInspect(inspect: XStateInspect | undefined): XStateInspect | undefined {
-  if (inspect !== undefined && typeof inspect !== 'function') {
-    throw new TypeError(
-      'createRuntime: inspect must be a function (an XState inspection callback)',
-    );
-  }
-  return inspect;
 }
