@@ -7,6 +7,7 @@ import { context as otelContext, trace, type Span } from '@opentelemetry/api';
 import type { CreateContextOptions } from '../context/context-options.js';
 import type { ExecContext } from '../context/exec-context.js';
 import { formatTraceparent } from '../context/traceparent.js';
+import type { ChatMessage } from '../engines/chat-request.js';
 import { toAxonError } from '../errors/to-error-payload.js';
 import type { Runtime } from '../runtime/runtime.js';
 import { RUN_JOIN_KEYS } from '../steps/run-join.js';
@@ -40,6 +41,14 @@ export interface HandleOptions {
    * An unknown run (or another user's) or one that ended fails the request at stage `run`.
    */
   readonly run?: { readonly runId: string; readonly clientToken: string };
+  /**
+   * The conversation before `message`, as the caller holds it (an OpenAI client sends it
+   * whole with each message): the handler's `input.history` instead of the conversation
+   * memory recalls. Memory is still asked and still stores the exchange. Each message's
+   * `role` is `system`, `user` or `assistant` and its `content` a string; anything else is a
+   * `TypeError`.
+   */
+  readonly history?: readonly ChatMessage[];
 }
 
 /** What `context` may hold when a request is handled inside a run (`HandleOptions.run`). */
@@ -106,6 +115,7 @@ export function checkRequest(message: unknown, options: HandleOptions): void {
   if (options.ctx !== undefined && options.context !== undefined) {
     throw new TypeError('orchestrator: give ctx or context, not both');
   }
+  checkHistory(options.history);
   const { run } = options;
   if (run !== undefined) {
     if (options.ctx !== undefined) {
@@ -123,4 +133,23 @@ export function checkRequest(message: unknown, options: HandleOptions): void {
       );
     }
   }
+}
+
+const HISTORY_ROLES: ReadonlySet<string> = new Set(['system', 'user', 'assistant']);
+
+/** Refuses a `history` option that is not a list of plain chat messages. */
+function checkHistory(history: unknown): void {
+  if (history === undefined) return;
+  if (!Array.isArray(history)) throw new TypeError('orchestrator: history must be an array');
+  history.forEach((m: unknown, i) => {
+    const { role, content } = (typeof m === 'object' && m !== null ? m : {}) as Record<
+      string,
+      unknown
+    >;
+    if (typeof role !== 'string' || !HISTORY_ROLES.has(role) || typeof content !== 'string') {
+      throw new TypeError(
+        `orchestrator: history[${i}] must be { role: system | user | assistant, content: string }`,
+      );
+    }
+  });
 }

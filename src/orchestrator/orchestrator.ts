@@ -155,7 +155,7 @@ export class Orchestrator {
     const request = await openRequest(this.runtime, 'orchestrator.handle', options);
     const { span } = request;
     try {
-      const handled = await this.#handle(message, request, channel, null, options.onEvent);
+      const handled = await this.#handle(message, request, channel, null, options);
       span.setAttribute('axon.route.intent', handled.route?.intent ?? UNKNOWN_INTENT);
       if (handled.error !== null) {
         span.setStatus({ code: SpanStatusCode.ERROR, message: toAxonError(handled.error).message });
@@ -178,7 +178,7 @@ export class Orchestrator {
     const request = await openRequest(this.runtime, 'orchestrator.stream', options);
     const { ctx, span } = request;
     const tokens = new TokenFeed();
-    const handled = this.#handle(message, request, channel, tokens, options.onEvent).finally(() => {
+    const handled = this.#handle(message, request, channel, tokens, options).finally(() => {
       tokens.end();
     });
     // The outcome is read by the final chunk; a rejection must not go unhandled meanwhile.
@@ -209,7 +209,7 @@ export class Orchestrator {
     request: Request,
     channel: Channel,
     tokens: TokenFeed | null,
-    onEvent?: (item: StreamItem) => void,
+    { onEvent, history }: HandleOptions,
   ): Promise<Handled> {
     const { ctx } = request;
     // What the request has so far: every way out of it answers with this.
@@ -270,7 +270,8 @@ export class Orchestrator {
         result = unroutable(message, ctx);
       } else {
         stage = 'runtime.invoke';
-        const input: AgentInput = { message, history: historyOf(so.recalled) };
+        // The caller's conversation, when it holds one, else what memory recalled.
+        const input: AgentInput = { message, history: history ?? historyOf(so.recalled) };
         result = await this.#span('runtime.invoke', parent, stages, async (note, span) => {
           note('gen_ai.agent.name', handler);
           // The invocation's steps nest under this stage's span.

@@ -32,6 +32,7 @@ import { registerTraceUi, TRACE_UI_PATHS } from './ui/trace-ui.js';
 import { A2A_PUBLIC_PATHS, registerA2aRoutes } from './a2a/a2a-routes.js';
 import type { A2aOptions } from './a2a/a2a-options.js';
 import { MCP_PATH, registerMcpRoute, type McpOptions } from './mcp/mcp-route.js';
+import { registerOpenAIRoutes, type FrontDoor } from './openai-routes.js';
 
 /** Options of {@link createServer}. */
 export interface ServerOptions {
@@ -86,6 +87,22 @@ export interface ServerOptions {
    * unless `enabled` is false.
    */
   readonly mcp?: McpOptions;
+  /**
+   * The OpenAI API in front of the agents, `GET /v1/models` and `POST /v1/chat/completions`
+   * (docs/openai-api.md); served unless `enabled` is false (both routes then 404).
+   */
+  readonly openaiApi?: OpenAIApiOptions;
+}
+
+/** Options of the OpenAI API ({@link ServerOptions.openaiApi}). */
+export interface OpenAIApiOptions {
+  /** Default `true`; `false` serves neither route (`openai_api: false` in axon.yaml). */
+  readonly enabled?: boolean;
+  /**
+   * A front door (`createOrchestrator`) to serve as the model `axon`; default none (`axon
+   * serve` has none).
+   */
+  readonly frontDoor?: FrontDoor;
 }
 
 /** A running server. */
@@ -362,6 +379,30 @@ export async function createServer(
     },
     options.mcp,
   );
+  const openaiApi = options.openaiApi ?? {};
+  if (openaiApi.enabled !== false) {
+    const frontDoor = openaiApi.frontDoor;
+    if (
+      frontDoor !== undefined &&
+      (typeof frontDoor.handle !== 'function' || typeof frontDoor.stream !== 'function')
+    ) {
+      throw new TypeError(
+        'createServer: openaiApi.frontDoor must have handle and stream (createOrchestrator)',
+      );
+    }
+    registerOpenAIRoutes(app, {
+      runtime,
+      frontDoor: frontDoor ?? null,
+      logger,
+      draining: () => draining,
+      streams,
+      slots,
+      metrics,
+      keepAliveMs: whole('keepAliveMs', options.keepAliveMs, 15_000),
+      mapError: fastifyError,
+      keepReading,
+    });
+  }
 
   const drainMs = whole('drainMs', options.drainMs, 10_000);
   let address: string;

@@ -348,6 +348,7 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
         : { maxStreamsPerUser: config.maxStreamsPerUser }),
       ...(config.allowedHosts === undefined ? {} : { allowedHosts: config.allowedHosts }),
       mcp: config.mcp,
+      openaiApi: { enabled: config.openaiApi },
     });
   } catch (err) {
     await workflows?.close();

@@ -136,6 +136,11 @@ export const serveConfigSchema = z.strictObject({
   durable_agents: z.array(durableAgentConfigSchema).optional(),
   /** The MCP server: `/mcp` on axon serve, each session's run's budgets (`served-mcp.ts`). */
   mcp: mcpConfigSchema.optional(),
+  /**
+   * The OpenAI API in front of the agents (`/v1/models`, `/v1/chat/completions`;
+   * docs/openai-api.md): served unless `false`.
+   */
+  openai_api: z.boolean({ error: 'expected true or false' }).optional(),
 });
 /** The file's contents, checked. */
 export type ServeConfigFile = z.output<typeof serveConfigSchema>;
@@ -217,6 +222,8 @@ export interface ServeConfig {
   readonly durableAgents: readonly DurableAgentConfig[];
   /** `mcp:`: `/mcp`'s options and each MCP session's run's budgets (`{}`: the defaults). */
   readonly mcp: McpOptions;
+  /** `openai_api:`: whether `/v1/models` and `/v1/chat/completions` are served (default `true`). */
+  readonly openaiApi: boolean;
   /** The line of a key of the file (`memory.warm.backend`), for errors found later. */
   lineOf(key: string): number | null;
 }

@@ -314,6 +314,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
       source: shown,
     })),
     mcp: mcpOptionsOf(file.mcp),
+    openaiApi: file.openai_api ?? true,
     lineOf: fileLine,
   };
 }
