@@ -219,6 +219,33 @@ describe("A2A 0.3's wire", () => {
   });
 });
 
+describe('what is not served', () => {
+  it('answers its A2A error: another protocol version, listing tasks, push notifications', async () => {
+    const s = await servers.start();
+    const call = async (version: string, method: string, params: unknown): Promise<unknown> => {
+      const res = await s.api(
+        'POST',
+        '/a2a',
+        { jsonrpc: '2.0', id: 1, method, params },
+        {
+          'a2a-version': version,
+        },
+      );
+      expect(res.status, res.text).toBe(200);
+      return (res.body as { error: unknown }).error;
+    };
+    expect(await call('2.0', 'GetTask', { id: 'x' })).toMatchObject({ code: -32009 });
+    expect(await call('1.0', 'ListTasks', {})).toMatchObject({
+      code: -32004,
+      message:
+        "listing tasks is not served here: read a task by its id, or list the caller's runs with GET /v1/runs",
+    });
+    expect(
+      await call('1.0', 'CreateTaskPushNotificationConfig', { taskId: 'x', url: 'http://x' }),
+    ).toMatchObject({ code: -32003 });
+  });
+});
+
 describe('the options', () => {
   it('createServer refuses a default agent that is no skill, and a URL that is not absolute', async () => {
     const runtime = servers.runtime();
