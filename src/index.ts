@@ -228,11 +228,19 @@ export {
   PRICE_TABLE,
   priceOf,
   costOf,
+  extendPriceTable,
+  loadPriceTable,
   type PriceTable,
   type ModelPrice,
 } from './engines/price-table.js';
+export { withPriceTable } from './engines/with-price-table.js';
 export { promptHash, paramsHash, modelHash } from './engines/request-hash.js';
-export { EngineRegistry, DEFAULT_ENGINE, enginesFromEnv } from './engines/engine-registry.js';
+export {
+  EngineRegistry,
+  DEFAULT_ENGINE,
+  enginesFromEnv,
+  type EngineRegistryOptions,
+} from './engines/engine-registry.js';
 export { canonicalJson, canonicalHash, sha256Hex } from './context/canonical-json.js';
 
 export {

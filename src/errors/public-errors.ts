@@ -27,6 +27,8 @@ export { ToolError, type ToolFailure } from './tool-error.js';
 export { CliAgentError, type CliAgentFailure } from './cli-agent-error.js';
 export { ExtractError, type ExtractAttempt } from './extract-error.js';
 export { ReplayMismatchError } from './replay-mismatch-error.js';
+export { UnpricedModelError } from './unpriced-model-error.js';
+export { UnusedPriceTableError } from './unused-price-table-error.js';
 export { RemoteError, fromErrorPayload } from './remote-error.js';
 export { toAxonError, toErrorPayload, type ErrorPayload } from './to-error-payload.js';
 export { PolicyDeniedError } from './policy-denied-error.js';

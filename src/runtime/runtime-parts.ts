@@ -257,7 +257,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
   });
   const tools = new ToolRegistry(clock);
   const catalog = new RuntimeTools(tools, options.toolManagers ?? [], logger, clock);
-  const engines = createEngineRegistry(options.engines ?? []);
+  const engines = createEngineRegistry(options.engines ?? [], { priceTable: options.priceTable });
   const runLedgers = new RunLedgers();
 
   let closed = false;

@@ -159,7 +159,10 @@ export class Runtime extends RunOperations implements AgentRuntime {
     return this;
   }
 
-  /** Registers an engine; a duplicate name is refused with `ConflictError`. */
+  /**
+   * Registers an engine; a duplicate name is refused with `ConflictError`. An engine made
+   * without a price table of its own is costed from the runtime's `priceTable`, if it has one.
+   */
   registerEngine(engine: Engine): this {
     this.parts.engines.register(engine);
     return this;
