@@ -1,6 +1,7 @@
 /** @module The shape of a runnable example, and how a run's seed reaches its agents and tools. */
 import type { AgentDefinition } from '../src/actors/agent-runtime.js';
 import type { ExecContext } from '../src/context/exec-context.js';
+import type { PriceTable } from '../src/engines/price-table.js';
 import type { RouteRule } from '../src/orchestrator/rule-router.js';
 import { RUN_SEED_KEY } from '../src/runs/run-records.js';
 import type { ToolDefinition } from '../src/tools/define-tool.js';
@@ -9,6 +10,11 @@ import type { ToolDefinition } from '../src/tools/define-tool.js';
 export interface ExampleOptions {
   /** Delay per scripted token; default `AXON_SCRIPTED_TOKEN_MS` or 5 ms. */
   readonly tokenDelayMs?: number;
+  /**
+   * The price table of the example's own engine (the runtime's, `createRuntime({
+   * priceTable })`, so that its calls cost what the runtime's do); default the shipped one.
+   */
+  readonly priceTable?: PriceTable;
 }
 
 /** A runnable example: its agents and tools, and how a message reaches them. */

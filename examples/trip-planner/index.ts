@@ -58,6 +58,7 @@ export function nextWeekday(now: number, weekday: number): string {
 export function tripPlanner(options: ExampleOptions = {}): Example {
   const engine = createScriptedEngine({
     ...(options.tokenDelayMs === undefined ? {} : { tokenDelayMs: options.tokenDelayMs }),
+    ...(options.priceTable === undefined ? {} : { priceTable: options.priceTable }),
     // The planner's prompt carries the facts as JSON; the script turns them into prose.
     script: (request: ChatRequest) => {
       const last = request.messages.at(-1)?.content ?? '';

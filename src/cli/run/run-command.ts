@@ -12,6 +12,7 @@ import type { Router } from '../../orchestrator/route-result.js';
 import { createRuleRouter } from '../../orchestrator/rule-router.js';
 import type { Registry } from '../../orchestrator/registry.js';
 import { createRuntime } from '../../runtime/runtime.js';
+import { loadPriceTable, type PriceTable } from '../../engines/price-table.js';
 import { toAxonError } from '../../errors/to-error-payload.js';
 import type { Logger } from '../../observability/logger.js';
 import { createCliLogger } from '../cli-logger.js';
@@ -48,7 +49,8 @@ export interface RunCommandOptions {
 
 /**
  * Runs an example; resolves the process exit code: 0 on success, 1 when the run failed or
- * the example is unknown, 2 when `AXON_LOG_LEVEL` is not a level.
+ * the example is unknown, 2 when `AXON_LOG_LEVEL` is not a level or `AXON_PRICE_TABLE` not a
+ * price table.
  */
 export async function runCommand(options: RunCommandOptions, io: CliIo): Promise<number> {
   const build = EXAMPLES[options.example];
@@ -68,14 +70,27 @@ export async function runCommand(options: RunCommandOptions, io: CliIo): Promise
     io.stderr.write(`axon: ${err.message}\n`);
     return 2;
   }
+  // AXON_PRICE_TABLE prices the runtime's engines and the example's own alike; read here,
+  // once, so that a file that is not a price table is a line too.
+  let priceTable: PriceTable | undefined;
+  const pricesFile = process.env['AXON_PRICE_TABLE'];
+  try {
+    priceTable = pricesFile ? loadPriceTable(pricesFile) : undefined;
+  } catch (err) {
+    if (!(err instanceof RangeError)) throw err;
+    io.stderr.write(`axon: AXON_PRICE_TABLE: ${err.message}\n`);
+    return 2;
+  }
   const example = build({
     ...(options.tokenDelayMs === undefined ? {} : { tokenDelayMs: options.tokenDelayMs }),
+    ...(priceTable === undefined ? {} : { priceTable }),
   });
   const dir = options.dataDir === undefined ? undefined : resolve(options.dataDir);
   const runtime = createRuntime({
     agents: example.agents,
     tools: [...example.tools, ...EXAMPLE_TOOLS],
     logger,
+    ...(priceTable === undefined ? {} : { priceTable }),
     ...(dir === undefined ? {} : { store: sqliteStore(join(dir, STORE_FILE)) }),
   });
   const message = options.message ?? example.input;
