@@ -122,7 +122,7 @@ export class AxonModule {
     const unknown = Object.keys(options).filter((name) => !Object.hasOwn(OPTION_NAMES, name));
     if (unknown.length > 0) {
       const chat = unknown.includes('orchestrator')
-        ? " (the front door's chat routes are served by axon/express, axon/fastify and axon/hono: mount one in Nest with app.use, or call orchestrator.handle from a route)"
+        ? ' (the Nest module serves no chat routes: call orchestrator.handle(message, { ctx }) from a route, with the ctx of @AxonCtx())'
         : '';
       throw new TypeError(
         `${WHERE}: unknown option${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}${chat}`,

@@ -269,7 +269,7 @@ describe('AxonModule', () => {
     );
     expect(make({ runtime: {}, anonymous: 'allow' })).toThrow(/runtime must be an axon runtime/);
     expect(make({ runtime, anonymous: 'allow', orchestrator: {} })).toThrow(
-      /^AxonModule\.forRoot: unknown option orchestrator \(the front door's chat routes are served by axon\/express/,
+      /^AxonModule\.forRoot: unknown option orchestrator \(the Nest module serves no chat routes: call orchestrator\.handle\(message, \{ ctx \}\) from a route/,
     );
     expect(make({ runtime, anonymous: 'allow', annonymous: 'allow', prefix: '/a' })).toThrow(
       /^AxonModule\.forRoot: unknown options annonymous, prefix$/,
