@@ -25,6 +25,7 @@ import type { RunStore } from '../../store/run-store.js';
 import { sqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { EXAMPLE_DURABLE_AGENTS, EXAMPLE_TOOLS, EXAMPLES } from '../../../examples/index.js';
 import { loadDurableAgents } from './served-durable.js';
+import { checkA2aDefault } from './served-a2a.js';
 import { WorkflowEngine } from '../../workflows/workflow-engine.js';
 import { connectRedis, parseClusterNodes } from '../../store/redis/redis-connection.js';
 import { aborted, type CliIo } from '../cli-io.js';
@@ -264,6 +265,13 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   let workflows: WorkflowEngine | undefined;
   let schedules: readonly string[] = [];
   try {
+    // Before anything is resumed: a default A2A agent that is no skill stops it here.
+    checkA2aDefault(
+      runtime,
+      config.a2a,
+      config.configFile === null ? 'axon.yaml' : shownPath(config.configFile, cwd),
+      (key) => config.lineOf(key),
+    );
     // API.md's durable agents, here and not in configuredRuntimeOptions (which the CLI's
     // runtimes on a data dir share): the server takes up the actors' work its store holds.
     // Not on a fleet keeping its records in PostgreSQL: its replicas cannot run actors there
@@ -348,6 +356,7 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
         : { maxStreamsPerUser: config.maxStreamsPerUser }),
       ...(config.allowedHosts === undefined ? {} : { allowedHosts: config.allowedHosts }),
       mcp: config.mcp,
+      a2a: config.a2a,
       openaiApi: { enabled: config.openaiApi },
     });
   } catch (err) {

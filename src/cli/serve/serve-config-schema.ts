@@ -18,6 +18,8 @@ import type { WorkflowDefinition } from '../../workflows/workflow-definition.js'
 import { CLUSTER_NODES, type RedisConfig } from './redis-config.js';
 import { schedulesConfigSchema, type ScheduleConfig } from './served-schedules.js';
 import { mcpConfigSchema } from './served-mcp.js';
+import { a2aConfigSchema } from './served-a2a.js';
+import type { A2aOptions } from '../../server/a2a/a2a-options.js';
 import type { McpOptions } from '../../server/mcp/mcp-route.js';
 
 export { SERVE_DEFAULTS, STORE_FILE } from '../cli-defaults.js';
@@ -136,6 +138,8 @@ export const serveConfigSchema = z.strictObject({
   durable_agents: z.array(durableAgentConfigSchema).optional(),
   /** The MCP server: `/mcp` on axon serve, each session's run's budgets (`served-mcp.ts`). */
   mcp: mcpConfigSchema.optional(),
+  /** The A2A server: its agent card and `/a2a` (`served-a2a.ts`, docs/a2a.md). */
+  a2a: a2aConfigSchema.optional(),
   /**
    * The OpenAI API in front of the agents (`/v1/models`, `/v1/chat/completions`;
    * docs/openai-api.md): served unless `false`.
@@ -222,6 +226,8 @@ export interface ServeConfig {
   readonly durableAgents: readonly DurableAgentConfig[];
   /** `mcp:`: `/mcp`'s options and each MCP session's run's budgets (`{}`: the defaults). */
   readonly mcp: McpOptions;
+  /** `a2a:`: the A2A server's options (`{}`: the defaults). */
+  readonly a2a: A2aOptions;
   /** `openai_api:`: whether `/v1/models` and `/v1/chat/completions` are served (default `true`). */
   readonly openaiApi: boolean;
   /** The line of a key of the file (`memory.warm.backend`), for errors found later. */

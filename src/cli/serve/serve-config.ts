@@ -8,6 +8,7 @@
  */
 import { containedOf } from './served-behaviours.js';
 import { mcpOptionsOf } from './served-mcp.js';
+import { a2aOptionsOf } from './served-a2a.js';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { extendPriceTable, loadPriceTable, PRICE_TABLE } from '../../engines/price-table.js';
@@ -314,6 +315,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
       source: shown,
     })),
     mcp: mcpOptionsOf(file.mcp),
+    a2a: a2aOptionsOf(file.a2a),
     openaiApi: file.openai_api ?? true,
     lineOf: fileLine,
   };

@@ -4,7 +4,14 @@
  * read to its end.
  */
 import { randomUUID } from 'node:crypto';
-import { Role, TaskState, type Message, type StreamResponse, type Task } from '@a2a-js/sdk';
+import {
+  Role,
+  TaskState,
+  type Message,
+  type SendMessageRequest,
+  type StreamResponse,
+  type Task,
+} from '@a2a-js/sdk';
 import {
   ClientFactory,
   ClientFactoryOptions,
@@ -55,7 +62,7 @@ export function userMessage(text: string, skill?: string): Message {
 }
 
 /** The request of `message/send` (`SendMessage`) with `message`. */
-export function sendRequest(message: Message) {
+export function sendRequest(message: Message): SendMessageRequest {
   return { tenant: '', message, configuration: undefined, metadata: undefined };
 }
 
