@@ -3,12 +3,16 @@
  * running `axon serve`: a run of the trip planner (its delegations and tool call) and a tool
  * step, and a second run that goes on after a tool step failed, are made over the API, then
  * headless Chromium (Debian's `chromium`, driven by playwright-core) opens the first run's
- * page and the runs list (the second run's row says its failed step).
+ * page and the runs list (the second run's row says its failed step). Then the durable agents
+ * `axon serve` serves get messages — a notebook of three notes, a follow-up that replied and
+ * sleeps an hour to check back, one waiting for an event — and it takes the sleeping one's page
+ * (its state, its wait, its messages) and the Agents list.
  *
  *   npm start &                                  # or: node bin/axon.js serve
  *   npx tsx scripts/trace-ui-screenshots.ts [--url http://127.0.0.1:7070] [--key <api key>]
  *
- * Writes docs/images/trace-ui-timeline.png and docs/images/trace-ui-runs.png.
+ * Writes docs/images/trace-ui-timeline.png, trace-ui-runs.png, trace-ui-agent.png and
+ * trace-ui-agents.png.
  */
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -97,10 +101,39 @@ async function main(): Promise<void> {
     await page.goto(`${base}/ui#runs`);
     await page.getByTestId('run-row-failed').first().waitFor();
     await page.screenshot({ path: join(out, 'trace-ui-runs.png') });
+
+    // Durable agents: an actor per key (API.md's example agents).
+    const tag = Date.now().toString(36);
+    const notebook = `customer-${tag}`;
+    for (const text of ['called back', 'sent the refund', 'followed up']) {
+      await api('POST', `/v1/agents/notebook/${notebook}/messages`, { message: { text } });
+    }
+    // A follow-up that replied at once and checks back in an hour: a message ended, one asleep.
+    for (const [text, after_ms] of [
+      ['replied', 0],
+      ['check back', 3_600_000],
+    ] as const) {
+      await api('POST', `/v1/agents/follow-up/ticket-${tag}/messages`, {
+        message: { text, after_ms },
+      });
+    }
+    await api('POST', `/v1/agents/follow-up/approval-${tag}/messages`, {
+      message: { text: 'refund', await: 'approval' },
+    });
+    await page.goto(`${base}/ui#agent=follow-up&key=ticket-${tag}`);
+    await page.getByTestId('agent-view').getByTestId('agent-wake').waitFor();
+    await page.getByTestId('agent-view').getByTestId('timeline-row').nth(1).waitFor();
+    await page.waitForTimeout(500);
+    await page.screenshot({ path: join(out, 'trace-ui-agent.png'), fullPage: true });
+    await page.goto(`${base}/ui#agents`);
+    await page.getByTestId('agent-row').nth(2).waitFor();
+    await page.screenshot({ path: join(out, 'trace-ui-agents.png') });
   } finally {
     await browser.close();
   }
-  console.log(`wrote ${join(out, 'trace-ui-timeline.png')} and trace-ui-runs.png`);
+  console.log(
+    `wrote ${join(out, 'trace-ui-timeline.png')}, trace-ui-runs.png, trace-ui-agent.png and trace-ui-agents.png`,
+  );
 }
 
 await main();

@@ -5,16 +5,17 @@
  * says something), its state as JSON, a form that sends it a message (`message-form.ts`), and
  * its messages — the steps of its run — on the run page's timeline, tree and step panel
  * (`run-trace.ts`, live over the run's stream), each named `#<n>` (its place in the order
- * accepted) and its message. Of its waits the API gives the soonest timer (`next_timer_at`:
- * a sleep, a wait's timeout or a reminder) and the status `waiting`; it lists no event wait
- * or reminder, so neither does the page. An actor read under `user` (an admin's, from the
+ * accepted) and its message; and what it waits for — a message's sleep or event wait, its
+ * reminders (`agent-waits.ts`, from `GET /v1/agents/{name}/{key}/wakes`, read with the actor).
+ * An actor read under `user` (an admin's, from the
  * listing) that is not the caller's own gets no form: the caller's messages go to its own
  * actors. An address with no `user` that is not the caller's is looked for in the listing.
  */
 import { getJson, isApiError, isFinalRefusal } from './api.js';
-import type { Agent, AgentPage } from './api-types.js';
+import type { Agent, AgentPage, Wake } from './api-types.js';
+import { createAgentWaits } from './agent-waits.js';
 import { el, figureList, setText, setTime } from './dom.js';
-import { json, when } from './format.js';
+import { json } from './format.js';
 import { createMessageForm } from './message-form.js';
 import { createPoller, type Poller } from './poller.js';
 import { createRunTrace } from './run-trace.js';
@@ -75,7 +76,6 @@ export function createAgentView(root: HTMLElement, app: App): View {
   const created = el('time', { 'data-testid': 'agent-created' });
   const updated = el('time', { 'data-testid': 'agent-updated' });
   const user = el('dd', { 'data-testid': 'agent-user' });
-  const waits = el('p', { class: 'note', 'data-testid': 'agent-waits', hidden: true });
   const missing = el('p', { class: 'note', 'data-testid': 'agent-missing', hidden: true });
   const stateBox = el('pre', { class: 'input state', 'data-testid': 'agent-state' });
   const stateSection = el('div', { hidden: true }, el('h3', null, 'State'), stateBox);
@@ -118,6 +118,14 @@ export function createAgentView(root: HTMLElement, app: App): View {
     empty: 'No messages yet: send one above.',
     testIds: { tree: 'agent-trace-tree', empty: 'agent-trace-empty', detail: 'agent-step-detail' },
   });
+  const waits = createAgentWaits({
+    stepHref: (stepId) =>
+      app.href({ agent: state?.address ?? { name: '', key: '' }, step: stepId }),
+    messageName: (stepId) => {
+      const n = trace.rootOf(stepId);
+      return n === null ? null : `#${n}`;
+    },
+  });
   const messages = el(
     'div',
     { hidden: true },
@@ -128,15 +136,15 @@ export function createAgentView(root: HTMLElement, app: App): View {
   root.append(
     el('div', { class: 'toolbar' }, back, title, status, asRun),
     figures,
-    waits,
     missing,
+    waits.root,
     stateSection,
     form.root,
     messages,
   );
   let state: AgentState | null = null;
 
-  function render(s: AgentState, a: Agent): void {
+  function render(s: AgentState, a: Agent, wakes: readonly Wake[]): void {
     setText(title, `${a.name}/${a.key}`);
     setText(status, a.status);
     status.dataset['status'] = a.status;
@@ -149,14 +157,7 @@ export function createAgentView(root: HTMLElement, app: App): View {
     figures.hidden = false;
     asRun.hidden = false;
     asRun.setAttribute('href', app.href({ run: a.run_id }));
-    // What the API says of its waits: the status, and the soonest timer.
-    waits.hidden = a.status !== 'waiting';
-    setText(
-      waits,
-      a.next_timer_at === null
-        ? 'Waiting for an event (no timer pending).'
-        : `Waiting: its soonest timer (a sleep, a wait\u2019s timeout or a reminder) is due ${when(a.next_timer_at)}.`,
-    );
+    waits.render(wakes);
     setText(stateBox, json(a.state, STATE_SHOWN));
     stateSection.hidden = false;
     missing.hidden = true;
@@ -166,12 +167,12 @@ export function createAgentView(root: HTMLElement, app: App): View {
 
   function reset(): void {
     trace.stop();
-    for (const n of [title, status, version, mailbox, timer, created, updated, user, waits]) {
+    for (const n of [title, status, version, mailbox, timer, created, updated, user]) {
       setText(n, '');
     }
     figures.hidden = true;
     asRun.hidden = true;
-    waits.hidden = true;
+    waits.clear();
     missing.hidden = true;
     stateSection.hidden = true;
     messages.hidden = true;
@@ -242,12 +243,15 @@ export function createAgentView(root: HTMLElement, app: App): View {
       ? `?${new URLSearchParams({ user_id: s.address.user }).toString()}`
       : '';
     try {
-      const a = await getJson<Agent>(agentPath(s.address) + asked);
+      const [a, { wakes }] = await Promise.all([
+        getJson<Agent>(agentPath(s.address) + asked),
+        getJson<{ wakes: Wake[] }>(`${agentPath(s.address)}/wakes${asked}`),
+      ]);
       if (!current()) return null;
       if (s.failed) app.clearError();
       s.failed = false;
       s.view = a;
-      render(s, a);
+      render(s, a, wakes);
       await ownership(s, a);
       return REFRESH_MS;
     } catch (err) {

@@ -1,7 +1,7 @@
 /**
  * @module The API's bodies as the trace UI reads them (docs/spec/API.md, docs/http-api.md):
- * Run, Step, Thread and its turns, Workflow, Flow, an actor of a durable agent and a message's
- * receipt, a Schedule, and the data of a step's stream events. Only the fields the page reads;
+ * Run, Step, Thread and its turns, Workflow, Flow, an actor of a durable agent, its wakes and a
+ * message's receipt, a Schedule, and the data of a step's stream events. Only the fields the page reads;
  * the server sends more.
  */
 
@@ -153,6 +153,30 @@ export interface MessageReceipt {
   readonly step_id: string;
   readonly run_id: string;
   readonly status: string;
+}
+
+/**
+ * What an actor waits for (`GET /v1/agents/{name}/{key}/wakes`, docs/http-api.md "What the
+ * server adds"): a message's sleep or event wait, or a reminder.
+ */
+export interface Wake {
+  readonly wake_id: string;
+  readonly kind: 'sleep' | 'event' | 'reminder';
+  readonly status: 'pending' | 'fired';
+  /** When it fires, ISO: a sleep's end, an event wait's timeout, a reminder's next time. */
+  readonly due_at: string | null;
+  /** The event waited for (kind `event`). */
+  readonly event: string | null;
+  /** Fields the event's data must have, each equal (kind `event`); `null`: any data. */
+  readonly match: Readonly<Record<string, unknown>> | null;
+  /** A reminder's name. */
+  readonly name: string | null;
+  /** A reminder's period, ms (`null`: once). */
+  readonly every_ms: number | null;
+  /** A reminder's message to the actor. */
+  readonly message: unknown;
+  /** The message that waits (a sleep, an event wait); `null` for a reminder. */
+  readonly step_id: string | null;
 }
 
 /** A schedule of a durable agent (`GET /v1/schedules`, its pause and resume). */

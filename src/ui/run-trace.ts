@@ -71,6 +71,8 @@ export interface RunTrace {
   show(runId: string, selected: string | null): boolean;
   /** The run as its stream last gave it. */
   run(): Run | null;
+  /** A step's place among the run's steps without a parent (1, 2, …), or null. */
+  rootOf(stepId: string): number | null;
   /** Closes every stream and empties the trace. */
   stop(): void;
 }
@@ -287,6 +289,7 @@ export function createRunTrace(hooks: RunTraceHooks): RunTrace {
       return started;
     },
     run: () => state?.run ?? null,
+    rootOf: (stepId) => state?.roots.get(stepId) ?? null,
     stop,
   };
 }

@@ -8,20 +8,26 @@
  *   appears, runs and changes the state shown, without a reload;
  * - the form sends a message (202, then its client token seen: 200), says what is not JSON
  *   without sending it, and shows the API's refusal — 422 `SCHEMA_VIOLATION`, 429
- *   `QUEUE_FULL`, 409 `CONFLICT` — under the form and in the banner, nothing accepted;
- * - a message sleeping durably makes the actor `waiting` with its timer; one waiting for an
- *   event says so, and the event that wakes it shows its end and the state it left.
+ *   `QUEUE_FULL`, 409 `CONFLICT` — under the form and in the banner, nothing accepted.
+ * (What a waiting actor waits for: trace-ui-agent-waits.int.test.ts.)
  *
  * Needs `/usr/bin/chromium` (`apt-get install -y chromium`); never skipped.
  */
 import { randomUUID } from 'node:crypto';
-import type { Page } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { followUp, notebook } from '../../examples/index.js';
 import { defineAgent } from '../../src/actors/define-agent.js';
-import { formatTime } from '../../src/observability/human-format.js';
 import { POLL, useTestServers, type TestServer } from '../support/server.js';
+import {
+  agent,
+  expected,
+  messages,
+  send,
+  settled,
+  shown,
+  timelineRows,
+} from './trace-ui-agent-support.js';
 import { expectCleanPage, useBrowser } from './trace-ui-browser.js';
 
 const servers = useTestServers('server-trace-ui-agent-page');
@@ -68,107 +74,6 @@ const start = (): Promise<TestServer> =>
       ],
     },
   });
-
-/** An actor as the API shows it. */
-interface AgentView {
-  readonly name: string;
-  readonly key: string;
-  readonly version: number;
-  readonly status: string;
-  readonly state: unknown;
-  readonly mailbox_depth: number;
-  readonly next_timer_at: string | null;
-  readonly run_id: string;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
-
-async function agent(s: TestServer, path: string): Promise<AgentView> {
-  const res = await s.api('GET', `/v1/agents/${path}`);
-  expect(res.status, res.text).toBe(200);
-  return res.body as AgentView;
-}
-
-async function send(s: TestServer, path: string, message: unknown): Promise<string> {
-  const res = await s.api('POST', `/v1/agents/${path}/messages`, { message });
-  expect(res.status, res.text).toBe(202);
-  return (res.body as { step_id: string }).step_id;
-}
-
-/** The actor's messages: its run's steps without a parent, in the order accepted. */
-async function messages(
-  s: TestServer,
-  runId: string,
-): Promise<{ step_id: string; status: string }[]> {
-  const res = await s.api('GET', `/v1/runs/${runId}/steps`);
-  expect(res.status, res.text).toBe(200);
-  return (res.body as { step_id: string; status: string; parent_step_id: string | null }[]).filter(
-    (st) => st.parent_step_id === null,
-  );
-}
-
-/** Resolves once the actor has no message open. */
-async function settled(s: TestServer, path: string): Promise<AgentView> {
-  await expect
-    .poll(async () => {
-      const v = await agent(s, path);
-      return v.status !== 'busy' && v.mailbox_depth === 0;
-    }, POLL)
-    .toBe(true);
-  return agent(s, path);
-}
-
-/** The figures of the page, as it shows them. */
-async function shown(page: Page): Promise<Record<string, string | null>> {
-  const view = page.getByTestId('agent-view');
-  const text = (id: string) => view.getByTestId(id).textContent();
-  // A time's exact value (its text is to the second).
-  const exact = (id: string) => view.getByTestId(id).getAttribute('datetime');
-  return {
-    title: await text('agent-title'),
-    status: await text('agent-status'),
-    version: await text('agent-version'),
-    mailbox: await text('agent-mailbox'),
-    timer: await text('agent-next-timer'),
-    created: await text('agent-created'),
-    updated: await text('agent-updated'),
-    state: await text('agent-state'),
-    timerAt: await exact('agent-next-timer'),
-    createdAt: await exact('agent-created'),
-    updatedAt: await exact('agent-updated'),
-  };
-}
-
-/** What the page must show of `a`: the API's figures, formatted as the page formats them. */
-function expected(a: AgentView): Record<string, string | null> {
-  return {
-    title: `${a.name}/${a.key}`,
-    status: a.status,
-    version: String(a.version),
-    mailbox: String(a.mailbox_depth),
-    timer: a.next_timer_at === null ? '-' : formatTime(a.next_timer_at),
-    created: formatTime(a.created_at),
-    updated: formatTime(a.updated_at),
-    state: JSON.stringify(a.state, null, 2),
-    timerAt: a.next_timer_at,
-    createdAt: a.created_at,
-    updatedAt: a.updated_at,
-  };
-}
-
-/** The timeline's rows of the agent's page: each message's name and status. */
-async function timelineRows(
-  page: Page,
-): Promise<{ id: string | null; name: string | null; status: string | null }[]> {
-  const rows = await page.getByTestId('agent-view').getByTestId('timeline-row').all();
-  return Promise.all(
-    rows.map(async (r) => ({
-      id: await r.getAttribute('data-step-id'),
-      name: await r.getByTestId('timeline-name').textContent(),
-      status: await r.getAttribute('data-status'),
-    })),
-  );
-}
 
 describe("an agent's page in headless Chromium", () => {
   it('shows the actor as the API does, its messages on the timeline, and one sent from its form live', async () => {
@@ -334,62 +239,6 @@ describe("an agent's page in headless Chromium", () => {
       } finally {
         await p.close();
       }
-    }
-  });
-
-  it('shows a message sleeping durably as waiting with its timer, and one waiting for an event until the event ends it', async () => {
-    browser.require();
-    const s = await start();
-    const sleeper = `sl-${randomUUID().slice(0, 8)}`;
-    const slept = await send(s, `follow-up/${sleeper}`, { text: 'check in', after_ms: 3_600_000 });
-    await expect
-      .poll(async () => (await agent(s, `follow-up/${sleeper}`)).status, POLL)
-      .toBe('waiting');
-    const waiting = await agent(s, `follow-up/${sleeper}`);
-    expect(waiting.next_timer_at).not.toBeNull();
-
-    const { page, watched } = await browser.open(s.url, `agent=follow-up&key=${sleeper}`);
-    try {
-      const view = page.getByTestId('agent-view');
-      await expect.poll(() => shown(page), POLL).toEqual(expected(waiting));
-      expect(await view.getByTestId('agent-waits').textContent()).toBe(
-        `Waiting: its soonest timer (a sleep, a wait\u2019s timeout or a reminder) is due ${formatTime(waiting.next_timer_at)}.`,
-      );
-      await expect
-        .poll(() => timelineRows(page), POLL)
-        .toEqual([
-          { id: slept, name: '#1 {"text":"check in","after_ms":3600000}', status: 'waiting' },
-        ]);
-
-      // An actor waiting for an event: no timer; the event ends its message, live.
-      const asker = `ev-${randomUUID().slice(0, 8)}`;
-      const asked = await send(s, `follow-up/${asker}`, { text: 'refund', await: 'approval' });
-      await expect
-        .poll(async () => (await agent(s, `follow-up/${asker}`)).status, POLL)
-        .toBe('waiting');
-      await page.goto(`${s.url}/ui#agent=follow-up&key=${asker}`);
-      const onEvent = await agent(s, `follow-up/${asker}`);
-      await expect.poll(() => shown(page), POLL).toEqual(expected(onEvent));
-      expect(await view.getByTestId('agent-waits').textContent()).toBe(
-        'Waiting for an event (no timer pending).',
-      );
-      const signal = await s.api('POST', '/v1/events', {
-        name: 'approval',
-        data: { answer: 'yes' },
-      });
-      expect(signal.body).toEqual({ woken: 1, refused: [] });
-      await expect
-        .poll(() => timelineRows(page), POLL)
-        .toEqual([
-          { id: asked, name: '#1 {"text":"refund","await":"approval"}', status: 'succeeded' },
-        ]);
-      const after = await settled(s, `follow-up/${asker}`);
-      expect(after.state).toEqual({ log: ['refund:yes'] });
-      await expect.poll(() => shown(page), POLL).toEqual(expected(after));
-      expect(await view.getByTestId('agent-waits').isVisible()).toBe(false);
-      expectCleanPage(s.url, watched);
-    } finally {
-      await page.close();
     }
   });
 });
