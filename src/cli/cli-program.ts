@@ -1,6 +1,7 @@
 /**
  * @module The `axon` command tree on commander: the program, its commands (`core-commands.ts`:
- * `run`, `serve`, `worker`, `list`; `runs-command.ts`: `runs list`; `trace-command.ts`:
+ * `run`, `serve`, `worker`, `list`; `new-commands.ts`: `new`, `generate`;
+ * `runs-command.ts`: `runs list`; `trace-command.ts`:
  * `trace`; `workflow-command.ts`: `workflow list|status|trigger`; `thread-command.ts`:
  * `thread list|show|inspect|kill`; `agents-command.ts`: `agents list|show|send`;
  * `schedules-command.ts`: `schedules list|pause|resume|delete`; `image-command.ts`: `image
@@ -28,6 +29,7 @@ import {
 import { registerAgentsCommand } from './agents/agents-command.js';
 import { registerSchedulesCommand } from './agents/schedules-command.js';
 import { registerImageCommand } from './image-command.js';
+import { registerGenerateCommand, registerNewCommand } from './new/new-commands.js';
 import { registerRunsCommand } from './runs/runs-command.js';
 import { registerStoreCommand } from './store-command.js';
 import { registerThreadCommand } from './threads/thread-command.js';
@@ -235,6 +237,8 @@ export function createProgram(ctx: CommandContext): Command {
   registerServeCommand(program, ctx);
   registerWorkerCommand(program, ctx);
   registerListCommand(program, ctx);
+  registerNewCommand(program, ctx);
+  registerGenerateCommand(program, ctx);
   registerRunsCommand(program, ctx);
   registerTraceCommand(program, ctx);
   registerWorkflowCommand(program, ctx);

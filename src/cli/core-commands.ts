@@ -9,7 +9,6 @@ import type { Command } from 'commander';
 import { EXAMPLE_NAMES, RUN_ROUTERS, SERVE_DEFAULTS, type RunRouter } from './cli-defaults.js';
 import { CliError } from './cli-error.js';
 import { commandAction, type CommandContext } from './command-context.js';
-import { EXIT } from './exit-codes.js';
 import { dataDirOf } from './sources/source-options.js';
 
 const RUN_AFTER = `
@@ -78,14 +77,6 @@ function routerOption(value: string | undefined): RunRouter | undefined {
     );
   }
   return value as RunRouter;
-}
-
-/** The examples with their descriptions, for `list`. */
-async function examplesText(): Promise<string> {
-  const { EXAMPLES } = await import('../../examples/index.js');
-  return Object.entries(EXAMPLES)
-    .map(([name, build]) => `${name}\t${build().description}`)
-    .join('\n');
 }
 
 /** Adds `axon run <example>` to `program`. */
@@ -277,13 +268,28 @@ export function registerWorkerCommand(program: Command, ctx: CommandContext): vo
   );
 }
 
+const LIST_AFTER = `
+One line each: its kind (agent, tool, workflow, durable agent, schedule, example), its name,
+where it is declared (the config file's line, or examples/) and its description. The
+examples are what axon serve registers by default and what axon run takes. The modules the
+config names (code:, durable_agents:) are loaded as axon serve loads them: one that cannot
+be, or a config axon serve would refuse, is one line naming its line, exit 2.
+`;
+
 /** Adds `axon list` to `program`. */
 export function registerListCommand(program: Command, ctx: CommandContext): void {
-  const list = program.command('list').description('List the examples');
+  const list = program
+    .command('list')
+    .description(
+      'List what axon serve registers here: agents, tools, workflows, durable agents, schedules, examples',
+    )
+    .option('--config <file>', 'The YAML configuration (default ./axon.yaml, if there is one)')
+    .addHelpText('after', LIST_AFTER);
   list.action(
     commandAction(ctx, list, async () => {
-      ctx.io.stdout.write(`${await examplesText()}\n`);
-      return EXIT.OK;
+      const config = list.opts<{ config?: string }>().config;
+      const { listServed } = await import('./list-served.js');
+      return listServed(config, ctx);
     }),
   );
 }

@@ -20,6 +20,7 @@ import { servedWorkflows } from './serve/served-workflows.js';
 import { workflowAgents } from '../workflows/turn-agent.js';
 import { EXAMPLE_DURABLE_AGENTS } from '../../examples/durable-agents/index.js';
 import { loadDurableAgents } from './serve/served-durable.js';
+import { withCode } from './serve/served-code.js';
 
 /** The flags of `axon worker`, as given. */
 export interface WorkerFlags {
@@ -186,6 +187,8 @@ export async function workerCommand(options: WorkerCommandOptions, io: CliIo): P
   }
   try {
     const { concurrency, lockMs, stalledCheckMs, heartbeatMs, ttlMs } = timings;
+    // The project's agents, tools and workflows (`code:`), as `axon serve` has them.
+    config = await withCode(config);
     const parts = configuredRuntimeOptions(config, logger);
     closeParts = parts.close;
     // The workflows `axon serve` runs: their roles' agents, for the turns placed on pools.

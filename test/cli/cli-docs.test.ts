@@ -23,6 +23,8 @@ describe('docs/cli.md', () => {
       'serve',
       'worker',
       'list',
+      'new',
+      'generate',
       'runs list',
       'trace',
       'workflow list',

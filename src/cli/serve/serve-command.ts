@@ -26,6 +26,7 @@ import { sqliteStore } from '../../store/sqlite/sqlite-store.js';
 import { EXAMPLE_DURABLE_AGENTS, EXAMPLE_TOOLS, EXAMPLES } from '../../../examples/index.js';
 import { loadDurableAgents } from './served-durable.js';
 import { checkA2aDefault } from './served-a2a.js';
+import { withCode } from './served-code.js';
 import { WorkflowEngine } from '../../workflows/workflow-engine.js';
 import { connectRedis, parseClusterNodes } from '../../store/redis/redis-connection.js';
 import { aborted, type CliIo } from '../cli-io.js';
@@ -211,11 +212,10 @@ export async function serveCommand(options: ServeCommandOptions, io: CliIo): Pro
   let config: ServeConfig;
   let logger: Logger;
   try {
-    config = loadServeConfig({
-      flags: options.flags,
-      cwd,
-      ...(options.env ? { env: options.env } : {}),
-    });
+    // With the project's code (`code:`) loaded: a module that cannot be is exit 2 too.
+    config = await withCode(
+      loadServeConfig({ flags: options.flags, cwd, ...(options.env ? { env: options.env } : {}) }),
+    );
     // Made here so that a bad AXON_LOG_LEVEL is a line, not a stack trace (as in `axon run`).
     logger = createCliLogger(io.stderr, options.env ?? process.env);
   } catch (err) {

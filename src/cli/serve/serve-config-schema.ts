@@ -17,6 +17,7 @@ import { apiKeySchema, type ApiKey } from '../../server/auth.js';
 import type { WorkflowDefinition } from '../../workflows/workflow-definition.js';
 import { CLUSTER_NODES, type RedisConfig } from './redis-config.js';
 import { schedulesConfigSchema, type ScheduleConfig } from './served-schedules.js';
+import { codeConfigSchema, type CodeEntry } from './served-code.js';
 import { mcpConfigSchema } from './served-mcp.js';
 import { a2aConfigSchema } from './served-a2a.js';
 import type { A2aOptions } from '../../server/a2a/a2a-options.js';
@@ -132,6 +133,8 @@ export const serveConfigSchema = z.strictObject({
   container: containerConfigSchema.optional(),
   agents: z.array(agentConfigSchema).optional(),
   tools: z.array(toolConfigSchema).optional(),
+  /** The project's agents, tools and workflows defined in code (`served-code.ts`). */
+  code: codeConfigSchema.optional(),
   /** Schedules of durable agents, each kept as `sched_<name>` (`served-schedules.ts`). */
   schedules: schedulesConfigSchema.optional(),
   /** Durable agents of the operator's modules (`served-durable.ts`). */
@@ -220,6 +223,11 @@ export interface ServeConfig {
   /** `agents:` and `tools:`: behaviours run in containers. */
   readonly agents: readonly AgentDefinition[];
   readonly tools: readonly ToolDefinition[];
+  /**
+   * `code:`: the modules and exports of the project's agents, tools and workflows, loaded at
+   * start (`withCode` adds them to the three above).
+   */
+  readonly code: readonly CodeEntry[];
   /** `schedules:`: schedules of durable agents (none without the key). */
   readonly schedules: readonly ScheduleConfig[];
   /** `durable_agents:`: the modules and exports of the operator's durable agents (loaded at start). */

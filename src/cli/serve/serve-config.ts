@@ -7,6 +7,7 @@
  * which `serve-command.ts` builds the runtime and the server from.
  */
 import { containedOf } from './served-behaviours.js';
+import { codeEntriesOf } from './served-code.js';
 import { mcpOptionsOf } from './served-mcp.js';
 import { a2aOptionsOf } from './served-a2a.js';
 import { existsSync } from 'node:fs';
@@ -307,6 +308,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     memory,
     workflows,
     ...contained,
+    code: codeEntriesOf(file.code, fromFile, fileLine, shown),
     schedules: file.schedules ?? [],
     durableAgents: (file.durable_agents ?? []).map((entry, i) => ({
       module: fromFile(entry.module),
