@@ -40,7 +40,7 @@ export const BENCHES: readonly Bench[] = [
   {
     name: 'store',
     measures:
-      'two-step runs/s on the in-memory, SQLite (`durability` `process`, the default, and `power`), Redis and PostgreSQL stores, 16 in flight; on PostgreSQL against the same two-node graph in LangGraph.js with its PostgreSQL checkpointer; events appended/s (batches of 8); milliseconds to read events 5 001–10 000 of a 10 000-event log; a page of 50 runs from 1 000 and from 100 000',
+      'two-step runs/s on the in-memory, SQLite (`durability` `process`, the default, and `power`), Redis and PostgreSQL stores, 16 in flight; on PostgreSQL against the same two-node graph in LangGraph.js with its PostgreSQL checkpointer and against a two-step DBOS Transact workflow on the same server; steps/s against each database’s own ceiling — one `INSERT` of a step’s row a transaction on a pool of the store’s size (PostgreSQL), one insert a step under axon’s group commit (SQLite) — at the same concurrency; events appended/s (batches of 8); milliseconds to read events 5 001–10 000 of a 10 000-event log; a page of 50 runs from 1 000 and from 100 000',
   },
   {
     name: 'memory',

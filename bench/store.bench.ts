@@ -16,6 +16,16 @@
  * `@langchain/langgraph-checkpoint-postgres` on the same server (a schema of its own, the same
  * 16 in flight); `ratios.vs_langgraph_postgres` = axon's two-step runs/s on PostgreSQL ÷ its
  * graphs/s (target ≥ 3).
+ * Issue 47's peers and ceilings, interleaved with the rest: DBOS Transact (`@dbos-inc/dbos-sdk`)
+ * running a two-step durable workflow of no-op steps on the same PostgreSQL, 16 in flight
+ * (its system schema of its own each round, dropped at the end; a pool of 8, as the store's):
+ * `ratios.postgres_vs_dbos` = axon's two-step runs/s on PostgreSQL ÷ its workflows/s (target ≥
+ * 5). The database's own ceiling, `runs_raw_postgres`: one `INSERT` of a finished step's row a
+ * transaction, 16 at once on a `pg.Pool` of the store's size (8), the server's durability as
+ * the store has it; `ratios.postgres_vs_raw` = axon's steps/s (two a run) ÷ those inserts/s
+ * (target ≥ 0.5). SQLite's, `runs_raw_sqlite`: one insert a step under the store's own group
+ * commit (`TurnCommit`, a file opened as the store opens it), 16 at once, each waiting for its
+ * commit; `ratios.sqlite_vs_raw` the same quotient (target ≥ 0.5).
  * Listings (issue 29): the time to list 50 runs — the newest, and the newest of one user in
  * one status, as `GET /v1/runs` asks — on a store of 1 000 runs and on one of 100 000
  * (`AXON_BENCH_LIST_RUNS`), SQLite and Redis; `ratios.list_<kind>_100k_vs_1k` near 1 says a
@@ -38,6 +48,11 @@ import pg from 'pg';
 import { Annotation, END as LG_END, START, StateGraph } from '@langchain/langgraph';
 import { PostgresSaver } from '@langchain/langgraph-checkpoint-postgres';
 import type { StepEvent } from '../src/streams/events.js';
+import { DBOS } from '@dbos-inc/dbos-sdk';
+import type Database from 'better-sqlite3';
+import { openSqlite } from '../src/store/sqlite/sqlite-open.js';
+import { DEFAULT_MAX_BATCH_MS } from '../src/store/sqlite/sqlite-store.js';
+import { TurnCommit } from '../src/store/sqlite/sqlite-turn-commit.js';
 import { interleave, report } from './harness.js';
 import { benchRun, benchStep } from './records.js';
 
@@ -186,13 +201,148 @@ function langgraphOnPostgres() {
   };
 }
 
+/** The pool size of `postgresStore`'s own pool: the raw ceiling and DBOS get the same. */
+const POSTGRES_POOL = 8;
+
+// DBOS registers its functions once, before it is launched (each round launches it anew).
+const dbosStepA = DBOS.registerStep(() => Promise.resolve('a'), { name: 'a' });
+const dbosStepB = DBOS.registerStep(() => Promise.resolve('b'), { name: 'b' });
+const dbosTwoSteps = DBOS.registerWorkflow(
+  async (input: string) => {
+    await dbosStepA();
+    return `${input}${await dbosStepB()}`;
+  },
+  { name: 'two_steps' },
+);
+
+/** DBOS Transact's two-step workflow on the same PostgreSQL: the peer of `runs_postgres`. */
+function dbosOnPostgres() {
+  let launched = false;
+  return {
+    name: 'runs_dbos_postgres',
+    setup: async () => {
+      const schema = `axon_bench_dbos_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+      postgresSchemas.push(schema);
+      DBOS.setConfig({
+        name: 'axon-bench-store',
+        systemDatabaseUrl: postgresUrl,
+        systemDatabaseSchemaName: schema,
+        systemDatabasePoolSize: POSTGRES_POOL,
+        logLevel: 'error',
+      });
+      await DBOS.launch();
+      launched = true;
+    },
+    teardown: async () => {
+      if (launched) await DBOS.shutdown();
+      launched = false;
+    },
+    run: async () => {
+      const outs = await Promise.all(Array.from({ length: inFlight }, () => dbosTwoSteps('x')));
+      if (outs.some((o) => o !== 'xb')) throw new Error('a DBOS workflow failed');
+    },
+  };
+}
+
+/**
+ * PostgreSQL's own ceiling for the store's write: one `INSERT` of a finished step's row per
+ * transaction (autocommit), `inFlight` at once, on a pool the size of the store's. One
+ * harness operation is `inFlight` inserts: `inFlight` steps.
+ */
+function rawPostgres() {
+  let pool: pg.Pool | null = null;
+  let table = '';
+  const record = JSON.stringify({ type: 'agent', name: 'b', status: 'succeeded', output: 'b' });
+  return {
+    name: 'runs_raw_postgres',
+    setup: async () => {
+      const schema = `axon_bench_raw_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+      postgresSchemas.push(schema);
+      pool = new pg.Pool({ connectionString: postgresUrl, max: POSTGRES_POOL });
+      table = `"${schema}".steps`;
+      await pool.query(`CREATE SCHEMA "${schema}"`);
+      await pool.query(
+        `CREATE TABLE ${table} (seq BIGSERIAL UNIQUE, step_id TEXT PRIMARY KEY,
+           run_id TEXT NOT NULL, status TEXT NOT NULL, record JSONB NOT NULL)`,
+      );
+    },
+    teardown: async () => {
+      await pool?.end();
+      pool = null;
+    },
+    run: async () => {
+      const p = pool;
+      if (!p) return;
+      await Promise.all(
+        Array.from({ length: inFlight }, () =>
+          p.query(
+            `INSERT INTO ${table} (step_id, run_id, status, record) VALUES ($1, $2, 'succeeded', $3)`,
+            [`step_${randomUUID()}`, `run_${randomUUID()}`, record],
+          ),
+        ),
+      );
+    },
+  };
+}
+
+/**
+ * SQLite's ceiling under axon's own group commit: one insert of a finished step's row per
+ * step, `inFlight` at once, each waiting for its commit (`TurnCommit`, the store's default
+ * `maxBatchMs`), in a file opened as the store opens it (WAL, the default durability).
+ */
+function rawSqlite() {
+  let db: Database.Database | null = null;
+  let turn: TurnCommit | null = null;
+  let insert: Database.Statement | null = null;
+  let closeCheckpointer: (() => Promise<void>) | null = null;
+  const record = JSON.stringify({ type: 'agent', name: 'b', status: 'succeeded', output: 'b' });
+  return {
+    name: 'runs_raw_sqlite',
+    setup: () => {
+      const opened = openSqlite(join(dir, `raw-${++files}.db`), {});
+      db = opened.db;
+      const checkpointer = opened.checkpointer;
+      closeCheckpointer = checkpointer ? () => checkpointer.close() : null;
+      db.exec(`CREATE TABLE raw_steps (step_ref INTEGER PRIMARY KEY, step_id TEXT NOT NULL UNIQUE,
+        run_id TEXT NOT NULL, status TEXT NOT NULL, record TEXT NOT NULL)`);
+      insert = db.prepare(
+        `INSERT INTO raw_steps (step_id, run_id, status, record) VALUES (?, ?, 'succeeded', ?)`,
+      );
+      turn = new TurnCommit(db, DEFAULT_MAX_BATCH_MS);
+    },
+    teardown: async () => {
+      await turn?.close();
+      await closeCheckpointer?.();
+      db?.close();
+      db = turn = insert = closeCheckpointer = null;
+    },
+    run: async () => {
+      const t = turn;
+      const ins = insert;
+      if (!t || !ins) return;
+      await Promise.all(
+        Array.from({ length: inFlight }, async () => {
+          await t.write(() => ins.run(`step_${randomUUID()}`, `run_${randomUUID()}`, record));
+          await t.flush();
+        }),
+      );
+    },
+  };
+}
+
 const kinds: Kind[] = ['memory', 'sqlite', 'sqlite_power', 'redis'];
 const all: Kind[] = [...kinds, 'postgres'];
-const stats = await interleave([...all.map(runsOn), langgraphOnPostgres(), ...all.map(appendsOn)], {
-  rounds,
-  roundMs,
-  warmupOps: 50,
-});
+const stats = await interleave(
+  [
+    ...all.map(runsOn),
+    langgraphOnPostgres(),
+    dbosOnPostgres(),
+    rawPostgres(),
+    rawSqlite(),
+    ...all.map(appendsOn),
+  ],
+  { rounds, roundMs, warmupOps: 50 },
+);
 const median = (name: string): number => stats.find((s) => s.name === name)?.median ?? 0;
 
 /** Milliseconds to read events 5 001 … 10 000 of a 10 000-event log (median of 20). */
@@ -218,6 +368,12 @@ async function readHalf(kind: Kind): Promise<number> {
 const metrics: Record<string, number> = {
   runs_in_flight: inFlight,
   runs_per_s_langgraph_postgres: Math.round(median('runs_langgraph_postgres') * inFlight),
+  runs_per_s_dbos_postgres: Math.round(median('runs_dbos_postgres') * inFlight),
+  // One operation of the raw cases is `inFlight` steps (one insert each).
+  steps_per_s_raw_postgres: Math.round(median('runs_raw_postgres') * inFlight),
+  steps_per_s_raw_sqlite: Math.round(median('runs_raw_sqlite') * inFlight),
+  steps_per_s_postgres: Math.round(median('runs_postgres') * inFlight * 2),
+  steps_per_s_sqlite: Math.round(median('runs_sqlite') * inFlight * 2),
 };
 for (const kind of all) {
   metrics[`runs_per_s_${kind}`] = Math.round(median(`runs_${kind}`) * inFlight);
@@ -340,6 +496,12 @@ report({
     vs_langgraph_postgres: Number(
       (median('runs_postgres') / median('runs_langgraph_postgres')).toFixed(2),
     ),
+    postgres_vs_dbos: Number((median('runs_postgres') / median('runs_dbos_postgres')).toFixed(2)),
+    // Steps/s (two a run) against inserts/s: both are `inFlight` a harness operation.
+    postgres_vs_raw: Number(
+      ((2 * median('runs_postgres')) / median('runs_raw_postgres')).toFixed(2),
+    ),
+    sqlite_vs_raw: Number(((2 * median('runs_sqlite')) / median('runs_raw_sqlite')).toFixed(2)),
     ...listing,
   },
 });

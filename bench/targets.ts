@@ -31,7 +31,8 @@ export interface Target {
     | 'issue 32'
     | 'issue 33'
     | 'issue 45'
-    | 'issue 46';
+    | 'issue 46'
+    | 'issue 47';
 }
 
 /** What a figure is against its target; `not measured` when the result has no such figure. */
@@ -348,6 +349,33 @@ export const TARGETS: readonly Target[] = [
     threshold: 300,
     what: '`axon runs list --url` against a running server, a whole process: median ≤ 300 ms',
     source: 'issue 33',
+  },
+  {
+    bench: 'store',
+    kind: 'ratios',
+    name: 'postgres_vs_dbos',
+    comparison: '>=',
+    threshold: 5,
+    what: 'two-step runs/s on the PostgreSQL store, 16 in flight: ≥ 5× a two-step durable workflow of DBOS Transact on the same PostgreSQL at the same concurrency, measured in the same run',
+    source: 'issue 47',
+  },
+  {
+    bench: 'store',
+    kind: 'ratios',
+    name: 'postgres_vs_raw',
+    comparison: '>=',
+    threshold: 0.5,
+    what: "steps/s of two-step runs on the PostgreSQL store, 16 in flight: ≥ 0.5× the database's own ceiling, one INSERT of a step's row a transaction at the same concurrency and durability, on a pool of the store's size",
+    source: 'issue 47',
+  },
+  {
+    bench: 'store',
+    kind: 'ratios',
+    name: 'sqlite_vs_raw',
+    comparison: '>=',
+    threshold: 0.5,
+    what: "steps/s of two-step runs on the SQLite store, 16 in flight: ≥ 0.5× one insert a step under axon's own group commit at the same concurrency",
+    source: 'issue 47',
   },
 ];
 

@@ -144,7 +144,7 @@ describe('the benchmark summary', () => {
     expect(row(summary, 'engine', 'ratios.vs_openai_sdk').run).toMatch(
       /^unknown commit, \d{4}-\d\d-\d\d \d\d:\d\d UTC \(not current\)$/,
     );
-    expect(summary).toContain('5 of the figures from a run at another commit ("not current")');
+    expect(summary).toContain('8 of the figures from a run at another commit ("not current")');
   });
 
   it('lists JSON files that are not bench results instead of failing', () => {
@@ -214,6 +214,9 @@ describe('the targets', () => {
       'store ratios.vs_langgraph_postgres ≥ 3',
       'cli metrics.help_ms ≤ 300',
       'cli metrics.runs_list_ms ≤ 300',
+      'store ratios.postgres_vs_dbos ≥ 5',
+      'store ratios.postgres_vs_raw ≥ 0.5',
+      'store ratios.sqlite_vs_raw ≥ 0.5',
     ]);
   });
 
