@@ -88,6 +88,21 @@ function idOf(body: unknown): string | number | null {
   return typeof id === 'string' || (typeof id === 'number' && Number.isInteger(id)) ? id : null;
 }
 
+/** Reads the rest of a stream whose client went away, so the SDK keeps the task's events. */
+async function readToEnd(
+  stream: AsyncGenerator<unknown, void, undefined>,
+  logger: Logger,
+  method: string,
+): Promise<void> {
+  try {
+    for (let next = await stream.next(); !next.done; next = await stream.next()) {
+      // Nobody to write it to; the task store has it.
+    }
+  } catch (err) {
+    logger.warn({ err, method }, 'an A2A stream failed after its client went away');
+  }
+}
+
 /** A header's value, the first when repeated. */
 function headerOf(headers: Record<string, string | string[] | undefined>, name: string) {
   const v = headers[name];
@@ -182,12 +197,24 @@ export function registerA2aRoutes(app: FastifyInstance, deps: A2aRouteDeps): voi
       reply.hijack();
       const open = whileOpen(reply.raw);
       async function* frames(): AsyncGenerator<readonly Frame[]> {
-        if (!first.done) yield [{ text: formatSSEEvent(first.value) }];
+        let ended = first.done === true;
         try {
-          for await (const event of stream) yield [{ text: formatSSEEvent(event) }];
+          if (!first.done) yield [{ text: formatSSEEvent(first.value) }];
+          // Read by hand, not with for-await: a client that goes away must not close the
+          // SDK's stream, whose reading is what keeps the task's events in the store.
+          while (!ended) {
+            const next = await stream.next();
+            if (next.done) ended = true;
+            else yield [{ text: formatSSEEvent(next.value) }];
+          }
         } catch (err) {
+          ended = true;
           logger.warn({ err, method }, 'an A2A stream failed');
           yield [{ text: formatSSEErrorEvent({ jsonrpc: '2.0', id, error: mapError(err) }) }];
+        } finally {
+          // The client went away: the task goes on, and the rest of its events are still
+          // read (and kept) to its end.
+          if (!ended) void readToEnd(stream, logger, method);
         }
       }
       const done = writeSse(

@@ -11,7 +11,7 @@ import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { RequestMalformedError } from '@a2a-js/sdk/errors';
 import { describe, expect, it } from 'vitest';
 import { defineAgent } from '../../../src/actors/define-agent.js';
-import { useTestServers, type TestServer } from '../../support/server.js';
+import { POLL, useTestServers, type TestServer } from '../../support/server.js';
 import {
   a2aClient,
   asTask,
@@ -201,6 +201,33 @@ describe('SendStreamingMessage', () => {
     const whole = last?.$case === 'artifactUpdate' ? last.value.artifact?.parts[0]?.content : null;
     expect(whole).toEqual({ $case: 'text', value: streamed });
     expect(streamed).toMatch(/^Here is your plan for Paris\./);
+  });
+});
+
+describe('a streaming client that goes away', () => {
+  it('does not cancel its task: the step goes on, and its end is read with GetTask', async () => {
+    const s = await servers.start({ tokenDelayMs: 20 });
+    const client = await a2aClient(s.url);
+    const gone = new AbortController();
+    let taskId = '';
+    const reading = (async () => {
+      for await (const event of client.sendMessageStream(
+        sendRequest(userMessage('Plan a trip to Tokyo next Sunday', 'planner')),
+        { signal: gone.signal },
+      )) {
+        if (event.payload?.$case === 'task') taskId = event.payload.value.id;
+        if (event.payload?.$case === 'artifactUpdate') gone.abort();
+      }
+    })();
+    await expect(reading).rejects.toThrow();
+    const read = () => client.getTask({ tenant: '', id: taskId, historyLength: undefined });
+    await expect
+      .poll(async () => (await read()).status?.state, POLL)
+      .toBe(TaskState.TASK_STATE_COMPLETED);
+    const task = await read();
+    expect(outputText(task)).toMatch(/^Here is your plan for Tokyo\..* Shall I book it\?$/);
+    const step = await s.api('GET', `/v1/steps/${axonIds(task).step_id}`);
+    expect(step.body).toMatchObject({ status: 'succeeded' });
   });
 });
 
