@@ -64,8 +64,9 @@ export interface ServeCommandOptions {
 /**
  * The runtime options `axon serve` and `axon worker` share, from `config`: API.md's embedded
  * defaults (the examples' agents and tools, the scripted engine) plus the configured engine,
- * policy and memory. `close` releases what was opened, for a caller that cannot go on. A
- * memory backend axon does not have is `InvalidParamsError` naming the key (`createMemory`'s).
+ * price table (`prices`, costing every engine), policy and memory. `close` releases what was
+ * opened, for a caller that cannot go on. A memory backend axon does not have is
+ * `InvalidParamsError` naming the key (`createMemory`'s).
  */
 export function configuredRuntimeOptions(
   config: ServeConfig,
@@ -82,7 +83,9 @@ export function configuredRuntimeOptions(
         config.redis ? { rateLimiter: sharedLimiter(config.redis, logger) } : {},
       )
     : undefined;
-  const examples = Object.values(EXAMPLES).map((build) => build());
+  // `prices` costs the examples' own engines too (the trip planner writes with one).
+  const priceTable = config.priceTable ?? undefined;
+  const examples = Object.values(EXAMPLES).map((build) => build(priceTable ? { priceTable } : {}));
   let memory: Memory | undefined;
   try {
     memory = config.memory ? createMemory(config.memory) : undefined;
@@ -103,6 +106,9 @@ export function configuredRuntimeOptions(
       tools: [...examples.flatMap((e) => e.tools), ...EXAMPLE_TOOLS, ...config.tools],
       ...(config.container ? { container: config.container } : {}),
       engines,
+      // It costs every engine priced from the shipped table: the scripted default, openai,
+      // the workflows' engines given to createRuntime with these options.
+      ...(priceTable ? { priceTable } : {}),
       ...(policy ? { policy } : {}),
       ...(memory ? { memory } : {}),
     },

@@ -119,7 +119,11 @@ export const serveConfigSchema = z.strictObject({
         .optional(),
     })
     .optional(),
-  /** Added to the shipped price table, for the `openai` engine. */
+  /**
+   * Added to the shipped price table: the runtime's price table, which costs every engine
+   * `axon serve` and `axon worker` have (`scripted`, `openai`, the workflows' and the
+   * examples' own).
+   */
   prices: priceTableSchema.optional(),
   policy: z
     .union([z.string().min(1), policyConfigSchema], {
@@ -183,7 +187,6 @@ export interface OpenAIEngineConfig {
   readonly baseURL: string;
   readonly model: string;
   readonly apiKey?: string;
-  readonly priceTable: PriceTable;
 }
 
 /** Everything `axon serve` is built from, every source merged. */
@@ -213,6 +216,12 @@ export interface ServeConfig {
   /** How long start-up waits for the Redis and the PostgreSQL named to answer, ms. */
   readonly connectTimeoutMs: number;
   readonly openai: OpenAIEngineConfig | null;
+  /**
+   * `prices` added to the shipped table, or the table `AXON_PRICE_TABLE` names (which takes
+   * its place): the runtime's price table (`createRuntime({ priceTable })`), so it costs
+   * every engine the server has. `null`: neither is given, each engine keeps the shipped one.
+   */
+  readonly priceTable: PriceTable | null;
   readonly policy: PolicyConfig | null;
   /** The `memory` section with its paths made absolute, or `null` for the runtime's default. */
   readonly memory: MemoryConfigInput | null;

@@ -12,7 +12,12 @@ import { mcpOptionsOf } from './served-mcp.js';
 import { a2aOptionsOf } from './served-a2a.js';
 import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { extendPriceTable, loadPriceTable, PRICE_TABLE } from '../../engines/price-table.js';
+import {
+  extendPriceTable,
+  loadPriceTable,
+  PRICE_TABLE,
+  type PriceTable,
+} from '../../engines/price-table.js';
 import type { MemoryConfigInput } from '../../memory/memory-config.js';
 import { createSandbox } from '../../policy/sandbox.js';
 import {
@@ -266,6 +271,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
   }
 
   const openai = openAIEngineOf(file, env, given, fromEnv, fileLine, shown, problems);
+  const priceTable = priceTableOf(file, given, fileLine, shown, problems);
   const policy = policyOf(file, fromFile, fileLine, shown, problems);
   const workflows = workflowsOf(file, fileLine, shown, problems);
   const memory = file.memory === undefined ? null : memoryOf(file.memory, fromFile, dataDir);
@@ -304,6 +310,7 @@ export function loadServeConfig(options: LoadServeConfigOptions = {}): ServeConf
     postgres,
     connectTimeoutMs,
     openai,
+    priceTable,
     policy,
     memory,
     workflows,
@@ -366,11 +373,25 @@ function openAIEngineOf(
       });
     }
   }
-  let priceTable = PRICE_TABLE;
+  return { baseURL, model, ...(apiKey === undefined ? {} : { apiKey }) };
+}
+
+/**
+ * The runtime's price table: the file `AXON_PRICE_TABLE` names, else the file's `prices`,
+ * each added to the shipped table; `null` when neither is given. Read whether or not an
+ * `openai` engine is configured: it prices the scripted engine and the rest too.
+ */
+function priceTableOf(
+  file: ServeConfigFile,
+  given: (name: string) => string | undefined,
+  fileLine: (key: string) => number | null,
+  shown: string,
+  problems: ServeConfigProblem[],
+): PriceTable | null {
   const pricesFile = given('AXON_PRICE_TABLE');
   try {
-    if (pricesFile !== undefined) priceTable = loadPriceTable(pricesFile);
-    else if (file.prices) priceTable = extendPriceTable(PRICE_TABLE, file.prices);
+    if (pricesFile !== undefined) return loadPriceTable(pricesFile);
+    if (file.prices) return extendPriceTable(PRICE_TABLE, file.prices);
   } catch (err) {
     if (!(err instanceof RangeError)) throw err;
     problems.push(
@@ -379,7 +400,7 @@ function openAIEngineOf(
         : { source: shown, line: fileLine('prices'), key: 'prices', message: err.message },
     );
   }
-  return { baseURL, model, ...(apiKey === undefined ? {} : { apiKey }), priceTable };
+  return null;
 }
 
 /** The `policy` section: inline (checked with the file), or a YAML file read and checked now. */

@@ -125,13 +125,13 @@ describe('loadServeConfig: defaults and the file', () => {
       model: 'llama3.1',
       apiKey: 'sk-local',
     });
-    expect(c.openai?.priceTable.version).toBe('acme-2026-11');
-    expect(c.openai?.priceTable.models['llama3.1']).toEqual({
+    expect(c.priceTable?.version).toBe('acme-2026-11');
+    expect(c.priceTable?.models['llama3.1']).toEqual({
       inputPerMTok: 0.5,
       outputPerMTok: 0.75,
     });
     // Added to the shipped table, not instead of it.
-    expect(c.openai?.priceTable.models['gpt-4o']).toEqual(PRICE_TABLE.models['gpt-4o']);
+    expect(c.priceTable?.models['gpt-4o']).toEqual(PRICE_TABLE.models['gpt-4o']);
     expect(c.policy).toMatchObject({ tools: { deny: ['rm'] }, execution: { max_depth: 3 } });
     expect(c.memory).toMatchObject({
       // No path: the data dir's memory.db; a relative one: from the file's folder.
@@ -227,7 +227,7 @@ auth: { keys: [{ key: ${KEY}, user_id: alice }] }
       model: 'm1',
       apiKey: 'from-file-env',
     });
-    expect(fromFile.openai?.priceTable.version).toBe('file-prices');
+    expect(fromFile.priceTable?.version).toBe('file-prices');
     const fromEnv = load({
       env: {
         K: 'from-file-env',
@@ -242,16 +242,34 @@ auth: { keys: [{ key: ${KEY}, user_id: alice }] }
       model: 'm2',
       apiKey: 'from-env',
     });
-    expect(fromEnv.openai?.priceTable.version).toBe('env-prices');
+    expect(fromEnv.priceTable?.version).toBe('env-prices');
   });
 
   it('AXON_ENGINE_URL alone registers openai with the default model and the shipped prices', () => {
     const c = load({ env: { AXON_ENGINE_URL: 'http://127.0.0.1:8000/v1' } });
-    expect(c.openai).toEqual({
-      baseURL: 'http://127.0.0.1:8000/v1',
-      model: 'gpt-4o-mini',
-      priceTable: PRICE_TABLE,
-    });
+    expect(c.openai).toEqual({ baseURL: 'http://127.0.0.1:8000/v1', model: 'gpt-4o-mini' });
+    expect(c.priceTable).toBeNull();
+  });
+
+  it('prices and AXON_PRICE_TABLE are read without an openai engine: they cost the scripted one and the rest', () => {
+    file(
+      'axon.yaml',
+      'prices: { version: file-prices, models: { scripted: { inputPerMTok: 1, outputPerMTok: 2 } } }\n',
+    );
+    const c = load();
+    expect(c.openai).toBeNull();
+    expect(c.priceTable?.version).toBe('file-prices');
+    expect(c.priceTable?.models['scripted']).toEqual({ inputPerMTok: 1, outputPerMTok: 2 });
+    const prices = file('prices.yaml', 'version: env-prices\nmodels: {}\n');
+    expect(load({ env: { AXON_PRICE_TABLE: prices } }).priceTable?.version).toBe('env-prices');
+    // A file that is not a price table is refused even so, naming the variable.
+    const bad = file(
+      'bad.yaml',
+      'version: v\nmodels: { m: { inputPerMTok: -1, outputPerMTok: 0 } }\n',
+    );
+    expect(refused({ env: { AXON_PRICE_TABLE: bad } })).toMatch(
+      /^AXON_PRICE_TABLE: price table .*bad\.yaml: models\.m\.inputPerMTok/,
+    );
   });
 });
 
