@@ -172,11 +172,11 @@ export class A2aExecutor implements AgentExecutor {
     const stepId = this.#steps.get(taskId);
     // Not running here: the request handler cancels it by its record.
     if (stepId === undefined) return;
-    await this.cancelStep(stepId);
+    await this.#cancelStep(stepId);
   }
 
   /** Cancels step `stepId`; one that has ended already is left as it ended. */
-  async cancelStep(stepId: string): Promise<void> {
+  async #cancelStep(stepId: string): Promise<void> {
     try {
       await this.#deps.runtime.cancelStep(stepId);
     } catch (err) {

@@ -4,7 +4,7 @@
  * failed task; a task takes one message (a message naming a task is refused: send a new one,
  * with the same `contextId` to keep a conversation together); no tenants; and a cancel of a
  * task this process is not running — its server was restarted, or another API process of a
- * fleet runs it — cancels its step by the step's id.
+ * fleet runs it — cancels its run, and with it its step.
  */
 import type { Message, SendMessageRequest, StreamResponse, Task } from '@a2a-js/sdk';
 import {
@@ -14,6 +14,7 @@ import {
 } from '@a2a-js/sdk/server';
 import type { AgentCard, CancelTaskRequest } from '@a2a-js/sdk';
 import { RequestMalformedError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
+import { ConflictError } from '../../errors/conflict-error.js';
 import type { Router } from '../../orchestrator/route-result.js';
 import type { Runtime } from '../../runtime/runtime.js';
 import { a2aSkills } from './a2a-card.js';
@@ -30,12 +31,6 @@ export interface A2aHandlerDeps {
   readonly executor: A2aExecutor;
   readonly router: Router | null;
   readonly defaultAgent: string | null;
-}
-
-/** The step of a task, from the metadata the executor gave it. */
-function stepOf(task: Task): string | null {
-  const axon = task.metadata?.['axon'] as { step_id?: unknown } | undefined;
-  return typeof axon?.step_id === 'string' ? axon.step_id : null;
 }
 
 /** See the module. */
@@ -69,9 +64,18 @@ export class A2aRequestHandler extends DefaultRequestHandler {
   override async cancelTask(params: CancelTaskRequest, context: ServerCallContext): Promise<Task> {
     if (params.id !== '' && !this.#buses.getByTaskId(params.id, context)) {
       const task = await this.#deps.tasks.load(params.id, context);
-      const stepId = task ? stepOf(task) : null;
-      if (task && stepId !== null && !isTerminal(task.status?.state)) {
-        await this.#deps.executor.cancelStep(stepId);
+      // Its run, whose step (after a restart, the one the restart submitted again) ends
+      // `cancelled`, and the run with it.
+      const runId = task ? await this.#deps.tasks.liveRunOf(params.id, context) : null;
+      if (task && runId !== null && !isTerminal(task.status?.state)) {
+        try {
+          await (
+            await this.#deps.runtime.cancelRun(runId)
+          ).done;
+        } catch (err) {
+          // It ended meanwhile: the SDK then finds the task not cancelable, or canceled.
+          if (!(err instanceof ConflictError)) throw err;
+        }
       }
     }
     return super.cancelTask(params, context);

@@ -20,7 +20,7 @@ import {
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
 import type { Runtime } from '../../runtime/runtime.js';
-import type { RunRecord } from '../../store/records.js';
+import { STEP_ENDED, type RunRecord, type StepRecord } from '../../store/records.js';
 import { flushed } from '../../store/run-store.js';
 import { mayUse, type Caller } from '../auth.js';
 import { callerIn } from './a2a-context.js';
@@ -131,17 +131,33 @@ export class A2aTaskStore implements TaskStore {
   }
 
   /**
+   * The run of task `taskId` while its step has not ended (when the caller may reach the
+   * task), else `null`: what a cancel from a process not running the task cancels.
+   */
+  async liveRunOf(taskId: string, context: ServerCallContext): Promise<string | null> {
+    const run = await this.#findRun(taskId, callerIn(context));
+    const step = run ? await this.#stepOf(run) : null;
+    return run && step && !STEP_ENDED.has(step.status) ? run.run_id : null;
+  }
+
+  /**
    * `task` (kept before its end) as its step has ended it since, when it has: a task no
    * process of this server runs any more (its server stopped while the step ran).
    */
   async #settled(task: Task, run: RunRecord): Promise<Task> {
-    // Its message's step: the run's last root step (one a restart submitted again, if any;
-    // the steps below it are the agent's delegations and tool calls).
-    const steps = await this.#runtime.listSteps(run.run_id);
-    const step = steps.filter((s) => s.parent_step_id === null).at(-1);
+    const step = await this.#stepOf(run);
     if (!step) return task;
     const end = taskEndOf(task.id, task.contextId, step, step.ended_at ?? run.created_at);
     return end ? endedTask(task, end) : task;
+  }
+
+  /**
+   * The step of a task's message: its run's last root step (one a restart submitted again,
+   * if any; the steps below it are the agent's delegations and tool calls).
+   */
+  async #stepOf(run: RunRecord): Promise<StepRecord | null> {
+    const steps = await this.#runtime.listSteps(run.run_id);
+    return steps.filter((s) => s.parent_step_id === null).at(-1) ?? null;
   }
 
   /** The run of `taskId` (the caller's, or any with `caller` null or an admin's), or `null`. */

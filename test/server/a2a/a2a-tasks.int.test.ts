@@ -3,7 +3,7 @@
  * (the card public, the endpoint not; a caller reaches only its own tasks), and a task whose
  * server was killed (`SIGKILL`, a real child process) while its step ran, read after a
  * restart on the same store as its step — closed by the restart and submitted again — ended
- * it.
+ * it, or cancelled after the restart (the step submitted again is the one cancelled).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { TaskState, type Task } from '@a2a-js/sdk';
 import { DefaultAgentCardResolver } from '@a2a-js/sdk/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServer } from '../../../src/server/create-server.js';
+import { createServer, type AxonServer } from '../../../src/server/create-server.js';
 import {
   expectApiError,
   exampleRuntime,
@@ -98,11 +98,18 @@ describe('a task across a crash', () => {
     for (const c of children.splice(0)) c.kill('SIGKILL');
   });
 
-  it('killed while its step ran, it is read after a restart as its step, submitted again, ended it', async () => {
+  /**
+   * A server of the examples in a child process, a token every 100 ms (the planner's answer
+   * takes seconds), killed (`SIGKILL`) once a streamed task's first token has come; then a
+   * new server on the same store, as `axon serve` starts: resume, then listen.
+   */
+  async function crashMidStep(tokenDelayMs: number): Promise<{
+    readonly task: Task;
+    readonly server: AxonServer;
+  }> {
     const dataDir = servers.folder();
     const db = join(dataDir, 'axon.db');
     const fixture = fileURLToPath(new URL('../../fixtures/a2a-server-process.ts', import.meta.url));
-    // A token every 100 ms: the planner's answer takes seconds, time to kill it half-way.
     const child = spawn(process.execPath, ['--import', 'tsx', fixture, db, dataDir, '100'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -132,15 +139,16 @@ describe('a task across a crash', () => {
       if (event.payload?.$case === 'artifactUpdate') break;
     }
     if (!task) throw new Error('no task came');
-    const { step_id } = axonIds(task);
     child.kill('SIGKILL');
     expect(await exited).toBe('SIGKILL');
-
-    // A new server on the same store, as `axon serve` starts: resume, then listen.
-    const runtime = exampleRuntime(db, dataDir);
+    const runtime = exampleRuntime(db, dataDir, { tokenDelayMs });
     const resumed = await runtime.resumeRuns();
-    expect(resumed.flatMap((r) => r.interrupted)).toEqual([step_id]);
-    const server = await createServer(runtime, { port: 0 });
+    expect(resumed.flatMap((r) => r.interrupted)).toEqual([axonIds(task).step_id]);
+    return { task, server: await createServer(runtime, { port: 0 }) };
+  }
+
+  it('killed while its step ran, it is read after a restart as its step, submitted again, ended it', async () => {
+    const { task, server } = await crashMidStep(1);
     try {
       const again = await a2aClient(server.url);
       const read = () => again.getTask({ tenant: '', id: task.id, historyLength: undefined });
@@ -150,8 +158,35 @@ describe('a task across a crash', () => {
       const after = await read();
       expect(after.contextId).toBe(task.contextId);
       expect(outputText(after)).toMatch(/^Here is your plan for Lisbon\./);
-      const old = await request(server.url, 'GET', `/v1/steps/${step_id}`);
+      const old = await request(server.url, 'GET', `/v1/steps/${axonIds(task).step_id}`);
       expect(old.body).toMatchObject({ status: 'failed', error: { code: 'WORKER_RESET' } });
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('killed while its step ran, it is cancelled after the restart: the step submitted again ends cancelled', async () => {
+    const { task, server } = await crashMidStep(100);
+    try {
+      const again = await a2aClient(server.url);
+      const canceled = await again.cancelTask({ tenant: '', id: task.id, metadata: undefined });
+      expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+      const { run_id } = axonIds(task);
+      const steps = (await request(server.url, 'GET', `/v1/runs/${run_id}/steps`)).body as {
+        parent_step_id: string | null;
+        status: string;
+        error: { code: string } | null;
+      }[];
+      const roots = steps.filter((st) => st.parent_step_id === null);
+      expect(roots.map((st) => [st.status, st.error?.code])).toEqual([
+        ['failed', 'WORKER_RESET'],
+        ['cancelled', 'CANCELLED'],
+      ]);
+      expect((await request(server.url, 'GET', `/v1/runs/${run_id}`)).body).toMatchObject({
+        status: 'cancelled',
+      });
+      const read = await again.getTask({ tenant: '', id: task.id, historyLength: undefined });
+      expect(read.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     } finally {
       await server.close();
     }
