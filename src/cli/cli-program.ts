@@ -1,14 +1,14 @@
 /**
  * @module The `axon` command tree on commander: the program, its commands (`core-commands.ts`:
  * `run`, `serve`, `worker`, `list`; `new-commands.ts`: `new`, `generate`;
- * `runs-command.ts`: `runs list`; `trace-command.ts`:
- * `trace`; `workflow-command.ts`: `workflow list|status|trigger`; `thread-command.ts`:
- * `thread list|show|inspect|kill`; `agents-command.ts`: `agents list|show|send`;
- * `schedules-command.ts`: `schedules list|pause|resume|delete`; `image-command.ts`: `image
- * build`; `store-command.ts`: `store copy`; `help` here), the help's layout, and the checks
- * commander does not make the way
- * axon wants them (an option of another command, an extra argument, an unknown command: one
- * line naming it, the command's help, exit 2). A new command is a `registerXCommand(program,
+ * `mcp-command.ts`: `mcp`; `runs-command.ts`: `runs list`;
+ * `trace-command.ts`: `trace`; `workflow-command.ts`: `workflow list|status|trigger`;
+ * `thread-command.ts`: `thread list|show|inspect|kill`; `agents-command.ts`: `agents
+ * list|show|send`; `schedules-command.ts`: `schedules list|pause|resume|delete`;
+ * `image-command.ts`: `image build`; `store-command.ts`: `store copy`; `help` here), the
+ * help's layout, and the checks commander does not make the way axon wants them (an option
+ * of another command, an extra argument, an unknown command: one line naming it, the
+ * command's help, exit 2). A new command is a `registerXCommand(program,
  * ctx)` like `registerRunsCommand`, called from {@link createProgram}; what it reads runs from
  * comes from `source-options.ts`, its `--json` from `json-output.ts`. Defining the program
  * loads only commander and these definitions: an action imports what it runs (the store, the
@@ -29,6 +29,7 @@ import {
 import { registerAgentsCommand } from './agents/agents-command.js';
 import { registerSchedulesCommand } from './agents/schedules-command.js';
 import { registerImageCommand } from './image-command.js';
+import { registerMcpCommand } from './mcp-command.js';
 import { registerGenerateCommand, registerNewCommand } from './new/new-commands.js';
 import { registerRunsCommand } from './runs/runs-command.js';
 import { registerStoreCommand } from './store-command.js';
@@ -55,8 +56,8 @@ Environment:
                           AXON_ENGINE_MODEL (default gpt-4o-mini), AXON_ENGINE_KEY and
                           AXON_PRICE_TABLE (a YAML price table file) go with it
   AXON_SCRIPTED_TOKEN_MS  delay per scripted token of the examples' engine (default 5)
-  AXON_DATA_DIR           run, serve, runs, trace, workflow, thread, agents, schedules:
-                          the data dir (as --data-dir)
+  AXON_DATA_DIR           run, serve, mcp, runs, trace, workflow, thread, agents,
+                          schedules: the data dir (as --data-dir)
   AXON_API_KEY            runs, trace, workflow, thread, agents, schedules: the key --url
                           sends (as --api-key)
   NO_COLOR                set (to anything but "") for no colour; there is none unless
@@ -235,6 +236,7 @@ export function createProgram(ctx: CommandContext): Command {
     .addHelpText('after', ROOT_AFTER);
   registerRunCommand(program, ctx);
   registerServeCommand(program, ctx);
+  registerMcpCommand(program, ctx);
   registerWorkerCommand(program, ctx);
   registerListCommand(program, ctx);
   registerNewCommand(program, ctx);

@@ -21,6 +21,7 @@ describe('docs/cli.md', () => {
     expect(commands).toEqual([
       'run',
       'serve',
+      'mcp',
       'worker',
       'list',
       'new',

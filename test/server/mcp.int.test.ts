@@ -7,30 +7,14 @@
  * status read over the HTTP API); the refusals as JSON-RPC errors with nothing run.
  */
 import { describe, expect, it } from 'vitest';
-import { z } from 'zod';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { EXAMPLE_DURABLE_AGENTS } from '../../examples/index.js';
-import { defineAgent } from '../../src/actors/define-agent.js';
+import { teller } from '../fixtures/mcp-teller.js';
 import { callTool, refusedWith, stepOf, textOf, useMcpClients } from '../support/mcp-client.js';
 import { POLL, useTestServers, type TestServer } from '../support/server.js';
 
 const servers = useTestServers('mcp');
 const connect = useMcpClients();
-
-/** A durable agent streaming `words` tokens, one every `ms`; its state counts what it told. */
-const teller = defineAgent({
-  name: 'teller',
-  description: 'Tells words, one token at a time',
-  input: z.strictObject({ words: z.number().int().min(1), ms: z.number().int().min(0) }),
-  durable: { state: z.strictObject({ told: z.number() }), initial: { told: 0 }, version: 1 },
-  async *handler(message, actor) {
-    for (let i = 0; i < message.words; i++) {
-      await new Promise((r) => setTimeout(r, message.ms));
-      yield `w${i} `;
-    }
-    return { state: { told: actor.state.told + 1 }, output: { told: actor.state.told + 1 } };
-  },
-});
 
 function start(tokenDelayMs = 1): Promise<TestServer> {
   return servers.start({

@@ -10,6 +10,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ConflictError } from '../../errors/conflict-error.js';
 import type { Logger } from '../../observability/logger.js';
 import type { Runtime } from '../../runtime/runtime.js';
+import { STEP_ENDED } from '../../store/records.js';
 
 /** How often a call looks whether its step has been suspended, ms. */
 const WAITING_POLL_MS = 200;
@@ -119,11 +120,25 @@ export async function followCall(
     if (state.timer !== null) clearTimeout(state.timer);
     channel.signal.removeEventListener('abort', onAbort);
   }
-  return resultOf(outcome ?? (state.waiting ? { kind: 'waiting' } : lost(stepId)), step);
+  if (outcome === null && !state.waiting) outcome = await recordedEnd(runtime, stepId);
+  return resultOf(outcome ?? { kind: 'waiting' }, step);
 }
 
-/** A follow that ended with neither end nor error (it cannot, but a result is owed). */
-function lost(stepId: string): Outcome {
+/**
+ * The end of step `stepId` as its record holds it: for a follow that ended on the record's
+ * end with neither `end` nor `error` read (seen on SQLite under load, the record ended
+ * before the log's last event could be read).
+ */
+async function recordedEnd(runtime: Runtime, stepId: string): Promise<Outcome> {
+  const record = await runtime.getStep(stepId);
+  if (record?.status === 'succeeded') return { kind: 'end', output: record.output };
+  if (record !== null && STEP_ENDED.has(record.status)) {
+    return {
+      kind: 'error',
+      code: record.error?.code ?? 'INTERNAL',
+      message: record.error?.message ?? `step ${stepId} ended ${record.status}`,
+    };
+  }
   return { kind: 'error', code: 'INTERNAL', message: `the log of step ${stepId} ended early` };
 }
 
