@@ -11,6 +11,7 @@ import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
 import { ContentTypeNotSupportedError, RequestMalformedError } from '@a2a-js/sdk/errors';
 import { describe, expect, it } from 'vitest';
 import { createRuleRouter } from '../../../src/orchestrator/rule-router.js';
+import { configuredPolicy } from '../../../src/policy/configured-policy.js';
 import { createServer } from '../../../src/server/create-server.js';
 import { expectApiError, parseSse, useTestServers } from '../../support/server.js';
 import { a2aClient, asTask, axonIds, kindOf, sendRequest, userMessage } from './a2a-client.js';
@@ -216,6 +217,29 @@ describe("A2A 0.3's wire", () => {
     expect(frames.at(-1)?.data['result']).toMatchObject({
       statusUpdate: { status: { state: 'TASK_STATE_COMPLETED' } },
     });
+  });
+});
+
+describe('a message the policy refuses', () => {
+  it('is a task FAILED with the refusal, nothing run (a rate limit)', async () => {
+    const policy = configuredPolicy({
+      rate_limits: { per_user: { requests_per_minute: 1, on_exceed: 'reject' } },
+    });
+    const s = await servers.start({ runtime: { policy } });
+    const client = await a2aClient(s.url);
+    const first = asTask(await client.sendMessage(sendRequest(userMessage('monday', 'calendar'))));
+    expect(first.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    const refused = asTask(
+      await client.sendMessage(sendRequest(userMessage('tuesday', 'calendar'))),
+    );
+    expect(refused.status?.state).toBe(TaskState.TASK_STATE_FAILED);
+    expect(refused.status?.message?.metadata).toMatchObject({ code: 'RATE_LIMITED' });
+    const said = refused.status?.message?.parts[0]?.content;
+    expect(said?.$case === 'text' ? said.value : '').toMatch(/^RATE_LIMITED: /);
+    // Its run holds no step: the agent was not run.
+    const { run_id, step_id } = axonIds(refused);
+    expect(step_id).toBeNull();
+    expect((await s.api('GET', `/v1/runs/${run_id}/steps`)).body).toEqual([]);
   });
 });
 
