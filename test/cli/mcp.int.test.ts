@@ -335,6 +335,49 @@ describe('axon mcp: the process', () => {
     expect(await new Promise((resolve) => child.on('close', resolve))).toBe(0);
   });
 
+  it('SIGTERM while it serves: the session ends, exit 0', async () => {
+    const where = folder();
+    const child = spawn(
+      'node',
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'mcp',
+        '--data-dir',
+        where.data,
+        '--config',
+        where.config,
+      ],
+      { cwd: ROOT, env: childEnv(), stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    children.push(child);
+    const initialized = new Promise<string>((resolve) => {
+      child.stdout.once('data', (c: Buffer) => {
+        resolve(c.toString('utf8'));
+      });
+    });
+    child.stdin.write(
+      `${JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 'raw', version: '1' },
+        },
+      })}\n`,
+    );
+    expect(JSON.parse(await initialized)).toMatchObject({
+      id: 1,
+      result: { serverInfo: { name: 'axon' } },
+    });
+    const closed = new Promise<number | null>((resolve) => child.on('close', resolve));
+    child.kill('SIGTERM');
+    expect(await closed).toBe(0);
+  });
+
   it('stdin closed at once: exit 0, nothing on stdout', async () => {
     const where = folder();
     const child = spawn(
