@@ -306,6 +306,28 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE status = 'active' AND next_at IS NOT NULL;
       CREATE INDEX schedules_by_user ON schedules (user_id, schedule_ref);`,
   },
+  {
+    version: 10,
+    name: "a step's first log chunk in its row; a run's usage as columns",
+    // Issue 47: a step is one record. The events a step's first transaction appends (all of
+    // a short step's) go in its own row (`log`: the chunk's events, `log_last`: its last
+    // seq; 0 with none), not in a row of `event_chunks`, which keeps the chunks appended in
+    // later transactions. A run's usage is four columns, so a step's end adds to them
+    // (`tokens_in = tokens_in + ?`) without reading the run; its place in the record (field
+    // 12) is kept, as null. SQLite reads JSON numbers exactly, so the copy loses nothing.
+    sql: `ALTER TABLE steps ADD COLUMN log TEXT;
+      ALTER TABLE steps ADD COLUMN log_last INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE runs ADD COLUMN tokens_in INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE runs ADD COLUMN tokens_out INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE runs ADD COLUMN cost_usd REAL NOT NULL DEFAULT 0;
+      ALTER TABLE runs ADD COLUMN wall_ms REAL NOT NULL DEFAULT 0;
+      UPDATE runs SET
+        tokens_in = COALESCE(json_extract(record, '$[12].tokens_in'), 0),
+        tokens_out = COALESCE(json_extract(record, '$[12].tokens_out'), 0),
+        cost_usd = COALESCE(json_extract(record, '$[12].cost_usd'), 0),
+        wall_ms = COALESCE(json_extract(record, '$[12].wall_ms'), 0),
+        record = json_set(record, '$[12]', json('null'));`,
+  },
 ];
 
 /**

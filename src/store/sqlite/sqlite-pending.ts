@@ -134,6 +134,22 @@ class HeldRecords {
     this.#rows = new Map();
     return flat;
   }
+
+  /**
+   * As {@link take}, each row followed by `after(row)`'s values (a step's first log chunk,
+   * which goes in its row).
+   */
+  takeWith(after: (row: RowParts) => readonly [Value, Value]): Value[] {
+    const flat: Value[] = [];
+    for (const row of this.#rows.values()) {
+      for (const v of row.columns) flat.push(v);
+      flat.push(recordText(row));
+      const [a, b] = after(row);
+      flat.push(a, b);
+    }
+    this.#rows = new Map();
+    return flat;
+  }
 }
 
 /** Events per chunk of a log at most, and JSON characters (past it, a chunk is not grown). */
@@ -147,6 +163,8 @@ interface OpenChunk {
   lastSeq: number;
   readonly events: string[];
   chars: number;
+  /** Written in its step's row (its first chunk, held with the row), not in `event_chunks`. */
+  inline: boolean;
 }
 
 /** The held events, as chunks of their steps' logs. */
@@ -154,6 +172,8 @@ class HeldChunks {
   readonly #open = new Map<number, OpenChunk>();
   /** Chunks that are full. */
   #closed: OpenChunk[] = [];
+  /** Each step's first chunk (`seq` 1 on), by step rowid. */
+  readonly #firsts = new Map<number, OpenChunk>();
 
   get empty(): boolean {
     return this.#open.size === 0 && this.#closed.length === 0;
@@ -172,13 +192,27 @@ class HeldChunks {
       return;
     }
     if (chunk) this.#closed.push(chunk);
-    this.#open.set(stepRef, {
+    const made: OpenChunk = {
       stepRef,
       firstSeq: seq,
       lastSeq: seq,
       events: [json],
       chars: json.length,
-    });
+      inline: false,
+    };
+    this.#open.set(stepRef, made);
+    if (seq === 1) this.#firsts.set(stepRef, made);
+  }
+
+  /**
+   * The first chunk of step `stepRef`'s log, as its row's `log` and `log_last` (null and 0
+   * when none is held); it is then not written to `event_chunks`.
+   */
+  inlineFirst(stepRef: number): readonly [Value, Value] {
+    const first = this.#firsts.get(stepRef);
+    if (!first) return [null, 0];
+    first.inline = true;
+    return [`[${first.events.join(',')}]`, first.lastSeq];
   }
 
   /** Hands over every held chunk as its insert's parameters and forgets them. */
@@ -187,8 +221,11 @@ class HeldChunks {
     for (const chunk of this.#open.values()) chunks.push(chunk);
     this.#open.clear();
     this.#closed = [];
+    this.#firsts.clear();
     const flat: Value[] = [];
-    for (const c of chunks) flat.push(c.stepRef, c.lastSeq, c.firstSeq, `[${c.events.join(',')}]`);
+    for (const c of chunks) {
+      if (!c.inline) flat.push(c.stepRef, c.lastSeq, c.firstSeq, `[${c.events.join(',')}]`);
+    }
     return flat;
   }
 }
@@ -308,7 +345,8 @@ export class PendingRows {
   write(): void {
     if (this.empty) return;
     const runs = this.#runs.take();
-    const steps = this.#steps.take();
+    // A new step's first chunk goes in its row: one insert for a short step and its log.
+    const steps = this.#steps.takeWith((row) => this.#chunks.inlineFirst(row.columns[0] as number));
     const chunks = this.#chunks.take();
     this.#insertRuns.run(runs);
     this.#insertSteps.run(steps);

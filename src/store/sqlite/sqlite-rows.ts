@@ -31,6 +31,11 @@ export interface RunRow {
   run_id: string;
   flow_id: string | null;
   status: string;
+  /** Its usage (schema 10): columns, so that a step's end adds to them without a read. */
+  tokens_in: number;
+  tokens_out: number;
+  cost_usd: number;
+  wall_ms: number;
   /** JSON array of the run's fields, in {@link RUN_LAYOUT}'s order. */
   record: string;
 }
@@ -47,7 +52,10 @@ export interface StepRow {
   record: string;
 }
 
-/** One chunk of a step's log: the events `first_seq` … `last_seq`. */
+/**
+ * One chunk of a step's log: the events `first_seq` … `last_seq` (its first chunk is in the
+ * step's own row: schema 10).
+ */
 export interface ChunkRow {
   first_seq: number;
   /** JSON array of the events, each without `step_id` and `seq`. */
@@ -62,10 +70,27 @@ const RUN_COLUMNS = [
   'status',
   'user_id',
   'entry',
+  'tokens_in',
+  'tokens_out',
+  'cost_usd',
+  'wall_ms',
   'record',
 ] as const;
-/** The columns of a step's row, in the order its insert binds them. */
-const STEP_COLUMNS = ['step_ref', 'step_id', 'run_ref', 'client_token', 'record'] as const;
+/** A run's usage columns, in {@link RUN_COLUMNS}' order. */
+const USAGE_COLUMNS = ['tokens_in', 'tokens_out', 'cost_usd', 'wall_ms'] as const;
+/**
+ * The columns of a step's row, in the order its insert binds them: `log` and `log_last` are
+ * its log's first chunk (the events of the transaction that inserts it), or null and 0.
+ */
+export const STEP_COLUMNS = [
+  'step_ref',
+  'step_id',
+  'run_ref',
+  'client_token',
+  'record',
+  'log',
+  'log_last',
+] as const;
 /** The columns of a chunk of a step's log, in the order its insert binds them. */
 export const CHUNK_COLUMNS = ['step_ref', 'last_seq', 'first_seq', 'events'] as const;
 
@@ -101,6 +126,7 @@ const RUN_FIELDS = [
   'fs_policy',
   'replay_of',
   'cancel_on_disconnect',
+  // Kept in its place, as null, since schema 10: the usage is columns.
   'budget_usage',
   'provenance',
   'ended_at',
@@ -133,7 +159,7 @@ export const RUN_LAYOUT: RowLayout = {
   table: 'runs',
   id: 'run_id',
   columns: RUN_COLUMNS,
-  patchableColumns: ['status'],
+  patchableColumns: ['status', ...USAGE_COLUMNS],
   fields: RUN_FIELDS,
   fixed: RUN_FIELDS.indexOf('budget_usage'),
 };
@@ -163,6 +189,12 @@ export function splitPatch(layout: RowLayout, patch: object): SplitPatch {
   const fields: (readonly [number, string, unknown])[] = [];
   for (const [key, value] of Object.entries(patch)) {
     if (value === undefined) continue;
+    if (key === 'budget_usage' && layout.table === 'runs') {
+      // A run's usage is its columns.
+      const usage = value as RunRecord['budget_usage'];
+      for (const name of USAGE_COLUMNS) columns.push([name, usage[name]]);
+      continue;
+    }
     if (layout.patchableColumns.includes(key)) {
       columns.push([key, value]);
       continue;
@@ -229,7 +261,9 @@ function changingTexts(record: object, layout: RowLayout): string[] {
   const out: string[] = [];
   for (let i = layout.fixed; i < layout.fields.length; i++) {
     const f = layout.fields[i] as string;
-    out.push(fieldJson(f, (record as Record<string, unknown>)[f]));
+    // A run's usage is kept in its columns; its field stays, null.
+    if (f === 'budget_usage' && layout.table === 'runs') out.push('null');
+    else out.push(fieldJson(f, (record as Record<string, unknown>)[f]));
   }
   return out;
 }
@@ -259,7 +293,18 @@ export function runRow(r: RunRecord, ref: number): RowParts {
   return {
     id: r.run_id,
     // The user and entry are columns too (as well as in the record): listings' indexes.
-    columns: [ref, r.run_id, r.flow_id, r.status, r.user_id, r.entry],
+    columns: [
+      ref,
+      r.run_id,
+      r.flow_id,
+      r.status,
+      r.user_id,
+      r.entry,
+      r.budget_usage.tokens_in,
+      r.budget_usage.tokens_out,
+      r.budget_usage.cost_usd,
+      r.budget_usage.wall_ms,
+    ],
     fixed: fixed.slice(1, -1),
     changing: changingTexts(r, RUN_LAYOUT),
   };
@@ -289,11 +334,15 @@ export function stepRow(s: StepRecord, ref: number, runRef: number): RowParts {
 
 /** A held run's row as a read of the table would give it. */
 export function heldRunRow(row: RowParts): RunRow {
-  // RUN_COLUMNS: run_ref, run_id, flow_id, status, …
+  // RUN_COLUMNS: run_ref, run_id, flow_id, status, user_id, entry, the usage's four.
   return {
     run_id: row.columns[1] as string,
     flow_id: row.columns[2] as string | null,
     status: row.columns[3] as string,
+    tokens_in: row.columns[6] as number,
+    tokens_out: row.columns[7] as number,
+    cost_usd: row.columns[8] as number,
+    wall_ms: row.columns[9] as number,
     record: recordText(row),
   };
 }
@@ -319,7 +368,12 @@ export function runFromRow(r: RunRow): RunRecord {
     seed: f[1] as RunRecord['seed'],
     budgets: f[2] as RunRecord['budgets'],
     status: r.status as RunRecord['status'],
-    budget_usage: f[12] as RunRecord['budget_usage'],
+    budget_usage: {
+      tokens_in: r.tokens_in,
+      tokens_out: r.tokens_out,
+      cost_usd: r.cost_usd,
+      wall_ms: r.wall_ms,
+    },
     provenance: provenanceFrom(f[13]),
     entry: f[3] as string,
     trace_id: f[4] as string,

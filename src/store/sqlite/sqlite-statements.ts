@@ -23,16 +23,27 @@ const SQL = {
        FROM steps s JOIN runs r ON r.run_ref = s.run_ref WHERE r.run_id = ? ORDER BY s.step_ref`,
   stepByToken: `SELECT s.step_id, r.run_id, s.client_token, s.record
        FROM steps s JOIN runs r ON r.run_ref = s.run_ref WHERE r.run_id = ? AND s.client_token = ?`,
-  /** A step's rowid and the last seq of its log; no row for an unknown step. */
-  stepLog: `SELECT step_ref AS ref,
-       (SELECT COALESCE(MAX(last_seq), 0) FROM event_chunks c WHERE c.step_ref = steps.step_ref) AS seq
+  /**
+   * A step's rowid and the last seq of its log (its row's first chunk, or a later one); no
+   * row for an unknown step.
+   */
+  stepLog: `SELECT step_ref AS ref, MAX(log_last,
+       (SELECT COALESCE(MAX(last_seq), 0) FROM event_chunks c WHERE c.step_ref = steps.step_ref)) AS seq
        FROM steps WHERE step_id = ?`,
   stepExists: 'SELECT 1 FROM steps WHERE step_id = ?',
   runExists: 'SELECT 1 FROM runs WHERE run_id = ?',
   runRef: 'SELECT run_ref FROM runs WHERE run_id = ?',
-  readChunks: `SELECT first_seq, events FROM event_chunks
-       WHERE step_ref = (SELECT step_ref FROM steps WHERE step_id = ?) AND last_seq > ?
-       ORDER BY last_seq`,
+  /** A step's log from seq `@after` on: the chunk in its row, then the later ones. */
+  readChunks: `SELECT 1 AS first_seq, log AS events, log_last AS last_seq FROM steps
+       WHERE step_id = @step AND log_last > @after
+     UNION ALL
+     SELECT first_seq, events, last_seq FROM event_chunks
+       WHERE step_ref = (SELECT step_ref FROM steps WHERE step_id = @step) AND last_seq > @after
+     ORDER BY last_seq`,
+  /** Adds a step's usage to its run's (schema 10's columns): no read of the run. */
+  addRunUsage: `UPDATE runs SET tokens_in = tokens_in + ?, tokens_out = tokens_out + ?,
+       cost_usd = cost_usd + ?, wall_ms = wall_ms + ? WHERE run_id = ?
+     RETURNING tokens_in, tokens_out, cost_usd, wall_ms`,
   insertFlow: `INSERT INTO flows (flow_id, hash, name, ast, tools, config, labels, created_at)
        VALUES (@flow_id, @hash, @name, @ast, @tools, @config, @labels, @created_at)`,
   getFlow: 'SELECT * FROM flows WHERE flow_id = ?',

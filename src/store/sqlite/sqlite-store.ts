@@ -167,13 +167,6 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
       this.#insertStep(step);
       return { step, created: true };
     });
-    this.#addUsage = db.transaction((runId: string, usage: BudgetUsage) => {
-      const row = this.#stmt.getRun.get(runId) as RunRow | undefined;
-      if (!row) return null;
-      const total = addUsage(runFromRow(row).budget_usage, usage);
-      this.#runPatches.apply(runId, { budget_usage: total });
-      return total;
-    });
     this.#putFlow = db.transaction((flow: FlowRecord) => {
       const row = this.#stmt.getFlowByHash.get(flow.hash) as FlowRow | undefined;
       if (row) return { flow: flowFromRow(row), created: false };
@@ -220,9 +213,6 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
   /** Find-or-create of a step by client token, under the write lock (IMMEDIATE). */
   readonly #claim: Database.Transaction<
     (step: StepRecord) => { step: StepRecord; created: boolean }
-  >;
-  readonly #addUsage: Database.Transaction<
-    (runId: string, usage: BudgetUsage) => BudgetUsage | null
   >;
   readonly #putFlow: Database.Transaction<
     (flow: FlowRecord) => { flow: FlowRecord; created: boolean }
@@ -339,7 +329,14 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
       this.#pending.patchRun(runId, { budget_usage: total });
       return total;
     }
-    const total = this.#addUsage(runId, usage);
+    // Added in the statement (the usage is columns): the run is not read.
+    const total = this.#stmt.addRunUsage.get(
+      usage.tokens_in,
+      usage.tokens_out,
+      usage.cost_usd,
+      usage.wall_ms,
+      runId,
+    ) as BudgetUsage | undefined;
     if (!total) throw new NotFoundError('run', runId);
     return total;
   }
@@ -427,7 +424,8 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
       const events: StepEvent[] = [];
       if (limit <= 0) return events;
       // Chunk by chunk, only as many as the limit needs.
-      for (const chunk of this.#stmt.readChunks.iterate(stepId, afterSeq) as Iterable<ChunkRow>) {
+      const params = { step: stepId, after: afterSeq };
+      for (const chunk of this.#stmt.readChunks.iterate(params) as Iterable<ChunkRow>) {
         eventsFromChunk(stepId, chunk, afterSeq, events);
         if (events.length >= limit) {
           events.length = limit;

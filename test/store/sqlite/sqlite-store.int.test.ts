@@ -307,18 +307,18 @@ describe('SqliteRunStore', () => {
       .prepare("SELECT status, record ->> '$[14]' AS ended_at FROM runs WHERE run_id = ?")
       .get(run.run_id);
     expect(runRow).toEqual({ status: 'completed', ended_at: '2025-01-01T00:00:01.000Z' });
-    // The events one step appended in the turn are one chunk of its log.
-    const chunks = other
-      .prepare(
-        'SELECT s.step_id, c.first_seq, c.last_seq FROM event_chunks c JOIN steps s ON s.step_ref = c.step_ref ORDER BY s.step_id, c.last_seq',
-      )
+    // The events a step appended in the turn it was made in are one chunk of its log, in its
+    // own row (issue 47: a step is one record): nothing in event_chunks.
+    const logs = other
+      .prepare('SELECT step_id, log_last, json_array_length(log) AS n FROM steps ORDER BY step_id')
       .all();
-    expect(chunks).toEqual(
+    expect(logs).toEqual(
       [
-        { step_id: first.step_id, first_seq: 1, last_seq: 2 },
-        { step_id: second.step_id, first_seq: 1, last_seq: 1 },
+        { step_id: first.step_id, log_last: 2, n: 2 },
+        { step_id: second.step_id, log_last: 1, n: 1 },
       ].sort((x, y) => (x.step_id < y.step_id ? -1 : 1)),
     );
+    expect(other.prepare('SELECT COUNT(*) AS n FROM event_chunks').get()).toEqual({ n: 0 });
     other.close();
     await store.close();
   });
@@ -350,11 +350,21 @@ describe('SqliteRunStore', () => {
     for (let after = 0; after <= seq; after++) {
       expect(await reopened.readEvents(id, after)).toEqual(appended.slice(after));
     }
-    const chunks = reopened.db
-      .prepare(
-        'SELECT first_seq, last_seq FROM event_chunks WHERE step_ref = (SELECT step_ref FROM steps WHERE step_id = ?) ORDER BY last_seq',
-      )
-      .all(id) as { first_seq: number; last_seq: number }[];
+    // Its first chunk is in its row (the step and its first events came in one turn), the
+    // later ones in event_chunks.
+    const inline = reopened.db
+      .prepare('SELECT log_last FROM steps WHERE step_id = ?')
+      .pluck()
+      .get(id) as number;
+    expect(inline).toBeGreaterThan(0);
+    const chunks = [
+      { first_seq: 1, last_seq: inline },
+      ...(reopened.db
+        .prepare(
+          'SELECT first_seq, last_seq FROM event_chunks WHERE step_ref = (SELECT step_ref FROM steps WHERE step_id = ?) ORDER BY last_seq',
+        )
+        .all(id) as { first_seq: number; last_seq: number }[]),
+    ];
     // The chunks tile the log, 1 … seq, none past 64 events, far fewer than the events.
     expect(chunks[0]?.first_seq).toBe(1);
     expect(chunks.at(-1)?.last_seq).toBe(seq);
@@ -397,11 +407,10 @@ describe('SqliteRunStore', () => {
     await store.appendEvents(events);
     await store.flush();
     expect(JSON.stringify(await store.readEvents(id))).toBe(JSON.stringify(events));
-    // The empty provenance takes no room in the log.
+    // The empty provenance takes no room in the log (here its step's row: the step and its
+    // events came in one turn).
     const stored = store.db
-      .prepare(
-        'SELECT events FROM event_chunks WHERE step_ref = (SELECT step_ref FROM steps WHERE step_id = ?)',
-      )
+      .prepare('SELECT log FROM steps WHERE step_id = ?')
       .pluck()
       .get(id) as string;
     expect(JSON.parse(stored)).toEqual([
