@@ -13,7 +13,7 @@ export interface A2aOptions {
   readonly enabled?: boolean;
   /**
    * The agent of a message that names no skill (and that the router, if any, does not
-   * place). Without one such a message is refused (`-32602`, naming the skills).
+   * place). Without one such a message goes to the card's first skill.
    */
   readonly defaultAgent?: string;
   /**

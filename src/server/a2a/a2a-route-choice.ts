@@ -1,8 +1,9 @@
 /**
  * @module Which agent an A2A message goes to, decided before its task is made: the skill
  * its `metadata.skill` names; else the front door's router, when the server has one, if it
- * picks a skill; else the default agent the configuration names. A skill that is not one of
- * the card's, and a message that none of the three places, is refused with
+ * picks a skill; else the default agent the configuration names; else the card's first skill
+ * (issue 48: a message is never refused for naming none). A skill that is not one of the
+ * card's, and a message on a server with no skill at all, is refused with
  * `RequestMalformedError` (JSON-RPC `-32602`) saying which skills there are — nothing is run
  * and no task is made.
  */
@@ -19,8 +20,11 @@ export const SKILL_KEY = 'skill';
 export interface A2aRoute {
   /** The agent (the skill) the message's step invokes. */
   readonly agent: string;
-  /** `skill`: named by the message; `router`: the front door's router; `default`: the configuration's. */
-  readonly by: 'skill' | 'router' | 'default';
+  /**
+   * `skill`: named by the message; `router`: the front door's router; `default`: the
+   * configuration's; `first`: the card's first skill (no default configured).
+   */
+  readonly by: 'skill' | 'router' | 'default' | 'first';
   /** The agent's input, from the message's parts. */
   readonly input: AgentRequest;
 }
@@ -78,9 +82,9 @@ export async function chooseA2aRoute(
     }
   }
   if (deps.defaultAgent !== null) return { agent: deps.defaultAgent, by: 'default', input };
+  const first = deps.skills[0];
+  if (first !== undefined) return { agent: first, by: 'first', input };
   throw new RequestMalformedError(
-    `the message names no skill (message.metadata.${SKILL_KEY})${
-      deps.router ? ', the router placed it on none,' : ''
-    } and this server has no default agent (axon.yaml a2a.default_agent); the skills are ${listed(deps.skills)}`,
+    `the message names no skill (message.metadata.${SKILL_KEY}) and this server serves none`,
   );
 }

@@ -74,7 +74,18 @@ describe('chooseA2aRoute', () => {
       "the skill goes in the message's metadata (message.metadata.skill), not the request's",
     );
     await expect(chooseA2aRoute(message('hi'), undefined, deps({ skills: [] }))).rejects.toThrow(
-      /no default agent \(axon\.yaml a2a\.default_agent\); the skills are none$/,
+      'the message names no skill (message.metadata.skill) and this server serves none',
     );
+  });
+
+  it('never refuses a message for naming no skill: without a default agent it goes to the first skill (issue 48)', async () => {
+    await expect(chooseA2aRoute(message('hi'), undefined, deps())).resolves.toMatchObject({
+      agent: 'planner',
+      by: 'first',
+    });
+    const router = { classify: () => Promise.resolve({ bestHandler: 'nobody' }) };
+    await expect(
+      chooseA2aRoute(message('hi'), undefined, deps({ router: router as never })),
+    ).resolves.toMatchObject({ agent: 'planner', by: 'first' });
   });
 });

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { TaskState, type Message } from '@a2a-js/sdk';
 import { LegacyJsonRpcTransport } from '@a2a-js/sdk/compat/v0_3/client';
-import { ContentTypeNotSupportedError, RequestMalformedError } from '@a2a-js/sdk/errors';
+import { ContentTypeNotSupportedError } from '@a2a-js/sdk/errors';
 import { describe, expect, it } from 'vitest';
 import { createRuleRouter } from '../../../src/orchestrator/rule-router.js';
 import { configuredPolicy } from '../../../src/policy/configured-policy.js';
@@ -46,22 +46,12 @@ describe('a message that names no skill', () => {
     expect(await routed(s.url, userMessage('next monday'))).toEqual(['calendar', 'default']);
   });
 
-  it('is refused, naming the skills, by a server with neither (nothing is made)', async () => {
+  it('goes to the first skill on a server with neither a default agent nor a router that places it (never refused)', async () => {
     const router = createRuleRouter({ rules: [{ pattern: /\btrip\b/i, handler: 'planner' }] });
     const plain = await servers.start();
-    const client = await a2aClient(plain.url);
-    const refused = await client
-      .sendMessage(sendRequest(userMessage('next monday')))
-      .catch((err: unknown) => err);
-    expect(refused).toBeInstanceOf(RequestMalformedError);
-    expect((refused as Error).message).toBe(
-      'the message names no skill (message.metadata.skill) and this server has no default agent (axon.yaml a2a.default_agent); the skills are planner, calendar, flights',
-    );
-    expect((await plain.api('GET', '/v1/runs')).body).toEqual([]);
+    expect(await routed(plain.url, userMessage('next monday'))).toEqual(['planner', 'first']);
     const routedOnly = await servers.start({ server: { a2a: { router } } });
-    await expect(
-      (await a2aClient(routedOnly.url)).sendMessage(sendRequest(userMessage('next monday'))),
-    ).rejects.toThrow(/the router placed it on none/);
+    expect(await routed(routedOnly.url, userMessage('book flights'))).toEqual(['planner', 'first']);
     expect(await routed(routedOnly.url, userMessage('a trip to Paris next monday'))).toEqual([
       'planner',
       'router',
