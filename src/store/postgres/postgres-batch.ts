@@ -5,8 +5,12 @@
  * While a batch is at the server the next one gathers; it leaves when the answer is back and
  * the callers it woke have asked their next operations (one turn later).
  *
- * An operation resolves once its batch has committed — nothing is acknowledged before it is
- * durable, so the store holds nothing back for `flush()`. A refused operation (an unknown id,
+ * The rows the store held back (`postgres-held-rows.ts`) go with the next batch, written
+ * before its operations in the same call. An operation resolves once its batch has committed;
+ * a held write resolved when it was held, and `flush()` resolves once the batch carrying it has
+ * committed. Held rows that fail to commit (the server refuses one, or whether they committed
+ * cannot be learnt) fail that flush and every later one: the store takes no more writes, as
+ * the SQLite store after a failed commit. A refused operation (an unknown id,
  * an id taken, a `seq` out of order) rejects alone with its typed error. A batch that fails
  * as a whole (a deadlock with another process, a lost connection) is tried again, each
  * operation alone in a transaction of its own, so one bad operation cannot take the others
@@ -22,9 +26,11 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { BudgetExceededError, type BudgetLimit } from '../../errors/budget-exceeded-error.js';
 import { ConflictError } from '../../errors/conflict-error.js';
+import { InternalError } from '../../errors/internal-error.js';
 import { NotFoundError } from '../../errors/not-found-error.js';
 import { WorkerLostError } from '../../errors/worker-lost-error.js';
 import { mailboxFull } from '../actor-records.js';
+import type { PostgresHeldRows } from './postgres-held-rows.js';
 
 /** Operations in one call of `apply` at most (its JSON and its transaction stay bounded). */
 export const MAX_BATCH = 1_000;
@@ -44,6 +50,25 @@ const GONE_WAIT_MS = 5_000;
  * again; its operations reject with this.
  */
 class OutcomeUnknown extends Error {}
+
+/** A commit's promise and its settling functions. */
+interface Commit {
+  readonly promise: Promise<void>;
+  resolve(): void;
+  reject(err: Error): void;
+}
+
+function commit(): Commit {
+  let resolve!: () => void;
+  let reject!: (err: Error) => void;
+  const promise = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A commit nobody flushed for still fails the store; no unhandled rejection.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
 
 /** A call that failed, with the server process of its connection (`null`: unknown). */
 class CallFailed extends Error {
@@ -165,11 +190,29 @@ export class PostgresBatcher {
   #queue: Pending[] = [];
   #sending = false;
   #scheduled = false;
+  /** The rows held for the next batch (`null`: the store holds none). */
+  readonly #held: PostgresHeldRows | null;
+  /** The commit of the held rows gathering for the next batch, and of those at the server. */
+  #gathering: Commit | null = null;
+  #atServer: Commit | null = null;
+  /** Writes held for the next batch. */
+  #heldCount = 0;
+  /** Why held writes failed, once they have: every flush and held write after is refused. */
+  #failure: InternalError | null = null;
 
-  /** `schema`: the quoted schema holding `apply`; `ready`: settles once it exists. */
-  constructor(pool: pg.Pool, schema: string, ready: Promise<void>) {
+  /**
+   * `schema`: the quoted schema holding `apply`; `ready`: settles once it exists; `held`: the
+   * rows the store holds back, sent with each batch.
+   */
+  constructor(
+    pool: pg.Pool,
+    schema: string,
+    ready: Promise<void>,
+    held: PostgresHeldRows | null = null,
+  ) {
     this.#pool = pool;
-    this.#apply = `SELECT ${schema}.apply($1::jsonb, $2, $3) AS answers`;
+    this.#held = held;
+    this.#apply = `SELECT ${schema}.apply($1::jsonb, $2, $3, $4::json) AS answers`;
     this.#answered = `SELECT answers FROM ${schema}.batches WHERE id = $1`;
     this.#name = `axon_apply_${schema.replaceAll('"', '')}`;
     this.#ready = ready;
@@ -183,9 +226,34 @@ export class PostgresBatcher {
     });
   }
 
-  /** True while an operation waits or a batch is at the server. */
+  /** True while an operation or a held row waits, or a batch is at the server. */
   get busy(): boolean {
-    return this.#sending || this.#queue.length > 0;
+    return this.#sending || this.#queue.length > 0 || this.#gathering !== null;
+  }
+
+  /** Why held writes failed, if they have: the store refuses writes with it. */
+  get failure(): InternalError | null {
+    return this.#failure;
+  }
+
+  /**
+   * A write was held: the next batch carries it (sent when this turn ends). Past
+   * {@link MAX_BATCH} held writes in one batch, the commit the caller should wait for (a turn
+   * that goes on writing without end waits for its writes to commit); else `null`.
+   */
+  held(): Promise<void> | null {
+    this.#gathering ??= commit();
+    this.#schedule();
+    return ++this.#heldCount >= MAX_BATCH ? this.#gathering.promise : null;
+  }
+
+  /**
+   * Resolves once every row held so far has committed; rejects when held rows failed to;
+   * `null` when none is held or at the server.
+   */
+  flush(): Promise<void> | null {
+    if (this.#failure) return Promise.reject(this.#failure);
+    return (this.#gathering ?? this.#atServer)?.promise ?? null;
   }
 
   #schedule(): void {
@@ -196,46 +264,84 @@ export class PostgresBatcher {
 
   readonly #send = (): void => {
     this.#scheduled = false;
-    if (this.#sending || this.#queue.length === 0) return;
+    if (this.#sending || (this.#queue.length === 0 && this.#gathering === null)) return;
     // At most MAX_BATCH a call: a burst of writes goes as several bounded calls, in order.
     const batch = this.#queue.splice(0, MAX_BATCH);
+    const rows = this.#held?.take() ?? null;
+    const committed = this.#gathering;
+    this.#gathering = null;
+    this.#heldCount = 0;
+    this.#atServer = committed;
     this.#sending = true;
-    void this.#sendBatch(batch).finally(() => {
+    void this.#sendBatch(batch, rows, committed).finally(() => {
       this.#sending = false;
-      if (this.#queue.length > 0) this.#schedule();
+      if (this.#atServer === committed) this.#atServer = null;
+      if (this.#queue.length > 0 || this.#gathering !== null) this.#schedule();
     });
   };
 
-  async #sendBatch(batch: Pending[]): Promise<void> {
+  async #sendBatch(batch: Pending[], rows: string | null, committed: Commit | null): Promise<void> {
     try {
       await this.#ready;
     } catch (err) {
       for (const p of batch) p.reject(err as Error);
+      if (committed) this.#heldFailed(committed, err);
       return;
     }
     let answers: Answer[] | null;
     try {
-      answers = await this.#once(batch.map((p) => p.op));
+      answers = await this.#once(
+        batch.map((p) => p.op),
+        rows,
+      );
     } catch (err) {
       if (err instanceof OutcomeUnknown) {
         for (const p of batch) p.reject(err);
+        if (committed) this.#heldFailed(committed, err);
         return;
       }
       answers = null;
     }
     if (answers === null) {
-      // One at a time: each operation's own answer, or its own error.
+      // The held rows alone, then one operation at a time: each its own answer or error.
+      if (rows !== null) {
+        try {
+          await this.#once([], rows);
+        } catch (err) {
+          if (committed) this.#heldFailed(committed, err);
+        }
+      }
       for (const p of batch) {
         try {
-          const [answer] = await this.#once([p.op]);
+          const [answer] = await this.#once([p.op], null);
           settle(p, answer as Answer);
         } catch (err) {
           p.reject(err instanceof Error ? err : new Error(String(err)));
         }
       }
+      if (committed) this.#committed(committed);
       return;
     }
+    if (committed) this.#committed(committed);
     for (let i = 0; i < batch.length; i++) settle(batch[i] as Pending, answers[i] as Answer);
+  }
+
+  /** Held rows of a batch that committed: durable, unless held rows before them failed. */
+  #committed(committed: Commit): void {
+    if (this.#failure) committed.reject(this.#failure);
+    else committed.resolve();
+  }
+
+  /** Held rows did not commit: this flush and every later one fail, and no write is held again. */
+  #heldFailed(committed: Commit, err: unknown): void {
+    const reason = err instanceof Error ? err.message : String(err);
+    this.#failure ??= new InternalError(
+      `the PostgreSQL store could not commit the writes it held back (${reason}); it takes no more`,
+      { cause: err },
+    );
+    this.#held?.clear();
+    committed.reject(this.#failure);
+    this.#gathering?.reject(this.#failure);
   }
 
   /**
@@ -243,11 +349,11 @@ export class PostgresBatcher {
    * committed them; rejects with the server's error (nothing committed), or the connection's
    * when the kept answers cannot be read either.
    */
-  async #once(ops: readonly BatchOp[]): Promise<Answer[]> {
+  async #once(ops: readonly BatchOp[], rows: string | null): Promise<Answer[]> {
     for (let tries = 1; ; tries++) {
       const id = `${this.#id}:${++this.#calls}`;
       try {
-        return await this.#call(ops, id);
+        return await this.#call(ops, id, rows);
       } catch (err) {
         if (!(err instanceof CallFailed)) throw err;
         // The server's refusal: rolled back, nothing to run again.
@@ -268,7 +374,7 @@ export class PostgresBatcher {
     }
   }
 
-  async #call(ops: readonly BatchOp[], id: string): Promise<Answer[]> {
+  async #call(ops: readonly BatchOp[], id: string, held: string | null): Promise<Answer[]> {
     let client: pg.PoolClient;
     try {
       client = await this.#pool.connect();
@@ -284,7 +390,7 @@ export class PostgresBatcher {
       const { rows } = await client.query<{ answers: Answer[] }>({
         name: this.#name,
         text: this.#apply,
-        values: [JSON.stringify(ops), id, this.#calls % PRUNE_EVERY === 0],
+        values: [JSON.stringify(ops), id, this.#calls % PRUNE_EVERY === 0, held],
       });
       client.off('error', heard);
       client.release();

@@ -144,6 +144,14 @@ export function writeFunctions(s: string, more: readonly string[] = []): string 
       RETURN jsonb_build_object('ok', hit);
     END $f$;
 
+    -- Events checked already, as chunks of their steps' logs (schema version 5): each step's
+    -- events of the call one row, without their step_id and seq (the chunk gives them).
+    CREATE OR REPLACE FUNCTION ${s}.put_chunks(events jsonb) RETURNS void LANGUAGE sql AS $f$
+      INSERT INTO ${s}.chunks (step_id, last_seq, first_seq, events)
+        SELECT e->>'step_id', max((e->>'seq')::int), min((e->>'seq')::int),
+            json_agg((e - 'step_id' - 'seq')::json ORDER BY (e->>'seq')::int)
+          FROM jsonb_array_elements(events) e GROUP BY e->>'step_id' $f$;
+
     -- The common append: events of one step whose seqs run first..last without a gap. The
     -- update that moves the step's last seq is the check; nothing else is written unless it
     -- matched.
@@ -153,8 +161,7 @@ export function writeFunctions(s: string, more: readonly string[] = []): string 
       UPDATE ${s}.steps SET last_seq = (a->>'last')::int
         WHERE step_id = a->>'id' AND last_seq = first - 1;
       IF NOT FOUND THEN RETURN ${s}.refused_append(a->>'id', first); END IF;
-      INSERT INTO ${s}.events (step_id, seq, event)
-        SELECT a->>'id', (e->>'seq')::int, e::json FROM jsonb_array_elements(a->'events') e;
+      PERFORM ${s}.put_chunks(a->'events');
       RETURN '{"ok": null}';
     END $f$;
 
@@ -185,10 +192,7 @@ export function writeFunctions(s: string, more: readonly string[] = []): string 
         IF first IS NULL THEN RETURN ${s}.not_found('step', a->>'id'); END IF;
         RETURN ${s}.refused_append(a->>'id', first);
       END IF;
-      IF first IS NOT NULL THEN
-        INSERT INTO ${s}.events (step_id, seq, event)
-          SELECT a->>'id', (e->>'seq')::int, e::json FROM jsonb_array_elements(a->'events') e;
-      END IF;
+      IF first IS NOT NULL THEN PERFORM ${s}.put_chunks(a->'events'); END IF;
       IF a->'usage' IS NOT NULL THEN
         UPDATE ${s}.runs SET record = jsonb_set(record, '{budget_usage}',
             ${s}.add_usage(record->'budget_usage', a->'usage'))
@@ -218,8 +222,7 @@ export function writeFunctions(s: string, more: readonly string[] = []): string 
         END IF;
         lasts := lasts || jsonb_build_object(sid, n);
       END LOOP;
-      INSERT INTO ${s}.events (step_id, seq, event)
-        SELECT e->>'step_id', (e->>'seq')::int, e::json FROM jsonb_array_elements(events) e;
+      PERFORM ${s}.put_chunks(events);
       -- One step at a time, by its key (a join would let the planner scan every step).
       FOR sid, n IN SELECT key, value::int FROM jsonb_each_text(lasts) LOOP
         UPDATE ${s}.steps SET last_seq = n WHERE step_id = sid;
@@ -332,14 +335,17 @@ export function writeFunctions(s: string, more: readonly string[] = []): string 
       RETURN '{"ok": null}';
     END $f$;
 
-    -- A batch: each operation in order, each answer in its place, kept under the batch's id
+    -- A batch: the held rows, then each operation in order, each answer in its place, kept under the batch's id
     -- (with "prune", those of batches five minutes old leave: they are read only just after a
     -- connection is lost). An operation carrying a "fence" (a
     -- fleet replica's turn) runs only while that turn is still its step's.
-    CREATE OR REPLACE FUNCTION ${s}.apply(ops jsonb, batch text, prune boolean)
+    CREATE OR REPLACE FUNCTION ${s}.apply(ops jsonb, batch text, prune boolean, held json)
     RETURNS jsonb LANGUAGE plpgsql AS $f$
     DECLARE op jsonb; answers jsonb[] := '{}'; kind text; result jsonb;
     BEGIN
+      -- The rows the store held back (postgres-held-rows.ts) first: what it asks the server
+      -- after them in program order may read them.
+      IF held IS NOT NULL THEN PERFORM ${s}.write_held(held); END IF;
       FOR op IN SELECT jsonb_array_elements(ops) LOOP
         kind := op->>'op';
         IF op ? 'fence' AND NOT ${s}.holds_turn(op->'fence') THEN

@@ -6,12 +6,13 @@
 import type pg from 'pg';
 import { ACTOR_OPS, actorFunctions, actorTables } from './postgres-actor-functions.js';
 import { tables2, tables3, writeFunctions } from './postgres-functions.js';
+import { heldFunctions, tables5 } from './postgres-held-functions.js';
 
 /** One statement on the migrating transaction's connection. */
 export type Query = (text: string, values?: readonly unknown[]) => Promise<pg.QueryResult>;
 
 /** The schema version this code writes. */
-export const POSTGRES_SCHEMA_VERSION = 4;
+export const POSTGRES_SCHEMA_VERSION = 5;
 
 export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -42,21 +43,12 @@ function migration1(s: string): string {
 }
 
 /**
- * Brings schema `schema` (quoted as `s`) to `version` — {@link POSTGRES_SCHEMA_VERSION} but in
- * tests writing a schema of an older axon — inside `q`'s transaction. The tables of each
- * version it lacks are added in place, keeping every row; the functions (code) are replaced.
+ * Brings schema `schema` (quoted as `s`) to {@link POSTGRES_SCHEMA_VERSION} inside `q`'s
+ * transaction. The tables of each version it lacks are added in place, keeping every row (a
+ * schema of version 4 has its steps' events moved into chunks); the functions (code) are
+ * replaced.
  */
-export async function migrate(
-  q: Query,
-  schema: string,
-  s: string,
-  version = POSTGRES_SCHEMA_VERSION,
-): Promise<void> {
-  if (!(Number.isInteger(version) && version >= 3 && version <= POSTGRES_SCHEMA_VERSION)) {
-    throw new RangeError(
-      `migrate: version must be an integer in 3..${POSTGRES_SCHEMA_VERSION}, got ${version}`,
-    );
-  }
+export async function migrate(q: Query, schema: string, s: string): Promise<void> {
   await q('SELECT pg_advisory_xact_lock(hashtext($1))', [`axon-migrate:${schema}`]);
   await q(`CREATE SCHEMA IF NOT EXISTS ${s}`);
   await q(`CREATE TABLE IF NOT EXISTS ${s}.meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)`);
@@ -67,17 +59,20 @@ export async function migrate(
       `postgresStore: schema ${schema} is at version ${at}, newer than this axon knows (${POSTGRES_SCHEMA_VERSION}): upgrade axon`,
     );
   }
-  if (at >= version) return;
+  if (at >= POSTGRES_SCHEMA_VERSION) return;
   if (at < 1) await q(migration1(s));
   if (at < 2) await q(tables2(s));
   if (at < 3) await q(tables3(s));
   // Version 4: durable agents (issue 46).
-  if (at < 4 && version >= 4) await q(actorTables(s));
-  await q(writeFunctions(s, version >= 4 ? ACTOR_OPS : []));
-  if (version >= 4) await q(actorFunctions(s));
+  if (at < 4) await q(actorTables(s));
+  // Version 5: a step's log in its row and its chunks (issue 47).
+  if (at < 5) await q(tables5(s));
+  await q(writeFunctions(s, ACTOR_OPS));
+  await q(actorFunctions(s));
+  await q(heldFunctions(s));
   await q(
     `INSERT INTO ${s}.meta (key, value) VALUES ('schema_version', $1)
          ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
-    [String(version)],
+    [String(POSTGRES_SCHEMA_VERSION)],
   );
 }

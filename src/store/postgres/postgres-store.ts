@@ -11,7 +11,11 @@
  * The runs and steps writes of a turn — every run's — are one call of the schema's `apply`
  * function: one round trip, one commit (`postgres-batch.ts`, `postgres-functions.ts`); the
  * rest, and the reads of lists, are statements of their own once the batches asked before
- * them have committed.
+ * them have committed. A step is one row (schema version 5, issue 47): its record, and its log
+ * — the events of its first commit in the row, each later commit's one chunk beside it. The
+ * runs and steps this store creates are held back until the batch (`postgres-held-rows.ts`): a
+ * run's or a step's writes before it are one insert of its final row; those writes resolve at
+ * once and are durable when `flush()` resolves, as the SQLite store's.
  *
  * A fleet worker's store fences its writes with its turn at the step they are of
  * (`PostgresStoreOptions.fence`, {@link PostgresRunStore.takeTurn}): the check runs in the
@@ -35,12 +39,20 @@ import type {
   StepPatch,
   StepRecord,
 } from '../records.js';
-import type { ActorEndWrite } from '../actor-records.js';
 import { ForwardedRecords } from '../forwarded-records.js';
 import type { RunPageQuery, RunStore, StepEnd } from '../run-store.js';
-import type { BudgetHolder, BudgetReservations } from '../budget-reservations.js';
+import type { BudgetReservations } from '../budget-reservations.js';
 import { PostgresActors } from './postgres-actors.js';
 import { PostgresBatcher, turnLost, type BatchOp } from './postgres-batch.js';
+import { chunkEvents, PostgresHeldRows } from './postgres-held-rows.js';
+import {
+  actorEnd,
+  holderArgs,
+  holderTarget,
+  runPatch,
+  seqRun,
+  stepPatch,
+} from './postgres-op-args.js';
 import { PostgresRunRecords } from './postgres-run-records.js';
 import { postgresLeases } from './postgres-leases.js';
 import type { Leases } from '../store-leases.js';
@@ -69,65 +81,6 @@ const CONNECT_TIMEOUT_MS = 10_000;
 
 const STORE_OPTIONS: ReadonlySet<string> = new Set(['connection', 'schema', 'fence']);
 
-/**
- * `events`' step and seqs when they are one step's, first … last without a gap: the batch
- * the `append_run` and `end_run` functions take (one statement checks and moves the log).
- */
-function seqRun(
-  events: readonly StepEvent[],
-): { stepId: string; first: number; last: number } | null {
-  const head = events[0];
-  if (!head) return null;
-  for (let i = 1; i < events.length; i++) {
-    const ev = events[i] as StepEvent;
-    if (ev.step_id !== head.step_id || ev.seq !== head.seq + i) return null;
-  }
-  return { stepId: head.step_id, first: head.seq, last: head.seq + events.length - 1 };
-}
-
-/** A run's patch as the `update_run` function merges it: only the fields a patch may set. */
-function runPatch(patch: RunPatch): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (patch.status !== undefined) out['status'] = patch.status;
-  if (patch.budget_usage) out['budget_usage'] = patch.budget_usage;
-  if (patch.provenance !== undefined) out['provenance'] = patch.provenance;
-  if (patch.ended_at !== undefined) out['ended_at'] = patch.ended_at;
-  return out;
-}
-
-/** A step's patch as `update_step` takes it: fields merged, and `output` dropped when unset. */
-function stepPatch(patch: StepPatch): { patch: Record<string, unknown>; drop: string[] } {
-  const out: Record<string, unknown> = {};
-  const drop: string[] = [];
-  if (patch.status !== undefined) out['status'] = patch.status;
-  if (patch.budget_usage) out['budget_usage'] = patch.budget_usage;
-  if (patch.provenance !== undefined) out['provenance'] = patch.provenance;
-  if ('output' in patch) {
-    if (patch.output === undefined) drop.push('output');
-    else out['output'] = patch.output;
-  }
-  if (patch.error !== undefined) out['error'] = patch.error;
-  if (patch.started_at !== undefined) out['started_at'] = patch.started_at;
-  if (patch.ended_at !== undefined) out['ended_at'] = patch.ended_at;
-  if (patch.first_token_at !== undefined) out['first_token_at'] = patch.first_token_at;
-  return { patch: out, drop };
-}
-
-/** A message's end to its actor as `end_message` takes it: merged steps' patches as `update_step`'s. */
-function actorEnd(write: ActorEndWrite): Record<string, unknown> {
-  return {
-    actor_id: write.actor_id,
-    ...(write.state ? { state: write.state } : {}),
-    updated_at: write.updated_at,
-    merged: (write.merged ?? []).map((m) => ({ id: m.stepId, ...stepPatch(m.patch) })),
-  };
-}
-
-/** A reservation's holder as the `reserve` and `settle` functions take it. */
-const holderArgs = (h: BudgetHolder) => ({ run_id: h.runId, step_id: h.stepId, token: h.token });
-/** What a reservation is about, for its fence. */
-const holderTarget = (h: BudgetHolder): WriteTarget => ({ runId: h.runId, stepId: h.stepId });
-
 /** A {@link RunStore} in PostgreSQL; see the module. Use {@link postgresStore}. */
 export class PostgresRunStore extends ForwardedRecords implements RunStore {
   readonly #pool: pg.Pool;
@@ -136,6 +89,10 @@ export class PostgresRunStore extends ForwardedRecords implements RunStore {
   readonly #ready: Promise<void>;
   /** The runs and steps operations, gathered into one call per turn (`postgres-batch.ts`). */
   readonly #batch: PostgresBatcher;
+  /** The rows held for the next batch; `null` for a fenced store (every write waits). */
+  readonly #held: PostgresHeldRows | null;
+  /** Whether the migrations are applied: until then nothing is held (a failure shows at once). */
+  #migrated = false;
   /** Leases in the schema, which every process opening it sees (`postgres-leases.ts`). */
   readonly leases: Leases;
   /** Reservations against runs' budgets that every process on the schema sees. */
@@ -175,8 +132,12 @@ export class PostgresRunStore extends ForwardedRecords implements RunStore {
         : options.connection;
     if (this.#owned) this.#pool.on('error', () => undefined);
     this.#ready = this.#migrate(schema);
-    this.#ready.catch(() => undefined);
-    this.#batch = new PostgresBatcher(this.#pool, this.#s, this.#ready);
+    this.#ready.then(
+      () => (this.#migrated = true),
+      () => undefined,
+    );
+    this.#held = this.#fence ? null : new PostgresHeldRows();
+    this.#batch = new PostgresBatcher(this.#pool, this.#s, this.#ready, this.#held);
     this.leases = postgresLeases((text, values) => this.#q(text, values), this.#s);
     this.checkpoints =
       this.approvals =
@@ -214,6 +175,22 @@ export class PostgresRunStore extends ForwardedRecords implements RunStore {
       ({ rows }) => `postgres:${(rows[0] as { value: string }).value}`,
     );
     return this.#identity;
+  }
+
+  /**
+   * The held rows, when this write may be held; `null` when it must ask the server. Throws the
+   * failure of held rows that did not commit: the store takes no more writes then.
+   */
+  #holder(): PostgresHeldRows | null {
+    const failure = this.#batch.failure;
+    if (failure) throw failure;
+    return this.#migrated ? this.#held : null;
+  }
+
+  /** A write was held: resolves at once, or once it commits when a turn holds too many. */
+  async #wasHeld(): Promise<void> {
+    const wait = this.#batch.held();
+    if (wait) await wait;
   }
 
   /** `op` in the next batch, under the fence of `target`'s turn (if the store has fences). */
@@ -283,7 +260,10 @@ export class PostgresRunStore extends ForwardedRecords implements RunStore {
   }
 
   async createRun(run: RunRecord): Promise<void> {
+    const held = this.#holder();
+    if (held?.createRun(run)) return this.#wasHeld();
     await this.#batch.run({ op: 'create_run', run });
+    this.#held?.knowRun(run.run_id);
   }
 
   async getRun(runId: string): Promise<RunRecord | null> {
@@ -291,23 +271,33 @@ export class PostgresRunStore extends ForwardedRecords implements RunStore {
   }
 
   async updateRun(runId: string, patch: RunPatch): Promise<void> {
+    if (this.#holder()?.updateRun(runId, patch)) return this.#wasHeld();
     await this.#write({ op: 'update_run', id: runId, patch: runPatch(patch) }, { runId });
   }
 
   async createStep(step: StepRecord): Promise<void> {
-    await this.#write(
+    if (this.#holder()?.createStep(step)) return this.#wasHeld();
+    const made = await this.#write<{ created: boolean }>(
       { op: 'create_step', step, claim: false },
       { stepId: step.step_id, parentStepId: step.parent_step_id, runId: step.run_id },
     );
+    if (made.created) this.#held?.knowStep(step);
   }
 
   async claimStep(step: StepRecord): Promise<{ step: StepRecord; created: boolean }> {
+    // A step without a client token is always created: as `createStep`.
+    if (step.client_token === null && this.#holder()?.createStep(step)) {
+      await this.#wasHeld();
+      return { step, created: true };
+    }
     const found = await this.#batch.run<{ step?: StepRecord }>({
       op: 'create_step',
       step,
       claim: true,
     });
-    return found.step ? { step: found.step, created: false } : { step, created: true };
+    if (found.step) return { step: found.step, created: false };
+    this.#held?.knowStep(step);
+    return { step, created: true };
   }
 
   async getStep(stepId: string): Promise<StepRecord | null> {
@@ -315,10 +305,12 @@ export class PostgresRunStore extends ForwardedRecords implements RunStore {
   }
 
   async updateStep(stepId: string, patch: StepPatch): Promise<void> {
+    if (this.#holder()?.updateStep(stepId, patch)) return this.#wasHeld();
     await this.#write({ op: 'update_step', id: stepId, ...stepPatch(patch) }, { stepId });
   }
 
   async releaseClientToken(stepId: string): Promise<StepRecord> {
+    this.#holder()?.forgetStep(stepId);
     return this.#batch.run({ op: 'release_token', id: stepId });
   }
 
@@ -368,6 +360,10 @@ export class PostgresRunStore extends ForwardedRecords implements RunStore {
 
   async appendEvents(events: readonly StepEvent[]): Promise<void> {
     if (events.length === 0) return;
+    const held = this.#holder();
+    if (held?.appendEvents(events)) return this.#wasHeld();
+    // Written by the server: the store no longer knows where these logs end.
+    for (const e of events) held?.forgetStep(e.step_id);
     const run = seqRun(events);
     await this.#write(
       run
@@ -378,6 +374,9 @@ export class PostgresRunStore extends ForwardedRecords implements RunStore {
   }
 
   async endStep(end: StepEnd): Promise<void> {
+    const held = this.#holder();
+    if (held?.endStep(end)) return this.#wasHeld();
+    held?.forgetStep(end.stepId);
     const run = end.events.length === 0 ? null : seqRun(end.events);
     const own = end.events.length === 0 || run?.stepId === end.stepId;
     const via = own ? 'end_run' : 'end_step';
@@ -397,11 +396,24 @@ export class PostgresRunStore extends ForwardedRecords implements RunStore {
   }
 
   async readEvents(stepId: string, afterSeq = 0, limit = Infinity): Promise<StepEvent[]> {
+    const after = Math.max(0, afterSeq);
+    const upTo = limit === Infinity ? null : after + Math.max(0, limit);
+    if (upTo === after) return [];
+    // The events of the step's first commit in its row (from seq 1), then its chunks.
     const { rows } = await this.#q(
-      `SELECT event FROM ${this.#s}.events WHERE step_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-      [stepId, Math.max(0, afterSeq), limit === Infinity ? null : Math.max(0, limit)],
+      `SELECT 1 AS first_seq, log AS events FROM ${this.#s}.steps
+         WHERE step_id = $1 AND log IS NOT NULL
+       UNION ALL
+       SELECT first_seq, events FROM ${this.#s}.chunks
+         WHERE step_id = $1 AND last_seq > $2 AND ($3::int IS NULL OR first_seq <= $3)
+       ORDER BY first_seq`,
+      [stepId, after, upTo],
     );
-    return rows.map((r) => (r as { event: StepEvent }).event);
+    const events: StepEvent[] = [];
+    for (const row of rows as { first_seq: number; events: Record<string, unknown>[] }[]) {
+      chunkEvents(stepId, row.first_seq, row.events, after, events);
+    }
+    return upTo === null ? events : events.slice(0, upTo - after);
   }
 
   async putFlow(flow: FlowRecord): Promise<{ flow: FlowRecord; created: boolean }> {
@@ -453,9 +465,12 @@ export class PostgresRunStore extends ForwardedRecords implements RunStore {
     );
   }
 
-  /** Every write is committed before its promise resolves: nothing is held back. */
-  flush(): null {
-    return null;
+  /**
+   * Resolves once every write so far has committed (held ones included); rejects when held
+   * writes could not commit. `null` when none waits.
+   */
+  flush(): Promise<void> | null {
+    return this.#batch.flush();
   }
 
   async close(): Promise<void> {

@@ -221,14 +221,22 @@ describe('schema version 3', () => {
     const { other: first } = twoProcesses();
     const run = makeRun({ budgets: { max_tokens_out: 50 } });
     await first.createRun(run);
+    await first.flush();
     const schema = schemas.at(-1) as string;
+    // Back to what version 4 had: a row per event, no log in the steps' rows.
+    await sql(`DROP TABLE "${schema}".chunks`);
+    await sql(`ALTER TABLE "${schema}".steps DROP COLUMN log`);
+    await sql(
+      `CREATE TABLE "${schema}".events (step_id TEXT NOT NULL, seq INTEGER NOT NULL,
+        event JSON NOT NULL, PRIMARY KEY (step_id, seq))`,
+    );
     // Back to what version 2 had.
     await sql(`DROP TABLE "${schema}".turns, "${schema}".holds, "${schema}".batches`);
     // And before version 4's durable agents.
     await sql(
       `DROP TABLE "${schema}".actors, "${schema}".mailbox, "${schema}".wakes, "${schema}".schedules`,
     );
-    await sql(`DROP FUNCTION "${schema}".apply(jsonb, text, boolean)`);
+    await sql(`DROP FUNCTION "${schema}".apply(jsonb, text, boolean, json)`);
     await sql(`DELETE FROM "${schema}".meta WHERE key = 'store_id'`);
     await sql(`UPDATE "${schema}".meta SET value = '2' WHERE key = 'schema_version'`);
     const reopened = postgresStore({ connection: POSTGRES_URL, schema });

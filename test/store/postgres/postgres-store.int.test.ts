@@ -14,7 +14,7 @@ import {
 } from '../../../src/store/postgres/postgres-store.js';
 import { defineAgent } from '../../../src/actors/define-agent.js';
 import { MAX_BATCH } from '../../../src/store/postgres/postgres-batch.js';
-import { migrate } from '../../../src/store/postgres/postgres-migrations.js';
+import { writeSchemaV4 } from './postgres-schema-v4.js';
 import { actorEntry, actorIdOf } from '../../../src/store/actor-records.js';
 import { ConflictError } from '../../../src/errors/conflict-error.js';
 import { NotFoundError } from '../../../src/errors/not-found-error.js';
@@ -62,45 +62,13 @@ describe('the PostgreSQL store', () => {
     expect(rows).toEqual([{ value: String(POSTGRES_SCHEMA_VERSION) }]);
   });
 
-  it('migrates a schema of version 3 in place: its runs, steps and logs stay, and it keeps actors', async () => {
+  it('migrates a schema written by version 4 in place: runs, steps, logs, approvals and actors read back, and a running step goes on', async () => {
     const s = schema();
-    // The schema as the axon of version 3 left it, written through its own apply function.
-    const client = await admin.connect();
+    const q = `"${s}"`;
+    // The schema as the axon of version 4 left it, written through its own functions.
     const run = makeRun();
-    const step = makeStep(run.run_id);
-    try {
-      await client.query('BEGIN');
-      await migrate((text, values) => client.query(text, values as unknown[]), s, `"${s}"`, 3);
-      await client.query('COMMIT');
-      const ops = [
-        { op: 'create_run', run },
-        { op: 'create_step', step, claim: false },
-        { op: 'append', events: [narration(step.step_id, 1), narration(step.step_id, 2)] },
-      ];
-      const { rows } = await client.query(`SELECT "${s}".apply($1::jsonb, 'v3', false) AS a`, [
-        JSON.stringify(ops),
-      ]);
-      expect(rows[0]).toEqual({ a: [{ ok: null }, { ok: { created: true } }, { ok: null }] });
-      const tables = await client.query(
-        `SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'actors'`,
-        [s],
-      );
-      expect(tables.rowCount).toBe(0);
-    } finally {
-      client.release();
-    }
-
-    const store = postgresStore({ connection: url, schema: s });
-    expect(await store.getRun(run.run_id)).toEqual(run);
-    expect(await store.listSteps(run.run_id)).toEqual([step]);
-    expect((await store.readEvents(step.step_id)).map((e) => e.seq)).toEqual([1, 2]);
-    // The log goes on where version 3 left it.
-    await expect(store.appendEvents([narration(step.step_id, 2)])).rejects.toThrow(ConflictError);
-    const { rows } = await admin.query(
-      `SELECT value FROM "${s}".meta WHERE key = 'schema_version'`,
-    );
-    expect(rows).toEqual([{ value: String(POSTGRES_SCHEMA_VERSION) }]);
-    // And the tables of version 4 are there: an actor is opened with its run.
+    const done = makeStep(run.run_id, { status: 'succeeded', output: { n: 1 } });
+    const running = makeStep(run.run_id, { client_token: 'tok-1' });
     const actorRun = makeRun({ entry: actorEntry('notebook', 'k') });
     const actor = {
       actor_id: actorIdOf(null, 'notebook', 'k'),
@@ -109,14 +77,101 @@ describe('the PostgreSQL store', () => {
       key: 'k',
       run_id: actorRun.run_id,
       version: 1,
-      state: {},
+      state: { pages: 2 },
       status: 'idle' as const,
       created_at: actorRun.created_at,
       updated_at: actorRun.created_at,
     };
-    expect((await store.actors.openActor(actor, actorRun)).created).toBe(true);
-    expect(await store.actors.getActor(actor.actor_id)).toEqual(actor);
+    const approval = {
+      approval_id: `apr_${randomUUID()}`,
+      run_id: run.run_id,
+      step_id: running.step_id,
+      client_token: 'tok-1',
+      actor_path: [],
+      action: 'call_tool',
+      target: 'deploy',
+      subject: 'alice',
+      rule: 'approvals.tools',
+      approvers: ['bob'],
+      status: 'pending' as const,
+      snapshot: { value: 'waiting' },
+      requested_at: '2026-11-23T10:00:00.000Z',
+      decided_by: null,
+      reason: null,
+      decided_at: null,
+    };
+    const doneLog = [narration(done.step_id, 1), narration(done.step_id, 2)];
+    const runningLog = [1, 2, 3].map((n) => narration(running.step_id, n));
+    const client = await admin.connect();
+    try {
+      await client.query('BEGIN');
+      await writeSchemaV4((text, values) => client.query(text, values as unknown[]), q);
+      await client.query('COMMIT');
+      const ops = [
+        { op: 'create_run', run },
+        { op: 'create_step', step: done, claim: false },
+        { op: 'create_step', step: running, claim: true },
+        { op: 'append', events: [...doneLog, ...runningLog] },
+        { op: 'open_actor', actor, run: actorRun },
+      ];
+      const { rows } = await client.query(`SELECT ${q}.apply($1::jsonb, 'v4', false) AS a`, [
+        JSON.stringify(ops),
+      ]);
+      expect((rows[0] as { a: unknown[] }).a).toHaveLength(ops.length);
+      await client.query(
+        `INSERT INTO ${q}.approvals (approval_id, run_id, record) VALUES ($1, $2, $3)`,
+        [approval.approval_id, run.run_id, JSON.stringify(approval)],
+      );
+      const events = await client.query(`SELECT count(*)::int AS n FROM ${q}.events`);
+      expect(events.rows).toEqual([{ n: 5 }]);
+    } finally {
+      client.release();
+    }
+
+    const store = postgresStore({ connection: url, schema: s });
     expect(await store.getRun(run.run_id)).toEqual(run);
+    expect(await store.listSteps(run.run_id)).toEqual([done, running]);
+    expect(await store.readEvents(done.step_id)).toEqual(doneLog);
+    expect(await store.readEvents(running.step_id, 1)).toEqual(runningLog.slice(1));
+    expect(await store.readEvents(running.step_id, 0, 2)).toEqual(runningLog.slice(0, 2));
+    expect(await store.listApprovals(run.run_id)).toEqual([approval]);
+    expect(await store.actors.getActor(actor.actor_id)).toEqual(actor);
+    // The claimed token is still the running step's.
+    expect(await store.claimStep(makeStep(run.run_id, { client_token: 'tok-1' }))).toEqual({
+      step: running,
+      created: false,
+    });
+    // The running step goes on where version 4 left its log, and ends.
+    await expect(store.appendEvents([narration(running.step_id, 3)])).rejects.toThrow(
+      ConflictError,
+    );
+    await store.appendEvents([narration(running.step_id, 4)]);
+    await store.endStep({
+      stepId: running.step_id,
+      runId: run.run_id,
+      events: [narration(running.step_id, 5)],
+      patch: { status: 'succeeded', output: 'ok' },
+    });
+    await store.flush();
+    const again = postgresStore({ connection: url, schema: s });
+    expect((await again.readEvents(running.step_id)).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(await again.readEvents(running.step_id, 3)).toEqual([
+      narration(running.step_id, 4),
+      narration(running.step_id, 5),
+    ]);
+    expect(await again.getStep(running.step_id)).toEqual({
+      ...running,
+      status: 'succeeded',
+      output: 'ok',
+    });
+    const { rows } = await admin.query(`SELECT value FROM ${q}.meta WHERE key = 'schema_version'`);
+    expect(rows).toEqual([{ value: String(POSTGRES_SCHEMA_VERSION) }]);
+    const tables = await admin.query(
+      `SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'events'`,
+      [s],
+    );
+    expect(tables.rowCount).toBe(0);
+    await again.close();
     await store.close();
   });
 
@@ -162,11 +217,19 @@ describe('the PostgreSQL store’s batches (one call of its apply function per t
   });
 
   it('a batch the server fails as a whole is run again one write at a time: only the bad one fails', async () => {
-    const store = postgresStore({ connection: url, schema: schema() });
+    const s = schema();
+    // A step another store made: this one does not know where its log ends, so the server
+    // checks its appends.
+    const writer = postgresStore({ connection: url, schema: s });
     const run = makeRun();
-    await store.createRun(run);
+    await writer.createRun(run);
     const step = makeStep(run.run_id);
-    await store.createStep(step);
+    await writer.createStep(step);
+    await writer.flush();
+    await writer.close();
+    const store = postgresStore({ connection: url, schema: s });
+    await store.ready();
+    // Held by this store, in the same batch: written again alone, before the others.
     const good = makeRun();
     const asked = [
       store.createRun(good),
@@ -326,6 +389,7 @@ describe('the PostgreSQL store when an answer is lost after the commit', () => {
     expect((await again.getRun(run.run_id))?.status).toBe('running');
     // And the store goes on.
     await store.appendEvents([narration(step.step_id, 4)]);
+    await store.flush();
     expect(await again.readEvents(step.step_id, 3)).toHaveLength(1);
     await again.close();
     await store.close();
