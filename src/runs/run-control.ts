@@ -2,6 +2,7 @@
  * @module Controlling a run and its steps (API.md): checkpoints of a run's live steps and log
  * offsets (NERVE-4005), cancelling a run or one step, completing a run.
  */
+import { refuseActorRun } from './actor-run-guard.js';
 import { isoTime } from '../context/clock.js';
 import { CancelledError } from '../errors/cancelled-error.js';
 import { ConflictError } from '../errors/conflict-error.js';
@@ -117,6 +118,7 @@ export async function cancelRun(
 ): Promise<{ readonly status: 'cancelling'; readonly done: Promise<void> }> {
   const run = await deps.store.getRun(runId);
   if (!run) throw new NotFoundError('run', runId);
+  refuseActorRun(run, 'is not cancelled: its messages are');
   if (run.status !== 'running' && run.status !== 'cancelling' && run.status !== 'waiting') {
     throw new ConflictError(`run ${runId} is ${run.status}`, { details: { status: run.status } });
   }
@@ -154,6 +156,7 @@ export async function cancelRun(
 export async function completeRun(deps: FlowApiDeps, runId: string): Promise<RunRecord> {
   const run = await deps.store.getRun(runId);
   if (!run) throw new NotFoundError('run', runId);
+  refuseActorRun(run, 'lives as long as its actor, and takes messages');
   if (run.status !== 'running') {
     throw new ConflictError(`run ${runId} is ${run.status}`, { details: { status: run.status } });
   }

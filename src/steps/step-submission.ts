@@ -11,6 +11,7 @@ import type { RunRecord, StepRecord, StepStatus, WireBudgets } from '../store/re
 import { flushed } from '../store/run-store.js';
 import { gateEvalInputSchema } from './gate-eval.js';
 import { parseBody } from '../runs/request-bodies.js';
+import { refuseActorRun } from '../runs/actor-run-guard.js';
 import { attachRunCalls } from '../runs/run-calls.js';
 import { AlreadyClaimed, type StepSubmission } from '../runs/step-request.js';
 import type { ResumeFrom, StepEnding, SubmittedStep } from '../runs/submitted-step.js';
@@ -73,6 +74,7 @@ export async function submitStep(
       details: { status: run.status },
     });
   }
+  if (!resume) refuseActorRun(run, 'takes no steps but its messages');
   // The step's spans join the trace it was submitted in (a fleet job's, an HTTP request's).
   const traceparent = resume?.traceparent ?? caller.traceparent;
   const held = host.contextFor(

@@ -394,6 +394,40 @@ describe('POST /v1/agents/{name}/{key}/cancel', () => {
   });
 });
 
+describe("an actor's run", () => {
+  it('is not completed, cancelled or given a step through the runs API (409, naming the agent routes); the actor goes on taking messages', async () => {
+    const s = await start();
+    const first = await send(s, 'notebook/r', { message: { text: 'one' } });
+    await expect
+      .poll(async () => (await view(s, 'notebook/r'))?.state, POLL)
+      .toEqual({
+        notes: ['one'],
+      });
+    const refusals = [
+      await s.api('POST', `/v1/runs/${first.run_id}/complete`),
+      await s.api('POST', `/v1/runs/${first.run_id}/cancel`),
+      await s.api('POST', `/v1/runs/${first.run_id}/steps`, {
+        type: 'agent',
+        input: { agent: 'notebook', message: 'x' },
+      }),
+    ];
+    for (const res of refusals) {
+      expectApiError(res, 409, 'CONFLICT');
+      expect(res.text).toContain('POST /v1/agents/notebook/r/messages');
+    }
+    expect((await s.api('GET', `/v1/runs/${first.run_id}`)).body).toMatchObject({
+      status: 'running',
+    });
+    await send(s, 'notebook/r', { message: { text: 'two' } });
+    await expect
+      .poll(async () => (await view(s, 'notebook/r'))?.state, POLL)
+      .toEqual({
+        notes: ['one', 'two'],
+      });
+    expect(await messages(s, first.run_id)).toHaveLength(2);
+  });
+});
+
 describe('GET /v1/agents', () => {
   it('lists actors newest first in pages (next → before), filtered by name, key prefix and status; a bad query is 400', async () => {
     const s = await start();
