@@ -64,7 +64,10 @@ const counter = defineAgent({
   },
   handler: (message, actor) => {
     handlerStarted = process.hrtime.bigint();
-    return { state: { total: actor.state.total + message.n }, output: actor.state.total + message.n };
+    return {
+      state: { total: actor.state.total + message.n },
+      output: actor.state.total + message.n,
+    };
   },
 });
 
