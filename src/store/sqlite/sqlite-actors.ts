@@ -112,6 +112,8 @@ export interface SqliteActorsHost {
   createStep(step: StepRecord): void;
   /** Applies an end to a step (a merged message's), held or written; false when unknown. */
   patchStep(stepId: string, patch: StepPatch): boolean;
+  /** The rowid of a step the store holds or remembers (its log's end), without a lookup. */
+  stepRef(stepId: string): number | undefined;
 }
 
 /** The durable agents of a {@link SqliteRunStore}; see the module. */
@@ -168,7 +170,7 @@ export class SqliteActors implements ActorStore {
   /** The rowid of a step, held or written; `undefined` for an unknown one. */
   #stepRef(stepId: string): number | undefined {
     return (
-      this.#pending.stepRef(stepId) ??
+      this.#host.stepRef(stepId) ??
       (this.#stmt.stepRef.get(stepId) as { step_ref: number } | undefined)?.step_ref
     );
   }

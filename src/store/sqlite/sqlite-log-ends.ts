@@ -52,6 +52,11 @@ export class LogEnds {
     this.#ends.set(stepId, end);
   }
 
+  /** Forgets every log (a transaction rolled back: what it appended is gone). */
+  clear(): void {
+    this.#ends.clear();
+  }
+
   /** Forgets a log (its step ended: no more appends to it are expected). */
   delete(stepId: string): void {
     this.#ends.delete(stepId);

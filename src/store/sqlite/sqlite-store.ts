@@ -27,6 +27,7 @@ import { SqliteActors } from './sqlite-actors.js';
 import { SqliteApprovals } from './sqlite-approvals.js';
 import type { WalCheckpointer } from './sqlite-checkpointer.js';
 import { openSqlite } from './sqlite-open.js';
+import { RunRefs } from './sqlite-run-refs.js';
 import { LogEnds, seqConflict, type LogEnd } from './sqlite-log-ends.js';
 import { PendingRows } from './sqlite-pending.js';
 import { RowPatches } from './sqlite-patches.js';
@@ -117,6 +118,8 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
         },
         rolledBack: () => {
           this.#pending.drop();
+          this.#logEnds.clear();
+          this.#runRefs.clear();
           this.actors.forget();
         },
       },
@@ -128,6 +131,7 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
     this.#runPatches = new RowPatches(db, RUN_LAYOUT, this.#stmt.runExists);
     this.#stepPatches = new RowPatches(db, STEP_LAYOUT, this.#stmt.stepExists);
     this.#logEnds = new LogEnds(db);
+    this.#runRefs = new RunRefs(this.#pending, this.#stmt.runRef);
     this.approvals = new SqliteApprovals(
       db,
       (fn) => this.#write(fn),
@@ -149,6 +153,7 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
       },
       patchStep: (stepId, patch) =>
         this.#pending.patchStep(stepId, patch) || this.#stepPatches.apply(stepId, patch),
+      stepRef: (stepId) => this.#pending.stepRef(stepId) ?? this.#logEnds.get(stepId)?.ref,
     });
     this.checkpoints = this.#appendOnly = new SqliteAppendOnly(
       db,
@@ -210,6 +215,8 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
 
   /** Where the logs this store appended to end (see `sqlite-log-ends.ts`). */
   readonly #logEnds: LogEnds;
+  /** Runs' rowids (see `sqlite-run-refs.ts`). */
+  readonly #runRefs: RunRefs;
   /** Find-or-create of a step by client token, under the write lock (IMMEDIATE). */
   readonly #claim: Database.Transaction<
     (step: StepRecord) => { step: StepRecord; created: boolean }
@@ -229,9 +236,7 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
     ) {
       throw new ConflictError(`step ${step.step_id} exists`);
     }
-    const runRef =
-      this.#pending.runRef(step.run_id) ??
-      (this.#stmt.runRef.get(step.run_id) as { run_ref: number } | undefined)?.run_ref;
+    const runRef = this.#runRefs.of(step.run_id);
     if (runRef === undefined) throw new NotFoundError('run', step.run_id);
     const ref = this.#pending.newStepRef();
     this.#pending.addStep(stepRow(step, ref, runRef));
@@ -395,11 +400,7 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
     const usage = end.runUsage;
     return this.#writeHeld(() => {
       // Checked before anything is held: an unknown run writes nothing.
-      if (
-        usage !== undefined &&
-        this.#pending.runRef(end.runId) === undefined &&
-        this.#stmt.runRef.get(end.runId) === undefined
-      ) {
+      if (usage !== undefined && this.#runRefs.of(end.runId) === undefined) {
         throw new NotFoundError('run', end.runId);
       }
       if (end.actor) this.actors.checkEnd(end.actor);
@@ -411,11 +412,12 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
       ) {
         throw new NotFoundError('step', end.stepId);
       }
+      if (usage !== undefined) this.#runUsage(end.runId, usage);
+      // Before its log's end is forgotten: the message's mailbox row is found by its rowid.
+      if (end.actor) this.actors.applyEnd(end.actor, end.stepId);
       if (end.patch.status !== undefined && !OPEN.has(end.patch.status)) {
         this.#logEnds.delete(end.stepId);
       }
-      if (usage !== undefined) this.#runUsage(end.runId, usage);
-      if (end.actor) this.actors.applyEnd(end.actor, end.stepId);
     });
   }
 
