@@ -18,6 +18,7 @@ interface AxonPackage {
   readonly engines?: Readonly<Record<string, string>>;
   readonly dependencies?: Readonly<Record<string, string>>;
   readonly devDependencies?: Readonly<Record<string, string>>;
+  readonly allowScripts?: Readonly<Record<string, boolean>>;
 }
 
 /** axon's `package.json`: the first one named `axon` above this module (in `src/` or `dist/src/`). */
@@ -35,7 +36,8 @@ function axonPackage(): AxonPackage {
 
 /**
  * The versions a new project pins: axon at `^<its version>`, and zod, TypeScript, vitest and
- * @types/node as axon's `package.json` has them (vitest exactly, as axon pins it).
+ * @types/node as axon's `package.json` has them (vitest exactly, as axon pins it); and the
+ * install scripts axon's `allowScripts` lets npm run.
  */
 export function projectPins(): ProjectPins {
   const pkg = axonPackage();
@@ -51,6 +53,7 @@ export function projectPins(): ProjectPins {
     vitest: pin(pkg.devDependencies, 'vitest'),
     typesNode: pin(pkg.devDependencies, '@types/node'),
     node: pin(pkg.engines, 'node'),
+    allowScripts: pkg.allowScripts ?? {},
   };
 }
 

@@ -17,6 +17,11 @@ export interface ProjectPins {
   readonly typesNode: string;
   /** axon's `engines.node` (`>=20.19`). */
   readonly node: string;
+  /**
+   * axon's `allowScripts`: the install scripts npm may run (better-sqlite3 builds its native
+   * binding, which axon serve's SQLite store needs).
+   */
+  readonly allowScripts: Readonly<Record<string, boolean>>;
 }
 
 /** The files of a new project named `name` (an npm package name), by path. */
@@ -56,6 +61,7 @@ function packageJson(name: string, pins: ProjectPins): string {
       typescript: pins.typescript,
       vitest: pins.vitest,
     },
+    allowScripts: pins.allowScripts,
   };
   return `${JSON.stringify(pkg, null, 2)}\n`;
 }

@@ -26,6 +26,7 @@ const repoPackage = JSON.parse(
   engines: Record<string, string>;
   dependencies: Record<string, string>;
   devDependencies: Record<string, string>;
+  allowScripts: Record<string, boolean>;
 };
 
 /** Every file under `dir`, relative, sorted. */
@@ -87,6 +88,9 @@ describe('axon new', () => {
       vitest: repoPackage.devDependencies['vitest'],
     });
     expect(pkg['engines']).toEqual({ node: repoPackage.engines['node'] });
+    // better-sqlite3's install script builds the binding axon serve's SQLite store needs.
+    expect(pkg['allowScripts']).toEqual(repoPackage.allowScripts);
+    expect(repoPackage.allowScripts['better-sqlite3']).toBe(true);
     expect(pkg['scripts']).toMatchObject({
       test: 'vitest run',
       prestart: 'npm run build',
