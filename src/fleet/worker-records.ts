@@ -1,7 +1,7 @@
 /**
  * @module Where a fleet replica keeps its records: the fleet's Redis (the Redis store, its
- * writes fenced by the step's job lock and its appends added to the step's stream in the same
- * call) or PostgreSQL (`FleetWorkerOptions.postgres`: its writes fenced by the turn the
+ * writes fenced by the step's job lock, the processes following a step woken in the call of
+ * each append to it) or PostgreSQL (`FleetWorkerOptions.postgres`: its writes fenced by the turn the
  * replica took on the step, its stream entries added once each append commits). Queues,
  * streams, cancels and the registry are in Redis either way.
  */
@@ -97,12 +97,8 @@ export function workerRecords(o: WorkerRecordsOptions): WorkerRecords {
       const turn = turns.turnOf(target);
       return turn ? [turn.fence] : fences.guardsOf(target);
     },
-    streams: {
-      key: (stepId) => keys.events(stepId),
-      maxLen: o.streamMaxLen,
-      ttlMs: STREAM_TTL_MS,
-      field: EVENTS_FIELD,
-    },
+    // The API processes following a step are woken in the call of each append to it.
+    wakes: { prefix: keys.wake('') },
     // The end of a step taken here is said in the same call as it is written.
     endNotice: (stepId, status) => {
       const turn = turns.of(stepId);

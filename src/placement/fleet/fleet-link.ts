@@ -131,7 +131,7 @@ export function fleetPrefix(options: FleetOptions): string {
 export function storeForFleet(
   options: FleetOptions,
   store: RunStore | undefined,
-): Pick<FleetLinkHost, 'storeOpensSteps' | 'records'> {
+): Pick<FleetLinkHost, 'storeOpensSteps' | 'records' | 'watchStep'> {
   checkFleetOptions(options);
   const prefix = fleetPrefix(options);
   if (store instanceof RedisRunStore && store.prefix !== prefix) {
@@ -142,6 +142,10 @@ export function storeForFleet(
   return {
     storeOpensSteps: store instanceof RedisRunStore,
     records: store?.identity?.bind(store),
+    watchStep:
+      store instanceof RedisRunStore
+        ? (stepId, watcher, on) => store.watchStep(stepId, watcher, on)
+        : undefined,
   };
 }
 
@@ -158,6 +162,12 @@ export interface FleetLinkHost {
   readonly storeOpensSteps: boolean;
   /** The identity of the runtime's store (`RunStore.identity`), carried by each job. */
   readonly records?: (() => Promise<string>) | undefined;
+  /**
+   * With the records in Redis, a step followed here is watched in its record
+   * (`RedisRunStore.watchStep`): the replicas' appends to it wake this process's relay.
+   */
+  readonly watchStep?:
+    ((stepId: string, watcher: string, on: boolean) => Promise<void>) | undefined;
 }
 
 /** A runtime's link to its fleet; see the module. */
@@ -177,6 +187,8 @@ export class FleetLink implements StepDispatch {
   readonly #logger: Logger;
   readonly #opensSteps: boolean;
   readonly #records: (() => Promise<string>) | null;
+  readonly #watchStep: FleetLinkHost['watchStep'] | null;
+  readonly #logged: (err: unknown) => void;
   readonly #timer: NodeJS.Timeout;
   #reading: Promise<void> | null = null;
   #closed = false;
@@ -195,6 +207,7 @@ export class FleetLink implements StepDispatch {
     this.#logger = host.logger;
     this.#opensSteps = !host.storeOpensSteps;
     this.#records = host.records ?? null;
+    this.#watchStep = host.watchStep ?? null;
     this.#owned = !isRedisClient(given);
     this.#client = isRedisClient(given)
       ? given
@@ -205,6 +218,7 @@ export class FleetLink implements StepDispatch {
     const logged = (err: unknown): void => {
       if (!this.#closed) this.#logger.warn({ err }, 'fleet: a Redis call failed');
     };
+    this.#logged = logged;
     if (this.#owned) this.#client.on('error', logged);
     this.#reader = duplicateClient(this.#client, { maxRetriesPerRequest: null });
     this.#reader.on('error', () => undefined);
@@ -378,13 +392,21 @@ export class FleetLink implements StepDispatch {
     return this.#relay.ended(stepId);
   }
 
-  /** Followers of a step opened here: its stream wakes them. */
+  /**
+   * Followers of a step opened here: its appends wake them (its record watched by this
+   * process, with the records in Redis; else its stream).
+   */
   follow(stepId: string): void {
-    this.#relay.follow(stepId);
+    if (this.#relay.follow(stepId)) this.#watch(stepId, true);
   }
 
   unfollow(stepId: string): void {
-    this.#relay.unfollow(stepId);
+    if (this.#relay.unfollow(stepId)) this.#watch(stepId, false);
+  }
+
+  /** Watches the step's record, or stops; a failure is logged (followers poll meanwhile). */
+  #watch(stepId: string, on: boolean): void {
+    this.#watchStep?.(stepId, this.#relay.watcher, on).catch(this.#logged);
   }
 
   async close(): Promise<void> {

@@ -1,19 +1,27 @@
 /**
  * @module The API side of the fleet's streams: one blocking `XREAD` connection per process
- * reads the fleet's `ended` stream (every step's end, said once by the replica that ended it)
- * and the streams of the steps someone here follows (SSE clients, `followStep`), and wakes
- * them. The step streams only wake: followers read the store's log, which holds every event,
- * so a stream trimmed past what a slow reader had seen loses it nothing. A newly followed step
- * interrupts the blocked read so that its stream is read at once: an entry on the relay's
- * own wake stream (`<prefix>fleet:wake:<id>`, read with the others), which, under the fleet's
- * hash tag, reaches the node the read blocks on also on a Redis Cluster (where `CLIENT
- * UNBLOCK` would name a connection of whichever node answered `CLIENT ID`). Waiting for a
- * step's end does not interrupt it (the `ended` stream is always read).
+ * reads the fleet's `ended` stream (every step's end, said once by the replica that ended it:
+ * an entry holds the ends of one call, pairs of step id and status), the relay's own wake
+ * stream (`<prefix>fleet:wake:<id>`) and the streams of the steps someone here follows (SSE
+ * clients, `followStep`), and wakes them. With the records in Redis, a followed step is
+ * watched in its record (`RedisRunStore.watchStep`, by the link): each call of a replica's
+ * store that appends to it adds `<step id> <seq>` to the wake stream of each process watching
+ * it, so a step has no stream of its own and one nobody follows wakes no one. With the
+ * records in PostgreSQL, a replica adds each append to the step's own stream
+ * (`<prefix>fleet:events:<id>`), read here for the steps followed. Either only wakes:
+ * followers read the store's log, which holds every event, so an entry trimmed or lost (the
+ * wake stream gone while this process could not reach Redis) costs a follower no event, only
+ * the wait for its next poll. A newly followed step interrupts the blocked read so that its
+ * stream is read at once: an entry on the wake stream, which, under the fleet's hash tag,
+ * reaches the node the read blocks on also on a Redis Cluster (where `CLIENT UNBLOCK` would
+ * name a connection of whichever node answered `CLIENT ID`). Waiting for a step's end does
+ * not interrupt it (the `ended` stream is always read).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { RedisClient } from '../../store/redis/redis-connection.js';
 import type { StepStatus } from '../../store/records.js';
 import { ENDED } from '../../store/redis/redis-scripts.js';
+import { WAKE_MAX_LEN } from '../../store/redis/redis-step-scripts.js';
 import type { FleetKeys } from './fleet-keys.js';
 
 /**
@@ -25,8 +33,12 @@ export const EVENTS_FIELD = 'seq';
 export const STREAM_TTL_MS = 86_400_000;
 /** Entries the fleet's `ended` stream keeps (approximately). */
 const ENDED_MAX_LEN = 100_000;
-/** How long a relay's wake stream outlives its last entry, in ms (a relay gone, it goes). */
+/** How long a relay's wake stream outlives its last refresh, in ms (a relay gone, it goes). */
 const WAKE_TTL_MS = 60_000;
+/** Entries a wake stream keeps (approximately): a writer's wakes and the relay's own. */
+const WAKE_LEN = String(WAKE_MAX_LEN);
+/** The field of the relay's own entries on its wake stream (a step id is never `w`). */
+const UNBLOCK_FIELD = 'w';
 
 /** The script that says a step's end by itself: `Op.ended` of the store's script. */
 const ANNOUNCE = `local k, a = KEYS, ARGV\n${ENDED}`;
@@ -93,9 +105,12 @@ export class StepStreamRelay {
   readonly #enders = new Map<string, ((status: StepStatus | null) => void)[]>();
   /** The last entry of the `ended` stream read: entries from when the relay was made on. */
   #endedId = `${Date.now()}-0`;
-  /** This relay's wake stream (see the module), and its last entry read. */
+  /** This relay's wake stream (see the module), its watcher id, and its last entry read. */
   readonly #wake: string;
+  readonly watcher: string;
   #wakeId = '0';
+  /** When the wake stream was last made sure of (ms): it is kept alive while the relay is. */
+  #keptAt = 0;
   #blocked = false;
   #closed = false;
   /** How long one read blocks, ms. */
@@ -120,25 +135,33 @@ export class StepStreamRelay {
     this.#keys = keys;
     this.#appended = appended;
     this.#onError = onError;
-    this.#wake = keys.wake(randomBytes(8).toString('hex'));
+    this.watcher = randomBytes(8).toString('hex');
+    this.#wake = keys.wake(this.watcher);
     this.#loop = this.#run();
   }
 
-  /** Wakes `appended` for each entry of the step's stream until `unfollow`. */
-  follow(stepId: string): void {
+  /**
+   * Wakes `appended` for each entry of the step's stream, and each wake of the step on the
+   * relay's wake stream, until `unfollow`. Returns whether the step was not followed here yet.
+   */
+  follow(stepId: string): boolean {
     const follow = this.#follows.get(stepId);
     if (follow) {
       follow.count++;
-      return;
+      return false;
     }
     this.#follows.set(stepId, { count: 1, lastId: '0' });
     if (this.#blocked) void this.#unblock();
+    return true;
   }
 
-  unfollow(stepId: string): void {
+  /** Ends one follow of the step; returns whether it was the last one here. */
+  unfollow(stepId: string): boolean {
     const follow = this.#follows.get(stepId);
-    if (!follow) return;
-    if (--follow.count <= 0) this.#follows.delete(stepId);
+    if (!follow) return false;
+    if (--follow.count > 0) return false;
+    this.#follows.delete(stepId);
+    return true;
   }
 
   /**
@@ -184,9 +207,10 @@ export class StepStreamRelay {
    */
   async #unblock(): Promise<void> {
     try {
+      this.#keptAt = Date.now();
       await this.#control
         .pipeline()
-        .xadd(this.#wake, 'MAXLEN', '1', '*', 'w', '1')
+        .xadd(this.#wake, 'MAXLEN', '~', WAKE_LEN, '*', UNBLOCK_FIELD, '1')
         .pexpire(this.#wake, WAKE_TTL_MS)
         .exec();
     } catch (err) {
@@ -196,6 +220,8 @@ export class StepStreamRelay {
 
   async #run(): Promise<void> {
     while (!this.#isClosed()) {
+      // The wake stream lives while the relay does (writers only add to one that exists).
+      if (Date.now() - this.#keptAt >= WAKE_TTL_MS / 3) await this.#unblock();
       const steps = [...this.#follows.keys()];
       const ids = steps.map((s) => this.#follows.get(s)?.lastId ?? '0');
       let reply: [string, [string, string[]][]][] | null;
@@ -226,22 +252,38 @@ export class StepStreamRelay {
       for (const [key, entries] of reply) {
         if (entries.length === 0) continue;
         if (key === this.#keys.ended) this.#readEnded(entries);
-        else if (key === this.#wake) this.#wakeId = (entries.at(-1) as [string, string[]])[0];
+        else if (key === this.#wake) this.#readWakes(entries);
         else this.#readStep(key.slice(this.#keys.events('').length), entries);
       }
     }
   }
 
-  /** Entries of the `ended` stream: `stepId status`, one per step that ended. */
+  /** Entries of the `ended` stream: pairs `stepId status`, one per step that ended. */
   #readEnded(entries: [string, string[]][]): void {
     this.#endedId = (entries.at(-1) as [string, string[]])[0];
     for (const [, fields] of entries) {
-      const [stepId = '', status = 'unknown'] = fields;
-      const list = this.#enders.get(stepId);
-      if (!list) continue;
-      this.#enders.delete(stepId);
-      for (const end of list) end(status === 'unknown' ? null : (status as StepStatus));
+      for (let i = 0; i + 1 < fields.length; i += 2) {
+        const stepId = fields[i] as string;
+        const status = fields[i + 1] as string;
+        const list = this.#enders.get(stepId);
+        if (!list) continue;
+        this.#enders.delete(stepId);
+        for (const end of list) end(status === 'unknown' ? null : (status as StepStatus));
+      }
     }
+  }
+
+  /** Entries of the wake stream: pairs `stepId seq` (a writer's), or the relay's own. */
+  #readWakes(entries: [string, string[]][]): void {
+    this.#wakeId = (entries.at(-1) as [string, string[]])[0];
+    const woken = new Set<string>();
+    for (const [, fields] of entries) {
+      for (let i = 0; i + 1 < fields.length; i += 2) {
+        const stepId = fields[i] as string;
+        if (stepId !== UNBLOCK_FIELD && this.#follows.has(stepId)) woken.add(stepId);
+      }
+    }
+    for (const stepId of woken) this.#appended(stepId);
   }
 
   #readStep(stepId: string, entries: [string, string[]][]): void {

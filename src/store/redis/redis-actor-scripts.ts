@@ -40,7 +40,8 @@ export const TAKEN_OFFSET = 1e15;
  * `actor_status` moves an actor between the status indexes `sk` (idle, live, waiting);
  * `wake_index` adds a wake to (or takes it off) the indexes its fields put it in;
  * `drop_wake` removes a wake; `schedule_due` puts a schedule in the due index or takes it
- * off; `hashes_of` reads the hash of each id under a key prefix.
+ * off; `hashes_of` reads the hash of each id under a key prefix (a step's record fields
+ * only, for steps: `read_step` of the store's `CALL_STATE`).
  */
 export const ACTOR_HELPERS = `
 local STATUS_AT = {idle = 1, live = 2, waiting = 3}
@@ -79,9 +80,12 @@ local function schedule_due(key, due, id)
     redis.call('ZREM', due, id)
   end
 end
-local function hashes_of(prefix, ids, from, to)
+local function hashes_of(prefix, ids, from, to, step)
   local out = {}
-  for j = from, to do out[#out + 1] = redis.call('HGETALL', prefix .. ids[j]) end
+  for j = from, to do
+    if step then out[#out + 1] = read_step(prefix .. ids[j])
+    else out[#out + 1] = redis.call('HGETALL', prefix .. ids[j]) end
+  end
   return out
 end`;
 
@@ -91,7 +95,7 @@ interface CoreOps {
   readonly claimStep: number;
   readonly append: number;
   readonly endStep: number;
-  readonly patch: number;
+  readonly stepPatch: number;
 }
 
 /**
@@ -133,6 +137,7 @@ if redis.call('ZCOUNT', k[2], '(0', '+inf') >= tonumber(a[1]) then
 end
 local r = ops[${core.claimStep}]({k[3], k[4], k[5], k[6]}, {a[3], '0', unpack(a, 4)})
 if r[1] ~= 'created' then return r end
+flush()
 redis.call('ZADD', k[2], redis.call('LLEN', k[5]), a[3])
 if cjson.decode(redis.call('HGET', k[1], 'status')) == 'idle' then
   actor_status(k[1], {k[7], k[8], k[9]}, a[2], 'live')
@@ -155,16 +160,15 @@ actor_status(k[1], {k[2], k[3], k[4]}, a[1], a[2])
 redis.call('HSET', k[1], 'updated_at', a[3])
 return 1`,
 
-    // A message's end with its actor's (StepEnd.actor), in one operation. k[1..4] as
-    // Op.endStep's (the step's hash and log, the run's hash and ledger), k[5] the actor's
-    // hash, k[6] its mailbox, k[7..9] the status indexes, k[10] the actor's wakes, then each
-    // merged step's hash and log. a: the prefix, the actor's id, the step's id; n and
-    // Op.endStep's n arguments (with no events); the number of events, then each one's step
-    // (1 the ended one, 2 on the merged ones), seq and JSON; the number of merged steps,
-    // then each one's id, n and its n patch fields and values; '1' and the new state and
-    // version (else '0', '', ''); updated_at as JSON. Checked before anything is written.
-    // → Op.endStep's answer (its append's refusal naming the step by that order), or
-    // {'no-actor'}.
+    // A message's end with its actor's (StepEnd.actor), in one operation. k[1..3] as
+    // Op.endStep's (the step's hash, the run's hash and ledger), k[4] the actor's hash, k[5]
+    // its mailbox, k[6..8] the status indexes, k[9] the actor's wakes, then each merged
+    // step's hash. a: the prefix, the actor's id, the step's id; n and Op.endStep's n
+    // arguments (with no events); the number of events, then each one's step (1 the ended
+    // one, 2 on the merged ones), seq and JSON; the number of merged steps, then each one's
+    // id, n and its n patch fields and values; '1' and the new state and version (else '0',
+    // '', ''); updated_at as JSON. Checked before anything is written. → Op.endStep's answer
+    // (its append's refusal naming the step by that order), or {'no-actor'}.
     [ActorOp.endMessage]: `
 local i = 0
 local function nxt() i = i + 1 return a[i] end
@@ -179,32 +183,32 @@ for m = 1, tonumber(nxt()) do
   merged[m] = {sid, take(tonumber(nxt()))}
 end
 local has, state, version, updated = nxt(), nxt(), nxt(), nxt()
-if redis.call('EXISTS', k[5]) == 0 then return {'no-actor'} end
-if redis.call('EXISTS', k[1]) == 0 then return {'missing', 1} end
-if #sub > 2 + tonumber(sub[2]) and redis.call('EXISTS', k[3]) == 0 then return {'no-run'} end
+if redis.call('EXISTS', k[4]) == 0 then return {'no-actor'} end
+if not step_of(k[1]) then return {'missing', 1} end
+if #sub > 2 + tonumber(sub[2]) and not run_exists(k[2]) then return {'no-run'} end
 if ne > 0 then
-  local ak = {k[1], k[2]}
-  for j = 11, #k do ak[#ak + 1] = k[j] end
+  local ak = {k[1]}
+  for j = 10, #k do ak[#ak + 1] = k[j] end
   local r = ops[${core.append}](ak, events)
   if r[1] ~= 'ok' then return r end
 end
-local r = ops[${core.endStep}]({k[1], k[2], k[3], k[4]}, sub)
+local r = ops[${core.endStep}]({k[1], k[2], k[3]}, sub)
 if r[1] ~= 'ok' then return r end
 local gone = {[main] = true}
-redis.call('ZREM', k[6], main)
+redis.call('ZREM', k[5], main)
 for m, entry in ipairs(merged) do
   gone[entry[1]] = true
-  redis.call('ZREM', k[6], entry[1])
-  ops[${core.patch}]({k[9 + m * 2]}, entry[2])
+  redis.call('ZREM', k[5], entry[1])
+  ops[${core.stepPatch}]({k[9 + m]}, entry[2])
 end
-for _, w in ipairs(redis.call('ZRANGE', k[10], 0, -1)) do
+for _, w in ipairs(redis.call('ZRANGE', k[9], 0, -1)) do
   local s = redis.call('HGET', p .. 'wake:' .. w, 'step_id')
   if s and s ~= 'null' and gone[cjson.decode(s)] then drop_wake(p, w) end
 end
-if has == '1' then redis.call('HSET', k[5], 'state', state, 'version', version) end
-redis.call('HSET', k[5], 'updated_at', updated)
-local queued = redis.call('ZCOUNT', k[6], '(0', '+inf')
-actor_status(k[5], {k[7], k[8], k[9]}, id, queued > 0 and 'live' or 'idle')
+if has == '1' then redis.call('HSET', k[4], 'state', state, 'version', version) end
+redis.call('HSET', k[4], 'updated_at', updated)
+local queued = redis.call('ZCOUNT', k[5], '(0', '+inf')
+actor_status(k[4], {k[6], k[7], k[8]}, id, queued > 0 and 'live' or 'idle')
 return {'ok'}`,
 
     // k[1] the wake's hash. a[1] the prefix, a[2] its id, then its fields and values.
@@ -273,7 +277,8 @@ return 1`,
 
     // A read: k[1] a sorted set. a[1] the key prefix of its members' hashes, a[2] 'rank' or
     // 'score', a[3] and a[4] the range (start, stop; min, max), a[5] a count for 'score'
-    // (-1 all). → each member's hash (flat), in the set's order.
+    // (-1 all), a[6] '1' when the members are steps. → each member's hash (flat; a step's
+    // record fields), in the set's order.
     [ActorOp.range]: `
 local ids
 if a[2] == 'score' then
@@ -281,7 +286,7 @@ if a[2] == 'score' then
 else
   ids = redis.call('ZRANGE', k[1], a[3], a[4])
 end
-return hashes_of(a[1], ids, 1, #ids)`,
+return hashes_of(a[1], ids, 1, #ids, a[6] == '1')`,
 
     // A read: k[1] a key in the slot (on a cluster). a[1] a key prefix, then ids. → the hash
     // of each, flat (empty for none), in order.

@@ -11,7 +11,7 @@ import type { ScheduleRecord, SchedulePatch, WakeRecord } from '../actor-records
 import type { WriteTarget } from './redis-batch.js';
 import type { RedisClient } from './redis-connection.js';
 import { RedisActorKeys } from './redis-actor-keys.js';
-import { fromFields, keyPart, toFields } from './redis-fields.js';
+import { fromFlat, keyPart, toFields } from './redis-fields.js';
 import { Op, type OpCode } from './redis-scripts.js';
 
 /** What the durable agents need of the Redis store they belong to. */
@@ -29,13 +29,7 @@ export interface RedisActorsHost {
   ): Promise<unknown>;
 }
 
-/** A record from a hash read flat (`[field, value, …]`), or `null` for an empty one. */
-export function fromFlat(flat: unknown): Record<string, unknown> | null {
-  const pairs = Array.isArray(flat) ? (flat as string[]) : [];
-  const hash: Record<string, string> = {};
-  for (let i = 0; i + 1 < pairs.length; i += 2) hash[pairs[i] as string] = pairs[i + 1] as string;
-  return fromFields(hash);
-}
+export { fromFlat } from './redis-fields.js';
 
 /** A score argument: `+inf`/`-inf` for infinities; `RangeError` naming `what` for NaN. */
 export function scoreArg(n: number, what: string): string {
@@ -75,7 +69,8 @@ export class RedisActorTimers {
 
   /**
    * The hashes under `hashPrefix` of the members of sorted set `set`, in its order: by rank
-   * (`from`, `to`) or by score (`from`, `to`, at most `count`; -1 all), in one operation.
+   * (`from`, `to`) or by score (`from`, `to`, at most `count`; -1 all), in one operation;
+   * of `steps`, each one's record fields only.
    */
   protected async range<T>(
     set: string,
@@ -84,11 +79,12 @@ export class RedisActorTimers {
     from: string,
     to: string,
     count = -1,
+    steps = false,
   ): Promise<T[]> {
     const flats = (await this.host.write(
       Op.range,
       [set],
-      [hashPrefix, by, from, to, String(count)],
+      [hashPrefix, by, from, to, String(count), steps ? '1' : '0'],
     )) as unknown[];
     return flats.map(fromFlat).filter((r): r is Record<string, unknown> => r !== null) as T[];
   }

@@ -22,14 +22,9 @@ import type { AcceptedMessage, ActorStore } from '../actor-store.js';
 import type { RunRecord, StepRecord } from '../records.js';
 import type { StepEnd } from '../run-store.js';
 import { ACTOR_STATUSES } from './redis-actor-keys.js';
-import {
-  RedisActorTimers,
-  countArg,
-  fromFlat,
-  type RedisActorsHost,
-} from './redis-actor-timers.js';
+import { RedisActorTimers, countArg, type RedisActorsHost } from './redis-actor-timers.js';
 import type { ScriptOp } from './redis-batch.js';
-import { asStep, keyPart, toFields } from './redis-fields.js';
+import { asStep, fromFlat, keyPart, toFields } from './redis-fields.js';
 import { runScore } from './redis-run-index.js';
 import { Op } from './redis-scripts.js';
 
@@ -38,7 +33,6 @@ export interface RedisRecordKeys {
   run(runId: string): string;
   step(stepId: string): string;
   runSteps(runId: string): string;
-  log(stepId: string): string;
   /** The key naming the step of run `runId` with client token `token`. */
   token(runId: string, token: string): string;
   /** The run indexes a new run goes in. */
@@ -238,7 +232,9 @@ export class RedisActors extends RedisActorTimers implements ActorStore {
       case 'exists':
         throw new ConflictError(`step ${step.step_id} exists`);
       case 'found': {
-        const found = asStep(await this.hash(rec.step(r[1] ?? '')));
+        const found = asStep(
+          fromFlat(await this.host.write(Op.readStep, [rec.step(r[1] ?? '')], [])),
+        );
         if (!found) throw new NotFoundError('step', r[1] ?? '');
         return { step: found, created: false };
       }
@@ -258,6 +254,8 @@ export class RedisActors extends RedisActorTimers implements ActorStore {
       'rank',
       '0',
       to,
+      -1,
+      true,
     );
     return found.map((s) => asStep(s) as StepRecord);
   }
@@ -305,8 +303,8 @@ export class RedisActors extends RedisActorTimers implements ActorStore {
 
   /**
    * The operation of a message's end with its actor's (`StepEnd.actor`), to go in the call
-   * instead of the step's plain end: `base` the keys of that (the step's hash and log, its
-   * run's hash and ledger), `tail` its arguments after the events (the patch, the usage).
+   * instead of the step's plain end: `base` the keys of that (the step's hash, its run's
+   * hash and ledger), `tail` its arguments after the events (the patch, the usage).
    * Events may be of the step and of the steps merged into it (`TypeError` for another's).
    * `stepIds` are the steps an append's refusal counts, in order.
    */
@@ -348,7 +346,7 @@ export class RedisActors extends RedisActorTimers implements ActorStore {
       k.mailbox(id),
       ...k.statuses,
       k.actorWakes(id),
-      ...merged.flatMap((m) => [rec.step(m.stepId), rec.log(m.stepId)]),
+      ...merged.map((m) => rec.step(m.stepId)),
     ];
     const args = [
       this.host.prefix,

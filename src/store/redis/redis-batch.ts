@@ -3,9 +3,12 @@
  * store's one script (`redis-scripts.ts`); the writes of one turn of the event loop are held
  * and sent together as one call of it (one socket write, one reply), each resolving or
  * rejecting on its own. A writer that may lose its turn (a fleet replica) gives each write
- * its fences: guards checked in the same call, just before it.
+ * its fences: guards checked in the same call, just before it. A call that someone waits to
+ * follow on the connection (`onSent`: a fleet worker's job finish after its step's end) is
+ * held in the socket until the turn's end, so that both go in one socket write.
  */
 import { createHash } from 'node:crypto';
+import { Redis } from 'ioredis';
 import type { RedisClient } from './redis-connection.js';
 import { WorkerLostError } from '../../errors/worker-lost-error.js';
 import { BATCH, Op, OP_ERROR, OP_FENCED, type OpCode } from './redis-scripts.js';
@@ -61,10 +64,49 @@ const MAX_BATCH_OPS = 8;
 /** … and when they hold this many keys and arguments. */
 const MAX_BATCH_ARGS = 50_000;
 
+/** More of a {@link RedisBatch}: what its store adds to every call. */
+export interface RedisBatchOptions {
+  /**
+   * Whether the store may be written: `null` once it may, else a promise that settles when
+   * it may (its format opened: `redis-format.ts`); calls wait for it, and a rejection
+   * rejects the writes waiting. Default: at once.
+   */
+  readonly ready?: () => Promise<void> | null;
+  /** The prefix of the wake streams of the processes a step's appends wake; default none. */
+  readonly wakePrefix?: string;
+}
+
+/** The keys and arguments `write` (and the one chained to it) adds to a call. */
+function argsOf(write: PendingWrite): number {
+  let n = 0;
+  for (let w: PendingWrite | null = write; w; w = w.next) {
+    n += w.keys.length + w.args.length + 3 + w.guards.length * 5;
+  }
+  return n;
+}
+
+/**
+ * Holds what is written on `client`'s socket until the end of this turn of the event loop
+ * (`setImmediate`), then writes it at once: the commands sent meanwhile, from promise
+ * callbacks too, go in one socket write. A cluster's connections are left as they are.
+ */
+function corkTurn(client: RedisClient): void {
+  if (!(client instanceof Redis) || client.status !== 'ready') return;
+  const socket = client.stream;
+  socket.cork();
+  setImmediate(() => {
+    socket.uncork();
+  });
+}
+
 /** The writes of a Redis store, batched by turn; see the module. */
 export class RedisBatch {
   readonly #client: RedisClient;
   readonly #fence: ((target: WriteTarget) => readonly WriteGuard[]) | null;
+  readonly #ready: () => Promise<void> | null;
+  readonly #wakePrefix: string;
+  /** Set while the writes wait for {@link RedisBatchOptions.ready}. */
+  #waiting = false;
   /** Writes held for one call of the script: sent at the turn's end, at {@link MAX_BATCH_OPS}, or before a read. */
   #pending: PendingWrite[] = [];
   #pendingArgs = 0;
@@ -83,9 +125,15 @@ export class RedisBatch {
     this.#scriptKnown = false;
   };
 
-  constructor(client: RedisClient, fence: ((target: WriteTarget) => readonly WriteGuard[]) | null) {
+  constructor(
+    client: RedisClient,
+    fence: ((target: WriteTarget) => readonly WriteGuard[]) | null,
+    options: RedisBatchOptions = {},
+  ) {
     this.#client = client;
     this.#fence = fence;
+    this.#ready = options.ready ?? (() => null);
+    this.#wakePrefix = options.wakePrefix ?? '';
     for (const event of SCRIPT_LOST) client.on(event, this.#unknown);
   }
 
@@ -149,9 +197,7 @@ export class RedisBatch {
   /** Holds `write` (and the one chained to it) for this turn's call, or sends now when full. */
   #queue(write: PendingWrite): void {
     this.#pending.push(write);
-    for (let w: PendingWrite | null = write; w; w = w.next) {
-      this.#pendingArgs += w.keys.length + w.args.length + 3 + w.guards.length * 5;
-    }
+    this.#pendingArgs += argsOf(write);
     if (this.#pendingArgs >= MAX_BATCH_ARGS || this.#pending.length >= MAX_BATCH_OPS) this.send();
     else
       this.#scheduled ??= setImmediate(() => {
@@ -165,14 +211,47 @@ export class RedisBatch {
       clearImmediate(this.#scheduled);
       this.#scheduled = null;
     }
-    const writes = this.#pending;
-    if (writes.length === 0) return;
-    const onSent = this.#onSent;
-    this.#pending = [];
+    if (this.#pending.length === 0 || this.#waiting) return;
+    const ready = this.#ready();
+    if (ready) {
+      this.#waiting = true;
+      ready.then(
+        () => {
+          this.#waiting = false;
+          // What was held meanwhile goes in calls of at most MAX_BATCH_OPS.
+          while (this.#pending.length > 0) this.#sendSome(MAX_BATCH_OPS);
+        },
+        (err: unknown) => {
+          this.#waiting = false;
+          const error = err instanceof Error ? err : new Error(String(err));
+          const writes = this.#pending;
+          const onSent = this.#onSent;
+          this.#pending = [];
+          this.#pendingArgs = 0;
+          this.#onSent = [];
+          for (const w of writes) {
+            w.reject(error);
+            w.next?.reject(error);
+          }
+          for (const fn of onSent) fn();
+        },
+      );
+      return;
+    }
+    this.#sendSome(this.#pending.length);
+  }
+
+  /** Sends the first `count` writes held as one call of the script. */
+  #sendSome(count: number): void {
+    const writes = this.#pending.slice(0, count);
+    const rest = this.#pending.slice(count);
+    const onSent = rest.length === 0 ? this.#onSent : [];
+    this.#pending = rest;
     this.#pendingArgs = 0;
-    this.#onSent = [];
+    for (const w of rest) this.#pendingArgs += argsOf(w);
+    if (rest.length === 0) this.#onSent = [];
     const keys: string[] = [];
-    const argv: string[] = ['0'];
+    const argv: string[] = ['0', this.#wakePrefix];
     let ops = 0;
     const add = (w: PendingWrite): void => {
       for (const g of w.guards) {
@@ -193,6 +272,8 @@ export class RedisBatch {
     }
     argv[0] = String(ops);
     const known = this.#scriptKnown;
+    // What follows the call on the connection (onSent) joins it in one socket write.
+    if (known && onSent.length > 0) corkTurn(this.#client);
     const replied = (): void => {
       if (!known) for (const fn of onSent) fn();
     };

@@ -1,10 +1,41 @@
 /**
- * @module How the Redis store keeps a record: a hash of its fields, each value as JSON;
- * which ids may be part of a key; and what the script's refusal of an append means.
+ * @module How the Redis store keeps a record: a hash of its fields, each value as JSON (a
+ * step's hash holds its log too: see `redis-step-scripts.ts`); which ids may be part of a
+ * key; and what the script's refusal of an append means.
  */
 import { ConflictError } from '../../errors/conflict-error.js';
 import { NotFoundError } from '../../errors/not-found-error.js';
 import type { RunRecord, StepRecord } from '../records.js';
+
+/** Each field of a step's record, once: the compiler says which is missing or unknown. */
+const STEP_FIELD_SET: Record<keyof StepRecord, true> = {
+  step_id: true,
+  run_id: true,
+  type: true,
+  name: true,
+  parent_step_id: true,
+  actor_path: true,
+  client_token: true,
+  input: true,
+  placement: true,
+  status: true,
+  budget_usage: true,
+  provenance: true,
+  output: true,
+  error: true,
+  created_at: true,
+  started_at: true,
+  ended_at: true,
+  budgets: true,
+  placement_decision: true,
+  first_token_at: true,
+};
+
+/**
+ * The fields of a step's record, in the order its hash is read (`HMGET`): the hash holds
+ * its log and its watchers besides them.
+ */
+export const STEP_FIELDS = Object.keys(STEP_FIELD_SET) as readonly (keyof StepRecord)[];
 
 /** A record as hash fields: each value as JSON. */
 export function toFields(record: object): string[] {
@@ -31,6 +62,14 @@ export function fromFields(hash: Record<string, string>): Record<string, unknown
   const out: Record<string, unknown> = {};
   for (const key of keys) out[key] = JSON.parse(hash[key] ?? 'null');
   return out;
+}
+
+/** A record from a hash read flat (`[field, value, …]`), or `null` for an empty one. */
+export function fromFlat(flat: unknown): Record<string, unknown> | null {
+  const pairs = Array.isArray(flat) ? (flat as string[]) : [];
+  const hash: Record<string, string> = {};
+  for (let i = 0; i + 1 < pairs.length; i += 2) hash[pairs[i] as string] = pairs[i + 1] as string;
+  return fromFields(hash);
 }
 
 /** A stored run as its record (the hash holds exactly the record's fields). */

@@ -3,10 +3,12 @@
  * script the store runs. Each operation is a function of its own keys (`k`) and arguments
  * (`a`) and does its check and its write together, so processes sharing the store never
  * interleave inside one; the writes a process makes in one turn of its event loop travel
- * in one call of the script (one socket write, one reply) and run in order.
+ * in one call of the script (one socket write, one reply) and run in order. A step's own
+ * operations (its one hash, format 2) are in `redis-step-scripts.ts`.
  */
 
 import { ACTOR_HELPERS, ActorOp, actorBodies } from './redis-actor-scripts.js';
+import { CALL_STATE, stepBodies } from './redis-step-scripts.js';
 
 /** The store's own operations of {@link BATCH} (durable agents' are {@link ActorOp}). */
 const CoreOp = {
@@ -35,6 +37,11 @@ const CoreOp = {
   read: 23,
   list: 24,
   take: 25,
+  stepPatch: 41,
+  readStep: 42,
+  events: 43,
+  steps: 44,
+  watch: 45,
 } as const;
 
 /** The operations of {@link BATCH}, by their code in its arguments. */
@@ -43,18 +50,44 @@ export const Op = { ...CoreOp, ...ActorOp } as const;
 /** The code of one operation of {@link BATCH}. */
 export type OpCode = (typeof Op)[keyof typeof Op];
 
+/**
+ * The operations that hold their writes for the end of the call (or read nothing another
+ * operation holds): any other makes what is held first (see `CALL_STATE`).
+ */
+const HOLDING: readonly OpCode[] = [
+  Op.createStep,
+  Op.claimStep,
+  Op.stepPatch,
+  Op.append,
+  Op.endStep,
+  Op.ended,
+  Op.take,
+  Op.watch,
+  Op.endMessage,
+];
+
 /** What an operation that failed inside the script returns instead of its result. */
 export const OP_ERROR = '!err';
 /** What an operation returns, not run, when a guard before it did not hold. */
 export const OP_FENCED = '!fenced';
 
-/** The body of {@link Op.ended}, which a script of its own runs as well (`fleet-relay.ts`). */
+/**
+ * A fleet step's end, said, as a script of its own runs it (`fleet-relay.ts`; in the store's
+ * script, `Op.ended` holds its writes for the call's end): k[1] the fleet's ended stream,
+ * k[2] the pool's counters (k[1] for none), k[3] the step's fence (k[1] for none), k[4] the
+ * fleet's open steps. a: the step id, its status, the stream's max length, the counter's
+ * field, the fence's token. → 1 said, 0 not (the fence holds another's token). The step
+ * leaves the open steps. The fence is the step's job lock, which the job's finish deletes:
+ * it is not touched here.
+ */
 export const ENDED = `
 if k[3] ~= k[1] and redis.call('GET', k[3]) ~= a[5] then return 0 end
 redis.call('ZREM', k[4], a[1])
 redis.call('XADD', k[1], 'MAXLEN', '~', a[3], '*', a[1], a[2])
 if k[2] ~= k[1] then redis.call('HINCRBY', k[2], a[4], 1) end
 return 1`;
+
+const STEP = stepBodies(Op);
 
 // Each body is a Lua function(k, a) and returns a value (never nil: a nil would cut the
 // reply's array short).
@@ -98,31 +131,16 @@ for _, key in ipairs({a[1], a[1] .. ':s:' .. status, user, user .. ':s:' .. stat
 end
 return 1`,
 
-  // k[1] the run's hash, k[2] the step's hash, k[3] the run's step list.
-  // a[1] the step id, then field, value, …  → 1; 0 if the step exists; -1 without the run.
-  [Op.createStep]: `
-if redis.call('EXISTS', k[1]) == 0 then return -1 end
-if redis.call('EXISTS', k[2]) == 1 then return 0 end
-redis.call('HSET', k[2], unpack(a, 2))
-redis.call('RPUSH', k[3], a[1])
-return 1`,
-
-  // k[1] the run's hash, k[2] the step's hash, k[3] the run's step list, k[4] the
-  // step-by-token key (k[1] again for a step without a token: an absent key is named by the
-  // operation's first, which is in its slot on a cluster), k[5] (a queued step's) the fleet's
-  // open steps. a[1] the step id, a[2]
-  // its score there (ms), then field, value, …
-  // → {'created'}, {'found', id}, {'exists'} (the step id is taken), {'no-run'}.
-  [Op.claimStep]: `
-if redis.call('EXISTS', k[1]) == 0 then return {'no-run'} end
-local found = k[4] ~= k[1] and redis.call('GET', k[4])
-if found then return {'found', found} end
-if redis.call('EXISTS', k[2]) == 1 then return {'exists'} end
-redis.call('HSET', k[2], unpack(a, 3))
-redis.call('RPUSH', k[3], a[1])
-if k[4] ~= k[1] then redis.call('SET', k[4], a[1]) end
-if k[5] then redis.call('ZADD', k[5], a[2], a[1]) end
-return {'created'}`,
+  [Op.createStep]: STEP.createStep,
+  [Op.claimStep]: STEP.claimStep,
+  [Op.stepPatch]: STEP.stepPatch,
+  [Op.append]: STEP.append,
+  [Op.endStep]: STEP.endStep,
+  [Op.readStep]: STEP.readStep,
+  [Op.events]: STEP.events,
+  [Op.steps]: STEP.steps,
+  [Op.watch]: STEP.watch,
+  [Op.ended]: STEP.ended,
 
   // k[1] the flow-by-hash key, k[2] the flow's hash. a[1] the flow id, then fields.
   // → {'created'}, {'found', id}, {'exists'} (the flow id is taken by other content).
@@ -246,79 +264,12 @@ if redis.call('EXISTS', k[1]) == 0 then return 0 end
 if #a > 0 then redis.call('HSET', k[1], unpack(a)) end
 return 1`,
 
-  // k: for each step in the batch, its hash then its log. a: for each event, the index
-  // (1-based) of its step among k's pairs, its seq, its JSON. The whole batch is checked
-  // before anything is written. An event already in the log byte for byte at its seq is
-  // skipped: the same append sent again (ioredis resends what a dropped connection left
-  // unanswered, though Redis may have made it) changes nothing and is not refused.
-  // → {'ok'}, {'missing', i} or {'seq', i, expected, got}.
-  [Op.append]: `
-local len, last, prev, skip = {}, {}, {}, {}
-local n = #a / 3
-for e = 0, n - 1 do
-  local i = tonumber(a[e * 3 + 1])
-  local seq = tonumber(a[e * 3 + 2])
-  if len[i] == nil then
-    if redis.call('EXISTS', k[i * 2 - 1]) == 0 then return {'missing', i} end
-    len[i] = redis.call('LLEN', k[i * 2])
-    last[i] = len[i]
-  elseif seq ~= prev[i] + 1 then
-    return {'seq', i, prev[i] + 1, seq}
-  end
-  prev[i] = seq
-  if seq >= 1 and seq <= len[i] and redis.call('LINDEX', k[i * 2], seq - 1) == a[e * 3 + 3] then
-    skip[e] = true
-  elseif seq ~= last[i] + 1 then
-    return {'seq', i, last[i] + 1, seq}
-  else
-    last[i] = seq
-  end
-end
-for e = 0, n - 1 do
-  if not skip[e] then redis.call('RPUSH', k[tonumber(a[e * 3 + 1]) * 2], a[e * 3 + 3]) end
-end
-return {'ok'}`,
-
-  // A step's end in one operation. k[1] the step's hash, k[2] its log, k[3] its run's hash,
-  // k[4] the run's budget ledger. a[1] n, the events, then each one's seq and JSON (as
-  // Op.append); then the patch's field count and its fields, values; then, to add to the
-  // run, tokens_in, tokens_out, cost_usd, wall_ms and the step id (as Op.addUsage), or
-  // nothing. Checked before anything is written. → {'ok'}, Op.append's refusal, {'missing',
-  // 1} without the step, {'no-run'}.
-  [Op.endStep]: `
-local n = tonumber(a[1])
-local at = 2 + n * 2
-local np = tonumber(a[at])
-local usage = at + np + 1
-if redis.call('EXISTS', k[1]) == 0 then return {'missing', 1} end
-if a[usage] and redis.call('EXISTS', k[3]) == 0 then return {'no-run'} end
-if n > 0 then
-  local ea = {}
-  for e = 0, n - 1 do
-    ea[e * 3 + 1], ea[e * 3 + 2], ea[e * 3 + 3] = '1', a[2 + e * 2], a[3 + e * 2]
-  end
-  local r = ops[${Op.append}]({k[1], k[2]}, ea)
-  if r[1] ~= 'ok' then return r end
-end
-if np > 0 then redis.call('HSET', k[1], unpack(a, at + 1, at + np)) end
-if a[usage] then
-  ops[${Op.addUsage}]({k[3], k[4]}, {a[usage], a[usage + 1], a[usage + 2], a[usage + 3], a[usage + 4]})
-end
-return {'ok'}`,
-
   // k[1] a stream. a[1] its approximate max length, a[2] how long it lives past this entry
   // (ms), a[3] the entry's field, a[4] its value. → 1.
   [Op.stream]: `
 redis.call('XADD', k[1], 'MAXLEN', '~', a[1], '*', a[3], a[4])
 redis.call('PEXPIRE', k[1], a[2])
 return 1`,
-
-  // A fleet step's end, said: k[1] the fleet's ended stream, k[2] the pool's counters (k[1]
-  // for none), k[3] the step's fence (k[1] for none), k[4] the fleet's open steps. a: the step id,
-  // its status, the stream's max length, the counter's field, the fence's token. → 1 said, 0
-  // not (the fence holds another's token). The step leaves the open steps. The fence is the
-  // step's job lock, which the job's finish deletes: it is not touched here.
-  [Op.ended]: ENDED,
 
   // k[1] a hash. → its fields and values, flat (empty without it).
   [Op.read]: `return redis.call('HGETALL', k[1])`,
@@ -345,7 +296,7 @@ return 0`,
   // k[1] a fence's key, a[1] the token the writer holds. → 1 when the key holds it, else 0
   // (and the next operation that is not a guard does not run: see BATCH).
   [Op.guard]: `
-if redis.call('GET', k[1]) == a[1] then return 1 end
+if fence_holds(k[1], a[1]) then return 1 end
 return 0`,
 
   // k[1] the approval's key. a[1] the JSON it must still hold, a[2] the new JSON.
@@ -363,23 +314,27 @@ return 1`,
 };
 
 /**
- * The store's one script. ARGV[1] the number of operations, then for each: its code, its
- * number of keys, its number of arguments, its arguments; KEYS holds every operation's keys
- * in order. → one result per operation, in order; an operation that raised an error
- * returns `{OP_ERROR, message}` and the ones after it still run. A `guard` that does not
- * hold stops the next operation that is not a guard: it returns `{OP_FENCED}`, not run —
- * the check and the write in one script, so no writer whose turn is over slips in between.
- * A `then` stops the next operation the same way unless the one before it succeeded.
+ * The store's one script. ARGV[1] the number of operations, ARGV[2] the prefix of the fleet's
+ * wake streams (`''`: none is woken), then for each operation: its code, its number of keys,
+ * its number of arguments, its arguments; KEYS holds every operation's keys in order. → one
+ * result per operation, in order; an operation that raised an error returns `{OP_ERROR,
+ * message}` and the ones after it still run. A `guard` that does not hold stops the next
+ * operation that is not a guard: it returns `{OP_FENCED}`, not run — the check and the write
+ * in one script, so no writer whose turn is over slips in between. A `then` stops the next
+ * operation the same way unless the one before it succeeded. What the operations hold is
+ * written before an operation not in {@link HOLDING}, and at the end (`CALL_STATE`).
  */
 export const BATCH = `
 local ops = {}
+${CALL_STATE}
 ${ACTOR_HELPERS}
 ${Object.entries(BODIES)
   .map(([code, body]) => `ops[${code}] = function(k, a)${body}\nend`)
   .join('\n')}
+local holding = {${HOLDING.map((code) => `[${code}] = true`).join(', ')}}
 local out = {}
 local blocked = false
-local ki, ai = 1, 2
+local ki, ai = 1, 3
 for o = 1, tonumber(ARGV[1]) do
   local code = tonumber(ARGV[ai])
   local nk = tonumber(ARGV[ai + 1])
@@ -400,8 +355,10 @@ for o = 1, tonumber(ARGV[1]) do
     out[o] = {'${OP_FENCED}'}
     blocked = false
   else
+    if not holding[code] then flush() end
     local ok, res = pcall(ops[code], k, a)
     if ok then out[o] = res else out[o] = {'${OP_ERROR}', tostring(res)} end
   end
 end
+flush()
 return out`;

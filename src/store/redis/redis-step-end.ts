@@ -10,13 +10,12 @@ import { toFields } from './redis-fields.js';
 import { Op } from './redis-scripts.js';
 
 /**
- * The operation that writes `end`: `keys` are the step's hash and log, its run's hash and
- * ledger. `stepIds` are the steps the append's refusal counts (see `throwIfRefused`).
+ * The operation that writes `end`: `keys` are the step's hash, its run's hash and ledger. `stepIds` are the steps the append's refusal counts (see `throwIfRefused`).
  * `TypeError` for an event of another step (but one merged into a message).
  */
 export function stepEndOp(
   end: StepEnd,
-  keys: readonly [string, string, string, string],
+  keys: readonly [string, string, string],
   actors: RedisActors,
 ): { readonly op: ScriptOp; readonly stepIds: readonly string[] } {
   const patch = toFields(end.patch);

@@ -39,18 +39,15 @@ export interface RedisStoreOptions {
    */
   readonly fence?: (target: WriteTarget) => readonly WriteGuard[];
   /**
-   * A fleet worker's: each append of a step's events also adds an entry to the step's Redis
-   * Stream (`key`) in the same call, holding the append's last `seq` — how API processes
-   * learn of it at once (they read the events from the log).
+   * A fleet worker's: each call of the script that appends to a step wakes the processes
+   * watching it (`RedisRunStore.watchStep`: a fleet's API processes following it), an entry
+   * `<step id> <last seq>` on the stream `<prefix><watcher>` of each — only on a stream that
+   * exists (its process keeps it), and none for a step nobody watches. The entry only wakes:
+   * followers read the events from the step's record.
    */
-  readonly streams?: {
-    readonly key: (stepId: string) => string;
-    /** Entries a stream keeps (approximately). */
-    readonly maxLen: number;
-    /** How long a stream outlives its last entry, in ms. */
-    readonly ttlMs: number;
-    /** The entry's field (its value is the `seq` of the append's last event of the step). */
-    readonly field: string;
+  readonly wakes?: {
+    /** The wake streams' key prefix (`FleetKeys.wake('')`). */
+    readonly prefix: string;
   };
   /**
    * A fleet worker's: the notice of a step's end, written in the same call as its end

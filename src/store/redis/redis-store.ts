@@ -1,10 +1,11 @@
 /**
- * @module The Redis RunStore (ioredis), for a fleet: runs and steps as hashes of JSON
- * fields, each step's log as a list, and every check-then-write as one operation of one Lua
- * script, so several processes can share the store safely. The writes of one turn of the
- * event loop go to Redis together, as one call of that script (see `redis-scripts.ts`):
- * a write still resolves only once Redis has made it, and rejects with its own error.
- * All keys start with the store's prefix.
+ * @module The Redis RunStore (ioredis), for a fleet: runs as hashes of JSON fields, a step as
+ * one hash holding its record and its log (format 2: `redis-step-scripts.ts`, migrated in
+ * place from format 1 at start: `redis-format.ts`), and every check-then-write as one
+ * operation of one Lua script, so several processes can share the store safely. The writes
+ * of one turn of the event loop go to Redis together, as one call of that script (see
+ * `redis-scripts.ts`): a write still resolves only once Redis has made it, and rejects with
+ * its own error. All keys start with the store's prefix.
  */
 import type { RedisOptions } from 'ioredis';
 import { ConflictError } from '../../errors/conflict-error.js';
@@ -19,7 +20,16 @@ import {
   type RedisClient,
 } from './redis-connection.js';
 import { ledgerKey, redisBudgets } from './redis-budgets.js';
-import { asRun, asStep, fromFields, keyPart, throwIfRefused, toFields } from './redis-fields.js';
+import {
+  asRun,
+  asStep,
+  fromFields,
+  fromFlat,
+  keyPart,
+  throwIfRefused,
+  toFields,
+} from './redis-fields.js';
+import { openRedisFormat } from './redis-format.js';
 import { RedisRunIndex, runScore } from './redis-run-index.js';
 import { RedisRunRecords } from './redis-run-records.js';
 import { RedisActors } from './redis-actors.js';
@@ -64,8 +74,10 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
   protected readonly approvals: RedisRunRecords;
   /** Durable agents (issue 46): `redis-actors.ts`. */
   readonly actors: RedisActors;
-  readonly #streams: RedisStoreOptions['streams'] | null;
   readonly #endNotice: RedisStoreOptions['endNotice'] | null;
+  /** The format's opening (`redis-format.ts`), until it has opened. */
+  #opening: Promise<void> | null = null;
+  #opened = false;
   constructor(options: RedisStoreOptions = {}) {
     super();
     const { cluster, prefix } = redisTargetOf(options, 'redisStore', {
@@ -73,7 +85,6 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
       cluster: CLUSTER_PREFIX,
     });
     this.prefix = prefix;
-    this.#streams = options.streams ?? null;
     this.#endNotice = options.endNotice ?? null;
     if (options.client) {
       this.client = options.client;
@@ -95,7 +106,10 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
       this.client.on('error', onError);
       this.#owned = true;
     }
-    this.#batch = new RedisBatch(this.client, options.fence ?? null);
+    this.#batch = new RedisBatch(this.client, options.fence ?? null, {
+      ready: () => this.#ready(),
+      wakePrefix: options.wakes?.prefix ?? '',
+    });
     this.#runs = new RedisRunIndex(
       this.prefix,
       () => this.#read(),
@@ -112,7 +126,6 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
         run: (id) => this.#run(id),
         step: (id) => this.#step(id),
         runSteps: (id) => this.#runSteps(id),
-        log: (id) => this.#log(id),
         token: (runId, token) => `${this.#run(runId)}:token:${token}`,
         runIndexes: (run) => this.#runs.keysOf(run),
       },
@@ -121,6 +134,22 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
       (code, keys, args, target) => this.#write(code, keys, args, target),
       (id) => this.#run(id),
     );
+  }
+
+  /** `null` once the store's format is open, else its opening (the batch's calls wait for it). */
+  #ready(): Promise<void> | null {
+    if (this.#opened) return null;
+    this.#opening ??= openRedisFormat(this.client, this.prefix).then(
+      () => {
+        this.#opened = true;
+      },
+      (err: unknown) => {
+        // The next call tries again (Redis may be back).
+        this.#opening = null;
+        throw err;
+      },
+    );
+    return this.#opening;
   }
 
   /** Queues one operation of the store's script (see `redis-batch.ts`). */
@@ -153,10 +182,6 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
 
   #flow(id: string): string {
     return `${this.prefix}flow:${id}`;
-  }
-
-  #log(id: string): string {
-    return `${this.prefix}log:${id}`;
   }
 
   async createRun(run: RunRecord): Promise<void> {
@@ -212,27 +237,24 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
 
   async getStep(stepId: string): Promise<StepRecord | null> {
     if (!keyPart(stepId)) return null;
-    return asStep(fromFields(await this.#hash(this.#step(stepId))));
+    return asStep(fromFlat(await this.#batch.write(Op.readStep, [this.#step(stepId)], [])));
   }
 
   async updateStep(stepId: string, patch: StepPatch): Promise<void> {
-    const found = await this.#write(Op.patch, [this.#step(stepId)], toFields(patch), { stepId });
+    const found = await this.#write(Op.stepPatch, [this.#step(stepId)], toFields(patch), {
+      stepId,
+    });
     if (found !== 1) throw new NotFoundError('step', stepId);
   }
 
   async listSteps(runId: string): Promise<StepRecord[]> {
-    const ids = await this.#read().lrange(this.#runSteps(runId), 0, -1);
-    if (ids.length === 0) return [];
-    const pipeline = this.client.pipeline();
-    for (const id of ids) pipeline.hgetall(this.#step(id));
-    const replies = (await pipeline.exec()) ?? [];
-    const steps: StepRecord[] = [];
-    for (const [err, hash] of replies) {
-      if (err) throw err;
-      const step = asStep(fromFields(hash as Record<string, string>));
-      if (step) steps.push(step);
-    }
-    return steps;
+    if (!keyPart(runId)) return [];
+    const flats = (await this.#batch.write(
+      Op.steps,
+      [this.#runSteps(runId)],
+      [this.#step('')],
+    )) as unknown[];
+    return flats.map((flat) => asStep(fromFlat(flat))).filter((s) => s !== null);
   }
 
   async appendEvents(events: readonly StepEvent[]): Promise<void> {
@@ -245,41 +267,30 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
       if (i === undefined) {
         i = index.size + 1;
         index.set(ev.step_id, i);
-        keys.push(this.#step(ev.step_id), this.#log(ev.step_id));
+        keys.push(this.#step(ev.step_id));
       }
       args.push(String(i), String(ev.seq), JSON.stringify(ev));
     }
     const target = { stepId: (events[0] as StepEvent).step_id };
     const written = this.#write(Op.append, keys, args, target);
-    this.#announce(events, target);
     throwIfRefused((await written) as (string | number)[], [...index.keys()]);
   }
 
   /**
-   * Adds an entry to the stream of each step of `events` (`RedisStoreOptions.streams`), in
-   * the same call as their append; not awaited (a lost entry only delays a follower until its
-   * next read of the log).
+   * Adds `watcher` to the processes a step's appends wake (`on`), or takes it off: each call
+   * of the script that appends to the step adds an entry `<step id> <last seq>` to the wake
+   * stream of each (`RedisStoreOptions.wakes`) — a fleet's API process follows a step this
+   * way. A step that does not exist (or an id that cannot be a key's part) is passed over.
    */
-  #announce(events: readonly StepEvent[], target: WriteTarget): void {
-    const streams = this.#streams;
-    if (!streams || events.length === 0) return;
-    // Each step's last seq in this append: an entry only wakes (followers read the log).
-    const last = new Map<string, number>();
-    for (const event of events) last.set(event.step_id, event.seq);
-    for (const [stepId, seq] of last) {
-      this.#write(
-        Op.stream,
-        [streams.key(stepId)],
-        [String(streams.maxLen), String(streams.ttlMs), streams.field, String(seq)],
-        target,
-      ).catch(() => undefined);
-    }
+  async watchStep(stepId: string, watcher: string, on: boolean): Promise<void> {
+    if (!keyPart(stepId) || !/^\S+$/.test(watcher)) return;
+    await this.#write(Op.watch, [this.#step(stepId)], [watcher, on ? '1' : '0']);
   }
 
   async endStep(end: StepEnd): Promise<void> {
     const { stepId, runId } = end;
     const run = this.#run(runId);
-    const keys = [this.#step(stepId), this.#log(stepId), run, ledgerKey(run)] as const;
+    const keys = [this.#step(stepId), run, ledgerKey(run)] as const;
     const { op, stepIds } = stepEndOp(end, keys, this.actors);
     const target = { stepId, runId };
     const status = end.patch.status;
@@ -303,7 +314,6 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
     } else {
       written = this.#batch.write(op.code, op.keys, op.args, target);
     }
-    this.#announce(end.events, target);
     if (notice?.sent)
       this.#batch.onSent(() => {
         notice.sent?.();
@@ -450,10 +460,15 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
   }
 
   async readEvents(stepId: string, afterSeq = 0, limit = Infinity): Promise<StepEvent[]> {
-    const from = Math.max(0, afterSeq);
-    const to = limit === Infinity ? -1 : from + Math.max(0, limit) - 1;
-    if (to !== -1 && to < from) return [];
-    const items = await this.#read().lrange(this.#log(stepId), from, to);
+    if (!keyPart(stepId)) return [];
+    const after = Math.max(0, Math.floor(afterSeq));
+    const count = limit === Infinity ? -1 : Math.max(0, Math.floor(limit));
+    if (count === 0) return [];
+    const items = (await this.#batch.write(
+      Op.events,
+      [this.#step(stepId)],
+      [String(after), String(count)],
+    )) as string[];
     return items.map((s) => JSON.parse(s) as StepEvent);
   }
 

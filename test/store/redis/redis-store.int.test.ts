@@ -222,33 +222,42 @@ describe('RedisRunStore', () => {
     await client.quit();
   });
 
-  it("streams: each append and a step's end add an entry with the step's last seq to its stream, in the same call", async () => {
+  it("wakes: each call that appends to a watched step adds its last seq to each watcher's stream that exists, in the same call; an unwatched step wakes no one", async () => {
     const p = prefix();
     const client = new Redis(redisUrl());
-    const store = redisStore({
-      url: redisUrl(),
-      prefix: p,
-      streams: { key: (id) => `${p}stream:${id}`, maxLen: 100, ttlMs: 60_000, field: 'seq' },
-    });
+    const store = redisStore({ url: redisUrl(), prefix: p, wakes: { prefix: `${p}wake:` } });
     const run = makeRun();
-    const step = makeStep(run.run_id);
+    const watched = makeStep(run.run_id);
+    const unwatched = makeStep(run.run_id);
     await store.createRun(run);
-    await store.createStep(step);
-    await store.appendEvents([narration(step.step_id, 1), narration(step.step_id, 2)]);
+    await store.createStep(watched);
+    await store.createStep(unwatched);
+    // Two processes watch the step; one of them keeps its wake stream, the other is gone.
+    await client.xadd(`${p}wake:here`, '*', 'w', '1');
+    await store.watchStep(watched.step_id, 'here', true);
+    await store.watchStep(watched.step_id, 'gone', true);
+    await store.appendEvents([narration(watched.step_id, 1), narration(watched.step_id, 2)]);
+    await store.appendEvents([narration(unwatched.step_id, 1)]);
     await store.endStep({
-      stepId: step.step_id,
+      stepId: watched.step_id,
       runId: run.run_id,
-      events: [narration(step.step_id, 3)],
+      events: [narration(watched.step_id, 3)],
       patch: { status: 'succeeded' },
     });
-    const entries = await client.xrange(`${p}stream:${step.step_id}`, '-', '+');
+    const entries = await client.xrange(`${p}wake:here`, '-', '+');
     expect(entries.map(([, fields]) => fields)).toEqual([
-      ['seq', '2'],
-      ['seq', '3'],
+      ['w', '1'],
+      [watched.step_id, '2'],
+      [watched.step_id, '3'],
     ]);
-    const ttl = await client.pttl(`${p}stream:${step.step_id}`);
-    expect(ttl).toBeGreaterThan(50_000);
-    expect(ttl).toBeLessThanOrEqual(60_000);
+    // Nothing made a stream for the process gone.
+    expect(await client.exists(`${p}wake:gone`)).toBe(0);
+    // Taken off, it is woken no more; a step that does not exist is passed over.
+    await store.watchStep(watched.step_id, 'here', false);
+    await store.watchStep('step_missing', 'here', true);
+    await store.appendEvents([narration(watched.step_id, 4)]);
+    expect(await client.xlen(`${p}wake:here`)).toBe(3);
+    expect(await client.exists(`${p}step:step_missing`)).toBe(0);
     await store.close();
     await client.quit();
   });
