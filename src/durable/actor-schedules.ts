@@ -6,7 +6,8 @@
  * delivered twice — by two replicas, or after a restart. A firing that finds the actor busy
  * with the one before does what `overlap` says: `skip` it, `queue` it, or `cancel_previous`.
  * Firings missed while no runtime ran are skipped, or — with `catchup` — delivered, oldest
- * first.
+ * first, each queued behind the one before (`overlap` applies to the first of them, against
+ * what was open before: a catch-up is never skipped or cancelled by its own firings).
  */
 import { randomBytes } from 'node:crypto';
 import { Cron } from 'croner';
@@ -266,7 +267,9 @@ export class ActorSchedules {
       key: schedule.key,
       userId: schedule.user_id,
     };
-    for (const t of deliver) await this.#deliver(schedule, address, t);
+    // A round's firings (more than one only with catchup) go in order, each queued behind the
+    // one before: the overlap is with what was open before the round, not among them.
+    for (const [i, t] of deliver.entries()) await this.#deliver(schedule, address, t, i === 0);
     await this.#host.actors.updateSchedule(schedule.schedule_id, {
       next_at: nextTime(cron, Math.max(now, times.at(-1) ?? now)),
       updated_at: isoTime(now),
@@ -274,15 +277,21 @@ export class ActorSchedules {
     await flushed(this.#host.store);
   }
 
-  async #deliver(schedule: ScheduleRecord, address: ActorAddress, at: number): Promise<void> {
-    if (schedule.overlap === 'skip' && (await this.#host.busy(address))) {
+  /** Delivers the firing at `at`; `first` of its round: only then does `overlap` apply. */
+  async #deliver(
+    schedule: ScheduleRecord,
+    address: ActorAddress,
+    at: number,
+    first: boolean,
+  ): Promise<void> {
+    if (first && schedule.overlap === 'skip' && (await this.#host.busy(address))) {
       this.#host.logger.info(
         { schedule_id: schedule.schedule_id, at: isoTime(at) },
         'a schedule firing skipped: its actor is busy with the one before (overlap skip)',
       );
       return;
     }
-    if (schedule.overlap === 'cancel_previous') await this.#host.cancelOpen(address);
+    if (first && schedule.overlap === 'cancel_previous') await this.#host.cancelOpen(address);
     try {
       await this.#host.deliver(address, schedule.message, `schedule:${schedule.schedule_id}:${at}`);
     } catch (err) {

@@ -2,6 +2,9 @@
  * Durable agents' time (issue 46): `sleep`, `waitFor` and `remind` as stored wakes on one
  * clock (a simulated one here), events, and schedules.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineAgent } from '../../src/actors/define-agent.js';
@@ -9,6 +12,8 @@ import { defineTool } from '../../src/tools/define-tool.js';
 import { InvalidParamsError } from '../../src/errors/invalid-params-error.js';
 import { NotFoundError } from '../../src/errors/not-found-error.js';
 import type { Runtime } from '../../src/runtime/runtime.js';
+import { SimulatedClock } from '../../src/context/clock.js';
+import { sqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { advance, durableRuntime, followUp, notebook, until } from './durable-fixtures.js';
 
 let runtimes: Runtime[] = [];
@@ -278,6 +283,102 @@ describe('schedules', () => {
     const run = (await a.state())?.run_id ?? '';
     expect(await runtime.listSteps(run)).toHaveLength(1);
   });
+
+  it('queues a firing behind the one before (overlap queue): each is handled, in turn', async () => {
+    const { runtime, clock } = start([followUp]);
+    const s = await runtime.schedule({
+      cron: '*/10 * * * * *',
+      agent: 'follow-up',
+      key: 'queue',
+      message: { text: 'slow', after_ms: 25_000 },
+      overlap: 'queue',
+    });
+    const a = runtime.actor('follow-up', 'queue');
+    await advance(clock, 10_000);
+    await until(async () => (await a.state())?.status === 'waiting');
+    await advance(clock, 10_000);
+    await advance(clock, 10_000);
+    await runtime.durable.schedules.pause(s.schedule_id);
+    // The first sleeps until 35 s; the two after it wait in its mailbox.
+    await until(async () => (await a.state())?.mailbox_depth === 2);
+    await advance(clock, 5_000);
+    await advance(clock, 25_000);
+    await advance(clock, 25_000);
+    await until(async () => (await a.state())?.status === 'awake');
+    expect(await a.state()).toMatchObject({ mailbox_depth: 0, next_timer_at: null });
+    expect((await a.state())?.state).toEqual({ log: ['slow', 'slow', 'slow'] });
+    const run = (await a.state())?.run_id ?? '';
+    const steps = await runtime.listSteps(run);
+    expect(steps.map((x) => x.status)).toEqual(['succeeded', 'succeeded', 'succeeded']);
+  });
+
+  it('cancels the message before when a firing finds it open (overlap cancel_previous)', async () => {
+    const { runtime, clock } = start([followUp]);
+    const s = await runtime.schedule({
+      cron: '*/10 * * * * *',
+      agent: 'follow-up',
+      key: 'cancel',
+      message: { text: 'slow', after_ms: 25_000 },
+      overlap: 'cancel_previous',
+    });
+    const a = runtime.actor('follow-up', 'cancel');
+    await advance(clock, 10_000);
+    await until(async () => (await a.state())?.status === 'waiting');
+    const run = (await a.state())?.run_id ?? '';
+    await advance(clock, 10_000);
+    await runtime.durable.schedules.pause(s.schedule_id);
+    await until(async () => {
+      const steps = await runtime.listSteps(run);
+      return steps.length === 2 && steps[1]?.status === 'waiting';
+    });
+    expect((await runtime.listSteps(run)).map((x) => x.status)).toEqual(['cancelled', 'waiting']);
+    // The second sleeps its whole 25 s from when it started (20 s), not from the first's.
+    await advance(clock, 24_000);
+    expect((await a.state())?.status).toBe('waiting');
+    await advance(clock, 1_000);
+    await until(async () => (await a.state())?.status === 'awake');
+    expect((await a.state())?.state).toEqual({ log: ['slow'] });
+    expect((await runtime.listSteps(run)).map((x) => x.status)).toEqual(['cancelled', 'succeeded']);
+  });
+
+  it.each([
+    [false, 1],
+    [true, 10],
+  ])(
+    'after ten minutes with no runtime running, catchup %s delivers %i of the ten missed firings',
+    async (catchup, delivered) => {
+      const dir = mkdtempSync(join(tmpdir(), 'axon-durable-catchup-'));
+      try {
+        const file = join(dir, 'axon.db');
+        const clock = new SimulatedClock(Date.UTC(2026, 11, 6, 12));
+        const first = durableRuntime([notebook], { store: sqliteStore(file), clock });
+        await first.runtime.schedule({
+          cron: '* * * * *',
+          agent: 'notebook',
+          key: 'down',
+          message: { text: 'minute' },
+          catchup,
+        });
+        await first.runtime.close();
+        clock.advance(10 * 60_000);
+        const after = start([notebook], { store: sqliteStore(file), clock });
+        await advance(after.clock, 0);
+        const a = after.runtime.actor('notebook', 'down');
+        await until(
+          async () =>
+            ((await a.state())?.state as { notes: string[] } | undefined)?.notes.length ===
+            delivered,
+        );
+        await advance(after.clock, 0);
+        expect((await a.state())?.state).toEqual({ notes: Array(delivered).fill('minute') });
+        // The next firing is the next minute's, not one of the missed ones.
+        const [schedule] = await after.runtime.durable.schedules.list();
+        expect(schedule?.next_at).toBe(clock.now() + 60_000);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   it.each([
     [{ cron: 'every minute' }, 'cron', /does not parse/],
