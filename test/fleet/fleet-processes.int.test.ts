@@ -247,9 +247,13 @@ describe.each([
       if (fleet.schema) {
         // The records are in PostgreSQL, the same that every process read and wrote: each
         // step's log there, whole; nothing of them under the fleet's prefix in Redis.
+        // Schema version 5: a step's first commit's events in its row (`log`), each later
+        // commit's one chunk beside it.
         const rows = await sql<{ step_id: string; n: string }>(
-          `SELECT step_id, count(*) AS n FROM "${fleet.schema}".events
-           WHERE step_id = ANY($1) GROUP BY step_id`,
+          `SELECT s.step_id, COALESCE(json_array_length(s.log), 0) + COALESCE((SELECT
+             sum(json_array_length(c.events)) FROM "${fleet.schema}".chunks c
+             WHERE c.step_id = s.step_id), 0) AS n
+           FROM "${fleet.schema}".steps s WHERE s.step_id = ANY($1)`,
           [submitted.map((s) => s.stepId)],
         );
         const streamedLength = new Map(submitted.map((s, k) => [s.stepId, logs[k]?.length]));
