@@ -15,7 +15,7 @@ export interface ProjectPins {
   readonly typescript: string;
   readonly vitest: string;
   readonly typesNode: string;
-  /** axon's `engines.node` (`>=20.19`). */
+  /** axon's `engines.node` (`>=20.19 <27`). */
   readonly node: string;
   /**
    * axon's `allowScripts`: the install scripts npm may run (better-sqlite3 builds its native
