@@ -261,9 +261,13 @@ export function bridgeConformance(name: string, start: StartBridge): void {
       const clock = new SimulatedClock(0);
       const { post, seen } = await serve({ anonymous: 'allow' }, clock);
       const pending = post('/invoke/slow', { 'x-request-timeout-ms': '5000' });
-      await vi.waitFor(() => {
-        expect(seen).toHaveLength(1);
-      });
+      // The first request on a fresh store waits for its schema (PostgreSQL's takes seconds).
+      await vi.waitFor(
+        () => {
+          expect(seen).toHaveLength(1);
+        },
+        { timeout: 20_000 },
+      );
       expect(seen[0]?.deadline).toBe(5_000);
       clock.advance(5_000);
       const body = (await (await pending).json()) as InvokeReply;
@@ -274,9 +278,13 @@ export function bridgeConformance(name: string, start: StartBridge): void {
       const clock = new SimulatedClock(0);
       const { post, seen } = await serve({ anonymous: 'allow', maxTimeoutMs: 1_000 }, clock);
       const pending = post('/invoke/slow', { 'x-request-timeout-ms': '3600000' });
-      await vi.waitFor(() => {
-        expect(seen).toHaveLength(1);
-      });
+      // The first request on a fresh store waits for its schema (PostgreSQL's takes seconds).
+      await vi.waitFor(
+        () => {
+          expect(seen).toHaveLength(1);
+        },
+        { timeout: 20_000 },
+      );
       expect(seen[0]?.deadline).toBe(1_000);
       clock.advance(1_000);
       expect(((await (await pending).json()) as InvokeReply).error).toBe('TIMEOUT');
@@ -299,9 +307,13 @@ export function bridgeConformance(name: string, start: StartBridge): void {
       const { post, seen, runtime } = await serve();
       const client = new AbortController();
       const pending = post('/invoke/slow', {}, client.signal);
-      await vi.waitFor(() => {
-        expect(seen).toHaveLength(1);
-      });
+      // The first request on a fresh store waits for its schema (PostgreSQL's takes seconds).
+      await vi.waitFor(
+        () => {
+          expect(seen).toHaveLength(1);
+        },
+        { timeout: 20_000 },
+      );
       const stepId = seen[0]?.stepId ?? '';
       const runId = seen[0]?.runId ?? '';
       expect((await runtime.getStep(stepId))?.status).toBe('running');
@@ -324,9 +336,13 @@ export function bridgeConformance(name: string, start: StartBridge): void {
       const res = await post('/start/gated');
       expect(res.status).toBe(202);
       await res.arrayBuffer();
-      await vi.waitFor(() => {
-        expect(seen).toHaveLength(1);
-      });
+      // The first request on a fresh store waits for its schema (PostgreSQL's takes seconds).
+      await vi.waitFor(
+        () => {
+          expect(seen).toHaveLength(1);
+        },
+        { timeout: 20_000 },
+      );
       release();
       const [work] = background;
       const result = await work;
