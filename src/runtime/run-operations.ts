@@ -36,6 +36,7 @@ import {
 } from '../runs/step-follow.js';
 import { joinRun, type JoinedRun, type JoinRunOptions } from '../steps/run-join.js';
 import { submitStep, type SubmittedStep } from '../steps/step-submission.js';
+import { submitOwnedStep, type OwnedAgentStep, type OwnedStepEnd } from '../steps/owned-step.js';
 import type { SubmissionCaller } from '../steps/submission-host.js';
 import type { BreakerState } from '../supervisors/circuit-breaker.js';
 import type { PoolInfo } from '../placement/pool-info.js';
@@ -156,6 +157,17 @@ export class RunOperations {
   submitStep(runId: string, body: unknown, caller: SubmissionCaller = {}): Promise<SubmittedStep> {
     this.parts.assertOpen();
     return submitStep(this.parts.submissions, runId, body, undefined, caller);
+  }
+
+  /**
+   * @internal Runs an agent step for the engine that owns run `runId` (a workflow's turn) and
+   * resolves once it has ended, or with the run's step already under its client token (not
+   * run again): typed by its caller, not parsed, and with none of the public submission's
+   * promises. See `submitOwnedStep` in `steps/owned-step.ts`.
+   */
+  submitOwnedStep(runId: string, step: OwnedAgentStep): Promise<OwnedStepEnd> {
+    this.parts.assertOpen();
+    return submitOwnedStep(this.parts.submissions, runId, step);
   }
 
   /**

@@ -67,13 +67,10 @@ export async function submitStep(
       'submitStep: the body places the step and so does the caller (placement); give one',
     );
   }
-  const run = resume?.run?.run_id === runId ? resume.run : await host.store.getRun(runId);
-  if (!run) throw new NotFoundError('run', runId);
-  if (run.status !== 'running' && run.status !== 'waiting') {
-    throw new ConflictError(`run ${runId} is ${run.status}: it takes no more steps`, {
-      details: { status: run.status },
-    });
-  }
+  const run = takingSteps(
+    runId,
+    resume?.run?.run_id === runId ? resume.run : await host.store.getRun(runId),
+  );
   if (!resume) refuseActorRun(run, 'takes no steps but its messages');
   // The step's spans join the trace it was submitted in (a fleet job's, an HTTP request's).
   const traceparent = resume?.traceparent ?? caller.traceparent;
@@ -86,10 +83,7 @@ export async function submitStep(
   const { ctx, release } = held;
   if (typeof placement === 'object' && !host.dispatch) {
     release();
-    throw new PoolUnavailableError(
-      `the step is placed on pool "${placement.pool}", but this runtime has no fleet (createRuntime({ fleet }), axon serve --redis)`,
-      { details: { pin: placement.pool, pools: [] }, retriable: false },
-    );
+    throw noFleet(placement.pool);
   }
   if (host.dispatch && !resume && placement !== 'here') {
     try {
@@ -114,16 +108,41 @@ export async function submitStep(
   }
 }
 
-/** Checkpoint 1, before routing: the run's steps per minute, then the policy's rate limits. */
-async function admitStep(
+/**
+ * `run` (read as run `runId`) if it takes steps: `NotFoundError` when there is none,
+ * `ConflictError` when it is neither running nor waiting.
+ */
+export function takingSteps(runId: string, run: RunRecord | null): RunRecord {
+  if (!run) throw new NotFoundError('run', runId);
+  if (run.status !== 'running' && run.status !== 'waiting') {
+    throw new ConflictError(`run ${runId} is ${run.status}: it takes no more steps`, {
+      details: { status: run.status },
+    });
+  }
+  return run;
+}
+
+/** A step placed on pool `pool` of a runtime that has no fleet. */
+export function noFleet(pool: string): PoolUnavailableError {
+  return new PoolUnavailableError(
+    `the step is placed on pool "${pool}", but this runtime has no fleet (createRuntime({ fleet }), axon serve --redis)`,
+    { details: { pin: pool, pools: [] }, retriable: false },
+  );
+}
+
+/**
+ * Checkpoint 1, before routing: the run's steps per minute, then the policy's rate limits
+ * for `target` (the step's agent, tool, or type).
+ */
+export async function admitStep(
   host: SubmissionHost,
   run: RunRecord,
-  request: StepSubmissionBody,
+  target: string,
   ctx: ExecContext,
 ): Promise<void> {
   // Every submission counts, a repeated client token too: it is a request all the same.
   await host.gate.admitStep(run);
-  if (host.gate.applies(ctx)) await host.gate.check('route', stepTarget(request), ctx);
+  if (host.gate.applies(ctx)) await host.gate.check('route', target, ctx);
 }
 
 /**
@@ -132,7 +151,7 @@ async function admitStep(
  * once make one step), and its job queued on the pool. A job that cannot be queued ends the
  * step `failed` and frees its token, so the same submission can be made again.
  */
-async function dispatchStep(
+export async function dispatchStep(
   host: SubmissionHost,
   dispatch: StepDispatch,
   run: RunRecord,
@@ -140,7 +159,7 @@ async function dispatchStep(
   ctx: ExecContext,
   placement: PoolPlacement | undefined,
 ): Promise<SubmittedStep> {
-  await admitStep(host, run, request, ctx);
+  await admitStep(host, run, stepTarget(request), ctx);
   // What is known of the pools may be stale (a replica gone, a queue filled up).
   await dispatch.fresh();
   const engine = request.input['engine'];
@@ -277,7 +296,7 @@ async function submitIn(
   const goesOn = resume !== undefined && resume.fresh !== true;
   attachRunCalls(ctx, host.callsFor(run, request.client_token ?? null, goesOn, decision));
   // A step going on, or queued for a fleet, was admitted when it was submitted.
-  if (!resume) await admitStep(host, run, request, ctx);
+  if (!resume) await admitStep(host, run, stepTarget(request), ctx);
   let claimed: (claim: { record: StepRecord; created: boolean }) => void = () => undefined;
   const claim = new Promise<{ record: StepRecord; created: boolean }>((resolve) => {
     claimed = resolve;

@@ -39,7 +39,7 @@ export interface ThreadDriver {
   readonly runtime: Runtime;
   /** The engine is closing: the thread takes no new turn (it stays `started`). */
   isClosed(): boolean;
-  /** Tells the thread's watchers (`wait()`) that its turn started or ended. */
+  /** Tells the thread's watchers (`wait()`) that its turn started or ended, once that is stored durably. */
   changed(threadId: string): void;
   /** Appends a thread fact to the thread's run. */
   note(threadId: string, data: ThreadFactData): Promise<void>;

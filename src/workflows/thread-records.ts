@@ -217,3 +217,14 @@ export async function endThreadRun(
     });
   }
 }
+
+/**
+ * Calls `tell` once what `runtime`'s store holds so far is durable (at once when it holds
+ * nothing back): a watcher told of a thread's change then reads nothing a crash takes back.
+ * A failed commit is told all the same: the watcher reads the thread and meets the error.
+ */
+export function whenStored(runtime: Runtime, tell: () => void): void {
+  const pending = runtime.store.flush();
+  if (pending) pending.then(tell, tell);
+  else tell();
+}

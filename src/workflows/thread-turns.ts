@@ -58,9 +58,10 @@ export interface TurnWatch {
 /**
  * Runs turn `n` of `thread` (role `role` of workflow `workflow`) as a step of the thread's
  * run, where `placement` says (here, or on a fleet's pool); resolves the step once it has
- * ended. A turn the run already has under its token (run
- * again by a resume) is followed to its end instead of submitted twice. A turn that ran here
- * is not read back: its submission says how it ended.
+ * ended. The engine owns the run, so the turn goes in as the owner's submission
+ * (`runtime.submitOwnedStep`: typed, not parsed, awaited to its end). A turn the run already
+ * has under its token (run again by a resume) is followed to its end instead of submitted
+ * twice. A turn that ran here is not read back: its submission says how it ended.
  */
 export async function runTurn(
   runtime: Runtime,
@@ -73,30 +74,29 @@ export async function runTurn(
 ): Promise<EndedTurn> {
   const name = turnAgentName(workflow, role);
   const token = `turn-${n}`;
-  const submitted = await runtime.submitStep(
-    thread.threadId,
-    {
-      type: 'agent',
-      client_token: token,
-      input: { agent: name, message: thread.input, args: { thread } },
+  const turn = await runtime.submitOwnedStep(thread.threadId, {
+    clientToken: token,
+    agent: name,
+    message: thread.input,
+    args: { thread },
+    placement,
+    onClaimed: (stepId) => {
+      watch.started(stepId);
     },
-    { placement },
-  );
-  watch.started(submitted.step_id);
-  if (submitted.created) {
-    const ended = await submitted.ended;
+  });
+  const ended = turn.ending;
+  if (turn.created && ended) {
     // Its output is the role's own object: the thread freezes what it shares, so a copy.
-    if (ended) {
-      const { status, error } = ended;
-      const output = deepCopy(ended.output);
-      return { step_id: submitted.step_id, name, client_token: token, status, output, error };
-    }
-  } else {
-    for await (const _ of runtime.followStep(submitted.step_id)) {
+    const { status, error } = ended;
+    const output = deepCopy(ended.output);
+    return { step_id: turn.stepId, name, client_token: token, status, output, error };
+  }
+  if (!turn.created) {
+    for await (const _ of runtime.followStep(turn.stepId)) {
       // nothing: the end of the log is the end of the turn
     }
   }
-  const step = await runtime.getStep(submitted.step_id);
-  if (!step) throw new NotFoundError('step', submitted.step_id);
+  const step = await runtime.getStep(turn.stepId);
+  if (!step) throw new NotFoundError('step', turn.stepId);
   return step;
 }

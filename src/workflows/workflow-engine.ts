@@ -17,8 +17,8 @@ import {
   endThreadRun,
   readThread,
   THREAD_ENDED,
+  whenStored,
   THREAD_FACT,
-  threadView,
   turnSteps,
   WORKFLOW_ENTRY,
   workflowOf,
@@ -109,7 +109,7 @@ export class WorkflowEngine {
       runtime,
       isClosed: () => this.#isClosed(),
       changed: (threadId) => {
-        this.#events.emit(`changed:${threadId}`);
+        whenStored(runtime, () => this.#events.emit(`changed:${threadId}`));
       },
       note: (threadId, data) => this.#note(threadId, data),
       end: (threadId, workflow, status, reason, error) =>
@@ -259,14 +259,6 @@ export class WorkflowEngine {
     return listThreads(this.runtime, [...this.#workflows.keys()], query);
   }
 
-  async #view(run: RunRecord): Promise<ThreadView> {
-    const [facts, steps] = await Promise.all([
-      this.runtime.listFacts(run.run_id, { type: THREAD_FACT }),
-      this.runtime.listSteps(run.run_id),
-    ]);
-    return threadView(run, facts, steps);
-  }
-
   /**
    * Kills thread `threadId`: a waiting thread leaves its queue, a running one has its turn
    * cancelled (the cancel reaches the role's model call or process), and the thread ends
@@ -300,33 +292,37 @@ export class WorkflowEngine {
     return (await readThread(this.runtime, threadId)) as ThreadView;
   }
 
-  /** Resolves once thread `threadId` has ended (read from the store, or driven here). */
-  async #ended(threadId: string): Promise<void> {
+  /** Resolves once thread `threadId` has ended, with the thread as read then (`null`: none). */
+  async #ended(threadId: string): Promise<ThreadView | null> {
     for (;;) {
       const live = this.#live.get(threadId);
       if (live) {
         await live.done;
         continue;
       }
-      const changed = new Promise<void>((resolve) =>
-        this.#events.once(`changed:${threadId}`, resolve),
-      );
+      const name = `changed:${threadId}`;
+      let wake = (): void => undefined;
+      const changed = new Promise<void>((resolve) => {
+        this.#events.once(name, (wake = resolve));
+      });
       const t = await readThread(this.runtime, threadId);
-      if (!t || THREAD_ENDED.has(t.status)) return;
+      if (!t || THREAD_ENDED.has(t.status)) {
+        // Its listener goes with it: an ended thread's change is not emitted again.
+        this.#events.off(name, wake);
+        return t;
+      }
       await changed;
     }
   }
 
-  /**
-   * Waits until thread `threadId` ends; resolves it as stored. `NotFoundError` for no such
-   * thread.
-   */
+  /** Waits until thread `threadId` ends; resolves it as stored. `NotFoundError` for none. */
   async wait(threadId: string): Promise<ThreadView> {
     if (!this.#live.has(threadId) && !(await readThread(this.runtime, threadId))) {
       throw new NotFoundError('thread', threadId);
     }
-    await this.#ended(threadId);
-    return (await readThread(this.runtime, threadId)) as ThreadView;
+    const t = await this.#ended(threadId); // the thread as stored: not read again
+    if (!t) throw new NotFoundError('thread', threadId);
+    return t;
   }
 
   /** Subscribes to thread changes (a turn started or ended, the thread ended); returns the unsubscribe. */
@@ -369,7 +365,8 @@ export class WorkflowEngine {
         continue;
       }
       // Read once the lease is held: its last holder may have ended it meanwhile.
-      const t = await this.#view(run);
+      const t = await readThread(this.runtime, run.run_id);
+      if (!t) continue;
       if (t.status === 'queued') {
         requeued.push(run.run_id);
         void this.#startOrQueue(s, { id: run.run_id, input: t.input });
