@@ -216,6 +216,15 @@ export const TARGETS: readonly Target[] = [
     source: 'issue 30',
   },
   {
+    bench: 'fleet',
+    kind: 'metrics',
+    name: 'redis_commands_per_step',
+    comparison: '<=',
+    threshold: 40,
+    what: 'commands Redis runs per no-op fleet step, scripts’ included (counted with MONITOR): ≤ 40',
+    source: 'issue 47',
+  },
+  {
     bench: 'orchestrator',
     kind: 'ratios',
     name: 'handle_vs_invoke',

@@ -199,6 +199,7 @@ describe('the targets', () => {
       'fleet metrics.submit_to_start_p50_ms ≤ 2',
       'fleet metrics.redis_calls_per_step ≤ 4',
       'fleet metrics.redis_calls_per_step_cluster ≤ 4',
+      'fleet metrics.redis_commands_per_step ≤ 40',
       'orchestrator ratios.handle_vs_invoke ≥ 0.6',
       'orchestrator metrics.embedding_route_p50_ms ≤ 1',
       'workflow ratios.vs_langgraph ≥ 10',
