@@ -1,7 +1,6 @@
 /**
- * Issue 46, §7, on a fleet: `axon serve --redis` and an `axon worker` with sleeping actors
- * (`AXON_TEST_SLEEPERS`, 2 000 here: the suite's share of a 2-core machine; 10 000 wake in
- * minutes under load, see docs/durable-agents.md) and 1 000 queued messages; kill -9 the worker, start another: every timer fires once
+ * Issue 46, §7, on a fleet: `axon serve --redis` and an `axon worker` with 10 000 sleeping
+ * actors and 1 000 queued messages; kill -9 the worker, start another: every timer fires once
  * (BullMQ's delayed jobs) and every message the API acknowledged (202) is handled once, in
  * order. Real processes, real HTTP, the fleet's Redis, API.md's example agent `follow-up`. The
  * same proof as `durable-crash.int.test.ts` (kill -9 of `axon serve` on its data dir).
@@ -10,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { FAST_REPLICA_FLAGS, useTestFleet } from '../support/fleet.js';
 import { request } from '../support/server.js';
 
-const SLEEPERS = Number(process.env['AXON_TEST_SLEEPERS'] ?? '2000');
+const SLEEPERS = Number(process.env['AXON_TEST_SLEEPERS'] ?? '10000');
 /** Actors with queued messages behind their sleep, and how many each. */
 const BUSY = Number(process.env['AXON_TEST_BUSY'] ?? '100');
 const QUEUED_EACH = 10;
