@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { spawnAxon, type FleetProcess } from '../support/axon-process.js';
+import { pooled } from '../support/pooled.js';
 import { request } from '../support/server.js';
 
 const SLEEPERS = Number(process.env['AXON_TEST_SLEEPERS'] ?? '10000');
@@ -38,20 +39,6 @@ async function serve(dir: string): Promise<{ url: string; process: FleetProcess 
     spawned,
   );
   return { url: match[1] ?? '', process };
-}
-
-/** Runs `op` over `items`, `lanes` at a time. */
-async function pooled<T>(
-  items: readonly T[],
-  lanes: number,
-  op: (t: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: lanes }, async () => {
-      while (next < items.length) await op(items[next++] as T);
-    }),
-  );
 }
 
 describe('kill -9 axon serve with sleeping actors and queued messages', () => {

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FAST_REPLICA_FLAGS, useTestFleet } from '../support/fleet.js';
+import { pooled } from '../support/pooled.js';
 import { request } from '../support/server.js';
 
 const SLEEPERS = Number(process.env['AXON_TEST_SLEEPERS'] ?? '10000');
@@ -17,20 +18,6 @@ const QUEUED_EACH = 10;
 const SLEEP_MS = Number(process.env['AXON_TEST_SLEEP_MS'] ?? '90000');
 
 const fleet = useTestFleet('durable-fleet-crash');
-
-/** Runs `op` over `items`, `lanes` at a time. */
-async function pooled<T>(
-  items: readonly T[],
-  lanes: number,
-  op: (t: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: lanes }, async () => {
-      while (next < items.length) await op(items[next++] as T);
-    }),
-  );
-}
 
 interface ActorView {
   readonly state: { readonly log: string[] } | null;
