@@ -22,6 +22,16 @@ import { axon, tableRows } from '../run-fixtures.js';
 
 const ENV = { AXON_SCRIPTED_TOKEN_MS: '0' };
 
+/** What this Node's JSON.parse says of `text` (its wording differs between Node 20 and 24). */
+function parseError(text: string): string {
+  try {
+    JSON.parse(text);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  throw new Error(`${text} parses`);
+}
+
 interface Shown {
   readonly agent: { status: string; state: unknown; mailbox_depth: number; user_id: string };
   readonly wakes: { kind: string; status: string; event: string | null; step_id: string }[];
@@ -224,7 +234,7 @@ describe('axon agents on a data dir', () => {
       [
         ['agents', 'send', 'notebook', 'c-1', '{text:1}'],
         2,
-        `axon agents send: <message> is not JSON (Expected property name or '}' in JSON at position 1): give one JSON value, e.g. '{"text":"hello"}'\n`,
+        `axon agents send: <message> is not JSON (${parseError('{text:1}')}): give one JSON value, e.g. '{"text":"hello"}'\n`,
       ],
       [
         ['agents', 'send', 'notebook', 'c-1', '{"note":"x"}'],
