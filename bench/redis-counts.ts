@@ -12,6 +12,17 @@ export interface SentCommands {
   readonly total: number;
   /** By command (lower case): how many, and the characters of their arguments. */
   readonly byCommand: ReadonlyMap<string, { readonly count: number; readonly chars: number }>;
+  /**
+   * By script (its `EVALSHA` and the shape of its first key, ids and numbers as `*`): how many
+   * calls, and the commands the script ran in them.
+   */
+  readonly byScript: ReadonlyMap<string, { readonly calls: number; readonly commands: number }>;
+}
+
+/** A script's name for {@link SentCommands.byScript}: its sha's start and its first key's shape. */
+function scriptName(args: readonly string[]): string {
+  const key = (args[3] ?? '').replace(/[0-9a-z-]{10,}|[0-9]+/gi, '*');
+  return `${(args[1] ?? '').slice(0, 8)} ${key}`;
 }
 
 /** Starts counting the commands Redis's clients send; `stop()` ends it and says what it saw. */
@@ -19,11 +30,24 @@ export async function watchSent(url: string): Promise<{ stop(): Promise<SentComm
   const client = new Redis(url);
   const monitor = await client.monitor();
   const byCommand = new Map<string, { count: number; chars: number }>();
+  const byScript = new Map<string, { calls: number; commands: number }>();
   let total = 0;
+  let script: { calls: number; commands: number } | undefined;
   const inMulti = new Set<string>();
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (source === 'lua') return;
+    if (source === 'lua') {
+      // Redis runs one command at a time: a script's commands follow its EVALSHA.
+      if (script) script.commands++;
+      return;
+    }
     const command = (args[0] ?? '').toLowerCase();
+    script = undefined;
+    if (command === 'evalsha' || command === 'eval') {
+      const name = scriptName(args);
+      script = byScript.get(name) ?? { calls: 0, commands: 0 };
+      script.calls++;
+      byScript.set(name, script);
+    }
     if (inMulti.has(source)) {
       if (command === 'exec' || command === 'discard') inMulti.delete(source);
       return;
@@ -42,7 +66,7 @@ export async function watchSent(url: string): Promise<{ stop(): Promise<SentComm
       await new Promise((resolve) => setTimeout(resolve, 300));
       monitor.disconnect();
       client.disconnect();
-      return { total, byCommand };
+      return { total, byCommand, byScript };
     },
   };
 }

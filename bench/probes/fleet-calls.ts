@@ -109,12 +109,20 @@ console.log(
   `commands Redis ran per step (scripts' included): ${((after - before) / n).toFixed(2)}`,
 );
 if (sent) {
-  const { total, byCommand } = await sent.stop();
+  const { total, byCommand, byScript } = await sent.stop();
   console.log(`commands sent per step: ${(total / n).toFixed(2)}`);
   for (const [name, { count, chars }] of [...byCommand].sort((a, b) => b[1].count - a[1].count)) {
     const perStep = (count / n).toFixed(2);
     console.log(
       `  ${name.padEnd(16)} ${perStep.padStart(6)} a step, ${(chars / n).toFixed(0)} bytes`,
+    );
+  }
+  console.log('scripts per step: calls, and the commands they ran');
+  for (const [name, { calls, commands }] of [...byScript].sort(
+    (a, b) => b[1].commands - a[1].commands,
+  )) {
+    console.log(
+      `  ${(calls / n).toFixed(2).padStart(6)} calls ${(commands / n).toFixed(2).padStart(6)} commands  ${name}`,
     );
   }
 }

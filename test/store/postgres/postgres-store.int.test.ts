@@ -17,6 +17,7 @@ import { MAX_BATCH } from '../../../src/store/postgres/postgres-batch.js';
 import { writeSchemaV4 } from './postgres-schema-v4.js';
 import { actorEntry, actorIdOf } from '../../../src/store/actor-records.js';
 import { ConflictError } from '../../../src/errors/conflict-error.js';
+import { InternalError } from '../../../src/errors/internal-error.js';
 import { NotFoundError } from '../../../src/errors/not-found-error.js';
 import { makeRun, makeStep, narration } from '../../support/records.js';
 import { quietRuntime } from '../../support/runtime.js';
@@ -243,6 +244,43 @@ describe('the PostgreSQL store’s batches (one call of its apply function per t
     expect(await store.getRun(good.run_id)).toEqual(good);
     expect((await store.readEvents(step.step_id)).map((e) => e.seq)).toEqual([1]);
     await store.close();
+  });
+
+  it('held rows the server refuses fail that flush and every later one: the store takes no more writes, and what committed before stays', async () => {
+    const s = schema();
+    const store = postgresStore({ connection: url, schema: s });
+    const before = makeRun();
+    await store.createRun(before);
+    await store.flush();
+    // The server refuses one run's row, as it would a row it cannot store.
+    const refused = makeRun();
+    await admin.query(`CREATE FUNCTION "${s}".refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.run_id = '${refused.run_id}' THEN RAISE EXCEPTION 'refused by the test'; END IF;
+        RETURN NEW;
+      END $$`);
+    await admin.query(
+      `CREATE TRIGGER refuse BEFORE INSERT ON "${s}".runs FOR EACH ROW EXECUTE FUNCTION "${s}".refuse()`,
+    );
+    // Held: it resolves at once; the flush says whether it is durable.
+    const beside = makeRun();
+    await Promise.all([store.createRun(refused), store.createRun(beside)]);
+    const failure = (await store.flush()?.catch((err: unknown) => err)) as Error;
+    expect(failure).toBeInstanceOf(InternalError);
+    expect(failure.message).toMatch(
+      /^the PostgreSQL store could not commit the writes it held back \(.*refused by the test.*\); it takes no more$/,
+    );
+    // Every later write and flush is refused with the same error.
+    await expect(store.createRun(makeRun())).rejects.toBe(failure);
+    await expect(store.createStep(makeStep(before.run_id))).rejects.toBe(failure);
+    await expect(store.flush()).rejects.toBe(failure);
+    await store.close().catch(() => undefined);
+    // Another process on the schema: what committed before is there, the held batch is not.
+    const reader = postgresStore({ connection: url, schema: s });
+    expect(await reader.getRun(before.run_id)).toEqual(before);
+    expect(await reader.getRun(refused.run_id)).toBeNull();
+    expect(await reader.getRun(beside.run_id)).toBeNull();
+    await reader.close();
   });
 
   it('a turn asking more than MAX_BATCH writes sends them in bounded calls, each committed, in order', async () => {
