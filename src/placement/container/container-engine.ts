@@ -13,6 +13,13 @@ import { CONTAINER_LINK_FD } from './container-wire.js';
 
 const run = promisify(execFile);
 
+/**
+ * How long a removal or a listing may take before it is given up (its CLI killed, the call
+ * rejected): an engine wedged on one container — its `conmon` stopped, say — must not hold
+ * a pool's close, or a step's end, for ever.
+ */
+export const ENGINE_CALL_TIMEOUT_MS = 10_000;
+
 /** What a failed CLI call wrote to standard error. */
 function stderrOf(err: unknown): string {
   const stderr = (err as { stderr?: unknown } | null)?.stderr;
@@ -80,7 +87,9 @@ class CliEngine implements ContainerEngine {
     const args =
       this.name === 'podman' ? ['rm', '--force', '--ignore', '--time=0'] : ['rm', '--force'];
     try {
-      await run(this.name, [...this.#global(), ...args, ...names]);
+      await run(this.name, [...this.#global(), ...args, ...names], {
+        timeout: ENGINE_CALL_TIMEOUT_MS,
+      });
     } catch (err) {
       // docker has no --ignore: a name already gone is its only complaint worth dropping.
       const stderr = stderrOf(err);
@@ -89,13 +98,11 @@ class CliEngine implements ContainerEngine {
   }
 
   async list(label: string): Promise<string[]> {
-    const { stdout } = await run(this.name, [
-      ...this.#global(),
-      'ps',
-      '--all',
-      `--filter=label=${label}`,
-      '--format={{.Names}}',
-    ]);
+    const { stdout } = await run(
+      this.name,
+      [...this.#global(), 'ps', '--all', `--filter=label=${label}`, '--format={{.Names}}'],
+      { timeout: ENGINE_CALL_TIMEOUT_MS },
+    );
     return stdout.split('\n').filter((n) => n.length > 0);
   }
 

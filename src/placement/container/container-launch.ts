@@ -64,6 +64,38 @@ export interface ContainerListener {
   readonly onViolation: (what: string) => void;
 }
 
+/**
+ * How long a container's client may take to exit once its container is removed (past it, it
+ * is killed), and to close its streams once it has exited: the container holds the link's
+ * other end, and one its engine could not kill (a wedged `conmon`) would hold it for ever;
+ * past this the streams are closed from this side.
+ */
+export const EXITED_STREAMS_MS = 2_000;
+
+/**
+ * Removes container `name`; its client `child` goes with it, or is killed if it has not exited
+ * within {@link EXITED_STREAMS_MS} (one stopped), and at once when the removal fails
+ * (`onFailed` is told why).
+ */
+export function removeContainer(
+  engine: ContainerEngine,
+  name: string,
+  child: ChildProcess,
+  onFailed: (err: unknown) => void,
+): void {
+  void engine.remove([name]).then(
+    () => {
+      setTimeout(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }, EXITED_STREAMS_MS).unref();
+    },
+    (err: unknown) => {
+      onFailed(err);
+      child.kill('SIGKILL');
+    },
+  );
+}
+
 /** Starts a container named `name` for `launch`; what it says goes `to` the pool. */
 export function startContainer(
   engine: ContainerEngine,
@@ -91,6 +123,11 @@ export function startContainer(
   // Removed by the engine once it exits: a container that goes when its link ends needs no
   // engine call of axon's (the pool removes one that did not end well too).
   const child = engine.start(['--rm', ...flags], options.image, command);
+  child.once('exit', () => {
+    setTimeout(() => {
+      for (const stream of child.stdio) stream?.destroy();
+    }, EXITED_STREAMS_MS).unref();
+  });
   const stdout = child.stdout as NonNullable<typeof child.stdout>;
   const stdin = child.stdin as NonNullable<typeof child.stdin>;
   stdin.on('error', () => undefined);

@@ -20,7 +20,8 @@ import { containerProgram, type ContainerProgram } from './container-bundle.js';
 import { findContainerEngine, type ContainerEngine } from './container-engine.js';
 import type { ResolvedContainerOptions } from './container-options.js';
 import { assertReadableModule, CONTAINER_MODULE_DIR, type DiedLine } from './container-wire.js';
-import { launchKey, startContainer, type ContainerLaunch } from './container-launch.js';
+import { launchKey, removeContainer, startContainer } from './container-launch.js';
+import type { ContainerLaunch } from './container-launch.js';
 import type { LineLink } from './line-link.js';
 import { CALLS, hostCall } from './container-calls.js';
 import { ContainerDeathError, deathOf, type ContainerDeath } from './container-death.js';
@@ -462,9 +463,9 @@ export class ContainerPool {
       box.end();
     }
     const remove = (): void => {
-      void this.#engineNow?.remove([box.name]).catch((err: unknown) => {
+      if (!this.#engineNow) return;
+      removeContainer(this.#engineNow, box.name, box.child, (err) => {
         this.#logger.warn({ err, container: box.name }, 'container placement: remove failed');
-        box.child.kill('SIGKILL');
       });
     };
     if (gently) box.idleTimer = setTimeout(remove, RETIRE_MS).unref();

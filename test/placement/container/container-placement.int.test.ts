@@ -432,6 +432,27 @@ describe('supervision: every end of a container ends only its step, and removes 
     expect(stdout.trim()).toBe(result.output?.host);
   });
 
+  it('a close does not wait for ever on a container whose engine client stopped: the client is killed, nothing is left', async () => {
+    const rt = containerRuntime({ warm: 1 });
+    rt.registerAgent(agent('echo'));
+    await until(async () => (await axonContainers()).length === 1);
+    const [name] = await axonContainers();
+    // The engine's client of the spare container (`podman run …` / `docker run …`), stopped:
+    // it will never exit, nor close its streams, by itself.
+    const { stdout } = await exec('pgrep', ['-f', `^(podman|docker) .*${name as string}`]);
+    const clients = stdout.trim().split('\n').map(Number);
+    expect(clients).toHaveLength(1);
+    process.kill(clients[0] as number, 'SIGSTOP');
+    // Closed (the test's own timeout is the bound: before, this waited for ever).
+    await rt.close();
+    expect(await axonContainers()).toEqual([]);
+    const alive = await exec('pgrep', ['-f', `^(podman|docker) .*${name as string}`]).then(
+      () => true,
+      () => false,
+    );
+    expect(alive).toBe(false);
+  });
+
   it('reuse: false runs each step in a container of its own, removed after it', async () => {
     const rt = containerRuntime({ reuse: false });
     rt.registerAgent(agent('echo'));
