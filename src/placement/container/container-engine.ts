@@ -6,6 +6,7 @@
  * standard streams, which its daemon relays.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { promisify } from 'node:util';
 import { PoolUnavailableError } from '../../errors/pool-unavailable-error.js';
 import type { ContainerEngineName } from './container-options.js';
@@ -77,7 +78,12 @@ class CliEngine implements ContainerEngine {
     return spawn(
       this.name,
       [...this.#global(), 'run', ...runtime, ...link, ...flags, image, ...command],
-      { stdio: this.linkFd === null ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'] },
+      {
+        stdio: this.linkFd === null ? ['pipe', 'pipe', 'pipe'] : ['pipe', 'pipe', 'pipe', 'pipe'],
+        // Not the service's working directory: podman's conmon writes a file `oom` into its
+        // own when a container is killed at its memory limit. Every path given is absolute.
+        cwd: tmpdir(),
+      },
     );
   }
 

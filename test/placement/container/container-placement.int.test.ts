@@ -6,7 +6,7 @@
  * podman by the `integration` project and on docker by `containers-on-docker`
  * (`AXON_TEST_CONTAINER_ENGINE`, vitest.config.ts).
  */
-import { chownSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { execFile } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { promisify } from 'node:util';
@@ -200,7 +200,11 @@ describe('isolation by default, each limit proven from inside', () => {
   it('past its memory it is killed: WORKER_RESET naming out of memory, its container gone', async () => {
     const rt = containerRuntime({ memoryMb: 96 });
     rt.registerAgent(agent('hog'));
+    // podman's conmon writes a file `oom` into its working directory at an OOM kill: not
+    // this process's (a service's checkout), since the engine runs in the temp dir.
+    rmSync('oom', { force: true });
     const result = await rt.invoke('hog', 'eat');
+    expect(existsSync('oom')).toBe(false);
     expect(result.status).toBe('error');
     expect(result.error?.code).toBe('WORKER_RESET');
     expect(result.error?.message).toMatch(/ran out of memory \(its limit is 96 MiB\)/);
