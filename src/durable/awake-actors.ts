@@ -134,6 +134,19 @@ export class AwakeActors {
     return [...this.#awake.values()];
   }
 
+  /** Resolves once the busy activations have drained, or after `ms`, whichever is first. */
+  async drainBusy(ms: number): Promise<void> {
+    const busy = this.all().filter((a) => a.busy);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled(busy.map((a) => a.drain())),
+      new Promise((resolve) => {
+        timer = setTimeout(resolve, ms);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
   clear(): void {
     for (const activation of this.all()) this.remove(activation);
   }

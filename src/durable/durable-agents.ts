@@ -31,6 +31,7 @@ import { durableHandler } from './durable-handler.js';
 import type { DurableHost, DurableRuntimeParts } from './durable-host.js';
 import { MessageAnswers } from './message-answers.js';
 import type { MessageTurn } from './message-turn.js';
+import { UndeliveredActors } from './undelivered-actors.js';
 import { WakeClock } from './wake-clock.js';
 import { drainLeased, type DurableFleet, type HeldLease } from './fleet-actors.js';
 
@@ -62,6 +63,8 @@ export class DurableAgents implements DurableHost {
   #fleet: DurableFleet | null = null;
   /** The leases this replica holds, by actor id. */
   readonly #leases = new Map<string, HeldLease>();
+  /** Actors whose work no pool of the fleet was live to take (an API process's). */
+  readonly #undelivered = new UndeliveredActors();
   #sweep: NodeJS.Timeout | null = null;
   #started = false;
   #closed = false;
@@ -293,7 +296,10 @@ export class DurableAgents implements DurableHost {
       const fleet = this.#fleet;
       if (fleet && !fleet.runsActors) {
         const id = stepId ?? (await this.actors.openMessages(actorId, 1))[0]?.step_id;
-        if (id !== undefined) await fleet.dispatch.deliver(actorId, id);
+        if (id === undefined) return;
+        await fleet.dispatch.deliver(actorId, id).catch((err: unknown) => {
+          this.#undelivered.failed(this.logger, actorId, err, () => this.#deliver(def, actorId));
+        });
         return;
       }
       if (fleet) {
@@ -485,16 +491,9 @@ export class DurableAgents implements DurableHost {
     if (this.#closed) return;
     this.#closed = true;
     this.#clock.stop();
+    this.#undelivered.close();
     if (this.#sweep) clearInterval(this.#sweep);
-    const busy = this.#awake.all().filter((a) => a.busy);
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(busy.map((a) => a.drain())),
-      new Promise((resolve) => {
-        timer = setTimeout(resolve, 10_000);
-      }),
-    ]);
-    clearTimeout(timer);
+    await this.#awake.drainBusy(10_000);
     this.#awake.clear();
   }
 }

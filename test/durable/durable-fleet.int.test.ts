@@ -83,4 +83,16 @@ describe('durable agents on a fleet', () => {
     const seen = ((await a.state())?.state as { seen: [number, string][] }).seen;
     expect(seen.map(([n]) => n)).toEqual([0, 1, 2, 3, 4]);
   });
+
+  it('an API process whose pool table is older than a worker still hands the worker its messages', async () => {
+    const prefix = fleetPrefix();
+    const agents = [notebook, followUp];
+    // Its pools read at its start (none yet), and not again for an hour by itself.
+    const rt = await api(prefix, { agents, fleet: { refreshMs: 3_600_000 } });
+    await replica(prefix, 'main', { runtime: { agents } });
+    const notes = rt.actor('notebook', 'late');
+    for (let i = 0; i < 3; i++) await notes.send({ text: `m${i}` });
+    await until(async () => (await notes.state())?.mailbox_depth === 0, 10_000);
+    expect((await notes.state())?.state).toEqual({ notes: ['m0', 'm1', 'm2'] });
+  });
 });

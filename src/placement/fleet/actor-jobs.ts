@@ -69,11 +69,16 @@ export interface JobQueue {
 }
 
 /** An {@link ActorDispatch} adding to the queue `queueOf` gives (chosen at each call). */
-export function actorDispatchOn(queueOf: () => JobQueue, now: () => number): ActorDispatch {
+export function actorDispatchOn(
+  queueOf: () => JobQueue | Promise<JobQueue>,
+  now: () => number,
+): ActorDispatch {
   return {
     async deliver(actorId, stepId) {
       const data: ActorJob = { actor_id: actorId, step_id: stepId };
-      await queueOf().add(ACTOR_JOB, data, {
+      await (
+        await queueOf()
+      ).add(ACTOR_JOB, data, {
         jobId: actorJobId(stepId),
         // A replica that died taking it: another goes on from the message's log.
         attempts: 5,
@@ -84,7 +89,9 @@ export function actorDispatchOn(queueOf: () => JobQueue, now: () => number): Act
     },
     async tick(at) {
       const data: TickJob = { at };
-      await queueOf().add(TICK_JOB, data, {
+      await (
+        await queueOf()
+      ).add(TICK_JOB, data, {
         jobId: tickJobId(at),
         delay: Math.max(0, at - now()),
         attempts: 5,

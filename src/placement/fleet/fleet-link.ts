@@ -251,10 +251,12 @@ export class FleetLink implements StepDispatch {
   /**
    * Durable agents' work goes to the fleet's pools (issue 46): an actor's messages, and every
    * due time, as jobs on the queue of the first live pool by id (the replicas of a fleet that
-   * runs durable agents register the same ones); `POOL_UNAVAILABLE` while no pool is live.
+   * runs durable agents register the same ones); `POOL_UNAVAILABLE` while no pool is live —
+   * the registry read again first, so a worker that started since the last read is found.
    */
   actorDispatch(): ActorDispatch {
-    return actorDispatchOn(() => {
+    return actorDispatchOn(async () => {
+      if (this.table.poolIds().length === 0) await this.refresh();
       const [poolId] = this.table.poolIds().sort();
       if (poolId === undefined) {
         throw new PoolUnavailableError(
