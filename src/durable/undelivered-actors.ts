@@ -42,6 +42,9 @@ export class UndeliveredActors {
         void again().finally(() => this.#retrying.delete(actorId));
       }
     }, REDELIVER_MS);
+    // As the wake clock's: it does not hold the process open (the messages are in the store,
+    // and a later start's recovery hands them on).
+    this.#timer.unref();
   }
 
   close(): void {
