@@ -92,7 +92,11 @@ describe('durable agents on a fleet', () => {
     await replica(prefix, 'main', { runtime: { agents } });
     const notes = rt.actor('notebook', 'late');
     for (let i = 0; i < 3; i++) await notes.send({ text: `m${i}` });
-    await until(async () => (await notes.state())?.mailbox_depth === 0, 10_000);
+    // Its mailbox empty and its last message ended (taken from the mailbox is not ended).
+    await until(async () => {
+      const view = await notes.state();
+      return view?.mailbox_depth === 0 && view.status !== 'busy';
+    }, 10_000);
     expect((await notes.state())?.state).toEqual({ notes: ['m0', 'm1', 'm2'] });
   });
 });
