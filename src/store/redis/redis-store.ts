@@ -29,6 +29,7 @@ import {
   throwIfRefused,
   toFields,
 } from './redis-fields.js';
+import { readEventTexts } from './redis-events-read.js';
 import { openRedisFormat } from './redis-format.js';
 import { RedisRunIndex, runScore } from './redis-run-index.js';
 import { RedisRunRecords } from './redis-run-records.js';
@@ -464,11 +465,13 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
     const after = Math.max(0, Math.floor(afterSeq));
     const count = limit === Infinity ? -1 : Math.max(0, Math.floor(limit));
     if (count === 0) return [];
-    const items = (await this.#batch.write(
-      Op.events,
-      [this.#step(stepId)],
-      [String(after), String(count)],
-    )) as string[];
+    const key = this.#step(stepId);
+    // The client's own reads once the store's format is open (the held writes sent first);
+    // the script's for a step still in format 1, which it moves in.
+    const direct = this.#opened ? await readEventTexts(this.#read(), key, after, count) : null;
+    const items =
+      direct ??
+      ((await this.#batch.write(Op.events, [key], [String(after), String(count)])) as string[]);
     return items.map((s) => JSON.parse(s) as StepEvent);
   }
 

@@ -185,6 +185,11 @@ describe('the Redis store format (issue 47)', () => {
     await store.appendEvents([narration('step_short', 3, 'three')]);
     expect(await client.exists(`${p}log:step_short`)).toBe(0);
     expect(await client.llen(`${p}log:step_long`)).toBe(674);
+    // A read of a step still in format 1 goes by the script, which moves it in first.
+    expect(await store.readEvents('step_long', 499, 3)).toEqual(
+      fixture.read.events['step_long']?.slice(499, 502),
+    );
+    expect(await client.exists(`${p}log:step_long`)).toBe(0);
     expect(await store.readEvents('step_short')).toEqual([
       ...(fixture.read.events['step_short'] ?? []),
       narration('step_short', 3, 'three'),

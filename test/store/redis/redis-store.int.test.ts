@@ -46,6 +46,35 @@ describe('RedisRunStore', () => {
     await Promise.all([a.close(), b.close(), other.close()]);
   });
 
+  it("reads a log longer than a read's first page whole and by pages, to its last event and no further (issue 47)", async () => {
+    const store = redisStore({ url: redisUrl(), prefix: prefix() });
+    const run = makeRun();
+    const step = makeStep(run.run_id);
+    await store.createRun(run);
+    await store.createStep(step);
+    const events = Array.from({ length: 2_500 }, (_, i) => narration(step.step_id, i + 1));
+    for (let at = 0; at < events.length; at += 500) {
+      await store.appendEvents(events.slice(at, at + 500));
+    }
+    const seqs = async (after?: number, limit?: number): Promise<number[]> =>
+      (await store.readEvents(step.step_id, after, limit)).map((e) => e.seq);
+    const range = (from: number, to: number): number[] =>
+      Array.from({ length: to - from + 1 }, (_, i) => from + i);
+    expect(await store.readEvents(step.step_id)).toEqual(events);
+    expect(await seqs(1_500)).toEqual(range(1_501, 2_500));
+    expect(await seqs(999, 2)).toEqual([1_000, 1_001]);
+    expect(await seqs(500, 1_700)).toEqual(range(501, 2_200));
+    expect(await seqs(2_400, 1_000)).toEqual(range(2_401, 2_500));
+    expect(await seqs(2_500)).toEqual([]);
+    expect(await seqs(0, 0)).toEqual([]);
+    // An event appended in the same turn as the read is read: the held write goes first.
+    const appended = store.appendEvents([narration(step.step_id, 2_501)]);
+    expect(await seqs(2_499)).toEqual([2_500, 2_501]);
+    await appended;
+    expect(await store.readEvents('step_none')).toEqual([]);
+    await store.close();
+  });
+
   it('of two processes appending the same seq at once, exactly one wins and the log stays whole', async () => {
     const p = prefix();
     const stores = Array.from({ length: 8 }, () => redisStore({ url: redisUrl(), prefix: p }));
