@@ -295,11 +295,12 @@ export class DurableAgents implements DurableHost {
     try {
       const fleet = this.#fleet;
       if (fleet && !fleet.runsActors) {
-        const id = stepId ?? (await this.actors.openMessages(actorId, 1))[0]?.step_id;
-        if (id === undefined) return;
-        await fleet.dispatch.deliver(actorId, id).catch((err: unknown) => {
-          this.#undelivered.failed(this.logger, actorId, err, () => this.#deliver(def, actorId));
-        });
+        const handOff = async (): Promise<void> => {
+          const id = stepId ?? (await this.actors.openMessages(actorId, 1))[0]?.step_id;
+          if (id !== undefined) await fleet.dispatch.deliver(actorId, id);
+        };
+        const retry = (): Promise<void> => this.#deliver(def, actorId);
+        await this.#undelivered.handOff(this.logger, actorId, handOff, retry);
         return;
       }
       if (fleet) {

@@ -21,6 +21,24 @@ export class UndeliveredActors {
   #closed = false;
 
   /**
+   * Runs `handOff` (the read of the message it is for, and the job), and when any of it fails
+   * — no pool live, no Redis for the read or for the job — {@link failed} with `retry` (which
+   * reads the actor's first open message again: it may have been handled meanwhile).
+   */
+  async handOff(
+    logger: Logger,
+    actorId: string,
+    handOff: () => Promise<void>,
+    retry: () => Promise<void>,
+  ): Promise<void> {
+    try {
+      await handOff();
+    } catch (err) {
+      this.failed(logger, actorId, err, retry);
+    }
+  }
+
+  /**
    * Handing actor `actorId`'s work to a pool failed with `err`: `retry` runs in
    * {@link REDELIVER_MS}, and again until it succeeds (said once an actor, as a warning).
    */

@@ -51,6 +51,31 @@ describe('UndeliveredActors', () => {
     expect(String(lines[0]?.['msg'])).toMatch(/messages stay queued/);
   });
 
+  it('handOff: a hand-off whose read or job fails (Redis gone) is tried again by its retry until it works, with one warning', async () => {
+    vi.useFakeTimers();
+    const { lines, logger } = collected();
+    const undelivered = new UndeliveredActors();
+    let tries = 0;
+    // The store's read refused twice (Redis down), then the job taken.
+    const attempt = async (): Promise<void> => {
+      tries++;
+      if (tries < 3) throw new Error('Connection is closed.');
+    };
+    const retry = (): Promise<void> => undelivered.handOff(logger, 'actor_a', attempt, retry);
+    await undelivered.handOff(logger, 'actor_a', attempt, retry);
+    expect(tries).toBe(1);
+    await vi.advanceTimersByTimeAsync(REDELIVER_MS);
+    expect(tries).toBe(2);
+    await vi.advanceTimersByTimeAsync(REDELIVER_MS);
+    expect(tries).toBe(3);
+    await vi.advanceTimersByTimeAsync(REDELIVER_MS * 5);
+    expect(tries).toBe(3);
+    expect(lines).toHaveLength(1);
+    expect(String((lines[0]?.['err'] as { message?: unknown } | undefined)?.message)).toBe(
+      'Connection is closed.',
+    );
+  });
+
   it('any failure of the hand-off (Redis refusing the job) is tried again; close stops it', async () => {
     vi.useFakeTimers();
     const { logger } = collected();

@@ -12,7 +12,7 @@
 import type { RedisClient } from './redis-connection.js';
 
 /** Fields asked for with a step's `n`: a follower's or a resume's read is one round trip. */
-export const FIRST_PAGE = 1_000;
+const FIRST_PAGE = 1_000;
 
 /** Fields an `HMGET` asks for at most. */
 const FIELDS_PER_COMMAND = 10_000;

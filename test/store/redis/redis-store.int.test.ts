@@ -14,6 +14,16 @@ import { describeRunStore } from '../run-store.conformance.js';
 const base = `axon-test:${randomUUID()}:`;
 const prefix = (): string => `${base}${randomUUID()}:`;
 
+/** A store of a prefix of its own, with one run and one step of it. */
+async function storeWithStep() {
+  const store = redisStore({ url: redisUrl(), prefix: prefix() });
+  const run = makeRun();
+  const step = makeStep(run.run_id);
+  await store.createRun(run);
+  await store.createStep(step);
+  return { store, run, step };
+}
+
 afterAll(async () => {
   await clearRedisPrefix(base);
 });
@@ -47,11 +57,7 @@ describe('RedisRunStore', () => {
   });
 
   it("reads a log longer than a read's first page whole and by pages, to its last event and no further (issue 47)", async () => {
-    const store = redisStore({ url: redisUrl(), prefix: prefix() });
-    const run = makeRun();
-    const step = makeStep(run.run_id);
-    await store.createRun(run);
-    await store.createStep(step);
+    const { store, step } = await storeWithStep();
     const events = Array.from({ length: 2_500 }, (_, i) => narration(step.step_id, i + 1));
     for (let at = 0; at < events.length; at += 500) {
       await store.appendEvents(events.slice(at, at + 500));
@@ -165,11 +171,7 @@ describe('RedisRunStore', () => {
   });
 
   it('an append sent again after its answer was lost (the same events) changes nothing; other events at those seqs are refused', async () => {
-    const store = redisStore({ url: redisUrl(), prefix: prefix() });
-    const run = makeRun();
-    const step = makeStep(run.run_id);
-    await store.createRun(run);
-    await store.createStep(step);
+    const { store, step } = await storeWithStep();
     const batch = [narration(step.step_id, 1), narration(step.step_id, 2)];
     await store.appendEvents(batch);
     // As ioredis resends a command the connection dropped before its answer came.
