@@ -464,7 +464,8 @@ export class RedisRunStore extends ForwardedRecords implements RunStore {
     if (!keyPart(stepId)) return [];
     const after = Math.max(0, Math.floor(afterSeq));
     const count = limit === Infinity ? -1 : Math.max(0, Math.floor(limit));
-    if (count === 0) return [];
+    // No seq is past the safe integers (and counting up to one would never end).
+    if (count === 0 || !(after < Number.MAX_SAFE_INTEGER)) return [];
     const key = this.#step(stepId);
     // The client's own reads once the store's format is open (the held writes sent first);
     // the script's for a step still in format 1, which it moves in.

@@ -73,6 +73,9 @@ describe('RedisRunStore', () => {
     expect(await seqs(2_400, 1_000)).toEqual(range(2_401, 2_500));
     expect(await seqs(2_500)).toEqual([]);
     expect(await seqs(0, 0)).toEqual([]);
+    // Past any seq there can be: nothing, at once.
+    expect(await seqs(Number.MAX_SAFE_INTEGER)).toEqual([]);
+    expect(await seqs(1e300, 10)).toEqual([]);
     // An event appended in the same turn as the read is read: the held write goes first.
     const appended = store.appendEvents([narration(step.step_id, 2_501)]);
     expect(await seqs(2_499)).toEqual([2_500, 2_501]);
