@@ -116,6 +116,25 @@ describe('RedisRunStore', () => {
     await store.close();
   });
 
+  it('a read of a log whose connection Redis dropped fails with an error, not an empty log (issue 47)', async () => {
+    const store = redisStore({
+      url: redisUrl(),
+      prefix: prefix(),
+      redis: { retryStrategy: () => null, maxRetriesPerRequest: 0 },
+    });
+    const run = makeRun();
+    const step = makeStep(run.run_id);
+    await store.createRun(run);
+    await store.createStep(step);
+    await store.appendEvents([narration(step.step_id, 1)]);
+    expect(await store.readEvents(step.step_id)).toHaveLength(1);
+    const admin = new Redis(redisUrl());
+    const id = (await store.client.call('CLIENT', 'ID')) as number;
+    await admin.call('CLIENT', 'KILL', 'ID', String(id));
+    await expect(store.readEvents(step.step_id)).rejects.toThrow(/Connection is closed|closed/i);
+    await Promise.all([store.close(), admin.quit()]);
+  });
+
   it('the writes of one turn travel in calls of at most 8; each write settles on its own; a read queued after them goes in their last call and sees them', async () => {
     const store = redisStore({ url: redisUrl(), prefix: prefix() });
     const taken = makeRun();
