@@ -228,7 +228,10 @@ export function describeFleetFaults(backend: FleetBackend): void {
         status: 'failed',
         error: { code: 'WORKER_LOST', details: { reason: 'job_missing' } },
       });
-      expect(await redis.zscore(keys.open, waiting.step_id)).toBeNull();
+      // Its entry in the open steps goes once its end is written, not before it is read.
+      await expect
+        .poll(() => redis.zscore(keys.open, waiting.step_id), { timeout: 5_000 })
+        .toBeNull();
     });
 
     it('a step whose job failed (its data unreadable on the replica) ends WORKER_LOST instead of staying queued', async () => {
