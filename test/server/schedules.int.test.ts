@@ -45,6 +45,25 @@ const notes = async (s: TestServer, key: string): Promise<string[]> => {
   return res.status === 200 ? (res.body as { state: { notes: string[] } }).state.notes : [];
 };
 
+/**
+ * A per-second schedule read back is the one made, its `next_at` (a whole second) and
+ * `updated_at` moved on by any firing since: a tick can fall between two reads.
+ */
+function expectSameOrLater(read: unknown, made: Schedule): void {
+  const got = read as Schedule;
+  expect(got).toEqual({
+    ...made,
+    next_at: expect.any(String) as string,
+    updated_at: expect.any(String) as string,
+  });
+  const next = Date.parse(got.next_at ?? '');
+  expect(next).toBeGreaterThanOrEqual(Date.parse(made.next_at ?? ''));
+  expect(next % 1_000).toBe(0);
+  expect(Date.parse(got.updated_at as string)).toBeGreaterThanOrEqual(
+    Date.parse(made.updated_at as string),
+  );
+}
+
 /** Resolves once the actor has no message open (a firing in flight has been handled). */
 async function settled(s: TestServer, key: string): Promise<void> {
   await expect
@@ -89,8 +108,10 @@ describe('schedules', () => {
     expect(next - Date.now()).toBeLessThanOrEqual(1_000);
     expect(new Date(next).toISOString()).toBe(schedule.next_at);
     const id = schedule.schedule_id;
-    expect((await s.api('GET', '/v1/schedules')).body).toEqual({ schedules: [schedule] });
-    expect((await s.api('GET', `/v1/schedules/${id}`)).body).toEqual(schedule);
+    const listed = (await s.api('GET', '/v1/schedules')).body as { schedules: unknown[] };
+    expect(listed.schedules).toHaveLength(1);
+    expectSameOrLater(listed.schedules[0], schedule);
+    expectSameOrLater((await s.api('GET', `/v1/schedules/${id}`)).body, schedule);
 
     await expect.poll(async () => (await notes(s, 'ticks')).length, POLL).toBeGreaterThanOrEqual(2);
     const view = (await s.api('GET', '/v1/agents/notebook/ticks')).body as { run_id: string };
@@ -148,6 +169,9 @@ describe('schedules', () => {
     expect(schedule).toMatchObject({ timezone: 'Asia/Tokyo', overlap: 'queue' });
     // 09:00 in Tokyo is 00:00 UTC.
     expect(schedule.next_at).toMatch(/T00:00:00\.000Z$/);
+    // A daily schedule does not move between reads: both reads give back what was made.
+    expect((await s.api('GET', '/v1/schedules')).body).toEqual({ schedules: [schedule] });
+    expect((await s.api('GET', `/v1/schedules/${schedule.schedule_id}`)).body).toEqual(schedule);
   });
 
   it('refuses, storing nothing: a cron that does not parse (400 naming it), a bad time zone, overlap or key (400), an unknown agent (404), a message the input refuses (422)', async () => {
