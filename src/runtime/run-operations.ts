@@ -35,9 +35,10 @@ import {
   type FollowOptions,
 } from '../runs/step-follow.js';
 import { joinRun, type JoinedRun, type JoinRunOptions } from '../steps/run-join.js';
-import { submitStep, type SubmittedStep } from '../steps/step-submission.js';
+import { submitRead, submitStep, type SubmittedStep } from '../steps/step-submission.js';
 import { submitOwnedStep, type OwnedAgentStep, type OwnedStepEnd } from '../steps/owned-step.js';
 import type { SubmissionCaller } from '../steps/submission-host.js';
+import type { StepSubmissionBody } from '../steps/submission-body.js';
 import type { BreakerState } from '../supervisors/circuit-breaker.js';
 import type { PoolInfo } from '../placement/pool-info.js';
 import type { Leases } from './leases.js';
@@ -157,6 +158,20 @@ export class RunOperations {
   submitStep(runId: string, body: unknown, caller: SubmissionCaller = {}): Promise<SubmittedStep> {
     this.parts.assertOpen();
     return submitStep(this.parts.submissions, runId, body, undefined, caller);
+  }
+
+  /**
+   * @internal {@link submitStep} for `axon serve`'s route, which has parsed the body
+   * (`stepSubmissionSchema`) and read the run (its caller's ownership) already: neither is
+   * done twice. See `submitRead` in `steps/step-submission.ts`.
+   */
+  submitReadStep(
+    run: RunRecord,
+    request: StepSubmissionBody,
+    caller: SubmissionCaller = {},
+  ): Promise<SubmittedStep> {
+    this.parts.assertOpen();
+    return submitRead(this.parts.submissions, run, request, undefined, caller);
   }
 
   /**

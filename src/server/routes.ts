@@ -182,7 +182,7 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
   app.post('/v1/runs/:run_id/steps', async (req, reply) => {
     const { run_id = '' } = req.params as Params;
     const request = checkBody(stepSubmissionSchema, 'step', req.body);
-    await ownRun(req, run_id);
+    const run = await ownRun(req, run_id);
     if (deps.draining()) {
       throw new HttpError(503, 'POOL_UNAVAILABLE', 'the server is draining: it takes no new steps');
     }
@@ -203,7 +203,8 @@ export function registerRoutes(app: FastifyInstance, deps: RouteDeps): void {
     let submitted: SubmittedStep;
     try {
       const traceparent = req.headers['traceparent'];
-      submitted = await runtime.submitStep(run_id, req.body, {
+      // The body parsed and the run read above are the submission's: neither again.
+      submitted = await runtime.submitReadStep(run, request, {
         traceparent: typeof traceparent === 'string' ? traceparent : undefined,
       });
     } catch (err) {

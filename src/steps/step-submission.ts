@@ -58,6 +58,24 @@ export async function submitStep(
   caller: SubmissionCaller = {},
 ): Promise<SubmittedStep> {
   const request = parseBody(stepSubmissionSchema, 'step', body);
+  const run = resume?.run?.run_id === runId ? resume.run : await host.store.getRun(runId);
+  if (!run) throw new NotFoundError('run', runId);
+  return await submitRead(host, run, request, resume, caller);
+}
+
+/**
+ * {@link submitStep} of a body its caller parsed and a run its caller read just now: an HTTP
+ * route, which parses the body and reads the run for its own checks (400, the caller's
+ * ownership) — the submission reads and parses neither again. The run still must take steps.
+ */
+export async function submitRead(
+  host: SubmissionHost,
+  read: RunRecord,
+  request: StepSubmissionBody,
+  resume?: ResumeFrom,
+  caller: SubmissionCaller = {},
+): Promise<SubmittedStep> {
+  const run = takingSteps(read.run_id, read);
   const placement = checkStepPlacement(caller.placement);
   // The body's own placement (API.md), over the run's pool policy for this step.
   const own: PoolPlacement | undefined =
@@ -67,10 +85,6 @@ export async function submitStep(
       'submitStep: the body places the step and so does the caller (placement); give one',
     );
   }
-  const run = takingSteps(
-    runId,
-    resume?.run?.run_id === runId ? resume.run : await host.store.getRun(runId),
-  );
   if (!resume) refuseActorRun(run, 'takes no steps but its messages');
   // The step's spans join the trace it was submitted in (a fleet job's, an HTTP request's).
   const traceparent = resume?.traceparent ?? caller.traceparent;
