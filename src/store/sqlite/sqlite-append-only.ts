@@ -26,18 +26,19 @@ import type { Statements } from './sqlite-statements.js';
 
 /**
  * Facts, checkpoints and recordings of a SQLite store. Writes go through `write`, the store's
- * own (after its held rows, so a run created this turn is there); reads through `read`.
+ * write of a row that refers to a run and to nothing held (the held rows stay held unless
+ * the run is one of them, which the row's foreign key needs written); reads through `read`.
  */
 export class SqliteAppendOnly {
   readonly #db: Database.Database;
   readonly #stmt: Statements;
-  readonly #write: <T>(fn: () => T) => Promise<T>;
+  readonly #write: <T>(runId: string, fn: () => T) => Promise<T>;
   readonly #read: <T>(fn: () => T) => Promise<T>;
 
   constructor(
     db: Database.Database,
     stmt: Statements,
-    write: <T>(fn: () => T) => Promise<T>,
+    write: <T>(runId: string, fn: () => T) => Promise<T>,
     read: <T>(fn: () => T) => Promise<T>,
   ) {
     this.#db = db;
@@ -47,8 +48,8 @@ export class SqliteAppendOnly {
   }
 
   appendFact(fact: FactRecord): Promise<void> {
-    return this.#write(() => {
-      if (!this.#stmt.getRun.get(fact.run_id)) throw new NotFoundError('run', fact.run_id);
+    return this.#write(fact.run_id, () => {
+      this.#runExists(fact.run_id);
       try {
         this.#stmt.insertFact.run({ ...fact, data: json(fact.data) });
       } catch (err) {
@@ -91,10 +92,8 @@ export class SqliteAppendOnly {
   }
 
   createCheckpoint(checkpoint: CheckpointRecord): Promise<void> {
-    return this.#write(() => {
-      if (!this.#stmt.getRun.get(checkpoint.run_id)) {
-        throw new NotFoundError('run', checkpoint.run_id);
-      }
+    return this.#write(checkpoint.run_id, () => {
+      this.#runExists(checkpoint.run_id);
       this.#stmt.insertCheckpoint.run({
         ...checkpoint,
         snapshots: json(checkpoint.snapshots),
@@ -114,10 +113,8 @@ export class SqliteAppendOnly {
   }
 
   putRecording(recording: CallRecording): Promise<void> {
-    return this.#write(() => {
-      if (!this.#stmt.getRun.get(recording.run_id)) {
-        throw new NotFoundError('run', recording.run_id);
-      }
+    return this.#write(recording.run_id, () => {
+      this.#runExists(recording.run_id);
       this.#stmt.putRecording.run({
         run_id: recording.run_id,
         call_key: recordingKey(recording),
@@ -138,6 +135,11 @@ export class SqliteAppendOnly {
       const row = this.#stmt.getRecording.get(runId, recordingKey(key)) as RecordingRow | undefined;
       return row ? recordingFromRow(row) : null;
     });
+  }
+
+  /** `NotFoundError` unless run `runId` is in the table (its row, not read). */
+  #runExists(runId: string): void {
+    if (this.#stmt.runExists.get(runId) === undefined) throw new NotFoundError('run', runId);
   }
 
   listRecordings(runId: string): Promise<CallRecording[]> {

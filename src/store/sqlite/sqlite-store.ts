@@ -1,24 +1,23 @@
 /**
- * @module The SQLite RunStore (better-sqlite3): durable runs, steps and event logs in one
- * file, in WAL mode, with versioned migrations: the durable store of an embedded runtime
- * (API.md makes it the default of `axon serve`, which does not exist yet).
+ * @module The SQLite RunStore (better-sqlite3): durable runs, steps and event logs in one file,
+ * in WAL mode, with versioned migrations — the default store of `axon serve` (API.md).
  */
 import { sqliteLeases, type Leases } from '../store-leases.js';
 import type Database from 'better-sqlite3';
 import { ConflictError } from '../../errors/conflict-error.js';
 import { NotFoundError } from '../../errors/not-found-error.js';
 import type { BudgetUsage, StepEvent } from '../../streams/events.js';
-import { addUsage } from '../records.js';
 import { ForwardedRecords } from '../forwarded-records.js';
-import type {
-  FactQuery,
-  FactRecord,
-  FlowRecord,
-  RunPatch,
-  RunRecord,
-  RunStatus,
-  StepPatch,
-  StepRecord,
+import {
+  addUsage,
+  type FactQuery,
+  type FactRecord,
+  type FlowRecord,
+  type RunPatch,
+  type RunRecord,
+  type RunStatus,
+  type StepPatch,
+  type StepRecord,
 } from '../records.js';
 import type { RunPageQuery, RunStore, StepEnd } from '../run-store.js';
 import { SqliteRunPages } from './sqlite-run-pages.js';
@@ -158,7 +157,7 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
     this.checkpoints = this.#appendOnly = new SqliteAppendOnly(
       db,
       this.#stmt,
-      (fn) => this.#write(fn),
+      (runId, fn) => this.#write(fn, runId),
       (fn) => this.#read(fn),
     );
     this.#claim = db.transaction((step: StepRecord) => {
@@ -438,10 +437,14 @@ export class SqliteRunStore extends ForwardedRecords implements RunStore {
     });
   }
 
-  /** A write in the turn's transaction, after the held rows (it may need them). */
-  #write<T>(fn: () => T): Promise<T> {
+  /**
+   * A write in the turn's transaction, after the held rows (it may need them). `beside`: the
+   * row refers to that run only, so the held rows stay held unless that run is among them.
+   */
+  #write<T>(fn: () => T, beside?: string): Promise<T> {
     return this.#turn.write(() => {
-      this.#writeHeldRows();
+      const held = beside === undefined || this.#pending.runRef(beside) !== undefined;
+      if (held) this.#writeHeldRows();
       return fn();
     });
   }

@@ -13,8 +13,8 @@ import {
   type SqliteRunStore,
 } from '../../../src/store/sqlite/sqlite-store.js';
 import { emptyProvenance, type StepEvent } from '../../../src/streams/events.js';
-import { makeFact, makeRun, makeStep, narration } from '../../support/records.js';
-import type { RunPatch, StepPatch, StepRecord } from '../../../src/store/records.js';
+import { makeCheckpoint, makeFact, makeRun, makeStep, narration } from '../../support/records.js';
+import type { CallRecording, RunPatch, StepPatch, StepRecord } from '../../../src/store/records.js';
 import { expectSharedLeases } from '../leases-conformance.js';
 import { describeActorStore } from '../actor-store.conformance.js';
 import { describeRunStore } from '../run-store.conformance.js';
@@ -463,6 +463,60 @@ describe('SqliteRunStore', () => {
     // The refusals cost nothing else: the turn commits what was accepted.
     await store.flush();
     expect(await store.listSteps(run.run_id)).toEqual([step]);
+    await store.close();
+  });
+
+  it("a call's recording, a fact or a checkpoint between a step's claim and its end leaves the held rows held: the step goes in ended, never updated; a run held in the same turn is written first", async () => {
+    const path = file();
+    const store = sqliteStore(path);
+    const run = makeRun();
+    await store.createRun(run);
+    await store.flush();
+    store.db.exec(
+      'CREATE TABLE step_updates (step_id TEXT); CREATE TRIGGER count_step_updates AFTER UPDATE ON steps BEGIN INSERT INTO step_updates VALUES (NEW.step_id); END',
+    );
+    const updates = (): number =>
+      (store.db.prepare('SELECT COUNT(*) AS n FROM step_updates').get() as { n: number }).n;
+    const recording: CallRecording = {
+      run_id: run.run_id,
+      client_token: 'c-1',
+      actor_path: ['add'],
+      seq: 1,
+      kind: 'tool',
+      name: 'add',
+      inputs: { args_hash: 'a' },
+      output: { result: 3 },
+      ts: 1_700_000_000_000,
+    };
+    const step = makeStep(run.run_id, { type: 'tool_call', client_token: 'c-1' });
+    expect(await store.claimStep(step)).toEqual({ step, created: true });
+    await store.putRecording(recording);
+    await store.appendFact(makeFact(run.run_id));
+    await store.createCheckpoint(makeCheckpoint(run.run_id, { step_id: step.step_id }));
+    await store.updateStep(step.step_id, { status: 'succeeded', output: { result: 3 } });
+    await store.flush();
+    expect(updates()).toBe(0);
+    expect(await store.getStep(step.step_id)).toMatchObject({
+      status: 'succeeded',
+      output: { result: 3 },
+    });
+    expect(await store.getRecording(run.run_id, recording)).toEqual(recording);
+    expect(await store.listFacts({ runId: run.run_id })).toHaveLength(1);
+    expect(await store.listCheckpoints(run.run_id)).toHaveLength(1);
+    // A run created in this turn is held: its recording waits for its row (the foreign key).
+    const fresh = makeRun();
+    await store.createRun(fresh);
+    await store.putRecording({ ...recording, run_id: fresh.run_id });
+    await expect(store.putRecording({ ...recording, run_id: 'run_nowhere' })).rejects.toThrow(
+      NotFoundError,
+    );
+    await store.flush();
+    const other = new Database(path, { readonly: true });
+    const rows = other.prepare('SELECT run_id FROM recordings ORDER BY run_id').all() as {
+      run_id: string;
+    }[];
+    expect(rows.map((r) => r.run_id).sort()).toEqual([run.run_id, fresh.run_id].sort());
+    other.close();
     await store.close();
   });
 
