@@ -49,6 +49,8 @@ export interface RunRecordsDeps {
   readonly logger: Logger;
   /** The runs opened (by {@link openRun}) and not closed yet: known to be in the store. */
   readonly open: Set<string>;
+  /** Whether a step submitted to run `runId` runs here now: its run is known to be stored. */
+  readonly submittedTo: (runId: string) => boolean;
   /** Where this runtime runs, for the provenance of the runs it ends (NERVE-4020). */
   readonly poolId: string;
   readonly replicaId: string | null;
@@ -77,8 +79,10 @@ export async function openRun(
   ctx: ExecContext,
   entry: string,
 ): Promise<RunHandle> {
-  // A run this runtime opened and has not closed yet needs no look-up (a delegation's).
-  if (ctx.runId !== null && (deps.open.has(ctx.runId) || (await deps.store.getRun(ctx.runId)))) {
+  // A run this runtime opened and has not closed yet (a delegation's), or one a submission
+  // here read just now (a submitted step's), needs no look-up.
+  const known = (runId: string): boolean => deps.open.has(runId) || deps.submittedTo(runId);
+  if (ctx.runId !== null && (known(ctx.runId) || (await deps.store.getRun(ctx.runId)))) {
     return { runId: ctx.runId, owned: false, createdAt: 0 };
   }
   const runId = ctx.runId ?? deps.ids.id('run');

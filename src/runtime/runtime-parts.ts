@@ -221,6 +221,7 @@ export function assembleRuntime(options: RuntimeOptions): RuntimeParts {
     logger,
     system,
     open: new Set(),
+    submittedTo: (runId) => runLedgers.has(runId),
     poolId,
     replicaId,
     pools,

@@ -66,6 +66,14 @@ export function stepBudgets(
 export class RunLedgers {
   readonly #live = new Map<string, { ledger: BudgetLedger; steps: number }>();
 
+  /**
+   * Whether run `runId` has a step here between its `acquire` and its `release`: a run its
+   * submission read from the store (taking steps) — known to be there.
+   */
+  has(runId: string): boolean {
+    return this.#live.has(runId);
+  }
+
   /** The run's shared ledger for one more step; call the returned `release` when it ends. */
   acquire(run: RunRecord): { readonly ledger: BudgetLedger; readonly release: () => void } {
     let entry = this.#live.get(run.run_id);

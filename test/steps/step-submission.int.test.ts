@@ -118,6 +118,34 @@ describe.each([
     expect(await rt.store.listSteps(run.run_id)).toHaveLength(1);
     await rt.close();
   });
+
+  it('reads its run once, at the submission: the tool or agent the step runs does not look it up again', async () => {
+    const store = make();
+    let reads = 0;
+    const getRun = store.getRun.bind(store);
+    store.getRun = (runId) => {
+      reads++;
+      return getRun(runId);
+    };
+    const { rt, runs } = setup(store);
+    const { flow } = await rt.createFlow(flowBody);
+    const run = await rt.createRun(flow.flow_id);
+    reads = 0;
+    const bodies = [
+      { type: 'tool_call', client_token: 't-1', input: { tool: 'add', args: { a: 1, b: 2 } } },
+      { type: 'agent', client_token: 't-2', input: { agent: 'count', message: 'x' } },
+    ];
+    for (const body of bodies) {
+      const submitted = await rt.submitStep(run.run_id, body);
+      expect(await submitted.ended).toMatchObject({ status: 'succeeded' });
+    }
+    expect(runs()).toBe(1);
+    expect(reads).toBe(bodies.length);
+    // Its steps wrote into the run it read: both are its, and it is still running.
+    expect(await rt.store.listSteps(run.run_id)).toHaveLength(2);
+    expect(await rt.getRun(run.run_id)).toMatchObject({ status: 'running' });
+    await rt.close();
+  });
 });
 
 describe('step submission: kinds and refusals', () => {
