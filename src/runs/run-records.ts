@@ -81,9 +81,9 @@ export async function openRun(
 ): Promise<RunHandle> {
   // A run this runtime opened and has not closed yet (a delegation's), or one a submission
   // here read just now (a submitted step's), needs no look-up.
-  const known = (runId: string): boolean => deps.open.has(runId) || deps.submittedTo(runId);
-  if (ctx.runId !== null && (known(ctx.runId) || (await deps.store.getRun(ctx.runId)))) {
-    return { runId: ctx.runId, owned: false, createdAt: 0 };
+  const id = ctx.runId;
+  if (id !== null && (deps.open.has(id) || deps.submittedTo(id) || (await deps.store.getRun(id)))) {
+    return { runId: id, owned: false, createdAt: 0 };
   }
   const runId = ctx.runId ?? deps.ids.id('run');
   const createdAt = deps.clock.now();
