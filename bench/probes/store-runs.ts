@@ -18,8 +18,17 @@ import { createRuntime } from '../../src/runtime/runtime.js';
 import { postgresStore } from '../../src/store/postgres/postgres-store.js';
 import { redisStore } from '../../src/store/redis/redis-store.js';
 
-const kind = process.env['AXON_PROBE_STORE'] === 'postgres' ? 'postgres' : 'redis';
-const ms = Number(process.env['AXON_PROBE_MS'] ?? '8000');
+const kind = process.env['AXON_PROBE_STORE'] ?? 'redis';
+if (kind !== 'redis' && kind !== 'postgres') {
+  throw new Error(`AXON_PROBE_STORE must be redis or postgres, not ${JSON.stringify(kind)}`);
+}
+const rawMs = process.env['AXON_PROBE_MS'] ?? '8000';
+const ms = Number(rawMs);
+if (!Number.isFinite(ms) || ms <= 0) {
+  throw new Error(
+    `AXON_PROBE_MS must be a positive number of milliseconds, not ${JSON.stringify(rawMs)}`,
+  );
+}
 const postgresUrl = 'postgres://postgres@127.0.0.1:5432/postgres';
 const prefix = `axon-probe:${randomUUID()}:`;
 const schema = `axon_probe_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
@@ -36,13 +45,14 @@ const runtime = createRuntime({
   logger: createLogger({ level: 'warn' }),
 });
 
-const redis = new Redis('redis://127.0.0.1:6379');
-const db = new pg.Client({ connectionString: postgresUrl });
-await db.connect();
+// Each kind opens only its own database's client.
+const redis = kind === 'redis' ? new Redis('redis://127.0.0.1:6379') : null;
+const db = kind === 'postgres' ? new pg.Client({ connectionString: postgresUrl }) : null;
+await db?.connect();
 
 /** Redis: the commands it ran (scripts' own included) and the script calls it was sent. */
-async function redisCounts(): Promise<{ commands: number; scripts: number }> {
-  const stats = await redis.info('commandstats');
+async function redisCounts(r: Redis): Promise<{ commands: number; scripts: number }> {
+  const stats = await r.info('commandstats');
   let commands = 0;
   let scripts = 0;
   for (const m of stats.matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
@@ -72,8 +82,8 @@ function serverCpu(): number {
 }
 
 /** PostgreSQL: transactions committed in the whole database. */
-async function commits(): Promise<number> {
-  const r = await db.query<{ n: string }>(
+async function commits(c: pg.Client): Promise<number> {
+  const r = await c.query<{ n: string }>(
     "SELECT xact_commit AS n FROM pg_stat_database WHERE datname = 'postgres'",
   );
   return Number(r.rows[0]?.n ?? 0);
@@ -90,8 +100,8 @@ const loop = async (until: number): Promise<number> => {
 };
 
 await loop(Date.now() + 1_000); // warm-up
-const r0 = kind === 'redis' ? await redisCounts() : null;
-const c0 = kind === 'postgres' ? await commits() : 0;
+const r0 = redis ? await redisCounts(redis) : null;
+const c0 = db ? await commits(db) : 0;
 const s0 = serverCpu();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
@@ -109,22 +119,25 @@ console.log(
 console.log(
   `  ${kind}'s server: ${((server / wall) * 100).toFixed(0)} % of a core, ${((server / runs) * 1e6).toFixed(0)} µs a run`,
 );
-if (r0) {
-  const r1 = await redisCounts();
+if (redis && r0) {
+  const r1 = await redisCounts(redis);
   console.log(
     `  redis: ${((r1.commands - r0.commands) / runs).toFixed(1)} commands a run, ` +
       `${((r1.scripts - r0.scripts) / runs).toFixed(2)} script calls a run`,
   );
-} else {
-  console.log(`  postgres: ${(((await commits()) - c0) / runs).toFixed(2)} commits a run`);
 }
+if (db) console.log(`  postgres: ${(((await commits(db)) - c0) / runs).toFixed(2)} commits a run`);
 await runtime.close();
-let cursor = '0';
-do {
-  const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-  cursor = next;
-  if (keys.length > 0) await redis.del(...keys);
-} while (cursor !== '0');
-await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
-await redis.quit();
-await db.end();
+if (redis) {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length > 0) await redis.del(...keys);
+  } while (cursor !== '0');
+  await redis.quit();
+}
+if (db) {
+  await db.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await db.end();
+}
