@@ -77,13 +77,22 @@ export function leaseOwner(): string {
   return `${hostname()}-${process.pid}-${randomBytes(6).toString('hex')}`;
 }
 
-/** An actor's lease held by this process, renewed until released. */
+/**
+ * An actor's lease held by this process, renewed every third of its time until released. A
+ * renewal only extends a lease still surely held: once its whole time has passed since the
+ * last renewal was sent (this process froze, or its event loop stalled past the lease), it is
+ * lost for good and never taken again — it may have lapsed, been taken by another replica
+ * and let go meanwhile, and taking it again would make the fences of a message that replica
+ * has already handled hold again for this one's late writes.
+ */
 export class HeldLease {
   readonly key: string;
   readonly owner = leaseOwner();
   readonly #leases: Leases;
   #timer: NodeJS.Timeout | null = null;
   #lost = false;
+  /** Until when the lease is surely ours: its time counted from before the last renewal sent. */
+  #until = 0;
 
   private constructor(leases: Leases, key: string) {
     this.#leases = leases;
@@ -93,20 +102,39 @@ export class HeldLease {
   /** The lease of actor `actorId`, taken; `null` while another holds it. */
   static async take(leases: Leases, actorId: string, ttlMs: number): Promise<HeldLease | null> {
     const held = new HeldLease(leases, actorLeaseKey(actorId));
+    const sent = Date.now();
     if (!(await leases.acquire(held.key, held.owner, ttlMs))) return null;
+    held.#until = sent + ttlMs;
     held.#timer = setInterval(
       () => {
-        leases.acquire(held.key, held.owner, ttlMs).then(
-          (kept) => {
-            if (!kept) held.#lost = true;
-          },
-          () => undefined,
-        );
+        held.#renew(ttlMs);
       },
       Math.max(1, Math.floor(ttlMs / 3)),
     );
     held.#timer.unref();
     return held;
+  }
+
+  #renew(ttlMs: number): void {
+    if (this.#lost) return;
+    const sent = Date.now();
+    if (sent >= this.#until) {
+      this.#lose();
+      return;
+    }
+    this.#leases.acquire(this.key, this.owner, ttlMs).then(
+      (kept) => {
+        if (kept && !this.#lost) this.#until = Math.max(this.#until, sent + ttlMs);
+        else this.#lose();
+      },
+      () => undefined,
+    );
+  }
+
+  #lose(): void {
+    this.#lost = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
   }
 
   /** Whether a renewal found the lease another's (this process was too slow). */

@@ -73,9 +73,11 @@ describe('durable agents on a fleet of processes', () => {
     };
     expect(view.mailbox_depth).toBe(0);
     const steps = (await request(api.url, 'GET', `/v1/runs/${view.run_id}/steps`)).body as {
+      step_id: string;
       status: string;
+      error?: unknown;
     }[];
     expect(steps).toHaveLength(MESSAGES);
-    expect(steps.every((s) => s.status === 'succeeded')).toBe(true);
+    expect(steps.filter((s) => s.status !== 'succeeded')).toEqual([]);
   }, 200_000);
 });
