@@ -57,4 +57,22 @@ describe('HeldLease', () => {
     await vi.advanceTimersByTimeAsync(TTL * 3);
     expect(await leases.acquire(KEY, 'a third replica', TTL)).toBe(true);
   });
+
+  it('renewals that fail (Redis gone) past its time: lost, and not taken back once Redis is there again', async () => {
+    const leases = memoryLeases(systemClock);
+    let down = false;
+    const flaky = {
+      acquire: (key: string, owner: string, ttlMs: number) =>
+        down ? Promise.reject(new Error('Redis gone')) : leases.acquire(key, owner, ttlMs),
+      release: (key: string, owner: string) => leases.release(key, owner),
+    };
+    const held = await HeldLease.take(flaky, 'act_1', TTL);
+    if (!held) throw new Error('the lease was not taken');
+    down = true;
+    await vi.advanceTimersByTimeAsync(TTL * 2);
+    expect(held.lost).toBe(true);
+    down = false;
+    await vi.advanceTimersByTimeAsync(TTL * 3);
+    expect(await leases.acquire(KEY, 'another replica', TTL)).toBe(true);
+  });
 });
